@@ -1,0 +1,167 @@
+"""Every error nicbench raises on purpose, in one tree.
+
+::
+
+    NicbenchError                   base; ``str(err)`` is one line a person can act on
+    ├── ConfigError                 bad inventory or profile (file, line, key path); exit 2
+    │   └── ConfigErrors            several ConfigError found in one load, reported together
+    ├── UsageError                  the command line or the request does not fit; exit 2
+    ├── RemoteError                 talking to a host failed (names the host)
+    │   ├── ConnectError            host unreachable / refused / DNS
+    │   ├── AuthError               SSH authentication refused
+    │   ├── HostKeyError            host key unknown or different from known_hosts
+    │   ├── CommandTimeout          a command ran past its timeout (carries the Result)
+    │   └── CommandFailed           a command exited non-zero (carries the Result)
+    ├── TuningError                 a host refused a setting (carries the kernel's words)
+    ├── LabError                    the local namespace lab could not be built or torn down
+    ├── ParseError                  tool output not understood; exit 3
+    └── TrialError                  a trial could not produce a measurement (reason inside)
+
+Errors of the libraries below (paramiko, socket, subprocess, yaml, pydantic) are translated
+into this tree in exactly one place each (``remote/ssh.py``, ``remote/local.py``,
+``config/loader.py``) with ``raise ... from exc``, so callers only ever catch these.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nicbench.remote.result import Result
+
+
+class NicbenchError(Exception):
+    """Base of every deliberate nicbench error. ``exit_code`` is what the CLI returns."""
+
+    exit_code = 1
+
+    def one_line(self) -> str:
+        return " ".join(str(self).split("\n")[0:1]) or type(self).__name__
+
+
+class UsageError(NicbenchError):
+    exit_code = 2
+
+
+class ConfigError(NicbenchError):
+    """One problem in one file: ``file:line: key.path: message``."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
+                 key: str | None = None):
+        self.message = message
+        self.file = file
+        self.line = line
+        self.key = key
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        where = ""
+        if self.file:
+            where = self.file + (f":{self.line}" if self.line else "") + ": "
+        key = f"{self.key}: " if self.key else ""
+        return f"{where}{key}{self.message}"
+
+
+class ConfigErrors(ConfigError):
+    """Several config problems found in one pass; each is printed on its own line."""
+
+    def __init__(self, errors: Iterable[ConfigError]):
+        self.errors = list(errors)
+        first = self.errors[0] if self.errors else ConfigError("invalid configuration")
+        super().__init__(first.message, file=first.file, line=first.line, key=first.key)
+
+    def lines(self) -> list[str]:
+        return [e.render() for e in self.errors]
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
+
+
+class RemoteError(NicbenchError):
+    """Something went wrong talking to ``host``; ``hint`` says what to do."""
+
+    def __init__(self, host: str, message: str, hint: str = ""):
+        self.host = host
+        self.message = message
+        self.hint = hint
+        text = f"{host}: {message}"
+        if hint:
+            text += f" ({hint})"
+        super().__init__(text)
+
+
+class ConnectError(RemoteError):
+    pass
+
+
+class AuthError(RemoteError):
+    pass
+
+
+class HostKeyError(RemoteError):
+    pass
+
+
+class CommandError(RemoteError):
+    """A command ran but did not end well; ``result`` holds its command and output."""
+
+    def __init__(self, result: "Result", message: str, hint: str = ""):
+        self.result = result
+        tail = result.tail()
+        if tail:
+            message = f"{message}: {tail}"
+        super().__init__(result.host, message, hint)
+
+
+class CommandTimeout(CommandError):
+    def __init__(self, result: "Result", timeout_s: float):
+        self.timeout_s = timeout_s
+        super().__init__(result, f"`{result.command}` timed out after {timeout_s:g} s and was killed")
+
+
+class CommandFailed(CommandError):
+    def __init__(self, result: "Result", hint: str = ""):
+        super().__init__(result, f"`{result.command}` exited {result.exit_status}", hint)
+
+
+class TuningError(NicbenchError):
+    """A host refused a setting. ``kernel_message`` is what the OS said, verbatim."""
+
+    def __init__(self, host: str, setting: str, value: object, kernel_message: str,
+                 hint: str = ""):
+        self.host = host
+        self.setting = setting
+        self.value = value
+        self.kernel_message = kernel_message.strip()
+        text = f"{host}: cannot set {setting} to {value}: {self.kernel_message}"
+        if hint:
+            text += f" ({hint})"
+        super().__init__(text)
+
+
+class LabError(NicbenchError):
+    pass
+
+
+class ParseError(NicbenchError):
+    """Tool output that does not match what the parser knows.
+
+    ``expected`` says what the parser looked for, ``where`` where it stopped
+    (a line number or a JSON path)."""
+
+    exit_code = 3
+
+    def __init__(self, tool: str, expected: str, where: str = ""):
+        self.tool = tool
+        self.expected = expected
+        self.where = where
+        text = f"{tool}: expected {expected}"
+        if where:
+            text += f" ({where})"
+        super().__init__(text)
+
+
+class TrialError(NicbenchError):
+    pass

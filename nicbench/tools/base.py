@@ -1,0 +1,100 @@
+"""The record every tool parser returns, and unit conversions shared by parsers.
+
+Parsers are pure functions ``text -> ParsedRun``: they never touch a connection, and they
+convert every unit exactly once, here, into SI: throughput in bit/s (10^6 bit/s = 1 Mbit/s),
+sizes in bytes, durations in seconds, CPU in percent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Protocol = Literal["tcp", "udp"]
+
+# Unit factors. Tools disagree on prefixes; each parser names which one it uses.
+KIB = 1024
+MIB = 1024 * 1024
+GIB = 1024 ** 3
+MBIT_SI = 1_000_000
+MBIT_BINARY = 1 << 20  # netPIPE's "Mbps" is 2^20 bit/s
+
+# iperf (2 and 3) text output: "K/M/G" in byte amounts are binary, in rates SI.
+_IPERF_BYTES = {"": 1, "K": KIB, "M": MIB, "G": GIB, "T": 1024 ** 4}
+_IPERF_BITS = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+
+
+def iperf_bytes(value: float, prefix: str) -> float:
+    """``1.81 GBytes`` -> bytes (iperf uses 1024-based prefixes for byte amounts)."""
+    return value * _IPERF_BYTES[prefix.upper()]
+
+
+def iperf_bits(value: float, prefix: str) -> float:
+    """``15.5 Gbits/sec`` -> bit/s (iperf uses 1000-based prefixes for rates)."""
+    return value * _IPERF_BITS[prefix.upper()]
+
+
+@dataclass(frozen=True)
+class UdpStats:
+    lost: int | None = None
+    total: int | None = None
+    loss_pct: float | None = None
+    jitter_ms: float | None = None
+
+
+@dataclass(frozen=True)
+class Point:
+    """One message size of a size sweep (netPIPE, netio)."""
+
+    size_bytes: int
+    throughput_bps: float
+    tx_bps: float | None = None
+    rx_bps: float | None = None
+
+
+@dataclass(frozen=True)
+class ParsedRun:
+    """What one run of a tool printed, in SI units.
+
+    ``throughput_bps`` is the aggregate over all streams of the rate that reached the
+    receiver where the output shows it (UDP server report, iperf3 ``sum_received``), else
+    the sender's rate. ``sent_bps`` is the sender's rate when known. ``error`` holds the
+    tool's own error text when the tool reported one (iperf3 exits 0 with an "error" key).
+    """
+
+    tool: str
+    protocol: Protocol
+    throughput_bps: float | None
+    version: str | None = None
+    duration_s: float | None = None
+    streams: int | None = None
+    cpu_pct: float | None = None
+    udp: UdpStats | None = None
+    points: tuple[Point, ...] = ()
+    bytes_total: float | None = None
+    sent_bps: float | None = None
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The object ``nicbench parse --json`` prints."""
+        out: dict[str, Any] = {
+            "tool": self.tool,
+            "version": self.version,
+            "protocol": self.protocol,
+            "throughput_bps": self.throughput_bps,
+            "duration_s": self.duration_s,
+            "streams": self.streams,
+            "cpu_pct": self.cpu_pct,
+            "udp": asdict(self.udp) if self.udp else None,
+            "points": [asdict(p) for p in self.points],
+        }
+        if self.sent_bps is not None:
+            out["sent_bps"] = self.sent_bps
+        if self.bytes_total is not None:
+            out["bytes_total"] = self.bytes_total
+        if self.error is not None:
+            out["error"] = self.error
+        if self.extra:
+            out["extra"] = self.extra
+        return out
