@@ -1,0 +1,148 @@
+"""The inventory: hosts, adapters and the pairs of hosts that test an adapter."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from nicbench.config.fields import (FilePath, HostAddress, IpAddress, Name, Strict, UserName,
+                                    is_linux_ifname, is_windows_ifname)
+from nicbench.config.source import Where
+from nicbench.errors import ConfigError
+
+
+class SshSettings(Strict):
+    port: int = Field(22, ge=1, le=65535)
+    user: UserName = "root"
+    key_file: FilePath | None = None
+    known_hosts: FilePath
+    connect_timeout_s: float = Field(10.0, gt=0, le=300)
+
+
+class Host(Strict):
+    name: Name
+    address: HostAddress
+    os: Literal["linux", "windows"] = "linux"
+    ssh: SshSettings
+    tools: dict[Name, FilePath] = Field(default_factory=dict,
+                                        description="tool name -> executable path on the host")
+
+
+class Driver(Strict):
+    name: str
+    version: str | None = None
+    notes: str | None = None
+
+
+class Adapter(Strict):
+    id: Name
+    vendor: str
+    model: str
+    chipset: str | None = None
+    bus: str | None = None
+    driver: Driver
+    notes: str | None = None
+    emulated: bool = False
+
+    @property
+    def label(self) -> str:
+        """'model (driver version)', the way every chart names an entry."""
+        drv = self.driver.name + (f" {self.driver.version}" if self.driver.version else "")
+        return f"{self.model} ({drv})"
+
+
+class Side(Strict):
+    host: Name
+    interface: str
+    address: IpAddress
+
+
+class Pair(Strict):
+    name: Name
+    adapter: Name
+    a: Side
+    b: Side
+    receiver: Literal["a", "b"] = "a"
+
+    @property
+    def receiver_side(self) -> Side:
+        return self.a if self.receiver == "a" else self.b
+
+    @property
+    def sender_side(self) -> Side:
+        return self.b if self.receiver == "a" else self.a
+
+
+class Inventory(Strict):
+    format_version: Literal[1] = 1
+    hosts: list[Host] = Field(min_length=1)
+    adapters: list[Adapter] = Field(default_factory=list)
+    pairs: list[Pair] = Field(default_factory=list)
+
+    # Set by the loader, not by the file.
+    base_dir: str = Field(".", exclude=True)
+    file: str = Field("", exclude=True)
+
+    def host(self, name: str) -> Host:
+        return next(h for h in self.hosts if h.name == name)
+
+    def adapter(self, adapter_id: str) -> Adapter:
+        return next(a for a in self.adapters if a.id == adapter_id)
+
+    def pair(self, name: str) -> Pair:
+        return next(p for p in self.pairs if p.name == name)
+
+    def path(self, value: str) -> str:
+        """A path from the file, resolved against the inventory's directory."""
+        p = Path(value).expanduser()
+        return str(p if p.is_absolute() else Path(self.base_dir) / p)
+
+
+def cross_check(inv: Inventory, where: Where) -> list[ConfigError]:
+    """What one model cannot see alone: references, uniqueness, per-OS name rules."""
+    errors: list[ConfigError] = []
+
+    def unique(items, key, label):
+        seen: dict[str, int] = {}
+        for i, item in enumerate(items):
+            value = getattr(item, key)
+            if value in seen:
+                errors.append(where.error((label, i, key),
+                                          f"duplicate {key} '{value}' (also {label}[{seen[value]}])"))
+            seen.setdefault(value, i)
+
+    unique(inv.hosts, "name", "hosts")
+    unique(inv.adapters, "id", "adapters")
+    unique(inv.pairs, "name", "pairs")
+    hosts = {h.name: h for h in inv.hosts}
+    adapter_ids = [a.id for a in inv.adapters]
+    for i, pair in enumerate(inv.pairs):
+        if pair.adapter not in adapter_ids:
+            errors.append(where.error(("pairs", i, "adapter"),
+                                      f"unknown adapter '{pair.adapter}' "
+                                      f"(adapters: {', '.join(adapter_ids) or 'none'})"))
+        for side_name in ("a", "b"):
+            side = getattr(pair, side_name)
+            host = hosts.get(side.host)
+            if host is None:
+                errors.append(where.error(("pairs", i, side_name, "host"),
+                                          f"unknown host '{side.host}' (hosts: {', '.join(hosts)})"))
+                continue
+            ok = is_windows_ifname(side.interface) if host.os == "windows" \
+                else is_linux_ifname(side.interface)
+            if not ok:
+                rule = ("letters, digits, space and _ ( ) . # -" if host.os == "windows"
+                        else "at most 15 of letters, digits and _ . @ : -")
+                errors.append(where.error(("pairs", i, side_name, "interface"),
+                                          f"{side.interface!r} is not a valid {host.os} "
+                                          f"interface name ({rule})"))
+        if pair.a.host == pair.b.host:
+            errors.append(where.error(("pairs", i, "b", "host"),
+                                      f"both sides are on host '{pair.a.host}' "
+                                      "(a pair needs two hosts)"))
+        if pair.a.address == pair.b.address:
+            errors.append(where.error(("pairs", i, "b", "address"),
+                                      f"both sides have test address {pair.a.address}"))
+    return errors

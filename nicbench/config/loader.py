@@ -1,0 +1,161 @@
+"""Load and validate inventory and profile files into frozen objects.
+
+The one place where pydantic's errors become nicbench ``ConfigError`` lines of the form
+``file:line: key.path: message``. All problems of a file are reported together.
+"""
+
+from __future__ import annotations
+
+import typing
+from pathlib import Path
+from typing import Any, Callable
+
+from pydantic import BaseModel, ValidationError
+
+from nicbench.config import inventory as inv_mod
+from nicbench.config import profile as prof_mod
+from nicbench.config.source import KeyPath, Where, load_yaml, merge
+from nicbench.errors import ConfigError, ConfigErrors
+
+MAX_EXTENDS_DEPTH = 8
+
+
+def load_inventory(path: str | Path) -> inv_mod.Inventory:
+    data, where = load_yaml(path)
+    inv = _validate(inv_mod.Inventory, data, where)
+    inv = inv.model_copy(update={"base_dir": str(Path(path).resolve().parent),
+                                 "file": where.default_file})
+    _raise_all(inv_mod.cross_check(inv, where))
+    return inv
+
+
+def load_profile(path: str | Path,
+                 validate_params: Callable | None = None) -> prof_mod.Profile:
+    data, where = _load_with_extends(Path(path), [])
+    profile = _validate(prof_mod.Profile, data, where)
+    profile = profile.model_copy(update={"file": where.default_file})
+    if validate_params is None:
+        from nicbench.tools.registry import validate_params  # the drivers know their params
+    _raise_all(prof_mod.cross_check(profile, where, validate_params))
+    return profile
+
+
+def resolve_profile_path(name: str, search_dir: str | Path = "profiles") -> Path:
+    """``quick`` or ``profiles/quick.yaml`` or any path -> an existing file."""
+    p = Path(name)
+    if p.exists():
+        return p
+    for candidate in (Path(search_dir) / name, Path(search_dir) / f"{name}.yaml"):
+        if candidate.exists():
+            return candidate
+    known = sorted(x.stem for x in Path(search_dir).glob("*.yaml")) if Path(search_dir).is_dir() else []
+    raise ConfigError(f"profile not found (profiles in {search_dir}/: {', '.join(known) or 'none'})",
+                      file=name)
+
+
+def _load_with_extends(path: Path, chain: list[Path]) -> tuple[Any, Where]:
+    data, where = load_yaml(path)
+    if not isinstance(data, dict) or "extends" not in data:
+        return data, where
+    parent_name = data.pop("extends")
+    if not isinstance(parent_name, str):
+        raise where.error(("extends",), "extends must be a file name")
+    parent = (path.parent / parent_name)
+    if not parent.suffix:
+        parent = parent.with_suffix(".yaml")
+    if parent.resolve() in [p.resolve() for p in chain + [path]]:
+        raise where.error(("extends",), f"extends loop through {parent_name}")
+    if len(chain) >= MAX_EXTENDS_DEPTH:
+        raise where.error(("extends",), f"extends chain deeper than {MAX_EXTENDS_DEPTH}")
+    if not parent.exists():
+        raise where.error(("extends",), f"parent profile {parent} not found")
+    base, base_where = _load_with_extends(parent, chain + [path])
+    merged = merge(base, base_where, data, where)
+    base_where.default_file = where.default_file
+    return merged, base_where
+
+
+def _raise_all(errors: list[ConfigError]) -> None:
+    if errors:
+        raise ConfigErrors(errors)
+
+
+def _validate(model: type[BaseModel], data: Any, where: Where):
+    if not isinstance(data, dict):
+        raise ConfigError("expected a mapping of keys at the top level", file=where.default_file,
+                          line=1)
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        errors = [_translate(model, err, where) for err in exc.errors()]
+        raise ConfigErrors(_dedupe(errors)) from None
+
+
+def _dedupe(errors: list[ConfigError]) -> list[ConfigError]:
+    seen, out = set(), []
+    for e in errors:
+        if e.render() not in seen:
+            seen.add(e.render())
+            out.append(e)
+    return out
+
+
+def _translate(root: type[BaseModel], err: dict, where: Where) -> ConfigError:
+    # pydantic puts validator names into loc for some types (e.g. 'function-after[...]');
+    # keep only real keys and list indices.
+    loc: KeyPath = tuple(step for step in err["loc"]
+                         if isinstance(step, int) or not ("[" in str(step) or "-" in str(step)
+                                                          and str(step).startswith(("function", "tagged"))))
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        parent = _model_at(root, loc[:-1])
+        allowed = ", ".join(parent.model_fields) if parent else ""
+        hint = f" (allowed: {allowed})" if allowed else ""
+        return where.error(loc, f"unknown key '{loc[-1]}'{hint}")
+    if kind == "missing":
+        return where.error(loc, "required key is missing")
+    if kind == "literal_error":
+        expected = err.get("ctx", {}).get("expected", "")
+        return where.error(loc, f"{err['input']!r} is not one of {expected}")
+    msg = err["msg"]
+    for prefix in ("Value error, ", "Assertion failed, "):
+        if msg.startswith(prefix):
+            msg = msg[len(prefix):]
+    if kind not in ("value_error", "assertion_error") and "input" in err \
+            and not isinstance(err["input"], (dict, list)):
+        msg = f"{msg} (got {err['input']!r})"
+    return where.error(loc, msg)
+
+
+def _model_at(root: type[BaseModel], path: KeyPath) -> type[BaseModel] | None:
+    """The model class that validates the mapping at ``path`` (for 'allowed keys')."""
+    current: Any = root
+    for step in path:
+        current = _unwrap(current)
+        if isinstance(step, int):
+            args = typing.get_args(current)
+            current = args[0] if args else None
+        elif isinstance(current, type) and issubclass(current, BaseModel):
+            field = current.model_fields.get(step)
+            current = field.annotation if field else None
+        elif typing.get_origin(current) is dict:
+            current = typing.get_args(current)[1]
+        else:
+            return None
+    current = _unwrap(current)
+    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+def _unwrap(tp: Any) -> Any:
+    """Optional[X] / X | None / Annotated[X, ...] -> X (the model-bearing member)."""
+    while True:
+        origin = typing.get_origin(tp)
+        if origin is typing.Annotated:
+            tp = typing.get_args(tp)[0]
+            continue
+        if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+            members = [a for a in typing.get_args(tp) if a is not type(None)]
+            models = [a for a in members if isinstance(a, type) and issubclass(a, BaseModel)]
+            tp = models[0] if models else members[0]
+            continue
+        return tp

@@ -1,0 +1,162 @@
+"""Profiles: what to measure and how (tuning points, tests, repetitions, selection).
+
+A profile says which review and section it follows (``source``), which OS method it is
+(``platform``), the tuning points (MTUs on Linux; frame sizes with registry values on
+Windows), and the tests to run at each point. ``extends:`` names a parent profile whose
+keys this one overrides, so a review's variants stay short.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from nicbench.config.fields import Name, Rate, RegistryName, Strict, SysctlName, ToolArg
+from nicbench.config.source import Where
+from nicbench.errors import ConfigError
+
+TOOL_NAMES = ("iperf2", "iperf3", "netpipe", "ntttcp", "netio")
+Select = Literal["best", "mean", "median"]
+
+
+class UdpSearch(Strict):
+    """How to find the highest UDP rate that gets through.
+
+    ``sweep`` is the reviews' method: offer start, start+step, ... up to stop, keep the
+    highest rate received. ``bisect`` finds the highest offered rate whose loss stays at
+    or under ``loss_pct`` with the same resolution, in far fewer trials."""
+
+    method: Literal["sweep", "bisect"] = "sweep"
+    start_bps: Rate = 200_000_000
+    stop_bps: Rate = 800_000_000
+    step_bps: Rate = 10_000_000
+    loss_pct: float = Field(0.1, ge=0, le=100)
+    trials_per_rate: int = Field(1, ge=1, le=15)
+
+    @model_validator(mode="after")
+    def _order(self):
+        if self.stop_bps <= self.start_bps:
+            raise ValueError("stop_bps must be above start_bps")
+        if self.step_bps <= 0:
+            raise ValueError("step_bps must be positive")
+        if (self.stop_bps - self.start_bps) / self.step_bps > 10_000:
+            raise ValueError("more than 10000 steps: raise step_bps")
+        return self
+
+
+class TestSpec(Strict):
+    name: Name
+    tool: Literal["iperf2", "iperf3", "netpipe", "ntttcp", "netio"]
+    protocol: Literal["tcp", "udp"] = "tcp"
+    params: dict[Name, ToolArg] = Field(default_factory=dict)
+    repetitions: int | None = Field(None, ge=1, le=1000)
+    select: Select | None = None
+    timeout_s: float | None = Field(None, gt=0, le=86_400)
+    udp_search: UdpSearch | None = None
+    description: str | None = None
+
+
+class Point(Strict):
+    """One tuning point: a Linux MTU, or a Windows frame size with its registry values."""
+
+    mtu: int | None = Field(None, ge=68, le=65535)
+    frame_size: int | None = Field(None, ge=82, le=65549)
+    registry: dict[RegistryName, int] = Field(default_factory=dict)
+    sysctl: dict[SysctlName, ToolArg] = Field(default_factory=dict)
+    vars: dict[Name, ToolArg] = Field(default_factory=dict)
+    label: str | None = None
+
+    @model_validator(mode="after")
+    def _one_size(self):
+        if self.mtu is None and self.frame_size is None:
+            raise ValueError("a point needs mtu or frame_size")
+        if self.mtu is not None and self.frame_size is not None \
+                and self.frame_size != self.mtu + 14:
+            raise ValueError(f"frame_size {self.frame_size} is not mtu {self.mtu} + 14")
+        return self
+
+    @property
+    def ip_mtu(self) -> int:
+        """The IP MTU (a Windows 'Jumbo Frame' size counts the 14-byte Ethernet header)."""
+        return self.mtu if self.mtu is not None else self.frame_size - 14
+
+    @property
+    def name(self) -> str:
+        if self.label:
+            return self.label
+        return f"mtu{self.mtu}" if self.mtu is not None else f"frame{self.frame_size}"
+
+
+class Profile(Strict):
+    format_version: Literal[1] = 1
+    name: Name
+    description: str = ""
+    source: str = Field(..., min_length=1,
+                        description="which review and section this profile follows")
+    platform: Literal["linux", "windows", "any"] = "linux"
+    repetitions: int = Field(15, ge=1, le=1000)
+    select: Select = "best"
+    timeout_s: float = Field(120.0, gt=0, le=86_400)
+    mtu: list[int] | None = None
+    points: list[Point] = Field(default_factory=list)
+    sysctl: dict[SysctlName, ToolArg] = Field(default_factory=dict)
+    tests: list[TestSpec] = Field(min_length=1)
+
+    file: str = Field("", exclude=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _expand_mtu(cls, data: Any) -> Any:
+        # "mtu: [1500, 9000]" is shorthand for one point per MTU.
+        if isinstance(data, dict) and isinstance(data.get("mtu"), list) and not data.get("points"):
+            data = dict(data)
+            data["points"] = [{"mtu": m} for m in data["mtu"]]
+        return data
+
+    @model_validator(mode="after")
+    def _has_points(self):
+        if not self.points:
+            raise ValueError("no tuning points: give mtu: [..] or points: [..]")
+        return self
+
+    def repetitions_for(self, test: TestSpec) -> int:
+        return test.repetitions or self.repetitions
+
+    def select_for(self, test: TestSpec) -> str:
+        return test.select or self.select
+
+    def timeout_for(self, test: TestSpec) -> float:
+        return test.timeout_s or self.timeout_s
+
+
+def cross_check(profile: Profile, where: Where, validate_params=None) -> list[ConfigError]:
+    errors: list[ConfigError] = []
+    names: dict[str, int] = {}
+    for i, test in enumerate(profile.tests):
+        if test.name in names:
+            errors.append(where.error(("tests", i, "name"),
+                                      f"duplicate test name '{test.name}' (also tests[{names[test.name]}])"))
+        names.setdefault(test.name, i)
+        if test.udp_search and test.protocol != "udp":
+            errors.append(where.error(("tests", i, "udp_search"),
+                                      "udp_search needs protocol: udp"))
+        # "$window" in params refers to a per-point variable: every point must define it.
+        for key, value in test.params.items():
+            if isinstance(value, str) and value.startswith("$"):
+                var = value[1:]
+                for j, point in enumerate(profile.points):
+                    if var not in point.vars:
+                        errors.append(where.error(
+                            ("tests", i, "params", key),
+                            f"uses ${var} but points[{j}] ({point.name}) has no vars.{var}"))
+        if validate_params is not None:
+            for subpath, message in validate_params(test, profile):
+                errors.append(where.error(("tests", i) + tuple(subpath), message))
+    if profile.platform == "linux":
+        for j, point in enumerate(profile.points):
+            if point.registry:
+                errors.append(where.error(("points", j, "registry"),
+                                          "registry values are Windows settings; this profile "
+                                          "is platform: linux"))
+    return errors

@@ -1,0 +1,124 @@
+"""The one seam between nicbench and a host: ``Connection.run(argv, timeout) -> Result``.
+
+Implementations (``ssh.SshConnection``, ``local.LocalConnection``, ``fake.FakeConnection``)
+only provide ``_exec``; everything else here is shared: the failure policy (``warn``),
+timeouts that always raise, and background processes, which are driven through ordinary
+``run`` calls rendered by the host's :class:`~nicbench.remote.command.Shell`, so they work
+the same over SSH and locally.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from typing import Sequence
+
+from nicbench.errors import CommandTimeout, RemoteError
+from nicbench.remote.command import SHELLS, PosixShell, display
+from nicbench.remote.result import Result, make_result
+
+DEFAULT_TIMEOUT_S = 30.0
+
+
+class Connection(ABC):
+    host: str
+    shell: PosixShell
+
+    def __init__(self, host: str, shell: str = "posix"):
+        self.host = host
+        self.shell = SHELLS[shell]
+
+    @abstractmethod
+    def _exec(self, argv: Sequence[str], timeout: float) -> Result:
+        """Run argv, wait at most ``timeout`` s; on timeout kill it and mark the Result."""
+
+    def run(self, argv: Sequence[str], *, timeout: float = DEFAULT_TIMEOUT_S,
+            warn: bool = False, hint: str = "") -> Result:
+        """Run a command. Raises CommandTimeout on timeout (always), CommandFailed on a
+        non-zero exit unless ``warn`` (then the caller inspects ``result.exit_status``)."""
+        result = self._exec([str(w) for w in argv], timeout)
+        if result.timed_out:
+            raise CommandTimeout(result, timeout)
+        if not warn:
+            result.check(hint)
+        return result
+
+    def start(self, argv: Sequence[str], *, timeout: float = DEFAULT_TIMEOUT_S) -> "Background":
+        """Start argv in the background (own process group); returns at once."""
+        res = self.run(self.shell.background_argv([str(w) for w in argv]), timeout=timeout)
+        try:
+            pid_s, workdir = res.stdout.strip().split(" ", 1)
+            pid = int(pid_s)
+        except ValueError as exc:
+            raise RemoteError(self.host, f"could not start `{display(argv)}`: "
+                                         f"unexpected reply {res.stdout.strip()!r}") from exc
+        return Background(self, list(argv), pid, workdir)
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class Background:
+    """A process started by :meth:`Connection.start`."""
+
+    def __init__(self, conn: Connection, argv: list[str], pid: int, workdir: str):
+        self.conn = conn
+        self.argv = argv
+        self.pid = pid
+        self.workdir = workdir
+        self.started_at = time.time()
+        self._t0 = time.monotonic()
+        self.stopped = False
+        self._collected: Result | None = None
+
+    @property
+    def command(self) -> str:
+        return display(self.argv)
+
+    def is_running(self) -> bool:
+        return self.conn.run(self.conn.shell.alive_argv(self.pid), warn=True,
+                             timeout=DEFAULT_TIMEOUT_S).exit_status == 0
+
+    def wait(self, timeout: float) -> bool:
+        """Wait until the process exits, at most ``timeout`` s. True if it exited.
+
+        One remote call that polls there, not one call per poll."""
+        try:
+            self.conn.run(self.conn.shell.wait_argv(self.pid), timeout=max(timeout, 0.05),
+                          warn=True)
+        except CommandTimeout:
+            return False
+        return True
+
+    def stop(self, grace_s: float = 2.0) -> None:
+        """TERM the process group, then KILL it if it is still there after ``grace_s``."""
+        if not self.is_running():
+            return
+        self.stopped = True
+        self.conn.run(self.conn.shell.kill_argv(self.pid, "TERM"), warn=True)
+        if not self.wait(grace_s):
+            self.conn.run(self.conn.shell.kill_argv(self.pid, "KILL"), warn=True)
+            self.wait(grace_s)
+
+    def collect(self) -> Result:
+        """Output so far and the exit status (None if it was killed or still runs).
+
+        Removes the process's temp directory; call it once, after wait() or stop()."""
+        if self._collected is not None:
+            return self._collected
+        res = self.conn.run(self.conn.shell.collect_argv(self.workdir), warn=True)
+        out, _, rest = res.stdout.partition("\n@@nicbench-err@@\n")
+        err, _, rc = rest.partition("\n@@nicbench-rc@@\n")
+        rc = rc.strip()
+        status = int(rc) if rc.lstrip("-").isdigit() else None
+        self.conn.run(self.conn.shell.cleanup_argv(self.workdir), warn=True)
+        self._collected = make_result(
+            self.conn.host, self.argv, stdout=out, stderr=err, exit_status=status,
+            duration_s=time.monotonic() - self._t0, started_at=self.started_at)
+        return self._collected

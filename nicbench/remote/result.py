@@ -1,0 +1,52 @@
+"""The outcome of one remote or local command.
+
+Every ``Connection.run`` returns a :class:`Result`; a failing command raises an error that
+carries it (``CommandFailed``, ``CommandTimeout``), so the command and the tail of its
+output are always at hand where the failure is reported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+
+@dataclass(frozen=True)
+class Result:
+    host: str
+    command: str            # displayed form, secrets masked
+    stdout: str
+    stderr: str
+    exit_status: int | None  # None: killed (timeout or stop) before it could exit
+    duration_s: float
+    argv: tuple[str, ...] = field(default=(), repr=False)
+    timed_out: bool = False
+    started_at: float = 0.0  # wall-clock (time.time()) when the command started
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_status == 0 and not self.timed_out
+
+    def tail(self, lines: int = 3) -> str:
+        """The last few non-empty lines of stderr, else of stdout, on one line."""
+        for text in (self.stderr, self.stdout):
+            kept = [ln.strip() for ln in text.splitlines() if ln.strip()]
+            if kept:
+                return " | ".join(kept[-lines:])
+        return ""
+
+    def check(self, hint: str = "") -> "Result":
+        """Raise CommandFailed unless the command exited 0."""
+        from nicbench.errors import CommandFailed
+
+        if not self.ok:
+            raise CommandFailed(self, hint)
+        return self
+
+
+def make_result(host: str, argv: Sequence[str], stdout: str = "", stderr: str = "",
+                exit_status: int | None = 0, duration_s: float = 0.0, **kw) -> Result:
+    from nicbench.remote.command import display
+
+    return Result(host=host, command=display(argv), stdout=stdout, stderr=stderr,
+                  exit_status=exit_status, duration_s=duration_s, argv=tuple(argv), **kw)
