@@ -1,0 +1,517 @@
+"""The local lab: real hosts in network namespaces, real sshd, shaped test links.
+
+Shape (pair k uses hosts 2k and 2k+1; every emulated adapter is one test link per pair)::
+
+    controller (root namespace)
+      | veth <prefix>m<i>  198.19.<slot*16+i+1>.1/24  <->  mgmt in the host, .2/24
+    [host <prefix>-a] --- test link <adapter key> 198.18.<n>.1/24 <-> .2/24 --- [host <prefix>-b]
+      sshd on the management address in each namespace; tools run there
+
+Everything ``up`` makes is named from the :class:`LabSpec` and written to ``state.json``,
+so ``down`` removes exactly that and nothing else, and a second ``up`` over a half-made
+lab replaces it. All commands run through a ``LocalConnection``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import socket
+import time
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+from nicbench.errors import CommandError, LabError
+from nicbench.lab.adapters import ADAPTERS, DEFAULT_ADAPTERS, LabAdapter
+from nicbench.remote.local import LocalConnection
+
+MGMT_NET = "198.19"
+TEST_NET = "198.18"
+SHAPING_LATENCY = "5ms"
+WIRE_OVERHEAD_BYTES = 24           # FCS 4 + preamble/SFD 8 + inter-frame gap 12
+# Calibrated on the lab (tests/lab/test_calibration.py): 20 KB at 1 Gbit/s keeps every MTU
+# from 1500 to 16000 within 1.5 % of theory and stops ping-pong tools from bursting above
+# the line rate between messages. Scaled with the rate, never below one largest frame.
+BURST_SECONDS = 20000 * 8 / 1e9
+LARGEST_FRAME = 16128 + 14 + WIRE_OVERHEAD_BYTES
+NEEDED = {"ip": "iproute2", "tc": "iproute2", "ethtool": "ethtool", "nft": "nftables",
+          "/usr/sbin/sshd": "openssh-server", "ssh-keygen": "openssh-client"}
+STATE_FORMAT = 1
+
+Progress = Callable[[str], None]
+
+
+def _rate_bps(rate: str) -> float:
+    units = {"kbit": 1e3, "mbit": 1e6, "gbit": 1e9, "bit": 1}
+    for unit, mult in units.items():
+        if rate.endswith(unit):
+            return float(rate[: -len(unit)]) * mult
+    raise LabError(f"rate {rate!r} is not like 100mbit or 1gbit")
+
+
+@dataclass(frozen=True)
+class LabHost:
+    index: int
+    name: str
+    mgmt_if: str          # root-namespace end of the management veth
+    mgmt_net: str         # e.g. 198.19.1
+    letter: str
+
+    @property
+    def address(self) -> str:
+        return f"{self.mgmt_net}.2"
+
+    @property
+    def gateway(self) -> str:
+        return f"{self.mgmt_net}.1"
+
+
+@dataclass(frozen=True)
+class LabLink:
+    index: int            # n in 198.18.<n>.0/24
+    pair_index: int
+    adapter: LabAdapter
+    host_a: LabHost
+    host_b: LabHost
+    pair_name: str
+
+    @property
+    def ifname(self) -> str:
+        return self.adapter.key
+
+    @property
+    def phy(self) -> str:
+        """The veth carrying frames (for macvlan adapters, the one under the macvlan)."""
+        return f"{self.adapter.key}p" if self.adapter.max_mtu else self.adapter.key
+
+    @property
+    def net(self) -> str:
+        return f"{TEST_NET}.{self.index}"
+
+    def address(self, side: str) -> str:
+        return f"{self.net}.{1 if side == 'a' else 2}"
+
+
+@dataclass(frozen=True)
+class LabSpec:
+    prefix: str = "nb"
+    pairs: int = 1
+    adapters: tuple[str, ...] = DEFAULT_ADAPTERS
+    rate: str | None = None   # overrides every adapter's line rate (nicbench lab up --rate)
+    slot: int = 0             # management networks 198.19.<slot*16+i+1>.0/24
+
+    def __post_init__(self):
+        if not (1 <= len(self.prefix) <= 6 and self.prefix.replace("-", "").isalnum()):
+            raise LabError(f"lab prefix {self.prefix!r} must be 1-6 letters or digits")
+        if not 1 <= self.pairs <= 7:
+            raise LabError(f"--pairs {self.pairs}: the lab makes 1 to 7 pairs")
+        if not 0 <= self.slot <= 14:
+            raise LabError(f"slot {self.slot} must be 0..14")
+        unknown = [a for a in self.adapters if a not in ADAPTERS]
+        if unknown:
+            raise LabError(f"unknown lab adapter(s) {', '.join(unknown)} "
+                           f"(known: {', '.join(ADAPTERS)})")
+        if not self.adapters:
+            raise LabError("the lab needs at least one adapter")
+        if self.rate is not None:
+            _rate_bps(self.rate)
+
+    def adapter(self, key: str) -> LabAdapter:
+        a = ADAPTERS[key]
+        if self.rate is not None:
+            from dataclasses import replace
+            a = replace(a, rate=self.rate, ceiling=None)
+        return a
+
+    def hosts(self) -> list[LabHost]:
+        out = []
+        for i in range(self.pairs * 2):
+            letter = "abcdefghijklmn"[i]
+            out.append(LabHost(index=i, name=f"{self.prefix}-{letter}", letter=letter,
+                               mgmt_if=f"{self.prefix}m{i}",
+                               mgmt_net=f"{MGMT_NET}.{self.slot * 16 + i + 1}"))
+        return out
+
+    def links(self) -> list[LabLink]:
+        hosts = self.hosts()
+        out = []
+        for k in range(self.pairs):
+            for j, key in enumerate(self.adapters):
+                name = key if self.pairs == 1 else f"p{k + 1}-{key}"
+                out.append(LabLink(index=k * len(self.adapters) + j, pair_index=k,
+                                   adapter=self.adapter(key), host_a=hosts[2 * k],
+                                   host_b=hosts[2 * k + 1], pair_name=name))
+        return out
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["adapters"] = list(self.adapters)
+        return d
+
+
+@dataclass
+class LabState:
+    spec: dict
+    namespaces: list[str] = field(default_factory=list)
+    root_links: list[str] = field(default_factory=list)
+    sshd_pidfiles: list[str] = field(default_factory=list)
+    created_at: float = 0.0
+    format_version: int = STATE_FORMAT
+
+
+class Lab:
+    def __init__(self, spec: LabSpec, directory: str | Path = ".lab",
+                 progress: Progress | None = None):
+        self.spec = spec
+        self.dir = Path(directory).resolve()
+        self.local = LocalConnection("lab")
+        self.say = progress or (lambda msg: None)
+
+    # -- paths --------------------------------------------------------------------
+    @property
+    def state_file(self) -> Path:
+        return self.dir / "state.json"
+
+    @property
+    def client_key(self) -> Path:
+        return self.dir / "id_ed25519"
+
+    @property
+    def known_hosts(self) -> Path:
+        return self.dir / "known_hosts"
+
+    @property
+    def inventory_file(self) -> Path:
+        return self.dir / "inventory.yaml"
+
+    def host_dir(self, host: LabHost) -> Path:
+        return self.dir / host.name
+
+    # -- helpers ------------------------------------------------------------------
+    def _run(self, argv: list[str], what: str, timeout: float = 30):
+        try:
+            return self.local.run(argv, timeout=timeout)
+        except CommandError as exc:
+            raise LabError(f"{what}: `{exc.result.command}` failed: "
+                           f"{exc.result.tail() or 'no output'}") from exc
+
+    def _ns(self, host: LabHost, argv: list[str], what: str, timeout: float = 30):
+        return self._run(["ip", "netns", "exec", host.name, *argv], what, timeout)
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        lock_path = Path("/run") / f"nicbench-lab-{self.spec.prefix}.lock"
+        with open(lock_path, "w") as fh:
+            deadline = time.monotonic() + 120
+            while True:
+                try:
+                    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise LabError(f"another nicbench is changing lab '{self.spec.prefix}' "
+                                       f"(lock {lock_path} held for 2 minutes)") from None
+                    time.sleep(0.2)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def _preflight(self) -> None:
+        if os.geteuid() != 0:
+            raise LabError("the lab needs root (it creates network namespaces and runs sshd): "
+                           "run nicbench lab as root")
+        missing = sorted({pkg for cmd, pkg in NEEDED.items() if shutil.which(cmd) is None
+                          and not os.path.exists(cmd)})
+        if missing:
+            raise LabError(f"missing packages for the lab: {' '.join(missing)} "
+                           f"(apt-get install {' '.join(missing)})")
+
+    def existing_namespaces(self) -> set[str]:
+        res = self.local.run(["ip", "-j", "netns", "list"], warn=True)
+        try:
+            return {n["name"] for n in json.loads(res.stdout or "[]")}
+        except json.JSONDecodeError:
+            return set()
+
+    def read_state(self) -> LabState | None:
+        try:
+            data = json.loads(self.state_file.read_text())
+            return LabState(**data)
+        except (FileNotFoundError, json.JSONDecodeError, TypeError):
+            return None
+
+    # -- up -----------------------------------------------------------------------
+    def up(self) -> LabState:
+        self._preflight()
+        with self._locked():
+            state = self.read_state()
+            if state and state.spec == self.spec.to_json() and self._healthy(state):
+                self.say("lab already up")
+                self._write_inventory()
+                return state
+            if state or self._our_leftovers():
+                self.say("replacing an existing or half-made lab")
+                self._teardown(state)
+            return self._build()
+
+    def _our_leftovers(self) -> bool:
+        names = {h.name for h in self.spec.hosts()}
+        return bool(names & self.existing_namespaces())
+
+    def _build(self) -> LabState:
+        spec = self.spec
+        self.dir.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.dir, 0o700)
+        state = LabState(spec=spec.to_json(), created_at=time.time())
+        # Record every object before creating it, so a failure half-way can be undone.
+        try:
+            for host in spec.hosts():
+                self.say(f"host {host.name}")
+                state.namespaces.append(host.name)
+                self._save(state)
+                self._run(["ip", "netns", "add", host.name], f"create namespace {host.name}")
+                self._ns(host, ["ip", "link", "set", "lo", "up"], "loopback up")
+                self._ns(host, ["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
+                                "net.ipv6.conf.default.disable_ipv6=1"], "IPv6 off")
+                state.root_links.append(host.mgmt_if)
+                self._save(state)
+                self._run(["ip", "link", "add", host.mgmt_if, "type", "veth", "peer", "name",
+                           "mgmt", "netns", host.name], f"management link of {host.name}")
+                self._run(["ip", "addr", "add", f"{host.gateway}/24", "dev", host.mgmt_if],
+                          "management address")
+                self._run(["ip", "link", "set", host.mgmt_if, "up"], "management link up")
+                self._ns(host, ["ip", "addr", "add", f"{host.address}/24", "dev", "mgmt"],
+                         "host management address")
+                self._ns(host, ["ip", "link", "set", "mgmt", "up"], "host management link up")
+            for link in spec.links():
+                self.say(f"test link {link.pair_name}: {link.adapter.model} "
+                         f"({link.adapter.shaped_rate})")
+                self._make_link(link)
+            self._make_ssh(state)
+            self._wait_sshd()
+            self._write_inventory()
+        except BaseException:
+            self._teardown(state)
+            raise
+        return state
+
+    def _make_link(self, link: LabLink) -> None:
+        a, b = link.host_a, link.host_b
+        ad = link.adapter
+        self._run(["ip", "-n", a.name, "link", "add", link.phy, "type", "veth", "peer", "name",
+                   link.phy, "netns", b.name], f"test link {link.pair_name}")
+        for host, side in ((a, "a"), (b, "b")):
+            self._ns(host, ["ip", "link", "set", link.phy, "up"], "test link up")
+            if ad.max_mtu:
+                # The driver's limit: a macvlan cannot exceed its lower device's MTU, so the
+                # kernel refuses a larger one with its own "Invalid argument".
+                self._ns(host, ["ip", "link", "set", link.phy, "mtu", str(ad.max_mtu)],
+                         "fixed MTU")
+                self._ns(host, ["ip", "link", "add", link.ifname, "link", link.phy, "type",
+                                "macvlan", "mode", "bridge"], "macvlan adapter")
+                self._ns(host, ["ip", "link", "set", link.ifname, "up"], "adapter up")
+            for dev in {link.phy, link.ifname}:
+                # Offloads off, so the qdisc and the tools see real wire-sized frames.
+                self._ns(host, ["ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off"],
+                         "offloads off")
+            self._ns(host, ["ip", "addr", "add", f"{link.address(side)}/24", "dev", link.ifname],
+                     "test address")
+            rate_bps = _rate_bps(ad.shaped_rate)
+            largest = (ad.max_mtu + 14 + WIRE_OVERHEAD_BYTES) if ad.max_mtu else LARGEST_FRAME
+            burst = max(int(rate_bps * BURST_SECONDS / 8), largest)
+            self._ns(host, ["tc", "qdisc", "replace", "dev", link.phy, "root", "stab", "overhead",
+                            str(WIRE_OVERHEAD_BYTES), "linklayer", "ethernet", "tbf", "rate",
+                            ad.shaped_rate, "burst", str(burst), "latency", SHAPING_LATENCY],
+                     "shaping")
+            rules = []
+            if ad.stall_above:
+                rules.append(f'oifname "{link.ifname}" meta length > {ad.stall_above} drop')
+            if ad.loss_per_mille:
+                rules.append(f'oifname "{link.ifname}" numgen random mod 1000 < '
+                             f'{ad.loss_per_mille} drop')
+            if rules:
+                self._nft(host, link, rules)
+
+    def _nft(self, host: LabHost, link: LabLink, rules: list[str]) -> None:
+        table = f"nbfault_{link.ifname}"
+        script = (f"table inet {table} {{\n chain out {{\n"
+                  f"  type filter hook output priority 0; policy accept;\n"
+                  + "".join(f"  {r}\n" for r in rules) + " }\n}\n")
+        path = self.host_dir(host) / f"{table}.nft"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(script)
+        self._ns(host, ["nft", "-f", str(path)], "fault rule")
+
+    def _make_ssh(self, state: LabState) -> None:
+        if not self.client_key.exists():
+            self._run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "nicbench-lab",
+                       "-f", str(self.client_key)], "client key")
+        (self.dir / "authorized_keys").write_text(
+            (self.dir / "id_ed25519.pub").read_text())
+        os.chmod(self.dir / "authorized_keys", 0o600)
+        known = []
+        Path("/run/sshd").mkdir(exist_ok=True)
+        for host in self.spec.hosts():
+            hdir = self.host_dir(host)
+            hdir.mkdir(parents=True, exist_ok=True)
+            hkey = hdir / "ssh_host_ed25519_key"
+            if not hkey.exists():
+                self._run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", host.name,
+                           "-f", str(hkey)], f"host key of {host.name}")
+            pub = (hdir / "ssh_host_ed25519_key.pub").read_text().split()
+            known.append(f"{host.address} {pub[0]} {pub[1]}")
+            cfg = hdir / "sshd_config"
+            pidfile = hdir / "sshd.pid"
+            cfg.write_text("\n".join([
+                f"ListenAddress {host.address}", "Port 22",
+                f"HostKey {hkey}", f"PidFile {pidfile}",
+                f"AuthorizedKeysFile {self.dir / 'authorized_keys'}",
+                "StrictModes no", "PermitRootLogin prohibit-password",
+                "PasswordAuthentication no", "KbdInteractiveAuthentication no", "UsePAM no",
+                "PrintMotd no", "MaxSessions 100", "MaxStartups 100:30:200",
+                # bash sources ~/.bashrc for every sshd command when SHLVL starts at 0; a
+                # heavy .bashrc (pyenv init: ~85 ms) would then cost that on every call.
+                "SetEnv SHLVL=1",
+                "Subsystem sftp internal-sftp", ""]))
+            state.sshd_pidfiles.append(str(pidfile))
+            self._save(state)
+            self._ns(host, ["/usr/sbin/sshd", "-f", str(cfg), "-E", str(hdir / "sshd.log")],
+                     f"sshd on {host.name}")
+        self.known_hosts.write_text("\n".join(known) + "\n")
+
+    def _wait_sshd(self, timeout_s: float = 10.0) -> None:
+        for host in self.spec.hosts():
+            deadline = time.monotonic() + timeout_s
+            while True:
+                try:
+                    with socket.create_connection((host.address, 22), timeout=1):
+                        break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise LabError(f"sshd on {host.name} ({host.address}:22) did not start; "
+                                       f"see {self.host_dir(host) / 'sshd.log'}") from None
+                    time.sleep(0.05)
+
+    def _save(self, state: LabState) -> None:
+        tmp = self.state_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(asdict(state), indent=1))
+        tmp.replace(self.state_file)
+
+    def _healthy(self, state: LabState) -> bool:
+        if not set(state.namespaces) <= self.existing_namespaces():
+            return False
+        return all(_pid_alive(p) for p in state.sshd_pidfiles) and self.client_key.exists()
+
+    # -- down ---------------------------------------------------------------------
+    def down(self) -> list[str]:
+        """Remove the lab; returns what was removed."""
+        self._preflight()
+        with self._locked():
+            return self._teardown(self.read_state())
+
+    def _teardown(self, state: LabState | None) -> list[str]:
+        removed: list[str] = []
+        spec_hosts = self.spec.hosts()
+        namespaces = set(state.namespaces if state else [])
+        # Names the spec would make count as ours too (a crash before state was written).
+        namespaces |= {h.name for h in spec_hosts}
+        root_links = set(state.root_links if state else []) | {h.mgmt_if for h in spec_hosts}
+        pidfiles = set(state.sshd_pidfiles if state else []) | {
+            str(self.host_dir(h) / "sshd.pid") for h in spec_hosts}
+        for pidfile in sorted(pidfiles):
+            pid = _pid_alive(pidfile)
+            if pid:
+                try:
+                    os.kill(pid, 15)
+                    removed.append(f"sshd {pid}")
+                except ProcessLookupError:
+                    pass
+        present = self.existing_namespaces()
+        for ns in sorted(namespaces & present):
+            self.local.run(["ip", "netns", "del", ns], warn=True)
+            removed.append(f"namespace {ns}")
+        for link in sorted(root_links):
+            res = self.local.run(["ip", "link", "del", link], warn=True)
+            if res.ok:
+                removed.append(f"link {link}")
+        for path in [self.state_file, self.known_hosts, self.inventory_file,
+                     self.dir / "authorized_keys", self.client_key,
+                     self.dir / "id_ed25519.pub"]:
+            path.unlink(missing_ok=True)
+        for h in spec_hosts:
+            shutil.rmtree(self.host_dir(h), ignore_errors=True)
+        try:
+            self.dir.rmdir()
+        except OSError:
+            pass  # not empty: something else lives there, leave it
+        return removed
+
+    # -- status -------------------------------------------------------------------
+    def status(self) -> list[dict]:
+        present = self.existing_namespaces()
+        rows = []
+        for host in self.spec.hosts():
+            pid = _pid_alive(str(self.host_dir(host) / "sshd.pid"))
+            rows.append({"host": host.name, "namespace": host.name in present,
+                         "address": host.address, "sshd_pid": pid})
+        return rows
+
+    # -- inventory ----------------------------------------------------------------
+    def _write_inventory(self) -> None:
+        self.inventory_file.write_text(self.inventory_yaml(key_dir=str(self.dir)))
+
+    def inventory_yaml(self, key_dir: str = ".lab") -> str:
+        return render_inventory(self.spec, key_dir)
+
+
+def _pid_alive(pidfile: str) -> int | None:
+    try:
+        pid = int(Path(pidfile).read_text().split()[0])
+        os.kill(pid, 0)
+    except (FileNotFoundError, ValueError, IndexError, ProcessLookupError, PermissionError):
+        return None
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+    return pid if b"sshd" in cmdline else None
+
+
+def _q(text: str) -> str:
+    return json.dumps(text)  # a JSON string is a valid YAML double-quoted scalar
+
+
+def render_inventory(spec: LabSpec, key_dir: str) -> str:
+    """The inventory that describes a lab (the repository's inventory.yaml is this text
+    for the default lab, with key_dir '.lab')."""
+    lines = [
+        "# nicbench inventory: hosts, adapters and the pairs that test them.",
+        "# This one describes the local lab made by `nicbench lab up` (see README.md).",
+        "# Every adapter below is EMULATED: a shaped veth link, not hardware.",
+        "format_version: 1", "", "hosts:"]
+    for host in spec.hosts():
+        lines += [f"  - name: {host.name}", f"    address: {host.address}", "    os: linux",
+                  "    ssh:", "      user: root", f"      key_file: {key_dir}/id_ed25519",
+                  f"      known_hosts: {key_dir}/known_hosts"]
+    lines += ["", "adapters:"]
+    for key in spec.adapters:
+        a = spec.adapter(key)
+        lines += [f"  - id: lab-{a.key}", f"    vendor: {_q(a.vendor)}", f"    model: {_q(a.model)}",
+                  f"    chipset: {_q(a.chipset)}", f"    bus: {_q(a.bus)}",
+                  f"    driver: {{name: {a.driver}, version: {a.driver_version}}}",
+                  f"    notes: {_q(a.notes)}", "    emulated: true"]
+    lines += ["", "pairs:"]
+    for link in spec.links():
+        lines += [f"  - name: {link.pair_name}", f"    adapter: lab-{link.adapter.key}",
+                  f"    a: {{host: {link.host_a.name}, interface: {link.ifname}, "
+                  f"address: {link.address('a')}}}",
+                  f"    b: {{host: {link.host_b.name}, interface: {link.ifname}, "
+                  f"address: {link.address('b')}}}",
+                  "    receiver: a"]
+    return "\n".join(lines) + "\n"
