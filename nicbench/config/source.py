@@ -64,7 +64,9 @@ def load_yaml(path: str | Path) -> tuple[Any, Where]:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ConfigError("file not found", file=name) from None
+        raise ConfigError("file not found (check the path; for the local lab the "
+                          "repository's inventory.yaml works after `nicbench lab up`)",
+                          file=name) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read: {exc}", file=name) from exc
     try:

@@ -171,6 +171,18 @@ class Lab:
         self.local = LocalConnection("lab")
         self.say = progress or (lambda msg: None)
 
+    @classmethod
+    def existing(cls, directory: str | Path, default: LabSpec,
+                 progress: Progress | None = None) -> "Lab":
+        """The lab recorded in ``directory`` (its own spec), else one with ``default``."""
+        lab = cls(default, directory, progress)
+        state = lab.read_state()
+        if state is not None:
+            spec = dict(state.spec)
+            spec["adapters"] = tuple(spec["adapters"])
+            lab.spec = LabSpec(**spec)
+        return lab
+
     # -- paths --------------------------------------------------------------------
     @property
     def state_file(self) -> Path:
@@ -295,6 +307,7 @@ class Lab:
                 self._make_link(link)
             self._make_ssh(state)
             self._wait_sshd()
+            self._wait_links()
             self._write_inventory()
         except BaseException:
             self._teardown(state)
@@ -397,6 +410,23 @@ class Lab:
                         raise LabError(f"sshd on {host.name} ({host.address}:22) did not start; "
                                        f"see {self.host_dir(host) / 'sshd.log'}") from None
                     time.sleep(0.05)
+
+    def _wait_links(self, timeout_s: float = 10.0) -> None:
+        """A fresh macvlan can drop the first packets for a moment: the lab is up only
+        when every test link carries a ping both ways."""
+        for link in self.spec.links():
+            for host, peer in ((link.host_a, link.address("b")), (link.host_b, link.address("a"))):
+                deadline = time.monotonic() + timeout_s
+                while True:
+                    res = self.local.run(["ip", "netns", "exec", host.name, "ping", "-n", "-q",
+                                          "-c", "1", "-W", "1", "-I", link.ifname, peer],
+                                         warn=True, timeout=5)
+                    if res.ok:
+                        break
+                    if time.monotonic() > deadline:
+                        raise LabError(f"test link {link.pair_name}: {host.name} cannot reach "
+                                       f"{peer} after {timeout_s:g} s")
+                    time.sleep(0.1)
 
     def _save(self, state: LabState) -> None:
         tmp = self.state_file.with_suffix(".tmp")

@@ -1,0 +1,85 @@
+"""``nicbench check``: is every pair ready to measure?
+
+For each pair: both hosts answer over SSH, the test interfaces exist and are up, the
+tools are installed (with versions), the test addresses reach each other across the test
+link, and the current and maximum MTUs are known. Each problem is one line saying what
+to do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from nicbench.config.inventory import Inventory, Pair
+from nicbench.errors import NicbenchError
+from nicbench.hosts import HostPool
+
+TOOLS = ("iperf2", "iperf3", "netpipe", "ntttcp", "netio")
+
+
+@dataclass
+class SideReport:
+    host: str
+    interface: str
+    address: str
+    kernel: str | None = None
+    driver: str | None = None
+    mtu: int | None = None
+    max_mtu: int | None = None
+    state: str | None = None
+    tools: dict[str, str | None] = field(default_factory=dict)
+    reaches_peer: bool | None = None
+
+
+@dataclass
+class PairReport:
+    pair: str
+    adapter: str
+    sides: list[SideReport]
+    problems: list[str]
+
+    @property
+    def ready(self) -> bool:
+        return not self.problems
+
+
+def check_pair(pool: HostPool, pair: Pair, required_tools=("iperf3",)) -> PairReport:
+    sides, problems = [], []
+    for name, side, peer in (("a", pair.a, pair.b), ("b", pair.b, pair.a)):
+        rep = SideReport(host=side.host, interface=side.interface, address=side.address)
+        sides.append(rep)
+        try:
+            plat = pool.platform(side.host)
+            rep.kernel = plat.host_facts().kernel
+            facts = plat.interface_facts(side.interface)
+            rep.driver = " ".join(x for x in (facts.driver, facts.driver_version) if x) or None
+            rep.mtu, rep.max_mtu, rep.state = facts.mtu, facts.max_mtu, facts.state
+            if facts.state not in ("up", "unknown"):
+                problems.append(f"{pair.name}: {side.host} {side.interface} is {facts.state} "
+                                f"(bring the link up; check the cable)")
+            if side.address not in facts.addresses:
+                problems.append(f"{pair.name}: {side.host} {side.interface} does not have "
+                                f"{side.address} (pairs[].{name}.address in the inventory, or "
+                                f"configure it on the host)")
+            for tool in TOOLS:
+                rep.tools[tool] = plat.tool_version(tool)
+            for tool in required_tools:
+                if rep.tools.get(tool) is None:
+                    problems.append(f"{pair.name}: {tool} is not installed on {side.host} "
+                                    f"(install it, or set hosts[].tools.{tool})")
+            res = plat.conn.run(["ping", "-n", "-q", "-c", "1", "-W", "2", "-I",
+                                 side.interface, peer.address], warn=True, timeout=10)
+            rep.reaches_peer = res.ok
+            if not res.ok:
+                problems.append(f"{pair.name}: {side.host} cannot reach {peer.address} over "
+                                f"{side.interface} (check addresses and the test link)")
+        except NicbenchError as exc:
+            problems.append(f"{pair.name}: {exc.one_line()}")
+    return PairReport(pair=pair.name, adapter=pair.adapter, sides=sides, problems=problems)
+
+
+def check(inventory: Inventory, pairs: list[str] | None = None, *,
+          trust_new_keys: bool = False) -> list[PairReport]:
+    chosen = [inventory.pair(p) for p in pairs] if pairs else inventory.pairs
+    with HostPool(inventory, trust_new_keys=trust_new_keys) as pool:
+        return [check_pair(pool, p) for p in chosen]

@@ -1,0 +1,57 @@
+"""Connections and platforms for the inventory's hosts, one connection per host, reused."""
+
+from __future__ import annotations
+
+from nicbench.config.inventory import Host, Inventory
+from nicbench.errors import UsageError
+from nicbench.platforms import PLATFORMS
+from nicbench.platforms.base import Platform
+from nicbench.remote.connection import Connection
+from nicbench.remote.ssh import SshConnection, SshTarget
+
+
+class HostPool:
+    def __init__(self, inventory: Inventory, *, trust_new_keys: bool = False,
+                 connect=None):
+        self.inventory = inventory
+        self.trust_new_keys = trust_new_keys
+        self._connect = connect or self._ssh
+        self._conns: dict[str, Connection] = {}
+        self._platforms: dict[str, Platform] = {}
+
+    def _ssh(self, host: Host) -> Connection:
+        inv = self.inventory
+        return SshConnection(SshTarget(
+            name=host.name, address=host.address, port=host.ssh.port, user=host.ssh.user,
+            key_file=inv.path(host.ssh.key_file) if host.ssh.key_file else None,
+            known_hosts=inv.path(host.ssh.known_hosts),
+            connect_timeout_s=host.ssh.connect_timeout_s,
+            shell="powershell" if host.os == "windows" else "posix"),
+            trust_new_keys=self.trust_new_keys)
+
+    def connection(self, name: str) -> Connection:
+        if name not in self._conns:
+            self._conns[name] = self._connect(self.inventory.host(name))
+        return self._conns[name]
+
+    def platform(self, name: str) -> Platform:
+        if name not in self._platforms:
+            host = self.inventory.host(name)
+            cls = PLATFORMS.get(host.os)
+            if cls is None:
+                raise UsageError(f"{name}: os '{host.os}' hosts are not supported yet "
+                                 f"(supported: {', '.join(PLATFORMS)})")
+            self._platforms[name] = cls(self.connection(name), tools=host.tools)
+        return self._platforms[name]
+
+    def close(self) -> None:
+        for conn in self._conns.values():
+            conn.close()
+        self._conns.clear()
+        self._platforms.clear()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

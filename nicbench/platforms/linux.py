@@ -1,0 +1,211 @@
+"""Linux hosts: interface facts, MTU and sysctl changes, CPU time, listening ports.
+
+Each fact is a command builder plus a pure parser (``parse_*`` functions below, tested on
+captured output). MTUs are set with ``ip link`` and read back; where ``ip`` is missing,
+with ``ifconfig <if> mtu <n> up`` as the reviews did. A refusal carries the kernel's own
+words ("RTNETLINK answers: Invalid argument").
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from nicbench.errors import CommandTimeout, TrialError, TuningError
+from nicbench.platforms.base import CpuTimes, HostFacts, InterfaceFacts, Platform
+
+VERSION_PROBES: dict[str, tuple[list[str], str]] = {
+    # tool: (argv after the executable, regex on stdout+stderr)
+    "iperf2": (["-v"], r"iperf version (\S+)"),
+    "iperf3": (["--version"], r"iperf (\d+\.\d+(?:\.\d+)?)"),
+    "ntttcp": (["-V"], r"(?:NTTTCP for Linux|ntttcp)[^\d]*(\d+\.\d+(?:\.\d+)?)"),
+    "netio": ([], r"Version (\d+\.\d+)"),
+}
+DEFAULT_EXECUTABLES = {"iperf2": "iperf", "iperf3": "iperf3", "netpipe": "NPtcp",
+                       "ntttcp": "ntttcp", "netio": "netio"}
+DPKG_PACKAGES = {"netpipe": "netpipe-tcp"}  # tools that print no version of their own
+
+
+def parse_ip_link_json(text: str, iface: str) -> dict:
+    data = json.loads(text)
+    if not data:
+        raise ValueError(f"no interface {iface}")
+    return data[0]
+
+
+def parse_ethtool_i(text: str) -> dict[str, str]:
+    out = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            out[key.strip()] = value.strip()
+    return out
+
+
+def parse_ethtool_k(text: str) -> dict[str, bool]:
+    """``ethtool -k``: feature -> on/off (fixed features included)."""
+    out = {}
+    for line in text.splitlines()[1:]:
+        m = re.match(r"^\s*([\w-]+):\s+(on|off)", line)
+        if m:
+            out[m.group(1)] = m.group(2) == "on"
+    return out
+
+
+def parse_proc_stat(text: str) -> CpuTimes:
+    """First line of /proc/stat: user nice system idle iowait irq softirq steal ..."""
+    for line in text.splitlines():
+        if line.startswith("cpu "):
+            values = [float(v) for v in line.split()[1:]]
+            idle = values[3] + (values[4] if len(values) > 4 else 0.0)
+            # guest/guest_nice (9th, 10th) are already counted in user/nice
+            total = sum(values[:8])
+            return CpuTimes(busy=total - idle, total=total)
+    raise ValueError("no 'cpu ' line in /proc/stat")
+
+
+def mtu_refusal(stderr: str, stdout: str = "") -> str:
+    text = (stderr or stdout).strip()
+    return text.splitlines()[-1] if text else "refused without a message"
+
+
+class LinuxPlatform(Platform):
+    os_name = "linux"
+
+    def __init__(self, conn, tools: dict[str, str] | None = None):
+        super().__init__(conn)
+        self.tools = {**DEFAULT_EXECUTABLES, **(tools or {})}
+        self._has_ip: bool | None = None
+        self._versions: dict[str, str | None] = {}
+
+    # -- facts --------------------------------------------------------------------
+    def host_facts(self) -> HostFacts:
+        res = self.conn.run(["sh", "-c", "uname -r; hostname; nproc 2>/dev/null || echo; "
+                                         "grep -m1 '^model name' /proc/cpuinfo || echo"],
+                            warn=True)
+        lines = res.stdout.splitlines() + ["", "", "", ""]
+        cpus = lines[2].strip()
+        model = lines[3].split(":", 1)[1].strip() if ":" in lines[3] else None
+        return HostFacts(os="linux", kernel=lines[0].strip(), hostname=lines[1].strip() or None,
+                         cpus=int(cpus) if cpus.isdigit() else None, cpu_model=model)
+
+    def _link(self, iface: str) -> dict:
+        res = self.conn.run(["ip", "-j", "-d", "addr", "show", "dev", iface], warn=True)
+        if not res.ok:
+            raise TuningError(self.host, "interface", iface, res.tail() or "not found",
+                              "check pairs[].a/b.interface in the inventory")
+        return parse_ip_link_json(res.stdout, iface)
+
+    def interface_facts(self, iface: str) -> InterfaceFacts:
+        link = self._link(iface)
+        max_mtu = link.get("max_mtu")
+        lower = link.get("link")
+        if lower:
+            # A macvlan/vlan cannot exceed its lower device's MTU, whatever it reports.
+            try:
+                lower_mtu = self._link(lower).get("mtu")
+                if lower_mtu and (max_mtu is None or lower_mtu < max_mtu):
+                    max_mtu = lower_mtu
+            except TuningError:
+                pass
+        ethi = self.conn.run(["ethtool", "-i", iface], warn=True)
+        info = parse_ethtool_i(ethi.stdout) if ethi.ok else {}
+        ethk = self.conn.run(["ethtool", "-k", iface], warn=True)
+        offloads = parse_ethtool_k(ethk.stdout) if ethk.ok else {}
+        flags = link.get("flags", [])
+        return InterfaceFacts(
+            name=iface, mtu=int(link["mtu"]), max_mtu=max_mtu,
+            state=str(link.get("operstate", "UNKNOWN")).lower(),
+            carrier="NO-CARRIER" not in flags and "UP" in flags and
+                    "LOWER_UP" in flags,
+            kind=(link.get("linkinfo") or {}).get("info_kind"), lower=lower,
+            driver=info.get("driver") or None, driver_version=info.get("version") or None,
+            firmware=info.get("firmware-version") or None, bus_info=info.get("bus-info") or None,
+            offloads={k: v for k, v in offloads.items() if k in (
+                "tcp-segmentation-offload", "generic-segmentation-offload",
+                "generic-receive-offload", "rx-checksumming", "tx-checksumming",
+                "scatter-gather")},
+            addresses=tuple(a["local"] for a in link.get("addr_info", []) if "local" in a))
+
+    # -- MTU ----------------------------------------------------------------------
+    def get_mtu(self, iface: str) -> int:
+        return int(self._link(iface)["mtu"])
+
+    def _ip_available(self) -> bool:
+        if self._has_ip is None:
+            self._has_ip = self.conn.run(["sh", "-c", "command -v ip"], warn=True).ok
+        return self._has_ip
+
+    def set_mtu(self, iface: str, mtu: int) -> None:
+        if self._ip_available():
+            argv = ["ip", "link", "set", "dev", iface, "mtu", str(int(mtu))]
+        else:
+            argv = ["ifconfig", iface, "mtu", str(int(mtu)), "up"]
+        res = self.conn.run(argv, warn=True)
+        if not res.ok:
+            raise TuningError(self.host, f"MTU of {iface}", mtu,
+                              mtu_refusal(res.stderr, res.stdout),
+                              "the driver or device does not accept this MTU")
+        now = self.get_mtu(iface)
+        if now != mtu:
+            raise TuningError(self.host, f"MTU of {iface}", mtu,
+                              f"accepted, but reads back as {now}")
+
+    def verify_path_mtu(self, iface: str, peer: str, mtu: int) -> None:
+        # ICMP echo of exactly MTU bytes with DF set: 20 IP + 8 ICMP header bytes.
+        size = mtu - 28
+        res = self.conn.run(["ping", "-n", "-q", "-M", "do", "-s", str(size), "-c", "1",
+                             "-W", "2", "-I", iface, peer], warn=True, timeout=10)
+        if not res.ok:
+            raise TuningError(self.host, f"path MTU to {peer}", mtu,
+                              res.tail() or f"no reply to a {mtu}-byte packet",
+                              "the link or the other end does not carry this MTU")
+
+    # -- sysctl -------------------------------------------------------------------
+    def get_sysctl(self, name: str) -> str:
+        return self.conn.run(["sysctl", "-n", name]).stdout.strip()
+
+    def set_sysctl(self, name: str, value: str) -> None:
+        res = self.conn.run(["sysctl", "-w", f"{name}={value}"], warn=True)
+        if not res.ok:
+            raise TuningError(self.host, name, value, res.tail())
+        now = self.get_sysctl(name)
+        if " ".join(now.split()) != " ".join(str(value).split()):
+            raise TuningError(self.host, name, value, f"accepted, but reads back as {now!r}")
+
+    # -- measurement helpers ------------------------------------------------------
+    def cpu_times(self) -> CpuTimes:
+        return parse_proc_stat(self.conn.run(["head", "-n", "1", "/proc/stat"]).stdout)
+
+    def wait_listening(self, port: int, protocol: str, timeout_s: float) -> None:
+        flag = "-Hltn" if protocol == "tcp" else "-Hlun"
+        script = (f'while ! ss {flag} "sport = :$1" | grep -q .; do sleep 0.01; done')
+        try:
+            self.conn.run(["sh", "-c", script, "nicbench", str(int(port))],
+                          timeout=timeout_s, warn=True)
+        except CommandTimeout:
+            raise TrialError(f"{self.host}: nothing listened on {protocol} port {port} "
+                             f"within {timeout_s:g} s") from None
+
+    def tool_version(self, tool: str, executable: str | None = None) -> str | None:
+        exe = executable or self.tools[tool]
+        if exe not in self._versions:
+            self._versions[exe] = self._probe_version(tool, exe)
+        return self._versions[exe]
+
+    def _probe_version(self, tool: str, exe: str) -> str | None:
+        found = self.conn.run(["sh", "-c", 'command -v "$1"', "nicbench", exe], warn=True)
+        if not found.ok:
+            return None
+        if tool in DPKG_PACKAGES:
+            res = self.conn.run(["dpkg-query", "-W", "-f", "${Version}",
+                                 DPKG_PACKAGES[tool]], warn=True)
+            return res.stdout.strip() if res.ok and res.stdout.strip() else "unknown"
+        argv, regex = VERSION_PROBES[tool]
+        res = self.conn.run([exe, *argv], warn=True, timeout=10)
+        m = re.search(regex, res.stdout + res.stderr)
+        return m.group(1) if m else "unknown"
+
+    def executable(self, tool: str) -> str:
+        return self.tools[tool]
+

@@ -1,0 +1,129 @@
+"""Apply settings to hosts and always put them back.
+
+A :class:`TuningSession` records a setting's original value *before* changing it, both in
+memory and (optionally) in a journal file in the results directory, and ``restore()``
+puts back exactly those values in reverse order. Used as a context manager, restore runs
+on success, on error and on Ctrl-C (with SIGINT held off while restoring, so a second
+Ctrl-C cannot leave a host half-restored). If the controller itself dies, the journal
+lets ``nicbench restore DIR`` finish the job later.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+from nicbench.errors import NicbenchError
+from nicbench.platforms.base import Platform
+
+
+@dataclass
+class Change:
+    host: str
+    kind: str        # "mtu" | "sysctl"
+    key: str         # interface or sysctl name
+    original: str
+    applied: str
+    restored: bool = False
+
+
+class TuningSession:
+    def __init__(self, journal: str | Path | None = None,
+                 log: Callable[[str], None] | None = None):
+        self.changes: list[Change] = []
+        self._platforms: dict[str, Platform] = {}
+        self.journal = Path(journal) if journal else None
+        self.log = log or (lambda msg: None)
+        self.errors: list[str] = []
+
+    # -- apply --------------------------------------------------------------------
+    def set_mtu(self, platform: Platform, iface: str, mtu: int) -> None:
+        original = platform.get_mtu(iface)
+        if original == mtu:
+            return
+        self._record(platform, Change(platform.host, "mtu", iface, str(original), str(mtu)))
+        platform.set_mtu(iface, mtu)
+
+    def set_sysctl(self, platform: Platform, name: str, value: str) -> None:
+        original = platform.get_sysctl(name)
+        if " ".join(original.split()) == " ".join(str(value).split()):
+            return
+        self._record(platform, Change(platform.host, "sysctl", name, original, str(value)))
+        platform.set_sysctl(name, str(value))
+
+    def _record(self, platform: Platform, change: Change) -> None:
+        # Only the first change of a key keeps the true original.
+        if not any(c.host == change.host and c.kind == change.kind and c.key == change.key
+                   and not c.restored for c in self.changes):
+            self.changes.append(change)
+        self._platforms[platform.host] = platform
+        self._write_journal()
+
+    # -- restore ------------------------------------------------------------------
+    def restore(self) -> list[str]:
+        """Put every changed setting back; returns problems (also kept in ``errors``)."""
+        with _sigint_held():
+            for change in reversed(self.changes):
+                if change.restored:
+                    continue
+                platform = self._platforms[change.host]
+                try:
+                    if change.kind == "mtu":
+                        platform.set_mtu(change.key, int(change.original))
+                    else:
+                        platform.set_sysctl(change.key, change.original)
+                    change.restored = True
+                    self.log(f"restored {change.host} {change.kind} {change.key} = "
+                             f"{change.original}")
+                except NicbenchError as exc:
+                    self.errors.append(f"could not restore {change.host} {change.kind} "
+                                       f"{change.key} to {change.original}: {exc.one_line()}")
+            self._write_journal()
+        return list(self.errors)
+
+    def pending(self) -> list[Change]:
+        return [c for c in self.changes if not c.restored]
+
+    def _write_journal(self) -> None:
+        if self.journal is None:
+            return
+        tmp = self.journal.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"updated": time.time(),
+                                   "changes": [asdict(c) for c in self.changes]}, indent=1))
+        tmp.replace(self.journal)
+
+    def __enter__(self) -> "TuningSession":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.restore()
+
+
+def read_journal(path: str | Path) -> list[Change]:
+    data = json.loads(Path(path).read_text())
+    return [Change(**c) for c in data.get("changes", [])]
+
+
+class _sigint_held:
+    """Defer Ctrl-C until the block ends (main thread only; elsewhere a no-op)."""
+
+    def __enter__(self):
+        self._old = None
+        self._hit = False
+        if threading.current_thread() is threading.main_thread():
+            self._old = signal.signal(signal.SIGINT, self._note)
+        return self
+
+    def _note(self, *_):
+        self._hit = True
+
+    def __exit__(self, *exc):
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)
+            if self._hit and exc[0] is None:
+                raise KeyboardInterrupt
