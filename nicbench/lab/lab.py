@@ -338,9 +338,12 @@ class Lab:
             rate_bps = _rate_bps(ad.shaped_rate)
             largest = (ad.max_mtu + 14 + WIRE_OVERHEAD_BYTES) if ad.max_mtu else LARGEST_FRAME
             burst = max(int(rate_bps * BURST_SECONDS / 8), largest)
-            self._ns(host, ["tc", "qdisc", "replace", "dev", link.phy, "root", "stab", "overhead",
-                            str(WIRE_OVERHEAD_BYTES), "linklayer", "ethernet", "tbf", "rate",
-                            ad.shaped_rate, "burst", str(burst), "latency", SHAPING_LATENCY],
+            # tbf's own "overhead" counts the per-frame wire bytes; a "stab overhead" in
+            # front of tbf (as in docs/lab.md) was measured to have no effect here: MTU 1500
+            # gave 955 Mbit/s (1.5 % over theory) with it, 940.8 (-0.07 %) with this.
+            self._ns(host, ["tc", "qdisc", "replace", "dev", link.phy, "root", "tbf", "rate",
+                            ad.shaped_rate, "burst", str(burst), "latency", SHAPING_LATENCY,
+                            "overhead", str(WIRE_OVERHEAD_BYTES)],
                      "shaping")
             rules = []
             if ad.stall_above:
