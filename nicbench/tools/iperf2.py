@@ -1,0 +1,460 @@
+"""Turn what iperf 2 printed into a :class:`ParsedRun`: a pure function of the text.
+
+Responsible for every iperf 2 layout the harness meets, recognised from the text itself:
+
+* text output (legacy 2.0.5 layout and the 2.1.x layout) and enhanced output (``-e``);
+* CSV (``-y C``): the 2.1.x layout (9 columns for TCP, 14 for UDP, no SUM rows, no UDP
+  server report) and the 2.0.x layout (a UDP client prints its own 9-column row followed by
+  the server report as a 14-column row);
+* client and server side, TCP and UDP, one or several streams (``-P``), with or without
+  interval rows (``-i``) and with or without ``[SUM]`` rows;
+* iperf's own error lines (``tcp connect failed: Connection refused``): iperf 2.1.8 exits 0
+  there, so the error is returned in ``ParsedRun.error`` for the caller to judge, not raised.
+
+Which rate is ``throughput_bps``: the rate that reached the receiver when the output shows
+it (server-side output; the UDP "Server Report" a client prints), else the sender's rate.
+``extra["rate_from"]`` says which one it is ("receiver", "sender", or "unknown" for TCP CSV,
+whose rows do not say which end printed them). ``sent_bps`` is set only when a row is
+known to be the sender's. Output this module cannot read raises :class:`ParseError` naming
+what was expected and the line where reading stopped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from nicbench.errors import ParseError
+from nicbench.tools.base import ParsedRun, UdpStats, iperf_bits, iperf_bytes
+
+TOOL = "iperf2"
+
+_NUM = r"\d+(?:\.\d+)?"
+
+# "[  1] 0.0000-1.0000 sec  1.81 GBytes  15.5 Gbits/sec<rest>" (2.1.x) and
+# "[  3]  0.0- 1.0 sec   112 MBytes   943 Mbits/sec<rest>" (2.0.x pads with spaces).
+# Rates can be printed in bytes/sec when the user passed -f K/M/G.
+_ROW = re.compile(
+    rf"^\[\s*(?P<sid>\d+|SUM(?:-\d+)?)\]\s+(?P<start>{_NUM})\s*-\s*(?P<end>{_NUM})\s+sec\s+"
+    rf"(?P<xfer>{_NUM})\s+(?P<xprefix>[KMGT]?)Bytes\s+"
+    rf"(?P<rate>{_NUM})\s+(?P<rprefix>[KMGTkmgt]?)(?P<runit>bits|Bytes)/sec(?P<rest>.*)$")
+# UDP receiver columns: "0.000 ms 17042/433721 (3.9%)"; 2.0.x writes "0/  852".
+_UDP_REST = re.compile(
+    rf"^\s*(?P<jitter>-?{_NUM})\s+ms\s+(?P<lost>-?\d+)\s*/\s*(?P<total>-?\d+)")
+# Enhanced TCP client columns: "21943/0          7     1662K/1898(3637) us" = Write/Err Rtry.
+# The lookahead keeps the UDP client's "217781/0   217782 pps" from reading as retries.
+_TCP_ENH_REST = re.compile(r"^\s*(?P<writes>\d+)/(?P<errs>\d+)\s+(?P<retry>\d+)(?=\s|$)(?!\s*pps)")
+
+_CLIENT_HDR = re.compile(r"^Client connecting to (?P<host>\S+?),? (?P<proto>TCP|UDP) port (?P<port>\d+)"
+                         r"(?:.*\((?P<flows>\d+) flows\))?")
+_SERVER_HDR = re.compile(r"^Server listening on (?P<proto>TCP|UDP) port (?P<port>\d+)")
+_CONNECTED = re.compile(r"^\[\s*(?P<sid>\d+)\]\s+local\s+\S+\s+port\s+\d+\s+connected with\s+\S+"
+                        r"\s+port\s+\d+(?P<rest>.*)$")
+_PEER = re.compile(r"\(peer (?P<ver>[^)\s]+)\)")
+_VERSION = re.compile(r"^iperf version (?P<ver>\S+)")
+_SENT = re.compile(r"^\[\s*(?P<sid>\d+)\]\s+Sent (?P<n>\d+) datagrams")
+_SERVER_REPORT = re.compile(r"^\[\s*\d+\]\s+Server Report:")
+# iperf 2 reports system-call failures as "<what> failed: <strerror>" (warn_errno), e.g.
+# "tcp connect failed: Connection refused", "read failed: Connection refused".
+_ERROR = re.compile(r"^(?:(?P<proto>tcp|udp) )?[A-Za-z][\w ]*? failed: .+$|^ERROR\b.*$")
+_WARNING = re.compile(r"^(?:\[\s*\d+\]\s+)?WARNING:?\s*(?P<msg>.+)$")
+# What identifies iperf3 output, so that it is refused here rather than half-read.
+_IPERF3_MARK = re.compile(r"^(?:- - - - -|iperf Done\.|Connecting to host |iperf3: |"
+                          r"Server listening on \d+)")
+
+# CSV: "20261122015127,127.0.0.1,48256,127.0.0.1,15003,1,0.0-1.0,2124415036,16995320288[,...]"
+_CSV_TIMESTAMP = re.compile(r"^\d{14}(?:\.\d+)?,")
+_CSV_INTERVAL = re.compile(rf"^(?P<start>-?{_NUM})-(?P<end>{_NUM})$")
+_CSV_TCP_COLS = 9   # timestamp, src, sport, dst, dport, id, interval, bytes, bit/s
+_CSV_UDP_COLS = 14  # ... + jitter ms, lost, total, loss %, out-of-order
+
+_EPS = 1e-9
+
+
+@dataclass
+class _Row:
+    """One result row, already in SI units. ``kind`` is whose view it is."""
+
+    sid: str                 # stream id as printed, or "SUM"
+    start: float
+    end: float
+    nbytes: float
+    bps: float
+    line: int
+    kind: str = "unknown"    # "sender", "receiver" or "unknown"
+    jitter_ms: float | None = None
+    lost: int | None = None
+    total: int | None = None
+    retries: int | None = None
+
+
+@dataclass
+class _Agg:
+    """The whole-run figures of one view (sender or receiver), summed over streams."""
+
+    bps: float
+    nbytes: float
+    duration: float
+    streams: int | None
+    jitter_ms: float | None
+    lost: int | None
+    total: int | None
+    retries: int | None
+
+
+# ---------------------------------------------------------------------------- entry points
+
+def looks_like(text: str) -> bool:
+    """True when ``text`` is iperf 2 output this module reads (text, enhanced or CSV)."""
+    return _sniff(text) is not None
+
+
+def parse(text: str) -> ParsedRun:
+    """Read one iperf 2 run (client or server side) from ``text``.
+
+    Returns a ParsedRun; if iperf printed an error line and no result, ``error`` holds that
+    line and ``throughput_bps`` is None. Raises ParseError for anything else it cannot read.
+    """
+    lines = text.splitlines()
+    fmt = _sniff(text)
+    if fmt is None:
+        first = next(((i, l) for i, l in enumerate(lines, 1) if l.strip()), None)
+        if first is None:
+            raise ParseError(TOOL, "iperf 2 output (text, -e or -y C CSV)", "empty input")
+        lineno, line = first
+        mark = next(((i, l) for i, l in enumerate(lines, 1) if _IPERF3_MARK.match(l)), None)
+        if mark is not None:
+            raise ParseError(TOOL, "iperf 2 output, not iperf3",
+                             f"line {mark[0]}: {mark[1].strip()[:60]!r} is iperf3's")
+        raise ParseError(TOOL, "an iperf 2 header ('Client connecting to', 'Server listening "
+                         "on'), a result row '[ ID] 0.0-10.0 sec ... Bytes ... bits/sec' or a "
+                         "-y C CSV row", f"line {lineno}: {line.strip()[:60]!r}")
+    if fmt == "csv":
+        return _parse_csv(lines)
+    return _parse_text(lines)
+
+
+# ---------------------------------------------------------------------------- format sniffing
+
+def _sniff(text: str) -> str | None:
+    """'csv', 'text' or None. iperf3 text is refused: its rows would match ours."""
+    lines = [l for l in text.splitlines() if l.strip()]
+    if not lines:
+        return None
+    if any(_IPERF3_MARK.match(l) for l in lines):
+        return None
+    if any(_CSV_TIMESTAMP.match(l) for l in lines):
+        return "csv"
+    for l in lines:
+        if (_CLIENT_HDR.match(l) or _SERVER_HDR.match(l) or _ROW.match(l.strip())
+                or _VERSION.match(l)):
+            return "text"
+    # A CSV run that failed before any row prints only the error line.
+    if any(_ERROR.match(l.strip()) for l in lines):
+        return "csv" if all(_ERROR.match(l.strip()) or _WARNING.match(l.strip())
+                            for l in lines) else "text"
+    return None
+
+
+# ---------------------------------------------------------------------------- text layout
+
+def _parse_text(lines: list[str]) -> ParsedRun:
+    side: str | None = None
+    protocol: str | None = None
+    version: str | None = None
+    flows: int | None = None
+    extra: dict[str, Any] = {"format": "text"}
+    errors: list[str] = []
+    warnings: list[str] = []
+    peer_versions: set[str] = set()
+
+    # Per session: a server that stayed up prints one block per client run; only the last
+    # block is this run's (a new session starts when a connection follows result rows).
+    rows: list[_Row] = []
+    conn_ids: list[str] = []
+    datagrams_sent: dict[str, int] = {}
+    sessions = 0
+    saw_server_report = False
+    last_line = 0
+
+    for lineno, raw in enumerate(lines, 1):
+        line = raw.strip()
+        if not line:
+            continue
+        last_line = lineno
+        if m := _CLIENT_HDR.match(line):
+            side, protocol = "client", m["proto"].lower()
+            flows = int(m["flows"]) if m["flows"] else flows
+            continue
+        if m := _SERVER_HDR.match(line):
+            side, protocol = "server", m["proto"].lower()
+            continue
+        if m := _VERSION.match(line):
+            version = m["ver"]
+            continue
+        if m := _CONNECTED.match(line):
+            if rows or sessions == 0:
+                sessions += 1
+                rows, conn_ids, datagrams_sent = [], [], {}
+            conn_ids.append(m["sid"])
+            if p := _PEER.search(m["rest"]):
+                peer_versions.add(p["ver"])
+            continue
+        if m := _SENT.match(line):
+            datagrams_sent[m["sid"]] = int(m["n"])
+            continue
+        if _SERVER_REPORT.match(line):
+            saw_server_report = True
+            continue
+        if m := _ROW.match(line):
+            rows.append(_text_row(m, lineno, side))
+            continue
+        if _ERROR.match(line):
+            errors.append(line)
+            if protocol is None and (p := _ERROR.match(line)["proto"]):
+                protocol = p
+            continue
+        if m := _WARNING.match(line):
+            warnings.append(m["msg"].strip())
+            continue
+
+    if protocol is None:
+        protocol = "udp" if (datagrams_sent or saw_server_report
+                             or any(r.lost is not None for r in rows)) else "tcp"
+    if side:
+        extra["side"] = side
+    if len(peer_versions) == 1:
+        extra["peer_version"] = next(iter(peer_versions))
+    if sessions > 1:
+        # The figures below are from the last of these (see the session comment above).
+        extra["sessions"] = sessions
+    if warnings:
+        extra["warnings"] = warnings
+    if datagrams_sent:
+        extra["datagrams_sent"] = sum(datagrams_sent.values())
+
+    error = errors[0] if errors else None
+    if not rows:
+        if error is not None:
+            return ParsedRun(tool=TOOL, protocol=protocol, throughput_bps=None, version=version,
+                             error=error, extra=extra)
+        raise ParseError(TOOL, "a result row '[ ID] 0.0-10.0 sec ... Bytes ... bits/sec'",
+                         f"line {last_line}: end of input")
+
+    expected = flows if flows and side == "client" else (len(set(conn_ids)) or None)
+    return _build(rows, protocol, version, error, extra, expected)
+
+
+def _text_row(m: re.Match[str], lineno: int, side: str | None) -> _Row:
+    sid = "SUM" if m["sid"].startswith("SUM") else m["sid"]
+    rate = float(m["rate"])
+    if m["runit"] == "Bytes":  # -f K/M/G: a byte rate, 1024-based like every iperf byte unit
+        bps = iperf_bytes(rate, m["rprefix"]) * 8
+    else:
+        bps = iperf_bits(rate, m["rprefix"])
+    row = _Row(sid=sid, start=float(m["start"]), end=float(m["end"]),
+               nbytes=iperf_bytes(float(m["xfer"]), m["xprefix"]), bps=bps, line=lineno)
+    rest = m["rest"]
+    if u := _UDP_REST.match(rest):
+        # Jitter and loss are measured by the receiver only: in client output these rows
+        # are the "Server Report"; in server output, the server's own rows.
+        row.jitter_ms, row.lost, row.total = float(u["jitter"]), int(u["lost"]), int(u["total"])
+        row.kind = "receiver"
+    else:
+        row.kind = {"client": "sender", "server": "receiver"}.get(side or "", "unknown")
+        if t := _TCP_ENH_REST.match(rest):
+            row.retries = int(t["retry"])
+    return row
+
+
+# ---------------------------------------------------------------------------- CSV layout
+
+def _parse_csv(lines: list[str]) -> ParsedRun:
+    parsed: list[tuple[list[str], int]] = []
+    errors: list[str] = []
+    warnings: list[str] = []
+    for lineno, raw in enumerate(lines, 1):
+        line = raw.strip()
+        if not line:
+            continue
+        if _CSV_TIMESTAMP.match(line):
+            cols = line.split(",")
+            if len(cols) not in (_CSV_TCP_COLS, _CSV_UDP_COLS):
+                raise ParseError(TOOL, f"{_CSV_TCP_COLS} (TCP) or {_CSV_UDP_COLS} (UDP) CSV "
+                                 f"columns, found {len(cols)}", f"line {lineno}")
+            parsed.append((cols, lineno))
+        elif _ERROR.match(line):
+            errors.append(line)
+        elif m := _WARNING.match(line):
+            warnings.append(m["msg"].strip())
+        else:
+            raise ParseError(TOOL, "a -y C CSV row", f"line {lineno}: {line[:60]!r}")
+
+    extra: dict[str, Any] = {"format": "csv"}
+    if warnings:
+        extra["warnings"] = warnings
+    error = errors[0] if errors else None
+    if not parsed:
+        m = _ERROR.match(error or "")
+        protocol = (m["proto"] if m and m["proto"] else "tcp")
+        return ParsedRun(tool=TOOL, protocol=protocol, throughput_bps=None, error=error,
+                         extra=extra)
+
+    has_udp = any(len(c) == _CSV_UDP_COLS for c, _ in parsed)
+    has_tcp_cols = any(len(c) == _CSV_TCP_COLS for c, _ in parsed)
+    # Whose view is each row? The rows do not say; the mix of layouts does:
+    #  - 2.1.x UDP client: its whole-run row reads total = -1 (it has no server report), and
+    #    its interval rows count datagrams sent, so every UDP row there is the sender's;
+    #  - 2.0.x UDP client: own rows have 9 columns, the server report has 14;
+    #  - only 14-column rows with real totals: a UDP server;
+    #  - only 9-column rows: TCP, client or server cannot be told apart.
+    udp_client_21 = any(len(c) == _CSV_UDP_COLS and _int(c[11], ln) < 0 for c, ln in parsed)
+    if not has_udp:
+        kinds, side = {_CSV_TCP_COLS: "unknown"}, None
+    elif udp_client_21:
+        kinds, side = {_CSV_UDP_COLS: "sender", _CSV_TCP_COLS: "sender"}, "client"
+    elif has_tcp_cols:
+        kinds, side = {_CSV_TCP_COLS: "sender", _CSV_UDP_COLS: "receiver"}, "client"
+    else:
+        kinds, side = {_CSV_UDP_COLS: "receiver"}, "server"
+    if side:
+        extra["side"] = side
+
+    rows = []
+    for cols, lineno in parsed:
+        iv = _CSV_INTERVAL.match(cols[6])
+        if not iv:
+            raise ParseError(TOOL, "an interval 'start-end' in CSV column 7",
+                             f"line {lineno}: {cols[6]!r}")
+        sid_num = _int(cols[5], lineno)
+        row = _Row(sid="SUM" if sid_num <= 0 else str(sid_num),  # 2.0.x SUM rows use id -1
+                   start=float(iv["start"]), end=float(iv["end"]),
+                   nbytes=float(_int(cols[7], lineno)), bps=float(_int(cols[8], lineno)),
+                   line=lineno, kind=kinds[len(cols)])
+        if len(cols) == _CSV_UDP_COLS and row.kind == "receiver":
+            row.jitter_ms = _float(cols[9], lineno)
+            row.lost, row.total = _int(cols[10], lineno), _int(cols[11], lineno)
+        rows.append(row)
+
+    return _build(rows, "udp" if has_udp else "tcp", None, error, extra, None)
+
+
+def _int(value: str, lineno: int) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        try:  # some builds print byte counts and rates as floats
+            return int(float(value))
+        except ValueError:
+            raise ParseError(TOOL, "an integer CSV field", f"line {lineno}: {value!r}") from None
+
+
+def _float(value: str, lineno: int) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise ParseError(TOOL, "a number in a CSV field", f"line {lineno}: {value!r}") from None
+
+
+# ---------------------------------------------------------------------------- shared
+
+def _whole_run_rows(rows: Iterable[_Row]) -> dict[str, _Row]:
+    """Per stream id, the row covering the whole run (interval rows are ignored).
+
+    That row starts at 0 and is the last such row of its stream. If some row of the stream
+    starts at or after where that candidate ends, the candidate is only the first interval
+    row and the whole-run row is missing: the output was cut short.
+    """
+    by_sid: dict[str, list[_Row]] = {}
+    for r in rows:
+        by_sid.setdefault(r.sid, []).append(r)
+    finals: dict[str, _Row] = {}
+    for sid, rs in by_sid.items():
+        whole = [r for r in rs if abs(r.start) < _EPS]
+        label = "[SUM]" if sid == "SUM" else f"stream {sid}"
+        if not whole:
+            raise ParseError(TOOL, f"a whole-run row (starting at 0.0 s) for {label}",
+                             f"line {rs[-1].line}: end of its rows")
+        final = whole[-1]
+        later = [r for r in rs if r.start > _EPS and r.start >= final.end - _EPS]
+        if later:
+            raise ParseError(TOOL, f"a whole-run row for {label} after its interval rows "
+                             f"(output cut short?)", f"line {later[-1].line}")
+        finals[sid] = final
+    return finals
+
+
+def _aggregate(rows: list[_Row], expected_streams: int | None) -> _Agg:
+    finals = _whole_run_rows(rows)
+    total_row = finals.pop("SUM", None)
+    streams = list(finals.values())
+    if expected_streams and streams and len(streams) < expected_streams:
+        missing = expected_streams - len(streams)
+        raise ParseError(TOOL, f"whole-run rows for {expected_streams} streams, "
+                         f"found {len(streams)} ({missing} missing: output cut short?)",
+                         f"line {max(r.line for r in rows)}")
+
+    if total_row is not None:
+        # iperf's own [SUM] is computed from exact byte counts: better than adding up rows
+        # that were each rounded to three significant figures.
+        bps, nbytes = total_row.bps, total_row.nbytes
+        duration = total_row.end - total_row.start
+    else:
+        bps = sum(r.bps for r in streams)
+        nbytes = sum(r.nbytes for r in streams)
+        duration = max(r.end - r.start for r in streams)
+
+    def pick(attr: str) -> list[Any]:
+        vals = [getattr(r, attr) for r in streams]
+        return vals if vals and all(v is not None for v in vals) else []
+
+    if total_row is not None and total_row.lost is not None:
+        lost, total = total_row.lost, total_row.total
+    else:
+        lost = sum(pick("lost")) if pick("lost") else None
+        total = sum(pick("total")) if pick("total") else None
+    if total_row is not None and total_row.jitter_ms is not None:
+        jitter = total_row.jitter_ms
+    else:
+        # No aggregate jitter printed: the mean over streams, as iperf3 reports its sum.
+        jit = pick("jitter_ms")
+        jitter = sum(jit) / len(jit) if jit else None
+    if total_row is not None and total_row.retries is not None:
+        retries = total_row.retries
+    else:
+        retries = sum(pick("retries")) if pick("retries") else None
+
+    n = len(streams) if streams else expected_streams
+    return _Agg(bps=bps, nbytes=nbytes, duration=duration, streams=n, jitter_ms=jitter,
+                lost=lost, total=total, retries=retries)
+
+
+def _build(rows: list[_Row], protocol: str, version: str | None, error: str | None,
+           extra: dict[str, Any], expected_streams: int | None) -> ParsedRun:
+    views = {kind: _aggregate([r for r in rows if r.kind == kind], expected_streams)
+             for kind in ("receiver", "sender", "unknown")
+             if any(r.kind == kind for r in rows)}
+    sender = views.get("sender")
+    if "receiver" in views:
+        main, extra["rate_from"] = views["receiver"], "receiver"
+    elif sender is not None:
+        main, extra["rate_from"] = sender, "sender"
+    else:
+        main, extra["rate_from"] = views["unknown"], "unknown"
+
+    udp = None
+    if protocol == "udp" and main.total is not None:
+        udp = UdpStats(lost=main.lost, total=main.total,
+                       # iperf prints the percentage with %.2g ("3.9%"): recompute it.
+                       loss_pct=100.0 * main.lost / main.total if main.total > 0 else None,
+                       jitter_ms=main.jitter_ms)
+    retries = sender.retries if sender is not None else main.retries
+    if protocol == "tcp" and retries is not None:
+        extra["retransmits"] = retries
+
+    return ParsedRun(tool=TOOL, protocol=protocol, throughput_bps=main.bps, version=version,
+                     duration_s=main.duration, streams=main.streams, udp=udp,
+                     bytes_total=main.nbytes,
+                     sent_bps=sender.bps if sender is not None else None,
+                     error=error, extra=extra)
