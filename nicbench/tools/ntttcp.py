@@ -1,0 +1,642 @@
+"""NTttcp: command builders and pure parsers for Microsoft's NTttcp and ntttcp-for-linux.
+
+Responsible for turning what one NTttcp process printed or saved into a :class:`ParsedRun`,
+and for the argument lists that start NTttcp the way the reviews and today's tools expect.
+Nothing here runs a command.
+
+Output formats parsed (``extra["format"]`` names which one a run came from)
+----------------------------------------------------------------------------
+``win_xml``      NTttcp.exe 5.x ``-xml`` file (root ``<ntttcps>``/``<ntttcpr>``,
+    ``version="5.33"``). ``<total_bytes metric="MB">`` is 2^20 bytes and
+    ``<throughput metric="mbps">`` is 10^6 bit/s: 2085.379314 MB * 2^20 * 8 / 60.015 s =
+    291.48e6, the file's own mbps (../shared/samples/ntttcp_win_v5.33_pkb_*).
+``win_console``  NTttcp.exe 5.x console: a per-thread table (``Thread Time(s) Throughput(KB/s)
+    Avg B / Compl``) and, after ``#####  Totals:  #####``, header / ``====`` / value blocks
+    (``Bytes(MEG) realtime(s) ... Throughput(MB/s)`` ... ``Avg. CPU %``). Columns are cut at
+    the ``=`` runs of the underline, so the tool's four blocks and the one-line reflow of the
+    published 5.28 sample read the same. KB = 2^10 and MB = 2^20 bytes: the sample's
+    per-thread KB/s add up to 1024 x its total MB/s. The console does not say TCP or UDP; it
+    is read from an echoed command line (``-u``) when there is one, else TCP (the default).
+``linux_xml``, ``linux_json``  ntttcp-for-linux ``-x`` / ``-j`` files. Same element names as
+    Windows but ``MB`` is 10^6 bytes (src/util.c: ``total_bytes_MB = total_bytes /
+    DECIMAL_BASED_UNIT_M``; the sample's 477.865736 MB is the console's 477865736 bytes).
+    Their ``version="5.33-linux"`` is a constant the tool writes for compatibility, not its
+    own version, so ``version`` stays None and the constant goes to ``extra``.
+``linux_console`` ntttcp-for-linux 1.4.x console (``NTTTCP for Linux 1.4.3`` banner, ``INFO:``
+    lines, ``#####  Totals:  #####``); throughput in bit/s with SI prefixes (bps/Kbps/Mbps/Gbps).
+
+CPU: ``cpu_pct`` is the tool's own figure. Windows: ``<cpu metric="%">`` / ``Avg. CPU %``
+(the figure the reviews charted; taken as printed). ntttcp-for-linux: ``cpu busy (all)`` /
+``<cpu_busy_all>`` / JSON ``cpu``, which src/util.c computes as the process's clock() time over
+wall time: the process's own CPU as % of ONE core (it can exceed 100 on several cores);
+``extra["cpu_pct_basis"]`` says which.
+
+Throughput: ``throughput_bps`` is the tool's own total for the end that wrote the file (the
+receiver's rate in a receiver file, the sender's in a sender file); ``sent_bps`` is set for
+sender files. A UDP loss figure needs both ends' files, so ``udp`` stays None here.
+
+Command builders and their sources
+----------------------------------
+* Windows 2000 DDK ``ntttcps``/``ntttcpr`` as the 2002-2003 reviews ran them:
+  ``ntttcps -m 1,0,<receiver> -a 4 -l 256K -n 10000``, receiver the same plus
+  ``-rb 20000000`` for jumbo frames. The review printed the transmitter line without ``-l``
+  before 256K; that was a typo and ``-l`` is always emitted.
+* NTttcp.exe 5.x (microsoft/ntttcp PrintUsage): ``-s|-r``, ``-m <threads>,<cpu|*>,<receiver>``,
+  ``-t <seconds>``, ``-u``, ``-l``, ``-a``, ``-rb``, ``-xml [filename]``.
+* ntttcp-for-linux 1.4.x (src/parameter.c, getopt ``"r::s::...m:...t:...O::x::j::QVh"``):
+  ``-s|-r``, ``-m <ports>,<cpu|*>,<receiver>``, ``-t``, ``-u``, ``-x [file]``, ``-j [file]``.
+  ``-x``/``-j`` take an optional argument that the tool also accepts as the next word, but
+  only if it does not start with ``-``; the builders refuse such names rather than let the
+  log silently go to the default file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from typing import Any
+
+from nicbench.errors import ParseError, UsageError
+from nicbench.tools.base import KIB, MIB, MBIT_SI, ParsedRun
+
+TOOL = "ntttcp"
+
+# Windows NTttcp: "MB"/"MEG" = 2^20 bytes, "KB" = 2^10. ntttcp-for-linux: "MB" = 10^6.
+_WIN_MB = MIB
+_WIN_KB = KIB
+_LINUX_MB = 1_000_000
+# ntttcp-for-linux console rates (src/util.c unit_bps[] with decimal units).
+_LINUX_RATE_PREFIX = {"bps": 1.0, "Kbps": 1e3, "Mbps": 1e6, "Gbps": 1e9}
+
+_CPU_BASIS_WINDOWS = "Windows NTttcp 'Avg. CPU %' / <cpu>, as the tool reports it"
+_CPU_BASIS_LINUX = ("ntttcp-for-linux 'cpu busy (all)': this process's own CPU time as % of "
+                    "one core (may exceed 100 on several cores)")
+
+
+# --------------------------------------------------------------------------- detection
+
+
+def looks_like(text: str) -> bool:
+    """True when ``text`` is NTttcp (Windows or Linux) output this module can read."""
+    head = text.lstrip("\ufeff \t\r\n")
+    if head.startswith("<"):
+        # allow an <?xml ...?> prolog before the root element
+        return bool(re.match(r"(?:<\?xml[^>]*\?>\s*)?<ntttcp[sr]\b", head))
+    if head.startswith("{"):
+        return bool(re.search(r'"ntttcp[sr]"\s*:', head[:200]))
+    if "NTTTCP for Linux" in text:
+        return True
+    return "#####  Totals:  #####" in text and (
+        "Throughput(KB/s)" in text or "Bytes(MEG)" in text)
+
+
+def parse(text: str) -> ParsedRun:
+    """Parse one NTttcp result (XML, JSON or console; Windows or Linux) into a ParsedRun."""
+    head = text.lstrip("\ufeff \t\r\n")
+    if not head:
+        raise ParseError(TOOL, "NTttcp output (XML, JSON or console)", "empty input")
+    if head.startswith("<"):
+        return _parse_xml(head)
+    if head.startswith("{"):
+        return _parse_json(head)
+    if "NTTTCP for Linux" in text:
+        return _parse_linux_console(text)
+    if "#####  Totals:  #####" in text or "Throughput(KB/s)" in text:
+        return _parse_windows_console(text)
+    first = head.splitlines()[0]
+    raise ParseError(TOOL, "NTttcp XML (<ntttcps>/<ntttcpr>), ntttcp-for-linux JSON, or an "
+                     "NTttcp console with a '#####  Totals:  #####' block",
+                     f"line 1: {first[:80]!r}")
+
+
+# --------------------------------------------------------------------------- XML
+
+
+def _parse_xml(text: str) -> ParsedRun:
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as exc:
+        line, col = exc.position
+        hint = ""
+        if "junk after document element" in str(exc):
+            # NTttcp.exe appends to an existing -xml file instead of replacing it.
+            hint = " (two documents in one file? NTttcp.exe appends to an existing -xml file)"
+        raise ParseError(TOOL, f"one well-formed NTttcp XML document{hint}",
+                         f"line {line}, column {col}: {exc}") from exc
+    if root.tag not in ("ntttcps", "ntttcpr"):
+        raise ParseError(TOOL, "an <ntttcps> or <ntttcpr> root element", f"/{root.tag}")
+    role = "sender" if root.tag == "ntttcps" else "receiver"
+    version_attr = root.get("version")
+    linux = bool(version_attr and version_attr.endswith("-linux")) or (
+        root.find("cpu_busy_all") is not None)
+    path = f"/{root.tag}"
+
+    def metric(tag: str, name: str, required: bool = True) -> float | None:
+        for el in root.findall(tag):
+            if el.get("metric") == name:
+                return _number(el.text, f"{path}/{tag}[@metric='{name}']")
+        if required:
+            raise ParseError(TOOL, f"<{tag} metric=\"{name}\">", path)
+        return None
+
+    def plain(tag: str) -> float | None:
+        el = root.find(tag)
+        return None if el is None else _number(el.text, f"{path}/{tag}")
+
+    mbps = metric("throughput", "mbps")
+    assert mbps is not None
+    total_mb = metric("total_bytes", "MB")
+    realtime = metric("realtime", "s")
+    udp_el = root.find("parameters/udp")
+    protocol = "udp" if udp_el is not None and (udp_el.text or "").strip() == "True" else "tcp"
+
+    threads = root.findall("thread")
+    thread_bps = [_number(_metric_child(t, "throughput", "mbps", f"{path}/thread"),
+                          f"{path}/thread[@index='{t.get('index')}']") * MBIT_SI
+                  for t in threads]
+    conns = plain("conns_tested")
+    streams = len(threads) if threads else (int(conns) if conns is not None else None)
+
+    extra: dict[str, Any] = {
+        "format": "linux_xml" if linux else "win_xml",
+        "role": role,
+        "mb_unit_bytes": _LINUX_MB if linux else _WIN_MB,
+        "computername": root.get("computername"),
+    }
+    if linux:
+        extra["format_version"] = version_attr
+    counts = (("packets_sent", plain("packets_sent")),
+              ("packets_received", plain("packets_received")),
+              ("retransmits", plain("packets_retransmitted")),
+              ("errors", plain("errors")),
+              ("buffer_len_bytes", plain("bufferLen")),
+              ("cpu_cores", metric("cpu_cores", "cpu cores", required=False)))
+    rates = (("cycles_per_byte", metric("cycles", "cycles/byte", required=False)
+              if root.find("cycles") is not None else plain("cycles_per_byte")),
+             ("avg_frame_size_bytes", metric("avg_frame_size", "B", required=False)),
+             ("interrupts_per_s", metric("interrupts", "count/sec", required=False)),
+             ("dpcs_per_s", metric("dpcs", "count/sec", required=False)))
+    for key, value in counts:
+        if value is not None:
+            extra[key] = int(value)
+    for key, value in rates:
+        if value is not None:
+            extra[key] = value
+    if thread_bps:
+        extra["thread_throughput_bps"] = thread_bps
+    retrans_segs = metric("tcp_retransmits", "retrans_segs", required=False)
+    if retrans_segs is not None:
+        extra["retrans_segs"] = int(retrans_segs)
+
+    if linux:
+        cpu = metric("cpu_busy_all", "%", required=False)
+        extra["cpu_pct_basis"] = _CPU_BASIS_LINUX
+    else:
+        cpu = metric("cpu", "%", required=False)
+        extra["cpu_pct_basis"] = _CPU_BASIS_WINDOWS
+    throughput_bps = mbps * MBIT_SI
+    return ParsedRun(
+        tool=TOOL,
+        protocol=protocol,
+        throughput_bps=throughput_bps,
+        version=None if linux else version_attr,
+        duration_s=realtime,
+        streams=streams,
+        cpu_pct=cpu,
+        bytes_total=None if total_mb is None else total_mb * (_LINUX_MB if linux else _WIN_MB),
+        sent_bps=throughput_bps if role == "sender" else None,
+        extra=extra,
+    )
+
+
+def _metric_child(parent: ET.Element, tag: str, name: str, where: str) -> str | None:
+    for el in parent.findall(tag):
+        if el.get("metric") == name:
+            return el.text
+    raise ParseError(TOOL, f"<{tag} metric=\"{name}\">", where)
+
+
+# --------------------------------------------------------------------------- JSON
+
+
+def _parse_json(text: str) -> ParsedRun:
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ParseError(TOOL, "a well-formed ntttcp-for-linux JSON document",
+                         f"line {exc.lineno}, column {exc.colno}: {exc.msg}") from exc
+    if not isinstance(doc, dict) or not ({"ntttcps", "ntttcpr"} & set(doc)):
+        raise ParseError(TOOL, "a top-level \"ntttcps\" or \"ntttcpr\" object", "$")
+    key = "ntttcps" if "ntttcps" in doc else "ntttcpr"
+    body = doc[key]
+    path = f"$.{key}"
+    if not isinstance(body, dict):
+        raise ParseError(TOOL, "an object", path)
+    role = "sender" if key == "ntttcps" else "receiver"
+
+    def value_of(name: str, required: bool = True) -> float | None:
+        item = body.get(name)
+        if item is None:
+            if required:
+                raise ParseError(TOOL, f"a \"{name}\" field", path)
+            return None
+        if isinstance(item, dict):
+            return _number(item.get("value"), f"{path}.{name}.value")
+        return _number(item, f"{path}.{name}")
+
+    def listed(name: str, metric_name: str, required: bool = True) -> float | None:
+        for i, item in enumerate(body.get(name) or []):
+            if isinstance(item, dict) and item.get("metric") == metric_name:
+                return _number(item.get("value"), f"{path}.{name}[{i}].value")
+        if required:
+            raise ParseError(TOOL, f"a {name} entry with metric \"{metric_name}\"",
+                             f"{path}.{name}")
+        return None
+
+    mbps = listed("throughputs", "mbps")
+    assert mbps is not None
+    total_mb = value_of("totalBytes", required=False)
+    params = body.get("parameters") or {}
+    protocol = "udp" if str(params.get("udp", "False")) == "True" else "tcp"
+    extra: dict[str, Any] = {
+        "format": "linux_json",
+        "role": role,
+        "mb_unit_bytes": _LINUX_MB,
+        "format_version": body.get("version"),
+        "computername": body.get("computername"),
+        "cpu_pct_basis": _CPU_BASIS_LINUX,
+    }
+    cycles = value_of("cycles", required=False)
+    if cycles is not None:
+        extra["cycles_per_byte"] = cycles
+    for name, field in (("packets_sent", "packetsSent"), ("packets_received", "packetsReceived"),
+                        ("retransmits", "packets_retransmitted"), ("errors", "errors")):
+        value = value_of(field, required=False)
+        if value is not None:
+            extra[name] = int(value)
+    retrans_segs = listed("tcp_retransmits", "retrans_segs", required=False)
+    if retrans_segs is not None:
+        extra["retrans_segs"] = int(retrans_segs)
+    throughput_bps = mbps * MBIT_SI
+    return ParsedRun(
+        tool=TOOL,
+        protocol=protocol,
+        throughput_bps=throughput_bps,
+        version=None,
+        duration_s=value_of("realTime", required=False),
+        # The JSON file has no connection count (the XML's <conns_tested> is not in it).
+        streams=None,
+        cpu_pct=value_of("cpu", required=False),
+        bytes_total=None if total_mb is None else total_mb * _LINUX_MB,
+        sent_bps=throughput_bps if role == "sender" else None,
+        extra=extra,
+    )
+
+
+# --------------------------------------------------------------------------- Linux console
+
+_LINUX_BANNER = re.compile(r"NTTTCP for Linux (?P<v>\d+(?:\.\d+)+)")
+# "01:52:38 INFO: test duration\t:4.00 seconds" -> key "test duration", value "4.00 seconds"
+_LINUX_KV = re.compile(r"^(?:\d\d:\d\d:\d\d )?INFO:\s*(?P<key>[^:\t][^:]*?)\s*:(?P<value>.*)$")
+_LINUX_COUNT = re.compile(r"INFO:\s*(?P<n>\d+) (?P<what>threads created|connections tested)")
+_LINUX_RATE = re.compile(r"^(?P<v>[\d.]+)(?P<unit>bps|Kbps|Mbps|Gbps)$")
+
+
+def _parse_linux_console(text: str) -> ParsedRun:
+    lines = text.splitlines()
+    version = m[1] if (m := _LINUX_BANNER.search(text)) else None
+    values: dict[str, tuple[str, int]] = {}
+    counts: dict[str, int] = {}
+    totals_at = None
+    protocol_line = None
+    role_line = None
+    for lineno, line in enumerate(lines, start=1):
+        if "#####  Totals:  #####" in line:
+            totals_at = lineno
+            continue
+        if c := _LINUX_COUNT.search(line):
+            counts[c["what"]] = int(c["n"])
+        stripped = line.strip()
+        if stripped in ("*** sender role", "*** receiver role"):
+            role_line = stripped.split()[1]
+        if re.match(r"^protocol:\s+(TCP|UDP)$", stripped):
+            protocol_line = stripped.split()[-1].lower()
+        if totals_at is not None and (kv := _LINUX_KV.match(stripped)):
+            values.setdefault(kv["key"].strip(), (kv["value"].strip(), lineno))
+    if totals_at is None:
+        errors = [ln.strip() for ln in lines if re.search(r"\bERR", ln)]
+        said = f"; ntttcp said: {errors[0]}" if errors else ""
+        raise ParseError(TOOL, f"a '#####  Totals:  #####' block{said}",
+                         f"end of input after line {len(lines)}")
+
+    def need(key: str) -> tuple[str, int]:
+        if key not in values:
+            raise ParseError(TOOL, f"a '{key}' line in the totals",
+                             f"after line {totals_at} (totals)")
+        return values[key]
+
+    raw, where = need("throughput")
+    rate = _LINUX_RATE.match(raw)
+    if not rate:
+        raise ParseError(TOOL, "a throughput like '955.28Mbps'", f"line {where}: {raw!r}")
+    throughput_bps = float(rate["v"]) * _LINUX_RATE_PREFIX[rate["unit"]]
+    raw, where = need("test duration")
+    duration = _number(raw.removesuffix("seconds").strip(), f"line {where}")
+    raw, where = need("total bytes")
+    total = _number(raw, f"line {where}")
+    cpu = None
+    if "cpu busy (all)" in values:
+        raw, where = values["cpu busy (all)"]
+        cpu = _number(raw.rstrip("%"), f"line {where}")
+
+    # src/util.c prints "retrans segs" only for TCP, and "N connections tested" only on the
+    # sender; -V adds explicit "protocol:" and "*** sender role" lines, which win.
+    protocol = protocol_line or ("tcp" if "retrans segs" in values else "udp")
+    role = role_line or ("sender" if "connections tested" in counts else "receiver")
+    extra: dict[str, Any] = {"format": "linux_console", "role": role,
+                             "cpu_pct_basis": _CPU_BASIS_LINUX}
+    for name, key, cast in (("retransmits", "retrans segs", int),
+                            ("cycles_per_byte", "cycles/byte", float),
+                            ("cpu_cores", "cpu cores", int),
+                            ("packets_sent", "tx_packets", int),
+                            ("packets_received", "rx_packets", int)):
+        if key in values:
+            raw, where = values[key]
+            extra[name] = cast(_number(raw, f"line {where}"))
+    for key in ("user", "system", "idle", "iowait", "softirq"):
+        if key in values:
+            raw, where = values[key]
+            extra[f"cpu_{key}_pct"] = _number(raw.rstrip("%"), f"line {where}")
+    if "threads created" in counts:
+        extra["threads"] = counts["threads created"]
+    return ParsedRun(
+        tool=TOOL,
+        protocol=protocol,
+        throughput_bps=throughput_bps,
+        version=version,
+        duration_s=duration,
+        streams=counts.get("connections tested"),
+        cpu_pct=cpu,
+        bytes_total=total,
+        sent_bps=throughput_bps if role == "sender" else None,
+        extra=extra,
+    )
+
+
+# --------------------------------------------------------------------------- Windows console
+
+_WIN_VERSION = re.compile(r"Copyright Version (?P<v>\d+(?:\.\d+)+)")
+_UNDERLINE = re.compile(r"^=+(?: +=+)*$")
+_CMDLINE = re.compile(r"ntttcp(?:\.exe)?\s+(?P<args>.*)$", re.IGNORECASE)
+
+
+def _table_blocks(lines: list[str]) -> list[tuple[int, list[str], list[list[str]]]]:
+    """Every header / ``=====`` / rows block: (underline line number, names, rows).
+
+    Names are cut from the header at the columns of the ``=`` runs (they contain spaces:
+    "Avg Frame Size"); values are whitespace-separated numbers, one per column.
+    """
+    blocks = []
+    for i, line in enumerate(lines):
+        if not _UNDERLINE.match(line.rstrip()) or i == 0:
+            continue
+        spans = [m.span() for m in re.finditer(r"=+", line)]
+        header = lines[i - 1]
+        names = [header[a:b if k + 1 < len(spans) else None].strip()
+                 for k, (a, b) in enumerate(spans)]
+        rows = []
+        for row in lines[i + 1:]:
+            fields = row.split()
+            if len(fields) != len(spans) or not all(_is_number(f) for f in fields):
+                break
+            rows.append(fields)
+        blocks.append((i + 1, names, rows))
+    return blocks
+
+
+def _parse_windows_console(text: str) -> ParsedRun:
+    lines = text.splitlines()
+    version = m["v"] if (m := _WIN_VERSION.search(text)) else None
+    totals_at = next((n for n, ln in enumerate(lines, start=1)
+                      if "#####  Totals:  #####" in ln), None)
+    if totals_at is None:
+        raise ParseError(TOOL, "a '#####  Totals:  #####' block",
+                         f"end of input after line {len(lines)}")
+    totals: dict[str, tuple[str, int]] = {}
+    thread_rows: list[dict[str, str]] = []
+    for lineno, names, rows in _table_blocks(lines):
+        if lineno < totals_at:
+            if names and names[0] == "Thread":
+                thread_rows = [dict(zip(names, r)) for r in rows]
+            continue
+        if len(rows) != 1:
+            raise ParseError(TOOL, "one row of values under each totals header",
+                             f"line {lineno + 1}")
+        for name, value in zip(names, rows[0]):
+            totals[name] = (value, lineno + 1)
+
+    def total(name: str, required: bool = True) -> float | None:
+        if name not in totals:
+            if required:
+                raise ParseError(TOOL, f"a '{name}' column in the totals",
+                                 f"after line {totals_at} (totals)")
+            return None
+        raw, where = totals[name]
+        return _number(raw, f"line {where}, column {name!r}")
+
+    mb_per_s = total("Throughput(MB/s)")
+    assert mb_per_s is not None
+    throughput_bps = mb_per_s * _WIN_MB * 8
+    meg = total("Bytes(MEG)", required=False)
+
+    args: list[str] = []
+    for line in lines:
+        if c := _CMDLINE.search(line):
+            args = c["args"].split()
+            break
+    role = "sender" if "-s" in args else "receiver" if "-r" in args else None
+    protocol = "udp" if "-u" in args else "tcp"
+
+    extra: dict[str, Any] = {
+        "format": "win_console",
+        "role": role,
+        "mb_unit_bytes": _WIN_MB,
+        "protocol_source": "command line" if args else "default (no command line in output)",
+        "cpu_pct_basis": _CPU_BASIS_WINDOWS,
+    }
+    for name, column, cast in (
+            ("cycles_per_byte", "Cycles/Byte", float), ("packets_sent", "Packets Sent", int),
+            ("packets_received", "Packets Received", int), ("retransmits", "Retransmits", int),
+            ("errors", "Errors", int), ("avg_frame_size_bytes", "Avg Frame Size", float),
+            ("dpcs_per_s", "DPCs(count/s)", float), ("interrupts_per_s", "Intr(count/s)", float)):
+        value = total(column, required=False)
+        if value is not None:
+            extra[name] = cast(value)
+    if thread_rows:
+        extra["thread_throughput_bps"] = [
+            _number(r.get("Throughput(KB/s)"), f"thread table row {i}") * _WIN_KB * 8
+            for i, r in enumerate(thread_rows)]
+    return ParsedRun(
+        tool=TOOL,
+        protocol=protocol,
+        throughput_bps=throughput_bps,
+        version=version,
+        duration_s=total("realtime(s)", required=False),
+        streams=len(thread_rows) or None,
+        cpu_pct=total("Avg. CPU %", required=False),
+        bytes_total=None if meg is None else meg * _WIN_MB,
+        sent_bps=throughput_bps if role == "sender" else None,
+        extra=extra,
+    )
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _is_number(s: str) -> bool:
+    try:
+        float(s)
+    except ValueError:
+        return False
+    return True
+
+
+def _number(raw: object, where: str) -> float:
+    try:
+        return float(str(raw).strip())
+    except (TypeError, ValueError):
+        raise ParseError(TOOL, "a number", f"{where}: {raw!r}") from None
+
+
+# --------------------------------------------------------------------------- builders
+
+
+def _mapping(threads: int, proc: int | str, receiver_ip: str) -> str:
+    """The ``-m`` 3-tuple ``threads,processor,receiver`` shared by every NTttcp."""
+    if not isinstance(receiver_ip, str) or not receiver_ip or re.search(r"[\s,]", receiver_ip):
+        raise UsageError(f"NTttcp receiver address {receiver_ip!r}: needs a host or address "
+                         "without spaces or commas (it goes into the -m mapping)")
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise UsageError(f"NTttcp threads {threads!r}: needs an integer >= 1")
+    if proc != "*" and (isinstance(proc, bool) or not isinstance(proc, int) or proc < 0):
+        raise UsageError(f"NTttcp processor {proc!r}: needs a CPU number >= 0 or '*'")
+    return f"{threads},{proc},{receiver_ip}"
+
+
+def _positive(name: str, value: int) -> str:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise UsageError(f"NTttcp {name} {value!r}: needs an integer >= 1")
+    return str(value)
+
+
+def _ddk_argv(exe: str, receiver_ip: str, threads: int, proc: int | str, async_count: int,
+              length: str, count: int) -> list[str]:
+    if not isinstance(length, str) or not re.fullmatch(r"\d+[KkMm]?", length):
+        raise UsageError(f"NTttcp buffer length {length!r}: needs a size like 256K")
+    return [exe, "-m", _mapping(threads, proc, receiver_ip),
+            "-a", _positive("async count (-a)", async_count),
+            "-l", length,
+            "-n", _positive("buffer count (-n)", count)]
+
+
+def ddk_sender_argv(receiver_ip: str, *, threads: int = 1, proc: int | str = 0,
+                    async_count: int = 4, length: str = "256K",
+                    count: int = 10000) -> list[str]:
+    """Windows 2000 DDK transmitter as the reviews ran it.
+
+    ``ntttcps -m 1,0,<receiver> -a 4 -l 256K -n 10000`` (always with ``-l``; see module doc).
+    """
+    return _ddk_argv("ntttcps", receiver_ip, threads, proc, async_count, length, count)
+
+
+def ddk_receiver_argv(receiver_ip: str, *, threads: int = 1, proc: int | str = 0,
+                      async_count: int = 4, length: str = "256K", count: int = 10000,
+                      rb: int | None = None) -> list[str]:
+    """Windows 2000 DDK receiver: ``ntttcpr -m 1,0,<ip> -a 4 -l 256K -n 10000 [-rb N]``.
+
+    ``rb`` (SO_RCVBUF) was 20000000 in the reviews' jumbo-frame runs and absent at 1514.
+    """
+    argv = _ddk_argv("ntttcpr", receiver_ip, threads, proc, async_count, length, count)
+    if rb is not None:
+        argv += ["-rb", _positive("receive buffer (-rb)", rb)]
+    return argv
+
+
+def _win5_argv(role: str, receiver_ip: str, *, threads: int, proc: int | str,
+               duration_s: int, udp: bool, length: str | None, async_count: int | None,
+               rb: int | None, xml_file: str | None, exe: str) -> list[str]:
+    argv = [exe, role, "-m", _mapping(threads, proc, receiver_ip),
+            "-t", _positive("duration (-t)", duration_s)]
+    if length is not None:
+        if not re.fullmatch(r"\d+[KkMm]?", str(length)):
+            raise UsageError(f"NTttcp buffer length {length!r}: needs a size like 64K")
+        argv += ["-l", str(length)]
+    if async_count is not None:
+        argv += ["-a", _positive("outstanding I/O (-a)", async_count)]
+    if rb is not None:
+        argv += ["-rb", _positive("receive buffer (-rb)", rb)]
+    if udp:
+        argv.append("-u")
+    if xml_file is not None:
+        argv += ["-xml", _log_name(xml_file, "-xml")]
+    return argv
+
+
+def win_sender_argv(receiver_ip: str, *, threads: int = 1, proc: int | str = "*",
+                    duration_s: int = 60, udp: bool = False, length: str | None = None,
+                    async_count: int | None = None, xml_file: str | None = None,
+                    exe: str = "NTttcp.exe") -> list[str]:
+    """NTttcp.exe 5.x sender: ``NTttcp.exe -s -m 1,*,<ip> -t 60 [-l L] [-a N] [-u] [-xml f]``."""
+    return _win5_argv("-s", receiver_ip, threads=threads, proc=proc, duration_s=duration_s,
+                      udp=udp, length=length, async_count=async_count, rb=None,
+                      xml_file=xml_file, exe=exe)
+
+
+def win_receiver_argv(receiver_ip: str, *, threads: int = 1, proc: int | str = "*",
+                      duration_s: int = 60, udp: bool = False, length: str | None = None,
+                      async_count: int | None = None, rb: int | None = None,
+                      xml_file: str | None = None, exe: str = "NTttcp.exe") -> list[str]:
+    """NTttcp.exe 5.x receiver: ``NTttcp.exe -r -m 1,*,<own ip> -t 60 [...] [-rb N] [-xml f]``."""
+    return _win5_argv("-r", receiver_ip, threads=threads, proc=proc, duration_s=duration_s,
+                      udp=udp, length=length, async_count=async_count, rb=rb,
+                      xml_file=xml_file, exe=exe)
+
+
+def _linux_argv(role: str, receiver_ip: str, *, threads: int, proc: int | str,
+                duration_s: int, udp: bool, xml_file: str | None, json_file: str | None,
+                exe: str) -> list[str]:
+    argv = [exe, role, "-m", _mapping(threads, proc, receiver_ip),
+            "-t", _positive("duration (-t)", duration_s)]
+    if udp:
+        argv.append("-u")
+    if xml_file is not None:
+        argv += ["-x", _log_name(xml_file, "-x")]
+    if json_file is not None:
+        argv += ["-j", _log_name(json_file, "-j")]
+    return argv
+
+
+def linux_sender_argv(receiver_ip: str, *, threads: int = 1, proc: int | str = "*",
+                      duration_s: int = 60, udp: bool = False, xml_file: str | None = None,
+                      json_file: str | None = None, exe: str = "ntttcp") -> list[str]:
+    """ntttcp-for-linux sender: ``ntttcp -s -m 1,*,<ip> -t 60 [-u] [-x f.xml] [-j f.json]``."""
+    return _linux_argv("-s", receiver_ip, threads=threads, proc=proc, duration_s=duration_s,
+                       udp=udp, xml_file=xml_file, json_file=json_file, exe=exe)
+
+
+def linux_receiver_argv(receiver_ip: str, *, threads: int = 1, proc: int | str = "*",
+                        duration_s: int = 60, udp: bool = False, xml_file: str | None = None,
+                        json_file: str | None = None, exe: str = "ntttcp") -> list[str]:
+    """ntttcp-for-linux receiver: ``ntttcp -r -m 1,*,<own ip> -t 60 [-u] [-x f] [-j f]``."""
+    return _linux_argv("-r", receiver_ip, threads=threads, proc=proc, duration_s=duration_s,
+                       udp=udp, xml_file=xml_file, json_file=json_file, exe=exe)
+
+
+def _log_name(name: str, option: str) -> str:
+    # The tools take the file name as the next word only if it does not start with "-";
+    # otherwise they write to their default file and treat the name as another option.
+    if not isinstance(name, str) or not name or name.startswith("-"):
+        raise UsageError(f"NTttcp {option} file name {name!r}: needs a name that does not "
+                         "start with '-'")
+    return name
