@@ -20,6 +20,12 @@ from nicbench.remote.result import Result, make_result
 DEFAULT_TIMEOUT_S = 30.0
 
 
+def _words(argv: Sequence[object]) -> list[str]:
+    # Keep str subclasses as they are: str() of a Secret is a plain str, which would show
+    # the password in Result.command and in every error message.
+    return [w if isinstance(w, str) else str(w) for w in argv]
+
+
 class Connection(ABC):
     host: str
     shell: PosixShell
@@ -36,7 +42,7 @@ class Connection(ABC):
             warn: bool = False, hint: str = "") -> Result:
         """Run a command. Raises CommandTimeout on timeout (always), CommandFailed on a
         non-zero exit unless ``warn`` (then the caller inspects ``result.exit_status``)."""
-        result = self._exec([str(w) for w in argv], timeout)
+        result = self._exec(_words(argv), timeout)
         if result.timed_out:
             raise CommandTimeout(result, timeout)
         if not warn:
@@ -45,7 +51,7 @@ class Connection(ABC):
 
     def start(self, argv: Sequence[str], *, timeout: float = DEFAULT_TIMEOUT_S) -> "Background":
         """Start argv in the background (own process group); returns at once."""
-        res = self.run(self.shell.background_argv([str(w) for w in argv]), timeout=timeout)
+        res = self.run(self.shell.background_argv(_words(argv)), timeout=timeout)
         try:
             pid_s, workdir = res.stdout.strip().split(" ", 1)
             pid = int(pid_s)
@@ -96,12 +102,13 @@ class Background:
             return False
         return True
 
-    def stop(self, grace_s: float = 2.0) -> None:
-        """TERM the process group, then KILL it if it is still there after ``grace_s``."""
+    def stop(self, grace_s: float = 2.0, signal: str = "TERM") -> None:
+        """Signal the process group (TERM by default), then KILL it if it is still there
+        after ``grace_s``."""
         if not self.is_running():
             return
         self.stopped = True
-        self.conn.run(self.conn.shell.kill_argv(self.pid, "TERM"), warn=True)
+        self.conn.run(self.conn.shell.kill_argv(self.pid, signal), warn=True)
         if not self.wait(grace_s):
             self.conn.run(self.conn.shell.kill_argv(self.pid, "KILL"), warn=True)
             self.wait(grace_s)

@@ -7,13 +7,22 @@ per-point variable (``points[].vars``) and is checked when the point is known.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
-from nicbench.config.fields import Rate, Size, Strict
+from nicbench.config.fields import VAR_REF_RE, Rate, Size, Strict
 
-VarRef = str  # "$window"
+
+def _var_ref(value: str) -> str:
+    if not VAR_REF_RE.match(value):
+        raise ValueError(f"{value!r} is not a $name reference to a points[].vars variable")
+    return value
+
+
+# "$window": only a reference passes as a string; any other string must parse as the
+# field's real type (a bare str here let "lots" through as a window size).
+VarRef = Annotated[str, AfterValidator(_var_ref)]
 
 
 class Iperf2Params(Strict):
@@ -43,6 +52,7 @@ class NetpipeParams(Strict):
     upper: Size | None = None                 # -u, largest block
     lower: Size | None = None                 # -l, smallest block
     perturbation: int | None = Field(None, ge=0, le=1024)  # -p
+    repeats: int | None = Field(None, ge=1, le=100000)    # -n: fixed repeats per size
     port: int = Field(5002, ge=1024, le=65535)
 
 

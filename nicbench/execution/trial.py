@@ -1,0 +1,157 @@
+"""One trial on a pair: receiver up, sender run, both outputs kept, the outcome judged.
+
+Failure is detected, never assumed away: a non-zero exit, the tool's own error text, a
+timeout (the tool is killed on its host), output that cannot be read, and a transfer that
+moved almost nothing (iperf exits 0 over a dead link) all give a failed trial with a
+reason. Every trial is returned as a record, failed or not, with its raw output saved.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from nicbench.errors import CommandTimeout, NicbenchError, ParseError, RemoteError
+from nicbench.platforms.base import Platform
+from nicbench.remote.connection import Background
+from nicbench.results.store import RunDir, TrialRecord
+from nicbench.tools.drivers import DRIVERS, Endpoints, Plan
+
+# A transfer slower than this moved "nothing or almost nothing": a dead or stalled link.
+DEAD_LINK_BPS = 1_000_000
+LISTEN_TIMEOUT_S = 10.0
+TIMEOUT_MARGIN_S = 15.0
+SERVER_EXIT_WAIT_S = 5.0
+
+
+@dataclass
+class TrialContext:
+    run_dir: RunDir
+    run_id: str
+    pair: str
+    adapter: str
+    adapter_label: str
+    point: str
+    mtu: int
+    receiver: Platform
+    sender: Platform
+    receiver_addr: str
+    sender_addr: str
+
+
+def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: int,
+              kind: str = "repetition", offered_bps: int | None = None,
+              timeout_s: float = 120.0) -> TrialRecord:
+    driver = DRIVERS[test.tool]
+    trial_id = f"{ctx.pair}.{ctx.point}.{test.name}.{kind[0]}{repetition}" + (
+        f".{offered_bps // 1000}k" if offered_bps else "")
+    tag = trial_id.replace("/", "_")
+    ends = Endpoints(ctx.receiver_addr, ctx.sender_addr, test.protocol, offered_bps)
+    rec = TrialRecord(
+        run_id=ctx.run_id, trial_id=trial_id, pair=ctx.pair, adapter=ctx.adapter,
+        adapter_label=ctx.adapter_label, tool=test.tool, test=test.name,
+        protocol=test.protocol, point=ctx.point, mtu=ctx.mtu, repetition=repetition,
+        kind=kind, status="failed", offered_bps=offered_bps,
+        hosts={"receiver": ctx.receiver.host, "sender": ctx.sender.host},
+        started_at=time.time())
+    t0 = time.monotonic()
+    server: Background | None = None
+    client_text = server_text = ""
+    outfile_text: str | None = None
+    try:
+        plan = driver.plan(ctx.receiver.executable(test.tool), ctx.sender.executable(test.tool),
+                           params, ends, tag)
+        rec.commands = {"server": _shown(plan.server), "client": _shown(plan.client)}
+        client_timeout = (plan.expected_s + TIMEOUT_MARGIN_S) if plan.expected_s else timeout_s
+        server = ctx.receiver.conn.start(plan.server)
+        ctx.receiver.wait_listening(plan.port, plan.listen_protocol, LISTEN_TIMEOUT_S)
+        cpu0 = _cpu(ctx)
+        try:
+            client = ctx.sender.conn.run(plan.client, timeout=client_timeout, warn=True)
+        except CommandTimeout as exc:
+            client_text = exc.result.stdout + exc.result.stderr
+            rec.reason = f"timeout: the sender ran past {client_timeout:g} s and was killed"
+            return rec
+        finally:
+            cpu1 = _cpu(ctx)
+            if cpu0 and cpu1:
+                rec.cpu_sender_pct = cpu1[0].busy_pct_since(cpu0[0])
+                rec.cpu_receiver_pct = cpu1[1].busy_pct_since(cpu0[1])
+        client_text = client.stdout + (("\n" + client.stderr) if client.stderr.strip() else "")
+        rec.exit_status["client"] = client.exit_status
+        if plan.client_outfile:
+            got = ctx.sender.conn.run(["sh", "-c", 'cat "$1" 2>/dev/null; rm -f "$1"',
+                                       "nicbench", plan.client_outfile], warn=True)
+            outfile_text = got.stdout or None
+        server_text, server_status = _finish_server(server, plan)
+        rec.exit_status["server"] = server_status
+        _judge(rec, driver, client, client_text, server_text, outfile_text)
+        return rec
+    except (RemoteError, NicbenchError) as exc:
+        rec.reason = rec.reason or exc.one_line()
+        return rec
+    finally:
+        if server is not None and not server._collected:
+            try:
+                server.stop(grace_s=1.0)
+                res = server.collect()
+                server_text = server_text or (res.stdout + res.stderr)
+            except NicbenchError:
+                pass
+        rec.raw = {role: ctx.run_dir.write_raw(trial_id, role, text)
+                   for role, text in (("client", client_text), ("server", server_text),
+                                      ("outfile", outfile_text)) if text}
+        rec.wall_s = time.monotonic() - t0
+        rec.ended_at = time.time()
+
+
+def _shown(argv: list[str]) -> str:
+    from nicbench.remote.command import display
+    return display(argv)
+
+
+def _cpu(ctx: TrialContext):
+    try:
+        return ctx.sender.cpu_times(), ctx.receiver.cpu_times()
+    except NicbenchError:
+        return None
+
+
+def _finish_server(server: Background, plan: Plan) -> tuple[str, int | None]:
+    if not server.wait(SERVER_EXIT_WAIT_S if plan.server_exits else plan.settle_s):
+        server.stop(grace_s=2.0, signal=plan.stop_signal)
+    res = server.collect()
+    return res.stdout + (("\n" + res.stderr) if res.stderr.strip() else ""), res.exit_status
+
+
+def _judge(rec: TrialRecord, driver, client, client_text: str, server_text: str,
+           outfile_text: str | None) -> None:
+    try:
+        parsed = driver.interpret(client_text, server_text, outfile_text, rec.protocol)
+    except ParseError as exc:
+        rec.reason = f"output not understood: {exc.one_line()}"
+        if client.exit_status:
+            rec.reason = f"exit {client.exit_status}: {client.tail() or rec.reason}"
+        return
+    rec.version = parsed.version
+    rec.throughput_bps = parsed.throughput_bps
+    rec.sent_bps = parsed.sent_bps
+    rec.duration_s = parsed.duration_s
+    rec.cpu_tool_pct = parsed.cpu_pct
+    rec.udp = parsed.to_json()["udp"]
+    rec.points = [dict(size_bytes=p.size_bytes, throughput_bps=p.throughput_bps,
+                       tx_bps=p.tx_bps, rx_bps=p.rx_bps) for p in parsed.points]
+    rec.extra = {k: v for k, v in parsed.extra.items()
+                 if isinstance(v, (str, int, float, bool)) or v is None}
+    if parsed.error:
+        rec.reason = f"tool error: {parsed.error}"
+    elif client.exit_status:
+        rec.reason = f"exit {client.exit_status}: {client.tail()}"
+    elif parsed.throughput_bps is None:
+        rec.reason = "no throughput in the output"
+    elif parsed.throughput_bps < DEAD_LINK_BPS:
+        rec.reason = (f"transfer moved almost nothing ({parsed.throughput_bps:.0f} bit/s): "
+                      "the link is dead or stalled")
+    else:
+        rec.status = "ok"
