@@ -22,6 +22,7 @@ USER_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,31}$")
 SYSCTL_RE = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_-]+)+$")
 REGISTRY_NAME_RE = re.compile(r"^[A-Za-z0-9_*]{1,64}$")
 ARG_RE = re.compile(r"^[A-Za-z0-9_.:,+/-]{1,64}$")
+VAR_REF_RE = re.compile(r"^\$[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")   # "$window": a points[].vars key
 SIZE_RE = re.compile(r"^(\d+(?:\.\d+)?)\s*([kKmMgG]?)$")
 RATE_RE = re.compile(r"^(\d+(?:\.\d+)?)\s*([kKmMgG]?)(?:bit|bps|b)?(?:/s)?$")
 
@@ -108,7 +109,21 @@ def check_arg(value: Any) -> Any:
                      "(numbers or words of letters, digits and _ . : , + / -)")
 
 
+def check_param(value: Any) -> Any:
+    """A test parameter: a tool argument, or ``"$name"`` naming a per-point variable
+    (resolved before any command is built; the profile check makes sure it exists)."""
+    if isinstance(value, str) and VAR_REF_RE.match(value):
+        return value
+    try:
+        return check_arg(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is not an allowed tool argument (numbers or words of "
+                         "letters, digits and _ . : , + / -, or $name for a points[].vars "
+                         "variable)") from None
+
+
 ToolArg = Annotated[Any, AfterValidator(check_arg)]
+ToolParam = Annotated[Any, AfterValidator(check_param)]
 
 
 class Strict(BaseModel):

@@ -84,11 +84,20 @@ def _validate(model: type[BaseModel], data: Any, where: Where):
     if not isinstance(data, dict):
         raise ConfigError("expected a mapping of keys at the top level", file=where.default_file,
                           line=1)
+    # Fields the loader sets itself (base_dir, file) are not keys a file may write.
+    errors = [where.error((key,), f"unknown key '{key}' (allowed: {_allowed(model)})")
+              for key in data if key in model.model_fields and model.model_fields[key].exclude]
     try:
-        return model.model_validate(data)
+        validated = model.model_validate(data)
     except ValidationError as exc:
-        errors = [_translate(model, err, where) for err in exc.errors()]
-        raise ConfigErrors(_dedupe(errors)) from None
+        errors += [_translate(model, err, where) for err in exc.errors()]
+    if errors:
+        raise ConfigErrors(_dedupe(errors))
+    return validated
+
+
+def _allowed(model: type[BaseModel]) -> str:
+    return ", ".join(name for name, f in model.model_fields.items() if not f.exclude)
 
 
 def _dedupe(errors: list[ConfigError]) -> list[ConfigError]:
@@ -109,7 +118,7 @@ def _translate(root: type[BaseModel], err: dict, where: Where) -> ConfigError:
     kind = err["type"]
     if kind == "extra_forbidden":
         parent = _model_at(root, loc[:-1])
-        allowed = ", ".join(parent.model_fields) if parent else ""
+        allowed = _allowed(parent) if parent else ""
         hint = f" (allowed: {allowed})" if allowed else ""
         return where.error(loc, f"unknown key '{loc[-1]}'{hint}")
     if kind == "missing":

@@ -12,7 +12,8 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from nicbench.config.fields import Name, Rate, RegistryName, Strict, SysctlName, ToolArg
+from nicbench.config.fields import (Name, Rate, RegistryName, Strict, SysctlName, ToolArg,
+                                    ToolParam)
 from nicbench.config.source import Where
 from nicbench.errors import ConfigError
 
@@ -49,7 +50,7 @@ class TestSpec(Strict):
     name: Name
     tool: Literal["iperf2", "iperf3", "netpipe", "ntttcp", "netio"]
     protocol: Literal["tcp", "udp"] = "tcp"
-    params: dict[Name, ToolArg] = Field(default_factory=dict)
+    params: dict[Name, ToolParam] = Field(default_factory=dict)
     repetitions: int | None = Field(None, ge=1, le=1000)
     select: Select | None = None
     timeout_s: float | None = Field(None, gt=0, le=86_400)

@@ -86,7 +86,7 @@ def _convert(node: yaml.Node, path: KeyPath, where: Where, name: str) -> Any:
     if isinstance(node, yaml.MappingNode):
         out: dict[Any, Any] = {}
         for key_node, value_node in node.value:
-            key = _scalar(key_node)
+            key = _scalar(key_node, name)
             if key in out:
                 raise ConfigError(f"duplicate key '{key}'", file=name,
                                   line=key_node.start_mark.line + 1,
@@ -97,17 +97,22 @@ def _convert(node: yaml.Node, path: KeyPath, where: Where, name: str) -> Any:
         return out
     if isinstance(node, yaml.SequenceNode):
         return [_convert(item, path + (i,), where, name) for i, item in enumerate(node.value)]
-    return _scalar(node)
+    return _scalar(node, name)
 
 
 _SCALARS = yaml.SafeLoader("")
 
 
-def _scalar(node: yaml.Node) -> Any:
+def _scalar(node: yaml.Node, name: str) -> Any:
     if not isinstance(node, yaml.ScalarNode):
-        raise ConfigError("keys and values here must be plain scalars",
+        raise ConfigError("keys and values here must be plain scalars", file=name,
                           line=node.start_mark.line + 1)
-    return _SCALARS.construct_object(node, deep=True)
+    try:
+        return _SCALARS.construct_object(node, deep=True)
+    except yaml.YAMLError as exc:  # e.g. an unknown tag such as !!python/object
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"not valid YAML: {problem}", file=name,
+                          line=node.start_mark.line + 1) from exc
 
 
 def merge(base: Any, base_where: Where, over: Any, over_where: Where,

@@ -20,8 +20,12 @@ def validate_params(test, profile) -> Iterator[tuple[tuple, str]]:
         except KeyError:
             return  # undefined $var: reported by the profile's own check
         except ValidationError as exc:
+            seen = set()
             for err in exc.errors():
                 key = err["loc"][0] if err["loc"] else None
+                if key in seen:
+                    continue  # a union (Size | VarRef) fails once per member: keep the first
+                seen.add(key)
                 path = ("params", key) if key is not None else ("params",)
                 if err["type"] == "extra_forbidden":
                     msg = (f"{test.tool} has no parameter '{key}' "
