@@ -26,6 +26,9 @@ from nicbench.remote.connection import Connection
 from nicbench.remote.result import Result, make_result
 
 
+EOF_GRACE_S = 1.0
+
+
 @dataclass(frozen=True)
 class SshTarget:
     name: str           # inventory host name, used in every message
@@ -143,19 +146,29 @@ class SshConnection(Connection):
         # The exit status does not wake select(), so poll: fast at first (most commands
         # end in milliseconds), backing off to 50 ms for long ones.
         poll = 0.001
+        # sshd sends the exit status as soon as the command exits, possibly before the rest
+        # of its output (measured: 262144 of 300007 bytes had arrived). The output is
+        # complete at EOF; only a leftover child still holding the pipe open keeps EOF
+        # away, so after the exit status, wait for EOF at most EOF_GRACE_S of silence.
+        quiet_since: float | None = None
         try:
             while True:
                 if chan.recv_ready():
                     out += chan.recv(65536)
-                    poll = 0.001
+                    poll, quiet_since = 0.001, None
                     continue
                 if chan.recv_stderr_ready():
                     err += chan.recv_stderr(65536)
-                    poll = 0.001
+                    poll, quiet_since = 0.001, None
                     continue
-                if chan.exit_status_ready() and not chan.recv_ready() \
-                        and not chan.recv_stderr_ready():
-                    break
+                if chan.exit_status_ready():
+                    if chan.eof_received or chan.closed:
+                        break
+                    now = time.monotonic()
+                    if quiet_since is None:
+                        quiet_since = now
+                    elif now - quiet_since > EOF_GRACE_S:
+                        break
                 left = deadline - time.monotonic()
                 if left <= 0:
                     timed_out = True
