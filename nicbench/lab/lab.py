@@ -255,7 +255,9 @@ class Lab:
         try:
             data = json.loads(self.state_file.read_text())
             return LabState(**data)
-        except (FileNotFoundError, json.JSONDecodeError, TypeError):
+        except (OSError, json.JSONDecodeError, TypeError):
+            # OSError, not only FileNotFoundError: a non-root user cannot read a root lab's
+            # directory, and must get "needs root" from the preflight, not a traceback.
             return None
 
     # -- up -----------------------------------------------------------------------
