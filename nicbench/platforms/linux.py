@@ -157,8 +157,11 @@ class LinuxPlatform(Platform):
         res = self.conn.run(["ping", "-n", "-q", "-M", "do", "-s", str(size), "-c", "1",
                              "-W", "2", "-I", iface, peer], warn=True, timeout=10)
         if not res.ok:
+            said = [ln for ln in (res.stderr + res.stdout).splitlines()
+                    if "error" in ln.lower() or "loss" in ln]
             raise TuningError(self.host, f"path MTU to {peer}", mtu,
-                              res.tail() or f"no reply to a {mtu}-byte packet",
+                              f"no reply to a {mtu}-byte packet with DF set"
+                              + (f" ({said[-1].strip()})" if said else ""),
                               "the link or the other end does not carry this MTU")
 
     # -- sysctl -------------------------------------------------------------------

@@ -99,13 +99,16 @@ class Iperf2Driver(Driver):
         client = iperf2.parse(client_text)
         if client.error or protocol == "udp" and client.udp:
             return client
-        # TCP: the server saw what arrived; the client only what it wrote.
+        # TCP: the server saw what arrived; the client only what it wrote into its socket
+        # buffer. A receiver that printed no report never saw the transfer end (a stalled
+        # link): that is a failure, not a reason to trust the sender's figure.
         try:
             server = iperf2.parse(server_text)
         except ParseError:
-            return client
-        if server.throughput_bps is None:
-            return client
+            server = None
+        if server is None or server.throughput_bps is None:
+            return replace(client, error=client.error or
+                           "the receiver printed no report: the transfer did not complete")
         return replace(client, throughput_bps=server.throughput_bps,
                        sent_bps=client.sent_bps or client.throughput_bps,
                        udp=server.udp or client.udp,
