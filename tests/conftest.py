@@ -1,0 +1,195 @@
+"""Shared fixtures: the test lab (real namespaces, sshd and tools) and its inventory.
+
+The session lab is separate from any lab a developer has up: prefix ``nbt``, slot 5
+(management 198.19.81.0/24 and 198.19.82.0/24), state in a pytest temp directory, adapters
+``gbe,nojumbo,stall`` (override with ``NICBENCH_TEST_LAB_ADAPTERS=gbe,fe``).
+
+Lab tests of several pytest processes (other engineers, CI) would fight over the same
+namespace names, so the whole session holds an exclusive ``flock`` on
+``/run/nicbench-labtests.lock`` while any test lab exists; a second process waits for it
+(at most ``NICBENCH_LABTESTS_WAIT_S``, default 20 minutes) and then fails saying so.
+
+The lab is always torn down: in the fixture's ``finally``, and, should the interpreter be
+ended some other way, by an ``atexit`` hook (SIGTERM is turned into KeyboardInterrupt for
+the session so that both run). Every lab interface must have its original MTU after each
+lab test and at the end of the session, or the test (or session) fails.
+"""
+
+from __future__ import annotations
+
+import atexit
+import fcntl
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Callable, Iterator
+
+import pytest
+
+LOCK_PATH = Path("/run/nicbench-labtests.lock")
+LOCK_WAIT_S = float(os.environ.get("NICBENCH_LABTESTS_WAIT_S", 20 * 60))
+TEST_PREFIX = "nbt"
+TEST_SLOT = 5
+TEST_ADAPTERS = tuple(a for a in os.environ.get("NICBENCH_TEST_LAB_ADAPTERS",
+                                                "gbe,nojumbo,stall").split(",") if a)
+
+
+def read_mtus(namespace: str) -> dict[str, int]:
+    """Every interface of a namespace -> its MTU, read with ``ip -n NS -j link show``
+    (independently of nicbench's own platform code)."""
+    out = subprocess.run(["ip", "-n", namespace, "-j", "link", "show"], check=True,
+                         capture_output=True, text=True, timeout=10).stdout
+    return {link["ifname"]: int(link["mtu"]) for link in json.loads(out)}
+
+
+@pytest.fixture(scope="session")
+def labtests_lock(pytestconfig) -> Iterator[None]:
+    """Root only; the exclusive right, across processes, to build test labs."""
+    if os.geteuid() != 0:
+        pytest.skip("lab tests need root: they create network namespaces, veth links and "
+                    "sshd (run pytest as root, as CI does)")
+    fh = open(LOCK_PATH, "a+")
+    deadline = time.monotonic() + LOCK_WAIT_S
+    waited = False
+    while not _try_lock(fh):
+        if time.monotonic() > deadline:
+            fh.close()
+            pytest.fail(f"waited {LOCK_WAIT_S:g} s for {LOCK_PATH}: lab tests of another "
+                        f"pytest are still running (see `fuser -v {LOCK_PATH}`; "
+                        "NICBENCH_LABTESTS_WAIT_S sets how long to wait)", pytrace=False)
+        if not waited:
+            capture = pytestconfig.pluginmanager.getplugin("capturemanager")
+            with capture.global_and_fixture_disabled():
+                print(f"\nwaiting for {LOCK_PATH} (lab tests of another pytest)...",
+                      flush=True)
+            waited = True
+        time.sleep(1)
+    fh.seek(0)
+    fh.truncate()
+    fh.write(f"{os.getpid()}\n")
+    fh.flush()
+    _kill_stale_test_sshd()
+    try:
+        yield
+    finally:
+        fcntl.flock(fh, fcntl.LOCK_UN)
+        fh.close()
+
+
+# sshd of a test lab: "sshd: /usr/sbin/sshd -f <pytest tmp>/nbt-lab0/nbt-a/sshd_config ..."
+_TEST_SSHD = re.compile(rb"sshd.* -f \S*/(nbt|nbl)-lab\d+/(nbt|nbl)-[a-n]/sshd_config")
+
+
+def _kill_stale_test_sshd() -> None:
+    """A session killed outright (SIGKILL, a crash) leaves its labs' sshd behind; ``lab up``
+    replaces the namespaces by name but knows only its own directory's sshd. Holding the
+    lock, any test-lab sshd is such a leftover."""
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ")
+        except OSError:
+            continue
+        if _TEST_SSHD.search(cmdline):
+            try:
+                os.kill(int(proc.name), signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+
+def _try_lock(fh) -> bool:
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+
+
+class _Teardown:
+    """Takes a lab down once, whichever of finally / atexit gets there first."""
+
+    def __init__(self, lab):
+        self.lab = lab
+        self.done = False
+
+    def __call__(self) -> None:
+        if self.done:
+            return
+        self.done = True
+        self.lab.down()
+
+
+@pytest.fixture(scope="session")
+def lab(labtests_lock, tmp_path_factory):
+    """The session's lab (``nicbench.lab.lab.Lab``), up and healthy; always torn down."""
+    from nicbench.lab.lab import Lab, LabSpec
+
+    spec = LabSpec(prefix=TEST_PREFIX, slot=TEST_SLOT, adapters=TEST_ADAPTERS)
+    the_lab = Lab(spec, tmp_path_factory.mktemp("nbt-lab"))
+    teardown = _Teardown(the_lab)
+    atexit.register(teardown)
+    old_term = signal.getsignal(signal.SIGTERM)
+    if old_term in (signal.SIG_DFL, None):
+        signal.signal(signal.SIGTERM, _term_as_interrupt)
+    try:
+        the_lab.up()
+        the_lab.original_mtus = {h.name: read_mtus(h.name) for h in spec.hosts()}
+        yield the_lab
+        changed = _mtu_changes(the_lab)
+        assert not changed, f"lab interfaces left with another MTU at session end: {changed}"
+    finally:
+        try:
+            teardown()
+        finally:
+            atexit.unregister(teardown)
+            if old_term in (signal.SIG_DFL, None):
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _term_as_interrupt(*_):
+    raise KeyboardInterrupt
+
+
+def _mtu_changes(the_lab) -> list[str]:
+    changed = []
+    for ns, before in the_lab.original_mtus.items():
+        now = read_mtus(ns)
+        for ifname, mtu in before.items():
+            if now.get(ifname) != mtu:
+                changed.append(f"{ns} {ifname}: {mtu} -> {now.get(ifname)}")
+    return changed
+
+
+@pytest.fixture(autouse=True)
+def _lab_mtus_restored(request):
+    """After every test that used the session lab: every interface has its original MTU."""
+    yield
+    if "lab" in request.fixturenames:
+        changed = _mtu_changes(request.getfixturevalue("lab"))
+        assert not changed, f"test left lab interfaces with another MTU: {changed}"
+
+
+@pytest.fixture(scope="session")
+def lab_inventory(lab):
+    """The inventory the lab wrote (``lab.inventory_file``), loaded like a user's."""
+    from nicbench.config.loader import load_inventory
+
+    return load_inventory(lab.inventory_file)
+
+
+@pytest.fixture
+def pool(lab_inventory):
+    """A HostPool (SSH connections + platforms) over the lab's hosts, closed after the test."""
+    from nicbench.hosts import HostPool
+
+    with HostPool(lab_inventory) as p:
+        yield p
+
+
+@pytest.fixture
+def mtus() -> Callable[[str], dict[str, int]]:
+    """``mtus(namespace)`` -> {ifname: mtu}, read with ip(8) directly."""
+    return read_mtus

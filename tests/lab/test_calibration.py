@@ -1,0 +1,76 @@
+"""Shaping calibration: the lab's ``gbe`` link carries what a real Gigabit Ethernet link
+would, at every MTU the roundups used.
+
+TCP goodput on Ethernet with timestamps is R x (m - 52) / (m + 38): 52 = IP 20 + TCP 20 +
+timestamp option 12 bytes of each m-byte packet, 38 = Ethernet header 14 + FCS 4 +
+preamble/SFD 8 + inter-frame gap 12 on the wire. Measured with iperf3 between the two
+lab hosts over SSH, as a trial would; every value must land within 1.5 % of theory.
+
+A busy machine only ever makes a run slower, so a run below the band is repeated (up to
+three runs); a run above the band fails at once, since shaping that lets more through
+than the wire could carry is exactly what this test is here to catch.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from nicbench.platforms.tuning import TuningSession
+
+pytestmark = pytest.mark.lab
+
+RATE_BPS = 1e9
+TOLERANCE = 0.015
+MTUS = (1500, 3000, 6000, 9000, 16000)
+PORT = 5311
+DURATION_S = 3
+ATTEMPTS = 3
+
+
+def theory_bps(mtu: int) -> float:
+    return RATE_BPS * (mtu - 52) / (mtu + 38)
+
+
+def iperf3_received_bps(pool, receiver: str, sender: str, address: str) -> float:
+    server_conn = pool.connection(receiver)
+    server = server_conn.start(["iperf3", "-s", "-1", "-p", str(PORT), "-B", address],
+                               timeout=10)
+    try:
+        pool.platform(receiver).wait_listening(PORT, "tcp", timeout_s=10)
+        res = pool.connection(sender).run(
+            ["iperf3", "-c", address, "-p", str(PORT), "-t", str(DURATION_S), "-J"],
+            timeout=DURATION_S + 20)
+        assert server.wait(10), "iperf3 server did not exit after its one test"
+    finally:
+        server.stop(grace_s=2)
+        server.collect()
+    report = json.loads(res.stdout)
+    assert "error" not in report, report.get("error")
+    return float(report["end"]["sum_received"]["bits_per_second"])
+
+
+@pytest.mark.parametrize("mtu", MTUS)
+def test_gbe_link_matches_gigabit_ethernet(lab, pool, mtu):
+    link = next(l for l in lab.spec.links() if l.adapter.key == "gbe")
+    assert link.adapter.rate == "1gbit" and link.adapter.ceiling is None
+    receiver, sender = link.host_a.name, link.host_b.name
+    expected = theory_bps(mtu)
+    measured: list[float] = []
+    with TuningSession() as session:
+        for host in (receiver, sender):
+            session.set_mtu(pool.platform(host), link.ifname, mtu)
+        pool.platform(sender).verify_path_mtu(link.ifname, link.address("a"), mtu)
+        for _ in range(ATTEMPTS):
+            bps = iperf3_received_bps(pool, receiver, sender, link.address("a"))
+            measured.append(bps)
+            assert bps <= expected * (1 + TOLERANCE), (
+                f"MTU {mtu}: {bps / 1e6:.1f} Mbit/s is above the wire's "
+                f"{expected / 1e6:.1f} Mbit/s by more than {TOLERANCE:.1%}: shaping leaks")
+            if bps >= expected * (1 - TOLERANCE):
+                break
+    best = max(measured)
+    assert best >= expected * (1 - TOLERANCE), (
+        f"MTU {mtu}: best of {[round(m / 1e6, 1) for m in measured]} Mbit/s is more than "
+        f"{TOLERANCE:.1%} under the theoretical {expected / 1e6:.1f} Mbit/s")

@@ -1,0 +1,236 @@
+"""The pure parsers of platforms/linux.py on captured real output, and LinuxPlatform on top
+of them over a FakeConnection that replays those captures.
+
+Cases are data: every ``data/linux_cases/*.yaml`` holds a list of
+``{input, section?, parser, args?, expected, length?}``; adding a case is adding a list item.
+``section`` picks one command's output out of a multi-command capture: the lines after the
+line equal to it, up to the next ``$ ``/``+ `` command line or ``rc=`` line.
+``expected`` is compared as a subset for mappings (and dataclasses), element by element for
+lists, exactly for everything else. See data/README.md for where each file came from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from nicbench.errors import TuningError
+from nicbench.platforms import linux
+from nicbench.platforms.base import CpuTimes
+from nicbench.platforms.linux import LinuxPlatform
+from nicbench.remote.fake import FakeConnection
+
+DATA = Path(__file__).parent / "data"
+
+
+def read(name: str) -> str:
+    return (DATA / name).read_text(encoding="utf-8")
+
+
+def section(text: str, header: str) -> str:
+    lines = text.splitlines()
+    start = lines.index(header) + 1
+    out = []
+    for line in lines[start:]:
+        if line.startswith(("$ ", "+ ", "rc=")):
+            break
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def _cases():
+    for path in sorted((DATA / "linux_cases").glob("*.yaml")):
+        for i, case in enumerate(yaml.safe_load(path.read_text())):
+            yield pytest.param(case, id=f"{path.stem}[{i}]-{Path(case['input']).name}")
+
+
+def assert_matches(actual: Any, expected: Any, where: str = "") -> None:
+    if dataclasses.is_dataclass(actual):
+        actual = dataclasses.asdict(actual)
+    if isinstance(expected, dict):
+        assert isinstance(actual, dict), f"{where}: {actual!r} is not a mapping"
+        for key, value in expected.items():
+            assert key in actual, f"{where}.{key} missing (have {sorted(actual)})"
+            assert_matches(actual[key], value, f"{where}.{key}")
+    elif isinstance(expected, list):
+        assert isinstance(actual, list) and len(actual) == len(expected), \
+            f"{where}: {actual!r} vs {expected!r}"
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            assert_matches(a, e, f"{where}[{i}]")
+    else:
+        assert actual == expected and type(actual) is type(expected) or \
+            (isinstance(expected, (int, float)) and not isinstance(expected, bool)
+             and actual == pytest.approx(expected)), f"{where}: {actual!r} != {expected!r}"
+
+
+@pytest.mark.parametrize("case", list(_cases()))
+def test_parser_case(case):
+    known = {"input", "section", "parser", "args", "expected", "length"}
+    assert set(case) <= known, f"unknown case keys {set(case) - known}"
+    text = read(case["input"])
+    if "section" in case:
+        text = section(text, case["section"])
+    parse = getattr(linux, case["parser"])
+    result = parse(text, *case.get("args", []))
+    assert_matches(result, case["expected"], case["parser"])
+    if "length" in case:
+        assert len(result) == case["length"]
+
+
+def test_cases_exist_for_every_parser():
+    used = {case.values[0]["parser"] for case in _cases()}
+    assert used == {"parse_ethtool_i", "parse_ethtool_k", "parse_proc_stat",
+                    "parse_ip_link_json", "mtu_refusal"}
+
+
+def test_ethtool_k_text_agrees_with_ethtool_json_of_the_same_nic():
+    # Two independent outputs of the same NIC: the text parser must read exactly what
+    # ethtool's own JSON says is active, for every feature.
+    text = section(read("linux_ethtool_eth0_virtio.txt"), "$ ethtool -k eth0")
+    from_json = {name: feature["active"]
+                 for name, feature in json.loads(read("linux_ethtool_json_k_eth0.json"))[0].items()
+                 if isinstance(feature, dict)}
+    assert linux.parse_ethtool_k(text) == from_json
+
+
+def test_cpu_busy_percent_between_two_snapshots():
+    first = linux.parse_proc_stat(read("lab/proc_stat_1.txt"))
+    second = linux.parse_proc_stat(read("lab/proc_stat_2.txt"))
+    # busy 42250 -> 42252, total 232337 -> 232539: 2 of 202 jiffies busy
+    assert second.busy_pct_since(first) == pytest.approx(100 * 2 / 202)
+    assert first.busy_pct_since(second) is None          # time must move forward
+    assert first.busy_pct_since(first) is None
+
+
+def test_proc_stat_without_a_cpu_line_is_refused():
+    mpstat = section(read("linux_cpu_sysctl.txt"), "$ LC_ALL=C mpstat 1 1")
+    with pytest.raises(ValueError, match="no 'cpu ' line"):
+        linux.parse_proc_stat(mpstat)
+
+
+def test_ip_link_json_of_nothing_is_refused():
+    with pytest.raises(ValueError):
+        linux.parse_ip_link_json("[]", "gone")
+
+
+def test_mtu_refusal_without_any_message():
+    assert linux.mtu_refusal("", "") == "refused without a message"
+    assert linux.mtu_refusal("", "SIOCSIFMTU: Invalid argument\n") == "SIOCSIFMTU: Invalid argument"
+
+
+# -- LinuxPlatform over replayed captures ----------------------------------------------
+def replay(replies: dict[str, tuple[str, str, int]]) -> tuple[FakeConnection, LinuxPlatform]:
+    """A platform whose host answers exactly-matching commands with captured output."""
+
+    def handler(argv):
+        shown = " ".join(argv)
+        if shown not in replies:
+            raise AssertionError(f"unexpected command {shown!r}")
+        return replies[shown]
+
+    conn = FakeConnection("nbt-a", handler=handler)
+    return conn, LinuxPlatform(conn)
+
+
+def test_interface_facts_of_a_macvlan_take_max_mtu_from_its_lower_device():
+    conn, plat = replay({
+        "ip -j -d addr show dev nojumbo": (read("lab/ip_addr_nojumbo_macvlan.json"), "", 0),
+        "ip -j -d addr show dev nojumbop": (read("lab/ip_addr_nojumbop_veth.json"), "", 0),
+        "ethtool -i nojumbo": (read("lab/ethtool_i_nojumbo_macvlan.txt"), "", 0),
+        "ethtool -k nojumbo": (read("lab/ethtool_k_nojumbo_macvlan.txt"), "", 0),
+    })
+    facts = plat.interface_facts("nojumbo")
+    assert (facts.mtu, facts.max_mtu, facts.kind, facts.lower) == (1500, 1500, "macvlan", "nojumbop")
+    assert (facts.driver, facts.driver_version, facts.bus_info) == ("macvlan", "0.1", None)
+    assert (facts.state, facts.carrier, facts.addresses) == ("up", True, ("198.18.1.1",))
+    assert facts.offloads == {"rx-checksumming": True, "tx-checksumming": True,
+                              "scatter-gather": True, "tcp-segmentation-offload": True,
+                              "generic-segmentation-offload": False,
+                              "generic-receive-offload": False}
+
+
+def test_interface_facts_of_a_veth():
+    _, plat = replay({
+        "ip -j -d addr show dev gbe": (read("lab/ip_addr_gbe_veth.json"), "", 0),
+        "ethtool -i gbe": (read("lab/ethtool_i_gbe_veth.txt"), "", 0),
+        "ethtool -k gbe": (read("lab/ethtool_k_gbe_veth.txt"), "", 0),
+    })
+    facts = plat.interface_facts("gbe")
+    assert (facts.mtu, facts.max_mtu, facts.kind, facts.lower) == (1500, 65535, "veth", None)
+    assert (facts.driver, facts.driver_version) == ("veth", "1.0")
+    assert facts.offloads["tcp-segmentation-offload"] is False
+
+
+def test_interface_without_carrier():
+    _, plat = replay({
+        "ip -j -d addr show dev v0": (section(read("linux_mtu_errors.txt"),
+                                              "+ ip -j link show v0"), "", 0),
+        "ip -j -d addr show dev v1": ("", 'Device "v1" does not exist.\n', 1),
+        "ethtool -i v0": ("", "", 71),
+        "ethtool -k v0": ("", "", 1),
+    })
+    facts = plat.interface_facts("v0")
+    # the lower device is unknown here, so max_mtu stays what v0 itself reports (nothing)
+    assert (facts.state, facts.carrier, facts.max_mtu, facts.driver) == \
+        ("lowerlayerdown", False, None, None)
+
+
+def test_missing_interface_is_a_tuning_error_with_ips_words():
+    _, plat = replay({"ip -j -d addr show dev nosuch": ("", read("lab/ip_addr_nosuch.stderr"), 1)})
+    with pytest.raises(TuningError) as info:
+        plat.get_mtu("nosuch")
+    assert info.value.kernel_message == 'Device "nosuch" does not exist.'
+
+
+def test_refused_mtu_carries_the_kernel_message_verbatim():
+    refusal = read("lab/ip_link_set_nojumbo_mtu9000.stderr")
+    conn, plat = replay({
+        "sh -c command -v ip": ("/usr/bin/ip\n", "", 0),
+        "ip link set dev nojumbo mtu 9000": ("", refusal, 2),
+    })
+    with pytest.raises(TuningError) as info:
+        plat.set_mtu("nojumbo", 9000)
+    assert info.value.kernel_message == refusal.strip() == "RTNETLINK answers: Invalid argument"
+    assert (info.value.host, info.value.setting, info.value.value) == ("nbt-a", "MTU of nojumbo", 9000)
+
+
+def test_mtu_set_with_ifconfig_when_ip_is_missing():
+    refusal = section(read("linux_mtu_errors.txt"), "+ ifconfig v0 mtu 70000 up")
+    conn, plat = replay({
+        "sh -c command -v ip": ("", "", 1),
+        "ifconfig v0 mtu 70000 up": ("", refusal, 1),
+    })
+    with pytest.raises(TuningError) as info:
+        plat.set_mtu("v0", 70000)
+    assert info.value.kernel_message == "SIOCSIFMTU: Invalid argument"
+    assert conn.commands[-1] == "ifconfig v0 mtu 70000 up"
+
+
+def test_sysctl_read_back_ignores_tabs_versus_spaces():
+    tcp_rmem = section(read("linux_cpu_sysctl.txt"), "$ sysctl -n net.ipv4.tcp_rmem")
+    assert "\t" in tcp_rmem
+    _, plat = replay({
+        "sysctl -w net.ipv4.tcp_rmem=4096 131072 33554432": ("", "", 0),
+        "sysctl -n net.ipv4.tcp_rmem": (tcp_rmem, "", 0),
+    })
+    assert plat.get_sysctl("net.ipv4.tcp_rmem") == "4096\t131072\t33554432"
+    plat.set_sysctl("net.ipv4.tcp_rmem", "4096 131072 33554432")     # no error: same value
+
+
+def test_unknown_sysctl_is_a_tuning_error_with_sysctls_words():
+    out = section(read("linux_cpu_sysctl.txt"), "$ sysctl net.ipv4.no_such_key")
+    _, plat = replay({"sysctl -w net.ipv4.no_such_key=1": ("", out, 1)})
+    with pytest.raises(TuningError) as info:
+        plat.set_sysctl("net.ipv4.no_such_key", "1")
+    assert info.value.kernel_message == ("sysctl: cannot stat /proc/sys/net/ipv4/no_such_key: "
+                                         "No such file or directory")
+
+
+def test_cpu_times_reads_the_first_line():
+    _, plat = replay({"head -n 1 /proc/stat": (read("lab/proc_stat_1.txt"), "", 0)})
+    assert plat.cpu_times() == CpuTimes(busy=42250.0, total=232337.0)
