@@ -8,11 +8,9 @@ problem on stderr and the error's exit code; never a traceback (``--debug`` show
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import sys
-from pathlib import Path
 
 from nicbench import __version__
 from nicbench.errors import NicbenchError, UsageError

@@ -145,8 +145,7 @@ def cmd_restore(args) -> int:
     inv = load_inventory(args.inventory)
     with HostPool(inv) as pool:
         session = TuningSession(journal, log=_out)
-        session.changes = pending
-        session._platforms = {c.host: pool.platform(c.host) for c in pending}
+        session.adopt(pending, {c.host: pool.platform(c.host) for c in pending})
         problems = session.restore()
     for p in problems:
         print(f"nicbench: error: {p}", file=sys.stderr)

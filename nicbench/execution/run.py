@@ -17,7 +17,7 @@ from typing import Callable
 from nicbench import __version__
 from nicbench.config.inventory import Inventory, Pair
 from nicbench.config.profile import Point, Profile, TestSpec
-from nicbench.errors import NicbenchError, TuningError, UsageError
+from nicbench.errors import TuningError, UsageError
 from nicbench.execution.trial import TrialContext, run_trial
 from nicbench.execution.udpsearch import bisect, sweep
 from nicbench.hosts import HostPool
@@ -190,7 +190,7 @@ def _restore_point(tuning: TuningSession) -> None:
     # Each point starts from the hosts' own settings, so a refused point cannot leave
     # the next one on a half-applied state.
     tuning.restore()
-    tuning.changes = [c for c in tuning.changes if not c.restored]
+    tuning.forget_restored()
 
 
 def _udp_search(ctx, test, params, timeout, run_dir, done, progress, emit) -> None:

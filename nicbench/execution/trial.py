@@ -14,6 +14,7 @@ from typing import Any
 
 from nicbench.errors import CommandTimeout, NicbenchError, ParseError, RemoteError
 from nicbench.platforms.base import Platform
+from nicbench.remote.command import display
 from nicbench.remote.connection import Background
 from nicbench.results.store import RunDir, TrialRecord
 from nicbench.tools.drivers import DRIVERS, Endpoints, Plan
@@ -62,7 +63,7 @@ def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: in
     try:
         plan = driver.plan(ctx.receiver.executable(test.tool), ctx.sender.executable(test.tool),
                            params, ends, tag)
-        rec.commands = {"server": _shown(plan.server), "client": _shown(plan.client)}
+        rec.commands = {"server": display(plan.server), "client": display(plan.client)}
         client_timeout = (plan.expected_s + TIMEOUT_MARGIN_S) if plan.expected_s else timeout_s
         server = ctx.receiver.conn.start(plan.server)
         ctx.receiver.wait_listening(plan.port, plan.listen_protocol, LISTEN_TIMEOUT_S)
@@ -92,7 +93,7 @@ def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: in
         rec.reason = rec.reason or exc.one_line()
         return rec
     finally:
-        if server is not None and not server._collected:
+        if server is not None and not server.collected:
             try:
                 server.stop(grace_s=1.0)
                 res = server.collect()
@@ -104,11 +105,6 @@ def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: in
                                       ("outfile", outfile_text)) if text}
         rec.wall_s = time.monotonic() - t0
         rec.ended_at = time.time()
-
-
-def _shown(argv: list[str]) -> str:
-    from nicbench.remote.command import display
-    return display(argv)
 
 
 def _cpu(ctx: TrialContext):

@@ -25,18 +25,19 @@ class SearchResult:
     trials: list[TrialRecord]
 
 
-def _loss_pct(rec: TrialRecord) -> float | None:
-    udp = rec.udp or {}
-    if udp.get("loss_pct") is not None:
-        return udp["loss_pct"]
-    if rec.throughput_bps is not None and rec.offered_bps:
-        return max(0.0, 100.0 * (1 - rec.throughput_bps / rec.offered_bps))
-    return None
+def within_loss(status: str, udp: dict | None, throughput_bps: float | None,
+                offered_bps: float | None, loss_pct: float) -> bool:
+    """A trial counts when it succeeded and lost at most ``loss_pct`` (the receiver's
+    lost/total where it reports one, else received against offered)."""
+    udp = udp or {}
+    loss = udp.get("loss_pct")
+    if loss is None and throughput_bps is not None and offered_bps:
+        loss = max(0.0, 100.0 * (1 - throughput_bps / offered_bps))
+    return status == "ok" and loss is not None and loss <= loss_pct
 
 
 def passes(rec: TrialRecord, loss_pct: float) -> bool:
-    loss = _loss_pct(rec)
-    return rec.status == "ok" and loss is not None and loss <= loss_pct
+    return within_loss(rec.status, rec.udp, rec.throughput_bps, rec.offered_bps, loss_pct)
 
 
 def sweep(trial: Trial, start: int, stop: int, step: int, max_trials: int = 1000) -> SearchResult:

@@ -86,6 +86,15 @@ class TuningSession:
             self._write_journal()
         return list(self.errors)
 
+    def adopt(self, changes: list[Change], platforms: dict[str, Platform]) -> None:
+        """Take over changes left pending by another run (from its journal)."""
+        self.changes.extend(changes)
+        self._platforms.update(platforms)
+
+    def forget_restored(self) -> None:
+        """Drop restored changes, so the next apply records the hosts' values afresh."""
+        self.changes = [c for c in self.changes if not c.restored]
+
     def pending(self) -> list[Change]:
         return [c for c in self.changes if not c.restored]
 

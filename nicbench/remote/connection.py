@@ -87,6 +87,10 @@ class Background:
     def command(self) -> str:
         return display(self.argv)
 
+    @property
+    def collected(self) -> bool:
+        return self._collected is not None
+
     def is_running(self) -> bool:
         return self.conn.run(self.conn.shell.alive_argv(self.pid), warn=True,
                              timeout=DEFAULT_TIMEOUT_S).exit_status == 0

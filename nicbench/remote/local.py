@@ -31,7 +31,7 @@ class LocalConnection(Connection):
             proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, text=True, errors="replace",
                                     start_new_session=True, env=env)
-        except FileNotFoundError as exc:
+        except FileNotFoundError:
             return make_result(self.host, argv, stderr=f"{argv[0]}: command not found",
                                exit_status=127, started_at=started)
         except OSError as exc:

@@ -15,7 +15,7 @@ from typing import Iterable
 import pandas as pd
 
 from nicbench.execution.policy import summarize
-from nicbench.execution.udpsearch import passes
+from nicbench.execution.udpsearch import within_loss
 
 COLUMNS = ["pair", "adapter", "adapter_label", "tool", "test", "protocol", "point", "mtu",
            "status", "n_ok", "n_failed", "select", "selected_bps", "best_bps", "median_bps",
@@ -45,7 +45,8 @@ def summary_rows(records: list[dict], select_for: dict[str, str] | None = None,
         if any(r["kind"] == "udp-search" for r in recs):
             if recs[0].get("extra", {}).get("search_method") == "bisect":
                 crit = loss_for.get(test, 0.1)
-                counted = [r for r in ok if passes(_as_trial(r), crit)]
+                counted = [r for r in ok if within_loss(r["status"], r.get("udp"), r.get("throughput_bps"),
+                                                         r.get("offered_bps"), crit)]
                 top = max(counted, key=lambda r: r["offered_bps"], default=None)
                 values = [top["throughput_bps"]] if top else []
             else:
@@ -82,11 +83,6 @@ def summary_rows(records: list[dict], select_for: dict[str, str] | None = None,
                          reason=reason))
     return rows
 
-
-def _as_trial(r: dict):
-    from types import SimpleNamespace
-    return SimpleNamespace(status=r["status"], udp=r.get("udp"),
-                           throughput_bps=r.get("throughput_bps"), offered_bps=r.get("offered_bps"))
 
 
 def summary_frame(records: list[dict], profile=None) -> pd.DataFrame:
