@@ -7,7 +7,6 @@ import re
 import time
 import uuid
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 

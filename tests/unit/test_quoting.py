@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from nicbench.errors import CommandFailed, CommandTimeout
+from nicbench.errors import CommandFailed
 from nicbench.remote.command import PosixShell, PowerShell, Secret, display
 from nicbench.remote.fake import FakeConnection
 from nicbench.remote.local import LocalConnection

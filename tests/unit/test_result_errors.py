@@ -20,7 +20,7 @@ from nicbench.platforms.base import CpuTimes, HostFacts, InterfaceFacts, Platfor
 from nicbench.platforms.tuning import TuningSession, read_journal
 from nicbench.remote.fake import FakeConnection
 from nicbench.remote.local import LocalConnection
-from nicbench.remote.result import Result, make_result
+from nicbench.remote.result import make_result
 
 
 # -- Result ----------------------------------------------------------------------------
