@@ -47,6 +47,8 @@ def cmd_run(args) -> int:
             _out(f"== {data['pair']} {data['point']}")
         elif kind == "skip":
             _out(f"   skipped {data['pair']} {data['point']}: {data['reason']}")
+        elif kind == "give-up":
+            _out(f"   gave up {data['test']}: {data['reason']}")
         elif kind == "trial":
             r = data["record"]
             of = f"/{data['n']}" if data["n"] else ""

@@ -54,6 +54,7 @@ class TestSpec(Strict):
     repetitions: int | None = Field(None, ge=1, le=1000)
     select: Select | None = None
     timeout_s: float | None = Field(None, gt=0, le=86_400)
+    give_up_after: int | None = Field(None, ge=0, le=1000)
     udp_search: UdpSearch | None = None
     description: str | None = None
 
@@ -99,6 +100,9 @@ class Profile(Strict):
     repetitions: int = Field(15, ge=1, le=1000)
     select: Select = "best"
     timeout_s: float = Field(120.0, gt=0, le=86_400)
+    # A driver that hangs on jumbo frames fails every repetition the same way: after this
+    # many consecutive failures the rest are recorded as not run (0 = never give up).
+    give_up_after: int = Field(3, ge=0, le=1000)
     mtu: list[int] | None = None
     points: list[Point] = Field(default_factory=list)
     sysctl: dict[SysctlName, ToolArg] = Field(default_factory=dict)
@@ -129,6 +133,9 @@ class Profile(Strict):
 
     def timeout_for(self, test: TestSpec) -> float:
         return test.timeout_s or self.timeout_s
+
+    def give_up_after_for(self, test: TestSpec) -> int:
+        return self.give_up_after if test.give_up_after is None else test.give_up_after
 
 
 def cross_check(profile: Profile, where: Where, validate_params=None) -> list[ConfigError]:

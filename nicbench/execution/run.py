@@ -172,6 +172,8 @@ def _run_point(profile, pair, adapter, point: Point, receiver, sender, recv_side
                 _udp_search(ctx, test, params, timeout, run_dir, done, progress, emit)
                 continue
             reps = profile.repetitions_for(test)
+            limit = profile.give_up_after_for(test)
+            failures_in_a_row = 0
             for rep in range(1, reps + 1):
                 key = (pair.name, point.name, test.name, "repetition", rep)
                 if key in done:
@@ -182,8 +184,29 @@ def _run_point(profile, pair, adapter, point: Point, receiver, sender, recv_side
                 progress.done += 1
                 emit("trial", {"record": rec, "i": rep, "n": reps, "eta_s": progress.eta_s(),
                                "done": progress.done, "total": progress.total})
+                failures_in_a_row = failures_in_a_row + 1 if rec.status == "failed" else 0
+                if limit and failures_in_a_row >= limit and rep < reps:
+                    _give_up(ctx, test, rec, limit, reps - rep, run_dir, done, emit)
+                    progress.done += reps - rep
+                    break
     finally:
         _restore_point(tuning)
+
+
+def _give_up(ctx, test, last: TrialRecord, limit: int, left: int, run_dir, done,
+             emit) -> None:
+    reason = (f"{left} repetitions not run after {limit} consecutive failures "
+              f"(last: {last.reason})")
+    emit("give-up", {"pair": ctx.pair, "point": ctx.point, "test": test.name,
+                     "reason": reason})
+    now = time.time()
+    _store(run_dir, TrialRecord(
+        run_id=ctx.run_id, trial_id=f"{ctx.pair}.{ctx.point}.{test.name}.given-up",
+        pair=ctx.pair, adapter=ctx.adapter, adapter_label=ctx.adapter_label,
+        tool=test.tool, test=test.name, protocol=test.protocol, point=ctx.point,
+        mtu=ctx.mtu, repetition=None, kind="given-up", status="skipped", reason=reason,
+        started_at=now, ended_at=now,
+        extra={"not_run": left, "consecutive_failures": limit}), done)
 
 
 def _restore_point(tuning: TuningSession) -> None:
@@ -196,12 +219,25 @@ def _restore_point(tuning: TuningSession) -> None:
 def _udp_search(ctx, test, params, timeout, run_dir, done, progress, emit) -> None:
     s = test.udp_search
     counter = {"n": 0}
+    # A resumed search replays the trials it already made: the search is deterministic
+    # given their results, so it walks the same rates and measures only from where it
+    # stopped.
+    stored = {r["repetition"]: r for r in run_dir.records()
+              if r["kind"] == "udp-search" and r["pair"] == ctx.pair
+              and r["point"] == ctx.point and r["test"] == test.name}
 
     def trial(rate: int) -> TrialRecord:
         counter["n"] += 1
+        old = stored.get(counter["n"])
+        if old is not None and old.get("offered_bps") == rate:
+            progress.done += 1
+            return TrialRecord.from_dict(old)
         rec = run_trial(ctx, test, params, repetition=counter["n"], kind="udp-search",
                         offered_bps=rate, timeout_s=timeout)
         rec.extra["search_method"] = s.method
+        if old is not None:    # the search took another path: keep both, mark the new one
+            rec.trial_id += ".replayed"
+            rec.extra["superseded_stored_trial"] = old.get("trial_id")
         _store(run_dir, rec, done)
         progress.done += 1
         emit("trial", {"record": rec, "i": counter["n"], "n": None, "eta_s": progress.eta_s(),
@@ -218,7 +254,8 @@ def _udp_search(ctx, test, params, timeout, run_dir, done, progress, emit) -> No
 
 
 def _all_done(profile, test, pair, point, done) -> bool:
-    if (pair.name, point.name, test.name, "skipped", None) in done:
+    if (pair.name, point.name, test.name, "skipped", None) in done or \
+            (pair.name, point.name, test.name, "given-up", None) in done:
         return True
     if test.udp_search:
         return False

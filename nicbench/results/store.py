@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -37,7 +37,7 @@ class TrialRecord:
     point: str
     mtu: int
     repetition: int | None            # None for a skipped configuration
-    kind: str                         # "repetition" | "udp-search" | "skipped"
+    kind: str                         # "repetition" | "udp-search" | "skipped" | "given-up"
     status: str                       # "ok" | "failed" | "skipped"
     reason: str | None = None
     throughput_bps: float | None = None
@@ -63,6 +63,12 @@ class TrialRecord:
     @property
     def key(self) -> tuple:
         return (self.pair, self.point, self.test, self.kind, self.repetition)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "TrialRecord":
+        """A stored record back as an object (unknown keys from newer versions dropped)."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
 
 
 class RunDir:

@@ -40,7 +40,8 @@ def summary_rows(records: list[dict], select_for: dict[str, str] | None = None,
         first = recs[0]
         ok = [r for r in recs if r["status"] == "ok" and r.get("throughput_bps") is not None]
         failed = [r for r in recs if r["status"] == "failed"]
-        skipped = [r for r in recs if r["status"] == "skipped"]
+        skipped = [r for r in recs if r["kind"] == "skipped"]
+        given_up = [r for r in recs if r["kind"] == "given-up"]
         rule = select_for.get(test, "best")
         if any(r["kind"] == "udp-search" for r in recs):
             if recs[0].get("extra", {}).get("search_method") == "bisect":
@@ -67,11 +68,12 @@ def summary_rows(records: list[dict], select_for: dict[str, str] | None = None,
             status = "skipped"
         elif not ok:
             status = "failed"
-        elif failed:
+        elif failed or given_up:
             status = "partial"
         else:
             status = "ok"
-        reason = (skipped or failed or [{}])[0].get("reason") if status != "ok" else None
+        reason = (skipped or given_up or failed or [{}])[0].get("reason") \
+            if status != "ok" else None
         rows.append(dict(pair=pair, adapter=first["adapter"],
                          adapter_label=first.get("adapter_label", first["adapter"]),
                          tool=first["tool"], test=test, protocol=first["protocol"],
