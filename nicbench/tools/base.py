@@ -7,6 +7,7 @@ sizes in bytes, durations in seconds, CPU in percent.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -22,6 +23,20 @@ MBIT_BINARY = 1 << 20  # netPIPE's "Mbps" is 2^20 bit/s
 # iperf (2 and 3) text output: "K/M/G" in byte amounts are binary, in rates SI.
 _IPERF_BYTES = {"": 1, "K": KIB, "M": MIB, "G": GIB, "T": 1024 ** 4}
 _IPERF_BITS = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+
+
+IPERF_NUM = r"\d+(?:\.\d+)?"
+
+
+def iperf_row_re(sid: str) -> re.Pattern:
+    """A text result row of iperf 2 or 3: ``[  5]   0.00-1.00  sec   112 MBytes   941 Mbits/sec``
+    and what follows it (``rest``); ``sid`` is the pattern of the bracketed stream id. Rates
+    can be printed in bytes/sec when the user passed -f K/M/G."""
+    n = IPERF_NUM
+    return re.compile(
+        rf"^\[\s*(?P<sid>{sid})\]\s+(?P<start>{n})\s*-\s*(?P<end>{n})\s+sec\s+"
+        rf"(?P<xfer>{n})\s+(?P<xprefix>[KMGT]?)Bytes\s+"
+        rf"(?P<rate>{n})\s+(?P<rprefix>[KMGTkmgt]?)(?P<runit>bits|Bytes)/sec(?P<rest>.*)$")
 
 
 def iperf_bytes(value: float, prefix: str) -> float:

@@ -26,19 +26,16 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from nicbench.errors import ParseError
-from nicbench.tools.base import ParsedRun, UdpStats, iperf_bits, iperf_bytes
+from nicbench.tools.base import (IPERF_NUM, ParsedRun, UdpStats, iperf_bits, iperf_bytes,
+                                 iperf_row_re)
 
 TOOL = "iperf2"
 
-_NUM = r"\d+(?:\.\d+)?"
+_NUM = IPERF_NUM
 
 # "[  1] 0.0000-1.0000 sec  1.81 GBytes  15.5 Gbits/sec<rest>" (2.1.x) and
 # "[  3]  0.0- 1.0 sec   112 MBytes   943 Mbits/sec<rest>" (2.0.x pads with spaces).
-# Rates can be printed in bytes/sec when the user passed -f K/M/G.
-_ROW = re.compile(
-    rf"^\[\s*(?P<sid>\d+|SUM(?:-\d+)?)\]\s+(?P<start>{_NUM})\s*-\s*(?P<end>{_NUM})\s+sec\s+"
-    rf"(?P<xfer>{_NUM})\s+(?P<xprefix>[KMGT]?)Bytes\s+"
-    rf"(?P<rate>{_NUM})\s+(?P<rprefix>[KMGTkmgt]?)(?P<runit>bits|Bytes)/sec(?P<rest>.*)$")
+_ROW = iperf_row_re(r"\d+|SUM(?:-\d+)?")
 # UDP receiver columns: "0.000 ms 17042/433721 (3.9%)"; 2.0.x writes "0/  852".
 _UDP_REST = re.compile(
     rf"^\s*(?P<jitter>-?{_NUM})\s+ms\s+(?P<lost>-?\d+)\s*/\s*(?P<total>-?\d+)")

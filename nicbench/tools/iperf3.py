@@ -30,7 +30,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from nicbench.errors import ParseError
-from nicbench.tools.base import ParsedRun, UdpStats, iperf_bits, iperf_bytes
+from nicbench.tools.base import (IPERF_NUM, ParsedRun, UdpStats, iperf_bits, iperf_bytes,
+                                 iperf_row_re)
 
 TOOL = "iperf3"
 
@@ -244,11 +245,8 @@ def _version(value: Any) -> str | None:
 
 # ---------------------------------------------------------------------------- text
 
-_NUM = r"\d+(?:\.\d+)?"
-_ROW = re.compile(
-    rf"^\[\s*(?P<sid>\d+|SUM)\]\s+(?P<start>{_NUM})\s*-\s*(?P<end>{_NUM})\s+sec\s+"
-    rf"(?P<xfer>{_NUM})\s+(?P<xprefix>[KMGT]?)Bytes\s+"
-    rf"(?P<rate>{_NUM})\s+(?P<rprefix>[KMGTkmgt]?)(?P<runit>bits|Bytes)/sec(?P<rest>.*)$")
+_NUM = IPERF_NUM
+_ROW = iperf_row_re(r"\d+|SUM")
 _UDP_REST = re.compile(rf"^\s*(?P<jitter>{_NUM})\s+ms\s+(?P<lost>-?\d+)\s*/\s*(?P<total>\d+)")
 _RETR_REST = re.compile(r"^\s*(?P<retr>\d+)\b")
 _LABEL = re.compile(r"\b(?P<label>sender|receiver)\s*$")
