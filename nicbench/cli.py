@@ -117,6 +117,16 @@ def cmd_check(args) -> int:
     return 0 if not problems else 1
 
 
+# -- report ------------------------------------------------------------------------
+def cmd_report(args) -> int:
+    from nicbench.report import build_report
+
+    page = build_report(args.dirs, args.out, link_rates=args.link_rate,
+                        warn=lambda m: print(f"nicbench: warning: {m}", file=sys.stderr))
+    _out(f"report: {page}")
+    return 0
+
+
 # -- argument parsing --------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
@@ -156,6 +166,14 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--trust-new-host-keys", action="store_true",
                     help="record the key of a host not yet in known_hosts (never replaces one)")
     ck.set_defaults(func=cmd_check)
+
+    rp = sub.add_parser("report", help="charts and tables of one or more results directories")
+    rp.add_argument("dirs", nargs="+", metavar="DIR", help="results directory of a run")
+    rp.add_argument("--out", help="report directory (default reports/report-<time>/)")
+    rp.add_argument("--link-rate", action="append", default=[], metavar="NAME=RATE",
+                    help="line rate of a pair or adapter id, e.g. gbe=1gbit (repeat); "
+                         "overrides the rate read from the inventory")
+    rp.set_defaults(func=cmd_report)
 
     _add_later_commands(sub)
     return p
