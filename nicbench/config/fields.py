@@ -122,7 +122,24 @@ def check_param(value: Any) -> Any:
                          "variable)") from None
 
 
+SYSCTL_VALUE_RE = re.compile(r"^[A-Za-z0-9_.:,+/-]+(?:[ \t]+[A-Za-z0-9_.:,+/-]+){0,7}$")
+
+
+def check_sysctl_value(value: Any) -> Any:
+    """A sysctl value: a tool argument, or a few of them separated by spaces, as the
+    vector sysctls read (``net.ipv4.tcp_rmem: "4096 131072 16777216"``)."""
+    if isinstance(value, str) and len(value) <= 128 and SYSCTL_VALUE_RE.match(value):
+        return value
+    try:
+        return check_arg(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is not an allowed sysctl value (numbers or words of "
+                         "letters, digits and _ . : , + / -, up to 8 separated by spaces)"
+                         ) from None
+
+
 ToolArg = Annotated[Any, AfterValidator(check_arg)]
+SysctlValue = Annotated[Any, AfterValidator(check_sysctl_value)]
 ToolParam = Annotated[Any, AfterValidator(check_param)]
 
 

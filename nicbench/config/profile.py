@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from nicbench.config.fields import (Name, Rate, RegistryName, Strict, SysctlName, ToolArg,
-                                    ToolParam)
+from nicbench.config.fields import (Name, Rate, RegistryName, Strict, SysctlName, SysctlValue,
+                                    ToolArg, ToolParam)
 from nicbench.config.source import Where
 from nicbench.errors import ConfigError
 
@@ -65,7 +65,7 @@ class Point(Strict):
     mtu: int | None = Field(None, ge=68, le=65535)
     frame_size: int | None = Field(None, ge=82, le=65549)
     registry: dict[RegistryName, int] = Field(default_factory=dict)
-    sysctl: dict[SysctlName, ToolArg] = Field(default_factory=dict)
+    sysctl: dict[SysctlName, SysctlValue] = Field(default_factory=dict)
     vars: dict[Name, ToolArg] = Field(default_factory=dict)
     label: str | None = None
 
@@ -105,7 +105,7 @@ class Profile(Strict):
     give_up_after: int = Field(3, ge=0, le=1000)
     mtu: list[int] | None = None
     points: list[Point] = Field(default_factory=list)
-    sysctl: dict[SysctlName, ToolArg] = Field(default_factory=dict)
+    sysctl: dict[SysctlName, SysctlValue] = Field(default_factory=dict)
     tests: list[TestSpec] = Field(min_length=1)
 
     file: str = Field("", exclude=True)

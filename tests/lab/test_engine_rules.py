@@ -90,3 +90,36 @@ def test_an_interrupted_udp_search_resumes_where_it_stopped(lab, lab_inventory, 
     assert [r["offered_bps"] for r in recs] == [100e6 + i * 10e6 for i in range(7)]
     assert len({r["repetition"] for r in recs}) == 7
     assert all(r["status"] == "ok" for r in recs)
+
+
+def sysctl_in(ns: str, name: str) -> str:
+    import subprocess
+
+    return subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-n", name], check=True,
+                          capture_output=True, text=True, timeout=10).stdout.split()
+
+
+def test_a_vector_sysctl_is_applied_for_the_run_and_restored(lab, lab_inventory, tmp_path):
+    hosts = [h.name for h in lab.spec.hosts()]
+    before = {h: sysctl_in(h, "net.ipv4.tcp_rmem") for h in hosts}
+    wanted = ["4096", "131072", "8388608"]
+    assert all(v != wanted for v in before.values())
+    prof = profile(tmp_path, """\
+        name: sysctl
+        source: nicbench test
+        repetitions: 1
+        sysctl: {net.ipv4.tcp_rmem: "4096 131072 8388608"}
+        mtu: [1500]
+        tests:
+          - {name: tcp, tool: iperf3, params: {duration_s: 1}}
+        """)
+    seen = {}
+
+    def during(kind, data):
+        if kind == "trial":
+            seen.update({h: sysctl_in(h, "net.ipv4.tcp_rmem") for h in hosts})
+
+    run_dir = run_profile(prof, lab_inventory, tmp_path / "out", pairs=["gbe"], events=during)
+    assert seen == {h: wanted for h in hosts}
+    assert {h: sysctl_in(h, "net.ipv4.tcp_rmem") for h in hosts} == before
+    assert [r["status"] for r in run_dir.records()] == ["ok"]

@@ -476,3 +476,19 @@ def test_readme_yaml_examples_load(workdir):
            .replace("window: 256K}", "window: $win}"))
     Path("alt.yaml").write_text(alt)
     assert [p.vars["win"] for p in load_profile("alt.yaml").points] == ["64K", "256K"]
+
+
+def test_vector_sysctl_values_with_spaces_load(workdir):
+    text = edit(PROFILE, "mtu: [1500, 9000]",
+                'mtu: [1500, 9000]\nsysctl:\n  net.ipv4.tcp_rmem: "4096 131072 16777216"')
+    Path("p.yaml").write_text(text)
+    assert load_profile("p.yaml").sysctl == {"net.ipv4.tcp_rmem": "4096 131072 16777216"}
+
+
+def test_shell_characters_in_a_sysctl_value(workdir):
+    text = edit(PROFILE, "mtu: [1500, 9000]",
+                'mtu: [1500, 9000]\nsysctl:\n  net.ipv4.tcp_rmem: "4096 $(reboot)"')
+    assert lines_of(profile_error({"p.yaml": text}, "p.yaml")) == [
+        f"p.yaml:{line_of(text, 'reboot')}: sysctl.net.ipv4.tcp_rmem: '4096 $(reboot)' is not "
+        "an allowed sysctl value (numbers or words of letters, digits and _ . : , + / -, up to "
+        "8 separated by spaces)"]
