@@ -269,10 +269,28 @@ class Lab:
                 self.say("lab already up")
                 self._write_inventory()
                 return state
+            if state is None and self._our_leftovers():
+                self._refuse_a_lab_owned_elsewhere()
             if state or self._our_leftovers():
                 self.say("replacing an existing or half-made lab")
                 self._teardown(state)
             return self._build()
+
+    @property
+    def owner_file(self) -> Path:
+        # Which state directory made the lab of this prefix: a lab is never replaced from
+        # another directory (a second checkout), which would strand the first one's keys.
+        return Path("/run") / f"nicbench-lab-{self.spec.prefix}.owner"
+
+    def _refuse_a_lab_owned_elsewhere(self) -> None:
+        try:
+            owner = Path(self.owner_file.read_text().strip())
+        except OSError:
+            return
+        if owner != self.dir.resolve() and (owner / "state.json").exists():
+            raise LabError(f"lab '{self.spec.prefix}' is up and belongs to {owner}: bring it "
+                           f"down there (nicbench lab down --dir {owner}) or choose another "
+                           "NICBENCH_LAB_PREFIX")
 
     def _our_leftovers(self) -> bool:
         names = {h.name for h in self.spec.hosts()}
@@ -283,6 +301,7 @@ class Lab:
         self.dir.mkdir(parents=True, exist_ok=True)
         os.chmod(self.dir, 0o700)
         state = LabState(spec=spec.to_json(), created_at=time.time())
+        self.owner_file.write_text(f"{self.dir.resolve()}\n")
         # Record every object before creating it, so a failure half-way can be undone.
         try:
             for host in spec.hosts():
@@ -453,7 +472,10 @@ class Lab:
         """Remove the lab; returns what was removed."""
         self._preflight()
         with self._locked():
-            return self._teardown(self.read_state())
+            state = self.read_state()
+            if state is None:
+                self._refuse_a_lab_owned_elsewhere()
+            return self._teardown(state)
 
     def _teardown(self, state: LabState | None) -> list[str]:
         removed: list[str] = []
@@ -486,6 +508,11 @@ class Lab:
             path.unlink(missing_ok=True)
         for h in spec_hosts:
             shutil.rmtree(self.host_dir(h), ignore_errors=True)
+        try:
+            if Path(self.owner_file.read_text().strip()) == self.dir.resolve():
+                self.owner_file.unlink()
+        except OSError:
+            pass
         try:
             self.dir.rmdir()
         except OSError:

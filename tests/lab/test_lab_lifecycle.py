@@ -20,6 +20,7 @@ import pytest
 
 from nicbench.config.loader import load_inventory
 from nicbench.hosts import HostPool
+from nicbench.errors import LabError
 from nicbench.lab.lab import Lab, LabSpec
 
 pytestmark = pytest.mark.lab
@@ -146,6 +147,23 @@ def test_up_replaces_leftovers_without_state(lifecycle_lab):
     assert_healthy(lab)
     assert not set(old) & set(sshd_pids_of(lab.dir))
     assert len(sshd_pids_of(lab.dir)) == 2
+
+
+def test_a_lab_up_elsewhere_is_neither_replaced_nor_removed(lifecycle_lab, tmp_path):
+    # A second checkout with the same prefix must not strand the first one's lab.
+    lab = lifecycle_lab
+    lab.up()
+    pids = sorted(r["sshd_pid"] for r in lab.status())
+    other = Lab(lab.spec, tmp_path / "other-lab")
+    for action in (other.up, other.down):
+        with pytest.raises(LabError) as info:
+            action()
+        assert str(info.value) == (
+            f"lab '{PREFIX}' is up and belongs to {lab.dir.resolve()}: bring it down there "
+            f"(nicbench lab down --dir {lab.dir.resolve()}) or choose another "
+            "NICBENCH_LAB_PREFIX")
+    assert sorted(r["sshd_pid"] for r in lab.status()) == pids
+    assert_healthy(lab)
 
 
 def _wait_gone(pid: int, timeout_s: float = 5) -> None:
