@@ -37,10 +37,22 @@ class Plan:
     server_exits: bool            # the server ends by itself after one client
     expected_s: float | None      # how long the client should take (None: unknown)
     client_outfile: str | None = None  # a file on the sender holding the figures
-    # How to end a server that does not exit by itself: after the client is done, give it
-    # settle_s to print its report, then send stop_signal.
+    # How to end a server that does not exit by itself: after the client is done, wait
+    # until its output holds report_count lines matching report_re (a POSIX extended
+    # regex), at most report_wait_s, then send stop_signal. Without report_re, a fixed
+    # settle_s. Waiting for the report itself costs a few ms where a fixed pause cost
+    # its whole length on every trial, and a slow report is still waited for.
+    report_re: str | None = None
+    report_count: int = 1
+    report_wait_s: float = 2.0
     settle_s: float = 0.0
     stop_signal: str = "TERM"
+
+
+# A row covering a whole run (it starts at 0.0 s), as iperf 2.1 ("[  1] 0.0000-2.0043 sec
+# 225 MBytes  941 Mbits/sec") and 2.0 ("[  3]  0.0- 1.0 sec ...") print it, for grep -E.
+# The server runs without -i, so no interval row (0.0-1.0 of a longer run) can match.
+IPERF2_WHOLE_RUN_ROW = r"^\[ *([0-9]+|SUM[-0-9]*)\] +0\.0+ *- *[0-9.]+ sec .*/sec"
 
 
 def _size(v: Any) -> str:
@@ -90,10 +102,13 @@ class Iperf2Driver(Driver):
         if ends.protocol == "udp" and rate:
             client += ["-b", str(int(rate))]
         # iperf 2 servers never exit by themselves and take 1-2 s to honour TERM; they
-        # flush each report as they print it, so a short settle and KILL lose nothing.
+        # flush each report as they print it, so once the whole-run rows are there KILL
+        # loses nothing: one row per stream, and the [SUM] row when there are several.
         return Plan(server=server, client=client, port=p.port, listen_protocol=ends.protocol,
-                    server_exits=False, expected_s=float(p.duration_s), settle_s=0.2,
-                    stop_signal="KILL")
+                    server_exits=False, expected_s=float(p.duration_s),
+                    report_re=IPERF2_WHOLE_RUN_ROW,
+                    report_count=p.streams + (1 if p.streams > 1 else 0),
+                    report_wait_s=2.0, stop_signal="KILL")
 
     def interpret(self, client_text, server_text, outfile_text, protocol):
         client = iperf2.parse(client_text)
