@@ -65,6 +65,7 @@ def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: in
         plan = driver.plan(ctx.receiver.executable(test.tool), ctx.sender.executable(test.tool),
                            params, ends, tag)
         rec.commands = {"server": display(plan.server), "client": display(plan.client)}
+        rec.version = _tool_version(ctx.sender, test.tool)
         client_timeout = (plan.expected_s + TIMEOUT_MARGIN_S) if plan.expected_s else timeout_s
         server = ctx.receiver.conn.start(plan.server)
         ctx.receiver.wait_listening(plan.port, plan.listen_protocol, LISTEN_TIMEOUT_S)
@@ -131,6 +132,15 @@ def _error_words(text: str) -> str:
             m = _JSON_ERROR.match(ln)
             return m["text"] if m else ln
     return " | ".join(lines[-3:]) or "no output"
+
+
+def _tool_version(platform: Platform, tool: str) -> str | None:
+    """The installed tool's version, for tools whose output does not print it (iperf 2
+    clients, NPtcp). The run probed it for the manifest already; the platform caches it."""
+    try:
+        return platform.tool_version(tool, platform.executable(tool))
+    except NicbenchError:
+        return None
 
 
 def _cpu(ctx: TrialContext):
@@ -221,7 +231,7 @@ def _judge(rec: TrialRecord, driver, client, client_text: str, server_text: str,
         if client.exit_status:
             rec.reason = f"exit {client.exit_status}: {client.tail() or rec.reason}"
         return
-    rec.version = parsed.version
+    rec.version = parsed.version or rec.version
     rec.throughput_bps = parsed.throughput_bps
     rec.sent_bps = parsed.sent_bps
     rec.duration_s = parsed.duration_s
