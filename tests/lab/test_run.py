@@ -1,0 +1,262 @@
+"""``nicbench run`` end to end on the session lab, as a user runs it: a subprocess of the
+real CLI, real SSH, real tools, real MTU changes.
+
+* ``profiles/quick.yaml`` on the clean ``gbe`` link: a summary row per test and MTU, best
+  >= median, iperf3's best within 2 % of what Gigabit Ethernet carries (941.5 Mbit/s at
+  MTU 1500, 990.0 at 9000), raw output for every trial, every lab interface back at its
+  original MTU;
+* the ``stall`` link at MTU 9000 (nft drops frames above 6000 bytes): failed trials with
+  the reason, and the run goes on to the next test and the next point and exits 0;
+* Ctrl-C half-way (SIGINT at MTU 9000): exit 130 with MTUs restored, then ``--resume``
+  measures only what is missing, without a duplicate.
+
+Every wait is bounded (subprocess timeouts, a deadline when reading progress lines).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from nicbench.config.loader import load_profile
+
+pytestmark = pytest.mark.lab
+
+REPO = Path(__file__).resolve().parents[2]
+QUICK = REPO / "profiles" / "quick.yaml"
+WIRE_BPS = 1e9
+WITHIN = 0.02
+
+
+def theory_bps(mtu: int) -> float:
+    """TCP goodput of Gigabit Ethernet with timestamps: R (m - 52) / (m + 38)."""
+    return WIRE_BPS * (mtu - 52) / (mtu + 38)
+
+
+def nicbench_argv(*args: str) -> list[str]:
+    return [sys.executable, "-m", "nicbench.cli", *args]
+
+
+def clean_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("NICBENCH_")}
+
+
+def nicbench(*args: str, timeout: float) -> subprocess.CompletedProcess:
+    return subprocess.run(nicbench_argv(*args), cwd=REPO, env=clean_env(),
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def write_profile(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "profile.yaml"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def records(out: Path) -> list[dict]:
+    lines = (out / "trials.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines]   # every line parses, none torn
+
+
+def assert_lab_mtus_original(lab, mtus) -> None:
+    now = {ns: mtus(ns) for ns in lab.original_mtus}
+    assert now == lab.original_mtus
+
+
+def assert_raw_files(out: Path, recs: list[dict]) -> None:
+    for r in recs:
+        if r["kind"] in ("skipped", "given-up"):
+            continue
+        assert "client" in r["raw"], f"{r['trial_id']}: no raw client output"
+        for rel in r["raw"].values():
+            path = out / rel
+            assert path.is_file() and path.stat().st_size > 0, f"{r['trial_id']}: {rel}"
+
+
+def assert_no_duplicates(recs: list[dict]) -> None:
+    keys = [(r["pair"], r["point"], r["test"], r["kind"], r["repetition"]) for r in recs]
+    assert len(keys) == len(set(keys)), f"duplicate trials: {keys}"
+
+
+def test_quick_profile_end_to_end(lab, tmp_path, mtus):
+    out = tmp_path / "quick"
+    proc = nicbench("run", "profiles/quick.yaml", "-i", str(lab.inventory_file),
+                    "--pair", "gbe", "--out", str(out), timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    assert proc.stdout.splitlines()[0] == f"nicbench run quick -> {out}"
+    assert f"results: {out}/ (summary.csv, trials.jsonl, raw/)" in proc.stdout
+    assert_lab_mtus_original(lab, mtus)
+
+    profile = load_profile(QUICK)
+    mtus = [p.ip_mtu for p in profile.points]
+    assert mtus == [1500, 9000]
+    summary = pd.read_csv(out / "summary.csv")
+    assert len(summary) == len(profile.tests) * len(mtus)
+    for test in profile.tests:
+        for mtu in mtus:
+            rows = summary[(summary.test == test.name) & (summary.mtu == mtu)]
+            assert len(rows) == 1, f"{test.name} at {mtu}: {len(rows)} rows"
+            row = rows.iloc[0]
+            assert (row.pair, row.status, row.n_failed) == ("gbe", "ok", 0), row.reason
+            assert row.n_ok == profile.repetitions_for(test)
+            assert row.best_bps >= row.median_bps >= row.min_bps > 0
+            assert row.selected_bps == row.best_bps       # select: best
+    for mtu in mtus:
+        best = summary[(summary.tool == "iperf3") & (summary.mtu == mtu)].best_bps.iloc[0]
+        assert abs(best / theory_bps(mtu) - 1) <= WITHIN, (
+            f"iperf3 best at MTU {mtu}: {best / 1e6:.1f} Mbit/s, wire limit "
+            f"{theory_bps(mtu) / 1e6:.1f}")
+
+    recs = records(out)
+    assert len(recs) == sum(profile.repetitions_for(t) for t in profile.tests) * len(mtus)
+    assert all(r["status"] == "ok" and r["format_version"] == 1 for r in recs)
+    assert_no_duplicates(recs)
+    assert_raw_files(out, recs)
+    for r in recs:
+        assert r["commands"]["client"] and r["version"] and r["wall_s"] > 0
+        assert r["hosts"] == {"receiver": lab.spec.hosts()[0].name,
+                              "sender": lab.spec.hosts()[1].name}
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["pairs"] == ["gbe"] and manifest["restore_problems"] == []
+    journal = json.loads((out / "tuning.json").read_text())
+    assert all(c.get("restored") for c in journal["changes"]), journal   # nothing pending
+
+
+STALL_PROFILE = """\
+    format_version: 1
+    name: stall-test
+    source: "nicbench lab test: a driver that hangs on large frames"
+    platform: linux
+    repetitions: 1
+    timeout_s: 5
+    mtu: [9000, 1500]
+    tests:
+      - {name: iperf3-tcp, tool: iperf3, params: {duration_s: 1}}
+      - {name: iperf2-tcp, tool: iperf2, params: {duration_s: 1}}
+      - {name: netpipe, tool: netpipe, params: {upper: 8192, repeats: 20}}
+    """
+
+
+def test_stalled_link_fails_trials_with_reasons_and_the_run_goes_on(lab, tmp_path, mtus):
+    prof = write_profile(tmp_path, STALL_PROFILE)
+    out = tmp_path / "stall"
+    t0 = time.monotonic()
+    proc = nicbench("run", str(prof), "-i", str(lab.inventory_file), "--pair", "stall",
+                    "--out", str(out), timeout=120)
+    elapsed = time.monotonic() - t0
+    assert proc.returncode == 0, proc.stderr
+    assert_lab_mtus_original(lab, mtus)
+
+    recs = {(r["point"], r["test"]): r for r in records(out)}
+    assert len(recs) == 6
+    expected_reasons = {
+        "iperf3-tcp": "transfer moved almost nothing",      # iperf3 exits 0 at 0 bit/s
+        "iperf2-tcp": "the receiver printed no report",
+        "netpipe": "timeout: the sender ran past 5 s and was killed",
+    }
+    for test, words in expected_reasons.items():
+        bad = recs[("mtu9000", test)]
+        assert bad["status"] == "failed" and words in bad["reason"], bad["reason"]
+        good = recs[("mtu1500", test)]
+        assert good["status"] == "ok", good["reason"]
+        assert f"{test} #1/1: FAILED: {bad['reason']}" in proc.stdout
+    assert_raw_files(out, list(recs.values()))
+    # mtu9000 first: the failures did not stop the run from reaching mtu1500
+    assert proc.stdout.index("== stall mtu9000") < proc.stdout.index("== stall mtu1500")
+    summary = pd.read_csv(out / "summary.csv")
+    at_9000 = summary[summary.mtu == 9000]
+    assert list(at_9000.status) == ["failed"] * 3
+    assert all(isinstance(r, str) and r for r in at_9000.reason)
+    assert list(summary[summary.mtu == 1500].status) == ["ok"] * 3
+    assert elapsed < 60, f"the stalled run took {elapsed:.0f} s"
+
+
+RESUME_PROFILE = """\
+    format_version: 1
+    name: resume-test
+    source: "nicbench lab test: Ctrl-C and --resume"
+    platform: linux
+    repetitions: 3
+    timeout_s: 20
+    mtu: [1500, 9000]
+    tests:
+      - {name: iperf3-tcp, tool: iperf3, params: {duration_s: 1}}
+    """
+
+
+def read_until(proc: subprocess.Popen, predicate, timeout_s: float) -> list[str]:
+    """Lines of proc's stdout up to and including the first one ``predicate`` accepts."""
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    deadline = time.monotonic() + timeout_s
+    lines: list[str] = []
+    while time.monotonic() < deadline:
+        if not sel.select(max(0.0, deadline - time.monotonic())):
+            break
+        line = proc.stdout.readline()
+        if not line:
+            break
+        lines.append(line)
+        if predicate(line, lines):
+            return lines
+    raise AssertionError(f"not seen within {timeout_s} s; output so far: {lines}")
+
+
+def test_interrupted_run_restores_mtu_and_resumes_without_duplicates(lab, tmp_path, mtus):
+    prof = write_profile(tmp_path, RESUME_PROFILE)
+    out = tmp_path / "resume"
+    gbe = next(link for link in lab.spec.links() if link.adapter.key == "gbe")
+    hosts = [h.name for h in lab.spec.hosts()]
+    proc = subprocess.Popen(
+        nicbench_argv("run", str(prof), "-i", str(lab.inventory_file), "--pair", "gbe",
+                      "--out", str(out)),
+        cwd=REPO, env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # Stop it in the MTU 9000 point, once one trial there is stored.
+        read_until(proc, lambda line, lines: "iperf3-tcp #1/3" in line
+                   and any(seen.startswith("== gbe mtu9000") for seen in lines),
+                   timeout_s=90)
+        assert [mtus(h)[gbe.ifname] for h in hosts] == [9000, 9000]
+        proc.send_signal(signal.SIGINT)
+        rest, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == \
+        "nicbench: interrupted; host settings were restored"
+    assert_lab_mtus_original(lab, mtus)
+    first = records(out)
+    assert 4 <= len(first) < 6, [r["trial_id"] for r in first]
+    assert_no_duplicates(first)
+    stored_before = (out / "trials.jsonl").read_text()
+
+    proc = nicbench("run", str(prof), "-i", str(lab.inventory_file), "--pair", "gbe",
+                    "--resume", str(out), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert_lab_mtus_original(lab, mtus)
+    assert (out / "trials.jsonl").read_text().startswith(stored_before)   # append-only
+    recs = records(out)
+    assert_no_duplicates(recs)
+    assert sorted((r["point"], r["repetition"]) for r in recs) == [
+        (p, i) for p in ("mtu1500", "mtu9000") for i in (1, 2, 3)]
+    assert all(r["status"] == "ok" for r in recs)
+    resumed_trials = [ln for ln in proc.stdout.splitlines() if "iperf3-tcp #" in ln]
+    assert len(resumed_trials) == 6 - len(first)
+    assert "== gbe mtu1500" not in proc.stdout      # nothing left to do there
+    assert_raw_files(out, recs)
+    summary = pd.read_csv(out / "summary.csv")
+    assert list(summary.n_ok) == [3, 3] and list(summary.status) == ["ok", "ok"]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert len(manifest.get("resumed_at", [])) == 1
