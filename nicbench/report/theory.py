@@ -1,0 +1,105 @@
+"""What an Ethernet link can carry, for the reference lines of the charts.
+
+Per frame the wire also carries 38 bytes besides the IP packet: Ethernet header 14,
+FCS 4, preamble and start-of-frame 8, inter-frame gap 12 (Oct 2002 review, Table 2;
+../shared/docs/methodology.md "Physics"). Of an IP packet of MTU m bytes, TCP carries
+m - 40 bytes of payload (IP 20 + TCP 20), m - 52 with the timestamp option that Linux
+sends by default; UDP carries m - 28. So the best goodput at line rate R is
+
+    R x (m - headers) / (m + 38)
+
+941.5 Mbit/s for TCP with timestamps at MTU 1500 on Gigabit Ethernet, 990.0 at 9000 (the
+lab's iperf3 lands within 1.5 % of it: tests/lab/test_calibration.py).
+
+The link rate itself is not a structured fact of the inventory or the manifest (yet):
+``link_rate`` takes it from the user (``--link-rate NAME=RATE``) or, failing that, from
+the adapter's description in the inventory ("shaped to 1000 Mbit/s", "100 Mbit/s"), and
+always says where it came from. Without a rate, a chart has no reference line.
+"""
+
+from __future__ import annotations
+
+import re
+
+from nicbench.config.fields import parse_rate
+from nicbench.errors import UsageError
+
+WIRE_OVERHEAD_BYTES = 38      # Ethernet header 14 + FCS 4 + preamble/SFD 8 + gap 12
+TCP_HEADERS_BYTES = 40        # IPv4 20 + TCP 20
+TCP_TIMESTAMPS_BYTES = 12     # TCP timestamp option (10 bytes, padded to 12)
+UDP_HEADERS_BYTES = 28        # IPv4 20 + UDP 8
+
+# A value this far above the limit is flagged; closer is the tools' own rounding and
+# timing (iperf 2 prints whole Mbit/s: "942" against a 941.5 limit) and is not flagged.
+FLAG_MARGIN = 0.01
+
+# "1000 Mbit/s", "1 Gbit/s", "600 Mbit/s": a rate written in an adapter's description.
+_RATE_TEXT = re.compile(r"(\d+(?:\.\d+)?)\s*([kMG])bit/s", re.IGNORECASE)
+_UNIT = {"k": 1e3, "m": 1e6, "g": 1e9}
+
+
+def goodput_bps(rate_bps: float, mtu: int, protocol: str = "tcp",
+                timestamps: bool = True) -> float:
+    """The most payload per second an Ethernet link of ``rate_bps`` carries at IP MTU
+    ``mtu``: R x (m - headers) / (m + 38)."""
+    if protocol == "udp":
+        headers = UDP_HEADERS_BYTES
+    else:
+        headers = TCP_HEADERS_BYTES + (TCP_TIMESTAMPS_BYTES if timestamps else 0)
+    return rate_bps * (mtu - headers) / (mtu + WIRE_OVERHEAD_BYTES)
+
+
+def goodput_formula(protocol: str = "tcp", timestamps: bool = True) -> str:
+    if protocol == "udp":
+        return "R × (MTU − 28) / (MTU + 38)"
+    return "R × (MTU − 52) / (MTU + 38)" if timestamps else "R × (MTU − 40) / (MTU + 38)"
+
+
+def timestamps_on(profile: dict, point: dict) -> bool:
+    """Whether TCP timestamps were in force at a point: Linux sends them unless
+    net.ipv4.tcp_timestamps is 0; Windows only with Tcp1323Opts 2 or 3."""
+    sysctl = {**(profile.get("sysctl") or {}), **(point.get("sysctl") or {})}
+    if "net.ipv4.tcp_timestamps" in sysctl:
+        return str(sysctl["net.ipv4.tcp_timestamps"]).strip() != "0"
+    if profile.get("platform") == "windows":
+        opts = (point.get("registry") or {}).get("Tcp1323Opts")
+        return opts in (2, 3)
+    return True
+
+
+def parse_link_rates(items: list[str] | tuple[str, ...]) -> dict[str, float]:
+    """``["gbe=1gbit", "lab-fe=100M"]`` -> {name: bit/s}; a bad item is a UsageError."""
+    rates: dict[str, float] = {}
+    for item in items or ():
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise UsageError(f"--link-rate {item!r}: give NAME=RATE, e.g. gbe=1gbit")
+        try:
+            rate = parse_rate(value.strip())
+        except ValueError as exc:
+            raise UsageError(f"--link-rate {item!r}: {exc}") from None
+        if rate <= 0:
+            raise UsageError(f"--link-rate {item!r}: the rate must be positive")
+        rates[name.strip()] = float(rate)
+    return rates
+
+
+def rate_from_text(text: str | None) -> float | None:
+    """The one rate an adapter's description names, or None if it names none or several
+    different ones."""
+    if not text:
+        return None
+    found = {float(m.group(1)) * _UNIT[m.group(2).lower()] for m in _RATE_TEXT.finditer(text)}
+    return found.pop() if len(found) == 1 else None
+
+
+def link_rate(pair: str, adapter: dict, given: dict[str, float]) -> tuple[float | None, str]:
+    """(rate in bit/s or None, where it came from) for one pair of one run."""
+    for name in (pair, adapter.get("id")):
+        if name and name in given:
+            return given[name], f"--link-rate {name}"
+    for key in ("chipset", "notes"):
+        rate = rate_from_text(adapter.get(key))
+        if rate:
+            return rate, f"inventory adapter {key}: \"{adapter.get(key)}\""
+    return None, "not recorded (give --link-rate NAME=RATE for a reference line)"
