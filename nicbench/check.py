@@ -4,6 +4,12 @@ For each pair: both hosts answer over SSH, the test interfaces exist and are up,
 tools are installed (with versions), the test addresses reach each other across the test
 link, and the current and maximum MTUs are known. Each problem is one line saying what
 to do.
+
+With a profile (``nicbench check --profile P``), also: the profile's method is the hosts' OS
+(else one refusal line before anything is contacted, the same as ``nicbench run``), the
+tools its tests use are installed, and which of its points an adapter cannot carry (an MTU
+above the interfaces' largest): those are reported as "will be skipped", not as problems,
+since the reviews listed such cards and skipped those sizes.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from nicbench.config.inventory import Inventory, Pair
+from nicbench.config.profile import Profile
 from nicbench.errors import NicbenchError
 from nicbench.hosts import HostPool
 
@@ -37,6 +44,7 @@ class PairReport:
     adapter: str
     sides: list[SideReport]
     problems: list[str]
+    skipped: list[str] = field(default_factory=list)   # profile points the adapter refuses
 
     @property
     def ready(self) -> bool:
@@ -78,8 +86,36 @@ def check_pair(pool: HostPool, pair: Pair, required_tools=("iperf3",)) -> PairRe
     return PairReport(pair=pair.name, adapter=pair.adapter, sides=sides, problems=problems)
 
 
+def profile_tools(profile: Profile) -> tuple[str, ...]:
+    """The tools a profile's tests run, in test order, each once."""
+    return tuple(dict.fromkeys(t.tool for t in profile.tests))
+
+
+def will_be_skipped(profile: Profile, report: PairReport) -> list[str]:
+    """The profile's points above the largest MTU of either interface of the pair, as one
+    line (empty when the adapter takes them all, or its limit is unknown)."""
+    over = [pt for pt in profile.points
+            if any(s.max_mtu and pt.ip_mtu > s.max_mtu for s in report.sides)]
+    if not over:
+        return []
+    limits = ", ".join(f"{s.host} {s.interface} {s.max_mtu}" for s in report.sides
+                       if s.max_mtu and any(pt.ip_mtu > s.max_mtu for pt in over))
+    return [f"{report.pair}: {' '.join(pt.name for pt in over)} will be skipped "
+            f"(largest MTU: {limits})"]
+
+
 def check(inventory: Inventory, pairs: list[str] | None = None, *,
-          trust_new_keys: bool = False) -> list[PairReport]:
+          trust_new_keys: bool = False, profile: Profile | None = None) -> list[PairReport]:
     chosen = [inventory.pair(p) for p in pairs] if pairs else inventory.pairs
+    required: tuple[str, ...] = ("iperf3",)
+    if profile is not None:
+        from nicbench.execution.run import check_platforms
+
+        check_platforms(profile, inventory, list(chosen))   # refused before any SSH
+        required = profile_tools(profile)
     with HostPool(inventory, trust_new_keys=trust_new_keys) as pool:
-        return [check_pair(pool, p) for p in chosen]
+        reports = [check_pair(pool, p, required_tools=required) for p in chosen]
+    if profile is not None:
+        for rep in reports:
+            rep.skipped = will_be_skipped(profile, rep)
+    return reports

@@ -95,11 +95,17 @@ def cmd_check(args) -> int:
     from nicbench.config.loader import load_inventory
 
     inv = load_inventory(args.inventory)
+    profile = None
+    if args.profile:
+        from nicbench.config.loader import load_profile, resolve_profile_path
+
+        profile = load_profile(resolve_profile_path(args.profile))
     for name in args.pairs:
         if name not in [p.name for p in inv.pairs]:
             raise UsageError(f"unknown pair '{name}' (pairs in {args.inventory}: "
                              f"{', '.join(p.name for p in inv.pairs)})")
-    reports = check(inv, args.pairs or None, trust_new_keys=args.trust_new_host_keys)
+    reports = check(inv, args.pairs or None, trust_new_keys=args.trust_new_host_keys,
+                    profile=profile)
     rows = []
     for rep in reports:
         for side in rep.sides:
@@ -109,11 +115,14 @@ def cmd_check(args) -> int:
                          "yes" if side.reaches_peer else "NO"])
     _out(_table(["pair", "host", "if", "address", "state", "mtu", "max", "driver", "tools",
                  "reach"], rows))
+    for rep in reports:
+        for line in rep.skipped:
+            _out(line)
     problems = [p for rep in reports for p in rep.problems]
     for p in problems:
         print(f"nicbench: problem: {p}", file=sys.stderr)
     ready = sum(r.ready for r in reports)
-    _out(f"{ready} of {len(reports)} pairs ready")
+    _out(f"{ready} of {len(reports)} pairs ready" + (f" to run {profile.name}" if profile else ""))
     return 0 if not problems else 1
 
 
@@ -165,6 +174,9 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("-i", "--inventory", default=DEFAULT_INVENTORY)
     ck.add_argument("--trust-new-host-keys", action="store_true",
                     help="record the key of a host not yet in known_hosts (never replaces one)")
+    ck.add_argument("--profile", metavar="PROFILE",
+                    help="also check the pairs can run this profile: its platform, its tools, "
+                         "and which of its MTUs each adapter will skip")
     ck.set_defaults(func=cmd_check)
 
     rp = sub.add_parser("report", help="charts and tables of one or more results directories")
