@@ -1,0 +1,123 @@
+"""``nicbench report`` as a user runs it: the path printed at the end, and one clear error
+line (exit 2, never a traceback) for a directory that is missing, not a run, or corrupt."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nicbench.cli import main
+
+DATA = Path(__file__).parent / "data"
+RUN_A = DATA / "run-a"
+
+
+@pytest.fixture
+def small_run(copy_run):
+    """run-a cut down to the gbe card's iperf3 trials: a report of two charts, quick to draw."""
+    run = copy_run(RUN_A, "small")
+    lines = [line for line in (run / "trials.jsonl").read_text().splitlines()
+             if json.loads(line)["pair"] == "gbe" and json.loads(line)["test"] == "iperf3-tcp"]
+    (run / "trials.jsonl").write_text("\n".join(lines) + "\n")
+    return run
+
+
+def one_error(capsys, argv, code=2) -> str:
+    rc = main(argv)
+    err = capsys.readouterr().err
+    assert rc == code, err
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("nicbench: error: "), err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+def test_report_prints_the_path_of_the_page(small_run, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["report", str(small_run)]) == 0
+    out = capsys.readouterr().out.strip()
+    assert out.startswith("report: reports/report-") and out.endswith("/report.html")
+    page = tmp_path / out.split(" ", 1)[1]
+    assert page.is_file()
+    assert sorted(p.name for p in (page.parent / "figures").iterdir()) == [
+        "cpu-iperf3-tcp.png", "cpu-iperf3-tcp.svg", "speed-iperf3-tcp.png", "speed-iperf3-tcp.svg"]
+
+
+def test_report_again_into_the_same_out_replaces_it(small_run, tmp_path, capsys):
+    out = tmp_path / "rep"
+    stale = out / "figures" / "old-chart.svg"
+    assert main(["report", str(small_run), "--out", str(out)]) == 0
+    stale.write_text("<svg/>")
+    assert main(["report", str(small_run), "--out", str(out), "--link-rate", "gbe=1gbit"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"report: {out / 'report.html'}"
+    assert not stale.exists()
+    assert "--link-rate gbe" in (out / "report.html").read_text()
+
+
+def test_missing_directory(capsys, tmp_path):
+    line = one_error(capsys, ["report", str(tmp_path / "nope")])
+    assert line == f"nicbench: error: {tmp_path / 'nope'}: no such results directory"
+
+
+def test_directory_without_trials(capsys, tmp_path):
+    line = one_error(capsys, ["report", str(tmp_path)])
+    assert line == (f"nicbench: error: {tmp_path}: not a results directory: no trials.jsonl "
+                    "(give the --out directory of a nicbench run)")
+
+
+def test_corrupt_trial_line(capsys, copy_run):
+    run = copy_run(RUN_A, "corrupt")
+    lines = (run / "trials.jsonl").read_text().splitlines(keepends=True)
+    lines[3] = lines[3][:40] + "\n"
+    (run / "trials.jsonl").write_text("".join(lines))
+    line = one_error(capsys, ["report", str(run), "--out", str(run.parent / "o")])
+    assert line.startswith(f"nicbench: error: {run / 'trials.jsonl'}:4: not a JSON trial record")
+    assert line.endswith("the file is corrupt")
+
+
+def test_record_of_another_kind(capsys, copy_run):
+    run = copy_run(RUN_A, "foreign")
+    n = len((run / "trials.jsonl").read_text().splitlines())
+    with open(run / "trials.jsonl", "a") as fh:
+        fh.write('{"hello": "world"}\n')
+    line = one_error(capsys, ["report", str(run)])
+    assert f"{run / 'trials.jsonl'}:{n + 1}: trial record without pair, adapter" in line
+
+
+def test_torn_last_line_is_skipped_with_a_warning(small_run, tmp_path, capsys):
+    with open(small_run / "trials.jsonl", "a") as fh:
+        fh.write('{"run_id": "20261122-030547", "trial_id": "gbe.mt')
+    assert main(["report", str(small_run), "--out", str(tmp_path / "o")]) == 0
+    err = capsys.readouterr().err
+    assert err == (f"nicbench: warning: {small_run / 'trials.jsonl'}:5: torn last line skipped "
+                   "(the run stopped mid-write)\n")
+
+
+def test_bad_link_rate_and_out(capsys, tmp_path):
+    line = one_error(capsys, ["report", str(RUN_A), "--link-rate", "gbe"])
+    assert "--link-rate 'gbe': give NAME=RATE" in line
+    line = one_error(capsys, ["report", str(RUN_A), "--link-rate", "nosuch=1G"])
+    assert "no pair or adapter named 'nosuch'" in line
+    line = one_error(capsys, ["report", str(RUN_A), "--out", str(RUN_A)])
+    assert "that is a results directory" in line
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("mine")
+    line = one_error(capsys, ["report", str(RUN_A), "--out", str(tmp_path / "other")])
+    assert "holds more than a report" in line
+    line = one_error(capsys, ["report", str(RUN_A), str(RUN_A)])
+    assert "given twice" in line
+
+
+def test_as_a_subprocess_one_line_and_exit_2(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NICBENCH_")}
+    proc = subprocess.run([sys.executable, "-m", "nicbench.cli", "report", str(tmp_path)],
+                          capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and "no trials.jsonl" in proc.stderr
