@@ -1,0 +1,82 @@
+"""``nicbench run`` then ``nicbench report`` on the session lab, as a user runs them: a tiny
+roundup of the gbe and nojumbo cards at MTU 1500 and 9000 (iperf3 1 s x2, a short
+netPIPE) through the real CLI, then the report of it. The report must show both adapters
+in its charts and list the nojumbo card's MTU 9000 refusal in the kernel's own words.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.lab
+
+REPO = Path(__file__).resolve().parents[2]
+PROFILE = """\
+    format_version: 1
+    name: report-lab
+    source: "nicbench lab test of nicbench report; method after iXBT Labs Oct 2002"
+    platform: linux
+    repetitions: 2
+    select: best
+    timeout_s: 20
+    mtu: [1500, 9000]
+    tests:
+      - name: iperf3-tcp
+        tool: iperf3
+        params: {duration_s: 1}
+      - name: netpipe
+        tool: netpipe
+        repetitions: 1
+        params: {upper: 8192, repeats: 10}
+"""
+
+
+def nicbench(*args: str, timeout: float) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NICBENCH_")}
+    return subprocess.run([sys.executable, "-m", "nicbench.cli", *args], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_report_of_a_tiny_roundup_shows_both_cards_and_the_refusal(lab, tmp_path):
+    profile = tmp_path / "report-lab.yaml"
+    profile.write_text(textwrap.dedent(PROFILE))
+    results, out = tmp_path / "results", tmp_path / "report"
+    run = nicbench("run", str(profile), "-i", str(lab.inventory_file), "--pair", "gbe",
+                   "--pair", "nojumbo", "--out", str(results), timeout=120)
+    assert run.returncode == 0, run.stderr
+
+    rep = nicbench("report", str(results), "--out", str(out), timeout=120)
+    assert rep.returncode == 0, rep.stderr
+    assert rep.stderr == ""
+    assert rep.stdout.splitlines()[-1] == f"report: {out / 'report.html'}"
+    page = (out / "report.html").read_text()
+
+    gbe, nojumbo = "LX-1000 Gigabit (veth tbf-1g)", "LX-1000NJ Gigabit (macvlan mtu-1500)"
+    with open(out / "tables" / "figure-speed-iperf3-tcp.csv", newline="") as fh:
+        bars = {(r["adapter"], r["point"]): r for r in csv.DictReader(fh)}
+    assert set(bars) == {(gbe, "MTU 1500"), (gbe, "MTU 9000"), (nojumbo, "MTU 1500"),
+                         (nojumbo, "MTU 9000")}
+    for key in [(gbe, "MTU 1500"), (gbe, "MTU 9000"), (nojumbo, "MTU 1500")]:
+        assert float(bars[key]["value"]) > 900, bars[key]   # a 1 Gbit/s link
+        assert bars[key]["n_ok"] == "2" and bars[key]["n"] == "2"
+    assert bars[(nojumbo, "MTU 9000")]["gap"] == "refused"
+    assert bars[(nojumbo, "MTU 9000")]["value"] == ""
+
+    # both adapters in the page and its charts; the refusal with the kernel's words
+    assert html.escape(gbe) in page and html.escape(nojumbo) in page
+    failures = page[page.index('<section id="failures">'):page.index('<section id="setup">')]
+    assert html.escape(nojumbo) in failures
+    assert "RTNETLINK answers: Invalid argument" in failures
+    assert html.escape(gbe) not in failures
+    for family in ("speed", "cpu", "netpipe-adapter", "netpipe-mtu", "netpipe-peak"):
+        assert f'data-family="{family}"' in page
+    assert (out / "figures" / "speed-iperf3-tcp.svg").is_file()
+    assert (out / "figures" / "speed-iperf3-tcp.png").is_file()
