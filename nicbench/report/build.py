@@ -222,7 +222,8 @@ class Index:
             split = len(per_run[(i, row["tool"], row["protocol"])]) > 1
             key = (row["tool"], row["protocol"], row["test"] if split else "")
             charts[key].append((i, row))
-        return dict(sorted(charts.items(), key=lambda kv: _tool_order(kv[0])))
+        # tools in a fixed order; tests of one tool in the order the profiles list them
+        return dict(sorted(charts.items(), key=lambda kv: _tool_order(kv[0])[0]))
 
 
 def _tool_order(key: tuple) -> tuple:
@@ -573,16 +574,15 @@ def _peak_table(ix: Index, rows, curves, table_id: str, title: str) -> Table:
 # -- tables -----------------------------------------------------------------------------
 def summary_table(ix: Index) -> Table:
     t = Table(id="summary", family="summary", title="Every configuration",
-              columns=["adapter", "test", "tool", "protocol", "point", "status", "n",
-                       "select", "selected Mbit/s", "median", "min", "max", "stdev",
-                       "goodput limit", "CPU sender %", "CPU receiver %", "tool CPU %",
-                       "flag"],
+              columns=["adapter", "test", "tool", "point", "status", "n", "select",
+                       "selected Mbit/s", "median", "min", "max", "stdev", "goodput limit",
+                       "CPU sender %", "CPU receiver %", "tool CPU %", "above the limit"],
               caption="One row per configuration (adapter, point, test) of every run; "
                       "throughput in Mbit/s; CPU is the mean over the repetitions that "
                       "succeeded.")
     order = {e.key: k for k, e in enumerate(ix.entries)}
     for i, row in sorted(ix.rows, key=lambda ir: (
-            _tool_order((ir[1]["tool"], ir[1]["protocol"], ir[1]["test"])),
+            _tool_order((ir[1]["tool"],))[0], _test_order(ix, *ir), ir[1]["test"],
             ir[1]["mtu"], order[ix.entry(ir[0], ir[1]["pair"]).key])):
         e = ix.entry(i, row["pair"])
         limit = ix.limit(i, row)
@@ -590,8 +590,8 @@ def summary_table(ix: Index) -> Table:
                    if v is not None and v == v), default=None)
         flag = ""
         if top is not None and limit and top > limit * (1 + FLAG_MARGIN):
-            flag = f"above the limit by {100 * (top / limit - 1):.1f} %"
-        t.rows.append([e.label, row["test"], row["tool"], row["protocol"],
+            flag = f"+{100 * (top / limit - 1):.1f} %"
+        t.rows.append([e.label, row["test"], tool_title(row["tool"], row["protocol"]),
                        point_label(row["point"], row["mtu"]), row["status"],
                        f"{row['n_ok']}/{ix.planned(i, row)}", row["select"],
                        _fmt(_mbit(row.get("selected_bps"))), _fmt(_mbit(row.get("median_bps"))),

@@ -138,7 +138,8 @@ def render_page(report: Report) -> str:
                  "No CPU figures in these runs.")),
         _netpipe(report, counter),
         _size_tables(report),
-        _section("summary", report, "".join(_table(t) for t in report.tables_of("summary"))),
+        _section("summary", report, "".join(_table(t, heading=False)
+                                            for t in report.tables_of("summary"))),
         _failures(report),
         _setup(report),
         _method(report),

@@ -137,6 +137,8 @@ def _draw_bars(ax, panel: BarPanel, colours, extra) -> None:
     ax.set_xticks(range(len(groups)), [g.label for g in groups])
     ax.set_xlim(-0.55, len(groups) - 0.45)
     ax.set_ylim(0, panel.ymax or (top * 1.45 if top > 0 else 1.0))
+    if panel.ymax:   # a percentage scale: ticks up to the data's scale, room above for labels
+        ax.yaxis.set_major_locator(FixedLocator(range(0, int(panel.ymax / 1.3) + 1, 20)))
     ax.set_ylabel(panel.ylabel)
     ax.grid(axis="y", linewidth=0.4, alpha=0.5)
     ax.set_axisbelow(True)

@@ -248,8 +248,9 @@ def test_summary_table_has_every_configuration(model, runs):
     (t,) = model.tables_of("summary")
     assert len(t.rows) == sum(len(r.summary) for r in runs) == 16 + 8
     row = next(r for r, e in zip(t.rows, t.row_entries)
-               if e == B_GBE and r[1] == "iperf3-tcp" and r[4] == "MTU 9000")
-    assert row[5:9] == ["ok", "3/3", "median", "968.7"]
+               if e == B_GBE and r[1] == "iperf3-tcp" and r[3] == "MTU 9000")
+    assert row[2:8] == ["iperf3 TCP", "MTU 9000", "ok", "3/3", "median", "968.7"]
+    assert [r[1] for r in t.rows][:8] == ["iperf2-l8k"] * 4 + ["iperf2-l64k"] * 4
 
 
 def test_setup_has_hosts_versions_and_the_exact_commands(model):
@@ -262,3 +263,36 @@ def test_setup_has_hosts_versions_and_the_exact_commands(model):
                and c["entry"].startswith("LX-1000 Gigabit"))
     assert cmd["client"] == "iperf -c 198.18.0.1 -B 198.18.0.2 -p 5001 -l 8192 -e -t 1"
     assert cmd["trials"] == 2
+
+
+# -- a UDP search (synthetic records: the lab fixture has none) -----------------------------
+def test_udp_search_bar_is_the_rate_found_without_whisker(tmp_path):
+    import json
+    from dataclasses import asdict
+
+    from nicbench.report.build import build
+    from nicbench.report.load import load_runs
+    from nicbench.results.store import TrialRecord
+
+    run = tmp_path / "udp"
+    run.mkdir()
+    recs = []
+    for k, (offered, got) in enumerate([(200e6, 199.5e6), (300e6, 299e6), (400e6, 350e6)], 1):
+        recs.append(TrialRecord(
+            run_id="u1", trial_id=f"gbe.mtu1500.udp.u{k}", pair="gbe", adapter="lab-gbe",
+            adapter_label="LX-1000 Gigabit (veth tbf-1g)", tool="iperf2", test="udp",
+            protocol="udp", point="mtu1500", mtu=1500, repetition=k, kind="udp-search",
+            status="ok", offered_bps=offered, throughput_bps=got,
+            extra={"search_method": "sweep"}))
+    (run / "trials.jsonl").write_text("".join(json.dumps(asdict(r)) + "\n" for r in recs))
+    (run / "manifest.json").write_text(json.dumps({
+        "run_id": "u1", "profile": {"name": "udp", "tests": [{"name": "udp", "tool": "iperf2"}]},
+        "inventory": {"adapters": [{"id": "lab-gbe", "chipset": "shaped to 1000 Mbit/s"}]}}))
+    report = build(load_runs([run]))
+    f = fig(report, "speed-iperf2-udp")
+    assert f.title == "iperf 2 UDP throughput"
+    b = bar(f.panels[0], "0/gbe", 1500)
+    assert b.value == 350.0 and b.lo is None and b.hi is None
+    assert (b.n_ok, b.n) == (3, 3) and b.text == "350.0 (search, 3 trials)"
+    assert b.limit == pytest.approx(1e3 * (1500 - 28) / (1500 + 38))   # UDP: IP 20 + UDP 8
+    assert "UDP search sweep" in f.caption
