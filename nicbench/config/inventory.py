@@ -7,8 +7,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from nicbench.config.fields import (FilePath, HostAddress, IpAddress, Name, Strict, UserName,
-                                    is_linux_ifname, is_windows_ifname)
+from nicbench.config.fields import (FilePath, HostAddress, IpAddress, Name, Rate, Strict,
+                                    UserName, is_linux_ifname, is_windows_ifname)
 from nicbench.config.source import Where
 from nicbench.errors import ConfigError
 
@@ -45,6 +45,10 @@ class Adapter(Strict):
     driver: Driver
     notes: str | None = None
     emulated: bool = False
+    # The line rate of the adapter's link (1gbit, 100mbit): the report draws the
+    # theoretical goodput from it. Not what the card achieves: a 32-bit PCI card is still
+    # on a Gigabit link.
+    link_rate: Rate | None = None
 
     @property
     def label(self) -> str:

@@ -572,7 +572,8 @@ def render_inventory(spec: LabSpec, key_dir: str) -> str:
         lines += [f"  - id: lab-{a.key}", f"    vendor: {_q(a.vendor)}", f"    model: {_q(a.model)}",
                   f"    chipset: {_q(a.chipset)}", f"    bus: {_q(a.bus)}",
                   f"    driver: {{name: {a.driver}, version: {a.driver_version}}}",
-                  f"    notes: {_q(a.notes)}", "    emulated: true"]
+                  f"    notes: {_q(a.notes)}", "    emulated: true",
+                  f"    link_rate: {a.rate}"]
     lines += ["", "pairs:"]
     for link in spec.links():
         lines += [f"  - name: {link.pair_name}", f"    adapter: lab-{link.adapter.key}",

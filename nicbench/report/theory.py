@@ -11,10 +11,11 @@ sends by default; UDP carries m - 28. So the best goodput at line rate R is
 941.5 Mbit/s for TCP with timestamps at MTU 1500 on Gigabit Ethernet, 990.0 at 9000 (the
 lab's iperf3 lands within 1.5 % of it: tests/lab/test_calibration.py).
 
-The link rate itself is not a structured fact of the inventory or the manifest (yet):
-``link_rate`` takes it from the user (``--link-rate NAME=RATE``) or, failing that, from
-the adapter's description in the inventory ("shaped to 1000 Mbit/s", "100 Mbit/s"), and
-always says where it came from. Without a rate, a chart has no reference line.
+``link_rate`` takes the link rate from the user (``--link-rate NAME=RATE``), else from the
+inventory adapter's ``link_rate`` (recorded in the run's manifest; the lab writes it), else
+from the adapter's description ("shaped to 1000 Mbit/s", "100 Mbit/s") for results of
+older inventories, and always says where it came from. Without a rate, a chart has no
+reference line.
 """
 
 from __future__ import annotations
@@ -98,6 +99,9 @@ def link_rate(pair: str, adapter: dict, given: dict[str, float]) -> tuple[float 
     for name in (pair, adapter.get("id")):
         if name and name in given:
             return given[name], f"--link-rate {name}"
+    if adapter.get("link_rate"):
+        rate = float(adapter["link_rate"])
+        return rate, f"inventory adapter link_rate: {rate / 1e6:g} Mbit/s"
     for key in ("chipset", "notes"):
         rate = rate_from_text(adapter.get(key))
         if rate:

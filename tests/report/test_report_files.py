@@ -230,3 +230,15 @@ def test_goodput_variants_and_rates():
     assert timestamps_on({"sysctl": {"net.ipv4.tcp_timestamps": 0}}, {}) is False
     assert timestamps_on({"platform": "windows"}, {"registry": {"Tcp1323Opts": 3}}) is True
     assert timestamps_on({"platform": "windows"}, {}) is False
+
+
+def test_link_rate_order_user_then_inventory_field_then_text():
+    from nicbench.report.theory import link_rate
+
+    adapter = {"id": "lab-pci32", "chipset": "veth, shaped to 600 Mbit/s",
+               "link_rate": 1_000_000_000}
+    # The bus caps this card at 600 Mbit/s, but its link is Gigabit: the field wins.
+    assert link_rate("pci32", adapter, {}) == (1e9, "inventory adapter link_rate: 1000 Mbit/s")
+    assert link_rate("pci32", adapter, {"lab-pci32": 5e8})[0] == 5e8
+    del adapter["link_rate"]
+    assert link_rate("pci32", adapter, {})[0] == 600e6
