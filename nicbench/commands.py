@@ -76,6 +76,12 @@ def cmd_run(args) -> int:
     _out(_table(["pair", "point", "test", "status", "ok", "select", "Mbit/s", "median",
                  "cpu snd %", "cpu rcv %"], rows))
     _out(f"\nresults: {run_dir.path}/ (summary.csv, trials.jsonl, raw/)")
+    if args.report:
+        from nicbench.report import build_report
+
+        page = build_report([str(run_dir.path)], str(run_dir.path / "report"),
+                            warn=lambda m: print(f"nicbench: warning: {m}", file=sys.stderr))
+        _out(f"report: {page}")
     return 0
 
 
@@ -162,6 +168,8 @@ def register(sub) -> None:
     run.add_argument("--out", help="results directory (default reports/<profile>-<time>/)")
     run.add_argument("--resume", metavar="DIR", help="continue a run that stopped half-way")
     run.add_argument("--trust-new-host-keys", action="store_true")
+    run.add_argument("--report", action="store_true",
+                     help="build the report of the run in DIR/report/ when it ends")
     run.set_defaults(func=cmd_run)
 
     parse = sub.add_parser("parse", help="read a tool's output (logs of runs made by hand)")
