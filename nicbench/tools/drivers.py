@@ -219,7 +219,9 @@ class NetioDriver(Driver):
         p = self.params(raw_params)
         flag = "-u" if ends.protocol == "udp" else "-t"
         return Plan(server=[exe_server, "-s", flag, "-p", str(p.port)],
-                    client=[exe_client, flag, "-p", str(p.port), ends.receiver_addr],
+                    client=[exe_client, flag, "-p", str(p.port),
+                            *(["-b", f"{p.block // 1024}k"] if p.block else []),
+                            ends.receiver_addr],
                     port=p.port, listen_protocol=ends.protocol, server_exits=False,
                     expected_s=None)
 

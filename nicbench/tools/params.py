@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, Field, field_validator
 
 from nicbench.config.fields import VAR_REF_RE, Rate, Size, Strict
 
@@ -69,7 +69,15 @@ class NtttcpParams(Strict):
 
 class NetioParams(Strict):
     port: int = Field(18767, ge=1024, le=65535)
-    sizes: list[Size] | None = None           # netio's own list: 1k..32k
+    # netio -b: one block size; unset, netio runs its own series 1k, 2k, ... 32k
+    block: Size | None = None
+
+    @field_validator("block")
+    @classmethod
+    def _whole_kib(cls, v):
+        if v is not None and (v % 1024 or v == 0):
+            raise ValueError(f"{v} bytes: netio -b takes whole kilobytes (1K ... 32K)")
+        return v
 
 
 PARAMS: dict[str, type[Strict]] = {

@@ -192,7 +192,7 @@ def test_netio_profile_is_netio_tcp_10_runs_averaged():
     (test,) = profile.tests
     assert (test.tool, test.protocol) == ("netio", "tcp")
     # netio's own list (1k..32k) is the review's; no other list is asked for.
-    assert "sizes" not in test.params
+    assert "block" not in test.params
     assert "1K, 2K, 4K, 8K, 16K and 32K" in header("netio-2002")
     assert [p.mtu for p in profile.points] == [1500]
 
