@@ -66,7 +66,9 @@ class Point(Strict):
     frame_size: int | None = Field(None, ge=82, le=65549)
     registry: dict[RegistryName, int] = Field(default_factory=dict)
     sysctl: dict[SysctlName, SysctlValue] = Field(default_factory=dict)
-    vars: dict[Name, ToolArg] = Field(default_factory=dict)
+    # "$name" in a test's params takes this point's value; null leaves the parameter
+    # out at this point (NTttcp's -rb, given at jumbo frames only in the Jan 2003 review)
+    vars: dict[Name, ToolArg | None] = Field(default_factory=dict)
     label: str | None = None
 
     @model_validator(mode="after")

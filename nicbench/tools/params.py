@@ -90,11 +90,14 @@ PARAMS: dict[str, type[Strict]] = {
 
 
 def resolve(params: dict[str, Any], vars: dict[str, Any]) -> dict[str, Any]:
-    """Replace ``"$name"`` values with the point's variables."""
+    """Replace ``"$name"`` values with the point's variables; a variable set to null
+    leaves its parameter out (the tool's default) at that point."""
     out = {}
     for key, value in params.items():
         if isinstance(value, str) and value.startswith("$"):
             value = vars[value[1:]]
+            if value is None:
+                continue
         out[key] = value
     return out
 
