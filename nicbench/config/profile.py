@@ -33,7 +33,7 @@ class UdpSearch(Strict):
     stop_bps: Rate = 800_000_000
     step_bps: Rate = 10_000_000
     loss_pct: float = Field(0.1, ge=0, le=100)
-    trials_per_rate: int = Field(1, ge=1, le=15)
+    trials_per_rate: int = Field(1, ge=1, le=15)   # each rate offered N times, best kept
 
     @model_validator(mode="after")
     def _order(self):

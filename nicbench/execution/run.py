@@ -19,7 +19,7 @@ from nicbench.config.inventory import Inventory, Pair
 from nicbench.config.profile import Point, Profile, TestSpec
 from nicbench.errors import TuningError, UsageError
 from nicbench.execution.trial import TrialContext, run_trial
-from nicbench.execution.udpsearch import bisect, sweep
+from nicbench.execution.udpsearch import bisect, passes, sweep
 from nicbench.hosts import HostPool
 from nicbench.platforms.tuning import TuningSession
 from nicbench.results.store import RunDir, TrialRecord, new_run_id
@@ -226,7 +226,7 @@ def _udp_search(ctx, test, params, timeout, run_dir, done, progress, emit) -> No
               if r["kind"] == "udp-search" and r["pair"] == ctx.pair
               and r["point"] == ctx.point and r["test"] == test.name}
 
-    def trial(rate: int) -> TrialRecord:
+    def one(rate: int) -> TrialRecord:
         counter["n"] += 1
         old = stored.get(counter["n"])
         if old is not None and old.get("offered_bps") == rate:
@@ -243,6 +243,13 @@ def _udp_search(ctx, test, params, timeout, run_dir, done, progress, emit) -> No
         emit("trial", {"record": rec, "i": counter["n"], "n": None, "eta_s": progress.eta_s(),
                        "done": progress.done, "total": progress.total})
         return rec
+
+    def trial(rate: int) -> TrialRecord:
+        # trials_per_rate > 1: the rate is offered that many times and its best trial
+        # (one that passes, then the most received) speaks for it; all are stored.
+        recs = [one(rate) for _ in range(s.trials_per_rate)]
+        return max(recs, key=lambda r: (passes(r, s.loss_pct), r.status == "ok",
+                                        r.throughput_bps or 0.0))
 
     if s.method == "sweep":
         result = sweep(trial, s.start_bps, s.stop_bps, s.step_bps)

@@ -123,3 +123,25 @@ def test_a_vector_sysctl_is_applied_for_the_run_and_restored(lab, lab_inventory,
     assert seen == {h: wanted for h in hosts}
     assert {h: sysctl_in(h, "net.ipv4.tcp_rmem") for h in hosts} == before
     assert [r["status"] for r in run_dir.records()] == ["ok"]
+
+
+def test_trials_per_rate_offers_each_rate_that_many_times(lab, lab_inventory, tmp_path):
+    prof = profile(tmp_path, """\
+        name: perrate
+        source: nicbench test
+        timeout_s: 20
+        mtu: [1500]
+        tests:
+          - name: udp
+            tool: iperf2
+            protocol: udp
+            params: {duration_s: 0.5}
+            udp_search: {method: sweep, start_bps: 100M, stop_bps: 110M, step_bps: 10M,
+                         trials_per_rate: 2}
+        """)
+    run_dir = run_profile(prof, lab_inventory, tmp_path / "out", pairs=["gbe"])
+    recs = list(run_dir.records())
+    assert [r["offered_bps"] for r in recs] == [100e6, 100e6, 110e6, 110e6]
+    assert [r["repetition"] for r in recs] == [1, 2, 3, 4]
+    summary = run_dir.summary_file.read_text().splitlines()[1]
+    assert ",ok,4,0,udp-sweep," in summary
