@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nicbench.errors import CommandTimeout, NicbenchError, ParseError, RemoteError
+from nicbench.interrupts import interrupts_held
 from nicbench.platforms.base import Platform
 from nicbench.remote.command import display
 from nicbench.remote.connection import Background
@@ -67,7 +68,8 @@ def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: in
         rec.commands = {"server": display(plan.server), "client": display(plan.client)}
         rec.version = _tool_version(ctx.sender, test.tool)
         client_timeout = (plan.expected_s + TIMEOUT_MARGIN_S) if plan.expected_s else timeout_s
-        server = ctx.receiver.conn.start(plan.server)
+        with interrupts_held():     # a Ctrl-C here would leave a server nobody stops
+            server = ctx.receiver.conn.start(plan.server)
         ctx.receiver.wait_listening(plan.port, plan.listen_protocol, LISTEN_TIMEOUT_S)
         # Something listens on the port, but it may not be our server: one that could not
         # bind (another tool holds the port; NPtcp binds every address) has ended by now,
@@ -107,8 +109,9 @@ def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: in
     finally:
         if server is not None and not server.collected:
             try:
-                server.stop(grace_s=1.0)
-                res = server.collect()
+                with interrupts_held():
+                    server.stop(grace_s=1.0)
+                    res = server.collect()
                 server_text = server_text or (res.stdout + res.stderr)
             except NicbenchError:
                 pass

@@ -11,14 +11,13 @@ lets ``nicbench restore DIR`` finish the job later.
 from __future__ import annotations
 
 import json
-import signal
-import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
 from nicbench.errors import NicbenchError
+from nicbench.interrupts import interrupts_held
 from nicbench.platforms.base import Platform
 
 
@@ -67,7 +66,7 @@ class TuningSession:
     # -- restore ------------------------------------------------------------------
     def restore(self) -> list[str]:
         """Put every changed setting back; returns problems (also kept in ``errors``)."""
-        with _sigint_held():
+        with interrupts_held():
             for change in reversed(self.changes):
                 if change.restored:
                     continue
@@ -116,23 +115,3 @@ class TuningSession:
 def read_journal(path: str | Path) -> list[Change]:
     data = json.loads(Path(path).read_text())
     return [Change(**c) for c in data.get("changes", [])]
-
-
-class _sigint_held:
-    """Defer Ctrl-C until the block ends (main thread only; elsewhere a no-op)."""
-
-    def __enter__(self):
-        self._old = None
-        self._hit = False
-        if threading.current_thread() is threading.main_thread():
-            self._old = signal.signal(signal.SIGINT, self._note)
-        return self
-
-    def _note(self, *_):
-        self._hit = True
-
-    def __exit__(self, *exc):
-        if self._old is not None:
-            signal.signal(signal.SIGINT, self._old)
-            if self._hit and exc[0] is None:
-                raise KeyboardInterrupt

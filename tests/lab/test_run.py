@@ -237,6 +237,12 @@ def test_interrupted_run_restores_mtu_and_resumes_without_duplicates(lab, tmp_pa
     assert err.strip().splitlines()[-1] == \
         "nicbench: interrupted; host settings were restored"
     assert_lab_mtus_original(lab, mtus)
+    # The interrupted trial's server was stopped too (a leftover held the port and failed
+    # the resumed run's first trial with "Address already in use").
+    for host in hosts:
+        listening = subprocess.run(["ip", "netns", "exec", host, "ss", "-Hltn", "sport = :5201"],
+                                   capture_output=True, text=True, timeout=10).stdout
+        assert listening.strip() == "", (host, listening)
     first = records(out)
     assert 4 <= len(first) < 6, [r["trial_id"] for r in first]
     assert_no_duplicates(first)
@@ -251,7 +257,7 @@ def test_interrupted_run_restores_mtu_and_resumes_without_duplicates(lab, tmp_pa
     assert_no_duplicates(recs)
     assert sorted((r["point"], r["repetition"]) for r in recs) == [
         (p, i) for p in ("mtu1500", "mtu9000") for i in (1, 2, 3)]
-    assert all(r["status"] == "ok" for r in recs)
+    assert all(r["status"] == "ok" for r in recs), [(r["trial_id"], r["reason"]) for r in recs]
     resumed_trials = [ln for ln in proc.stdout.splitlines() if "iperf3-tcp #" in ln]
     assert len(resumed_trials) == 6 - len(first)
     assert "== gbe mtu1500" not in proc.stdout      # nothing left to do there
