@@ -57,9 +57,10 @@ class Interrupt(Exception):
     pass
 
 
-def test_an_interrupted_udp_search_resumes_where_it_stopped(lab, lab_inventory, tmp_path):
-    prof = profile(tmp_path, """\
-        name: udpresume
+def udp_sweep(tmp_path, search: str):
+    """A 0.5 s iperf 2 UDP sweep from 100 Mbit/s in 10 Mbit/s steps on MTU 1500."""
+    return profile(tmp_path, f"""\
+        name: udpsweep
         source: nicbench test
         timeout_s: 20
         mtu: [1500]
@@ -67,9 +68,13 @@ def test_an_interrupted_udp_search_resumes_where_it_stopped(lab, lab_inventory, 
           - name: udp
             tool: iperf2
             protocol: udp
-            params: {duration_s: 0.5}
-            udp_search: {method: sweep, start_bps: 100M, stop_bps: 160M, step_bps: 10M}
+            params: {{duration_s: 0.5}}
+            udp_search: {{method: sweep, start_bps: 100M, step_bps: 10M, {search}}}
         """)
+
+
+def test_an_interrupted_udp_search_resumes_where_it_stopped(lab, lab_inventory, tmp_path):
+    prof = udp_sweep(tmp_path, "stop_bps: 160M")
     out = tmp_path / "out"
 
     def stop_after_three(kind, data):
@@ -126,19 +131,7 @@ def test_a_vector_sysctl_is_applied_for_the_run_and_restored(lab, lab_inventory,
 
 
 def test_trials_per_rate_offers_each_rate_that_many_times(lab, lab_inventory, tmp_path):
-    prof = profile(tmp_path, """\
-        name: perrate
-        source: nicbench test
-        timeout_s: 20
-        mtu: [1500]
-        tests:
-          - name: udp
-            tool: iperf2
-            protocol: udp
-            params: {duration_s: 0.5}
-            udp_search: {method: sweep, start_bps: 100M, stop_bps: 110M, step_bps: 10M,
-                         trials_per_rate: 2}
-        """)
+    prof = udp_sweep(tmp_path, "stop_bps: 110M, trials_per_rate: 2")
     run_dir = run_profile(prof, lab_inventory, tmp_path / "out", pairs=["gbe"])
     recs = list(run_dir.records())
     assert [r["offered_bps"] for r in recs] == [100e6, 100e6, 110e6, 110e6]
