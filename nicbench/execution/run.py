@@ -154,13 +154,8 @@ def _run_point(profile, pair, adapter, point: Point, receiver, sender, recv_side
         reason = f"{exc.host}: {exc.setting} {exc.value}: {exc.kernel_message}"
         emit("skip", {"pair": pair.name, "point": point.name, "reason": reason})
         for test in pending:
-            _store(run_dir, TrialRecord(
-                run_id=run_id, trial_id=f"{pair.name}.{point.name}.{test.name}.skipped",
-                pair=pair.name, adapter=adapter.id, adapter_label=adapter.label,
-                tool=test.tool, test=test.name, protocol=test.protocol, point=point.name,
-                mtu=point.ip_mtu, repetition=None, kind="skipped", status="skipped",
-                reason=reason, started_at=time.time(), ended_at=time.time(),
-                extra={"kernel_message": exc.kernel_message, "host": exc.host}), done)
+            _store_marker(ctx, test, "skipped", reason, run_dir, done,
+                          kernel_message=exc.kernel_message, host=exc.host)
             progress.done += planned_trials(profile, test)
         _restore_point(tuning)
         return
@@ -199,15 +194,21 @@ def _give_up(ctx, test, last: TrialRecord, limit: int, left: int, run_dir, done,
               f"(last: {last.reason})")
     emit("give-up", {"pair": ctx.pair, "point": ctx.point, "test": test.name,
                      "reason": reason})
+    _store_marker(ctx, test, "given-up", reason, run_dir, done,
+                  not_run=left, consecutive_failures=limit)
+
+
+def _store_marker(ctx: TrialContext, test, kind: str, reason: str, run_dir, done,
+                  **extra) -> None:
+    """Store the one record that stands for a test's trials not run at a point: "skipped"
+    (the point was refused) or "given-up" (too many failures in a row)."""
     now = time.time()
     _store(run_dir, TrialRecord(
-        run_id=ctx.run_id, trial_id=f"{ctx.pair}.{ctx.point}.{test.name}.given-up",
+        run_id=ctx.run_id, trial_id=f"{ctx.pair}.{ctx.point}.{test.name}.{kind}",
         pair=ctx.pair, adapter=ctx.adapter, adapter_label=ctx.adapter_label,
         tool=test.tool, test=test.name, protocol=test.protocol, point=ctx.point,
-        mtu=ctx.mtu, repetition=None, kind="given-up", status="skipped", reason=reason,
-        started_at=now, ended_at=now,
-        extra={"not_run": left, "consecutive_failures": limit}), done)
-
+        mtu=ctx.mtu, repetition=None, kind=kind, status="skipped", reason=reason,
+        started_at=now, ended_at=now, extra=extra), done)
 
 def _restore_point(tuning: TuningSession) -> None:
     # Each point starts from the hosts' own settings, so a refused point cannot leave
