@@ -17,7 +17,6 @@ from nicbench.config.fields import (Name, Rate, RegistryName, Strict, SysctlName
 from nicbench.config.source import Where
 from nicbench.errors import ConfigError
 
-TOOL_NAMES = ("iperf2", "iperf3", "netpipe", "ntttcp", "netio")
 Select = Literal["best", "mean", "median"]
 
 
