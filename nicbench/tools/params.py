@@ -7,7 +7,7 @@ per-point variable (``points[].vars``) and is checked when the point is known.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, field_validator
 
@@ -101,5 +101,3 @@ def resolve(params: dict[str, Any], vars: dict[str, Any]) -> dict[str, Any]:
         out[key] = value
     return out
 
-
-Protocol = Literal["tcp", "udp"]
