@@ -61,7 +61,6 @@ def _size(v: Any) -> str:
 
 class Driver:
     name = "?"
-    executable_key = "?"
 
     def params(self, raw: dict[str, Any]):
         return PARAMS[self.name].model_validate(raw)
