@@ -37,9 +37,7 @@ def cmd_run(args) -> int:
     profile = load_profile(resolve_profile_path(args.profile))
     inv = load_inventory(args.inventory)
     for name in args.pair or []:
-        if name not in [p.name for p in inv.pairs]:
-            raise UsageError(f"unknown pair '{name}' (pairs in {args.inventory}: "
-                             f"{', '.join(p.name for p in inv.pairs)})")
+        inv.pair(name)      # an unknown name is refused before anything is printed
     out = args.out or args.resume or f"reports/{profile.name}-{time.strftime('%Y%m%d-%H%M%S')}"
 
     def events(kind: str, data: dict) -> None:

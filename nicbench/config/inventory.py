@@ -10,7 +10,7 @@ from pydantic import Field
 from nicbench.config.fields import (FilePath, HostAddress, IpAddress, Name, Rate, Strict,
                                     UserName, is_linux_ifname, is_windows_ifname)
 from nicbench.config.source import Where
-from nicbench.errors import ConfigError
+from nicbench.errors import ConfigError, UsageError
 
 
 class SshSettings(Strict):
@@ -96,7 +96,12 @@ class Inventory(Strict):
         return next(a for a in self.adapters if a.id == adapter_id)
 
     def pair(self, name: str) -> Pair:
-        return next(p for p in self.pairs if p.name == name)
+        """The pair of that name; a name the file does not have is the user's mistake."""
+        for p in self.pairs:
+            if p.name == name:
+                return p
+        raise UsageError(f"unknown pair '{name}' (pairs in {self.file or 'the inventory'}: "
+                         f"{', '.join(p.name for p in self.pairs)})")
 
     def path(self, value: str) -> str:
         """A path from the file, resolved against the inventory's directory."""

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from nicbench.config.loader import load_inventory, load_profile
-from nicbench.errors import ConfigError, ConfigErrors
+from nicbench.errors import ConfigError, ConfigErrors, UsageError
 
 INVENTORY = """\
 # a two-host inventory; tests below change one thing each
@@ -99,6 +99,15 @@ def test_good_inventory_loads(workdir):
     assert [h.name for h in inv.hosts] == ["nb-a", "nb-b"]
     assert inv.pair("gbe").b.address == "198.18.0.2"
     assert inv.base_dir == str(workdir.resolve())
+
+
+def test_an_unknown_pair_name_is_a_usage_error_naming_the_pairs(workdir):
+    Path("inventory.yaml").write_text(INVENTORY)
+    inv = load_inventory("inventory.yaml")
+    with pytest.raises(UsageError) as info:
+        inv.pair("nosuch")
+    names = ", ".join(p.name for p in inv.pairs)
+    assert str(info.value) == f"unknown pair 'nosuch' (pairs in inventory.yaml: {names})"
 
 
 def test_unknown_key_lists_the_allowed_keys(workdir):
