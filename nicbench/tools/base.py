@@ -49,6 +49,15 @@ def iperf_bits(value: float, prefix: str) -> float:
     return value * _IPERF_BITS[prefix.upper()]
 
 
+def iperf_row_rate(m: re.Match[str]) -> float:
+    """The rate of an :func:`iperf_row_re` match in bit/s: ``941 Mbits/sec`` is 1000-based,
+    a byte rate (``-f K/M/G``: ``112 MBytes/sec``) 1024-based like every iperf byte unit."""
+    rate = float(m["rate"])
+    if m["runit"] == "Bytes":
+        return iperf_bytes(rate, m["rprefix"]) * 8
+    return iperf_bits(rate, m["rprefix"])
+
+
 @dataclass(frozen=True)
 class UdpStats:
     lost: int | None = None

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from nicbench.errors import ParseError
-from nicbench.tools.base import (IPERF_NUM, ParsedRun, UdpStats, iperf_bits, iperf_bytes,
+from nicbench.tools.base import (IPERF_NUM, ParsedRun, UdpStats, iperf_bytes, iperf_row_rate,
                                  iperf_row_re)
 
 TOOL = "iperf2"
@@ -245,13 +245,9 @@ def _parse_text(lines: list[str]) -> ParsedRun:
 
 def _text_row(m: re.Match[str], lineno: int, side: str | None) -> _Row:
     sid = "SUM" if m["sid"].startswith("SUM") else m["sid"]
-    rate = float(m["rate"])
-    if m["runit"] == "Bytes":  # -f K/M/G: a byte rate, 1024-based like every iperf byte unit
-        bps = iperf_bytes(rate, m["rprefix"]) * 8
-    else:
-        bps = iperf_bits(rate, m["rprefix"])
     row = _Row(sid=sid, start=float(m["start"]), end=float(m["end"]),
-               nbytes=iperf_bytes(float(m["xfer"]), m["xprefix"]), bps=bps, line=lineno)
+               nbytes=iperf_bytes(float(m["xfer"]), m["xprefix"]), bps=iperf_row_rate(m),
+               line=lineno)
     rest = m["rest"]
     if u := _UDP_REST.match(rest):
         # Jitter and loss are measured by the receiver only: in client output these rows

@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from nicbench.errors import ParseError
-from nicbench.tools.base import (IPERF_NUM, ParsedRun, UdpStats, iperf_bits, iperf_bytes,
+from nicbench.tools.base import (IPERF_NUM, ParsedRun, UdpStats, iperf_bytes, iperf_row_rate,
                                  iperf_row_re)
 
 TOOL = "iperf3"
@@ -406,14 +406,11 @@ def _parse_text(lines: list[str]) -> ParsedRun:
 
 
 def _text_row(m: re.Match[str], lineno: int) -> _Row:
-    rate = float(m["rate"])
-    bps = (iperf_bytes(rate, m["rprefix"]) * 8 if m["runit"] == "Bytes"
-           else iperf_bits(rate, m["rprefix"]))
     rest = m["rest"]
     lab = _LABEL.search(rest)
     row = _Row(sid=m["sid"], start=float(m["start"]), end=float(m["end"]),
-               nbytes=iperf_bytes(float(m["xfer"]), m["xprefix"]), bps=bps, line=lineno,
-               label=lab["label"] if lab else None)
+               nbytes=iperf_bytes(float(m["xfer"]), m["xprefix"]), bps=iperf_row_rate(m),
+               line=lineno, label=lab["label"] if lab else None)
     if u := _UDP_REST.match(rest):
         row.jitter_ms, row.lost, row.total = float(u["jitter"]), int(u["lost"]), int(u["total"])
     elif r := _RETR_REST.match(rest):
