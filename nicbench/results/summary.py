@@ -43,26 +43,23 @@ def summary_rows(records: list[dict], select_for: dict[str, str] | None = None,
         skipped = [r for r in recs if r["kind"] == "skipped"]
         given_up = [r for r in recs if r["kind"] == "given-up"]
         rule = select_for.get(test, "best")
+        s = summarize([r["throughput_bps"] for r in ok], len(failed))
+        stats = dict(best_bps=s.best, median_bps=s.median, mean_bps=s.mean, min_bps=s.min,
+                     max_bps=s.max, stdev_bps=s.stdev)
         if any(r["kind"] == "udp-search" for r in recs):
-            if recs[0].get("extra", {}).get("search_method") == "bisect":
+            # The search's answer is its best: sweep, the most received (s.best); bisect,
+            # what arrived at the highest offered rate within the loss criterion.
+            method = first.get("extra", {}).get("search_method")
+            if method == "bisect":
                 crit = loss_for.get(test, 0.1)
-                counted = [r for r in ok if within_loss(r["status"], r.get("udp"), r.get("throughput_bps"),
-                                                         r.get("offered_bps"), crit)]
-                top = max(counted, key=lambda r: r["offered_bps"], default=None)
-                values = [top["throughput_bps"]] if top else []
-            else:
-                values = [max(r["throughput_bps"] for r in ok)] if ok else []
-            s = summarize(values, len(failed))
-            s_all = summarize([r["throughput_bps"] for r in ok], len(failed))
-            best = s.best
-            stats = dict(best_bps=best, median_bps=s_all.median, mean_bps=s_all.mean,
-                         min_bps=s_all.min, max_bps=s_all.max, stdev_bps=s_all.stdev)
-            selected = best
-            rule = "udp-" + (recs[0].get("extra", {}).get("search_method") or "search")
+                top = max((r for r in ok if within_loss(r["status"], r.get("udp"),
+                                                        r["throughput_bps"],
+                                                        r.get("offered_bps"), crit)),
+                          key=lambda r: r["offered_bps"], default=None)
+                stats["best_bps"] = top["throughput_bps"] if top else None
+            selected = stats["best_bps"]
+            rule = f"udp-{method or 'search'}"
         else:
-            s = summarize([r["throughput_bps"] for r in ok], len(failed))
-            stats = dict(best_bps=s.best, median_bps=s.median, mean_bps=s.mean, min_bps=s.min,
-                         max_bps=s.max, stdev_bps=s.stdev)
             selected = s.selected(rule)
         if skipped:
             status = "skipped"
@@ -84,7 +81,6 @@ def summary_rows(records: list[dict], select_for: dict[str, str] | None = None,
                          cpu_tool_pct=_mean(r.get("cpu_tool_pct") for r in ok),
                          reason=reason))
     return rows
-
 
 
 def summary_frame(records: list[dict], profile=None) -> pd.DataFrame:
