@@ -81,15 +81,15 @@ def run_profile(profile: Profile, inventory: Inventory, out: str | Path, *,
     if not resume and run_dir.trials_file.exists() and run_dir.trials_file.stat().st_size:
         raise UsageError(f"{out} already holds trials: resume it with --resume or choose "
                          "another --out")
-    run_id = run_dir.read_manifest()["run_id"] if resume and run_dir.manifest_file.exists() \
-        else new_run_id()
-    manifest = {"run_id": run_id, "nicbench_version": __version__,
+    old = run_dir.read_manifest() if resume and run_dir.manifest_file.exists() else None
+    manifest = {"run_id": old["run_id"] if old else new_run_id(),
+                "nicbench_version": __version__,
                 "profile": profile.model_dump(mode="json"), "profile_file": profile.file,
                 "inventory": inventory.model_dump(mode="json"), "inventory_file": inventory.file,
                 "pairs": [p.name for p in chosen], "started_at": time.time(), "hosts": {},
                 "interfaces": {}, "tools": {}}
-    if resume and run_dir.manifest_file.exists():
-        old = run_dir.read_manifest()
+    run_id = manifest["run_id"]
+    if old:
         manifest["started_at"] = old.get("started_at", manifest["started_at"])
         manifest["resumed_at"] = old.get("resumed_at", []) + [time.time()]
     total = sum(planned_trials(profile, t) for t in profile.tests) * len(profile.points) * len(chosen)
