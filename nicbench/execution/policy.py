@@ -13,8 +13,6 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Summary:
-    n_ok: int
-    n_failed: int
     best: float | None
     median: float | None
     mean: float | None
@@ -26,11 +24,11 @@ class Summary:
         return {"best": self.best, "mean": self.mean, "median": self.median}[rule]
 
 
-def summarize(values: list[float], n_failed: int = 0) -> Summary:
+def summarize(values: list[float]) -> Summary:
     if not values:
-        return Summary(0, n_failed, None, None, None, None, None, None)
+        return Summary(None, None, None, None, None, None)
     return Summary(
-        n_ok=len(values), n_failed=n_failed, best=max(values),
+        best=max(values),
         median=statistics.median(values), mean=statistics.fmean(values),
         min=min(values), max=max(values),
         stdev=statistics.stdev(values) if len(values) > 1 else 0.0)

@@ -43,7 +43,7 @@ def summary_rows(records: list[dict], select_for: dict[str, str] | None = None,
         skipped = [r for r in recs if r["kind"] == "skipped"]
         given_up = [r for r in recs if r["kind"] == "given-up"]
         rule = select_for.get(test, "best")
-        s = summarize([r["throughput_bps"] for r in ok], len(failed))
+        s = summarize([r["throughput_bps"] for r in ok])
         stats = dict(best_bps=s.best, median_bps=s.median, mean_bps=s.mean, min_bps=s.min,
                      max_bps=s.max, stdev_bps=s.stdev)
         if any(r["kind"] == "udp-search" for r in recs):
