@@ -133,12 +133,8 @@ def _parse_xml(text: str) -> ParsedRun:
     path = f"/{root.tag}"
 
     def metric(tag: str, name: str, required: bool = True) -> float | None:
-        for el in root.findall(tag):
-            if el.get("metric") == name:
-                return _number(el.text, f"{path}/{tag}[@metric='{name}']")
-        if required:
-            raise ParseError(TOOL, f"<{tag} metric=\"{name}\">", path)
-        return None
+        el = _metric_el(root, tag, name, path if required else None)
+        return None if el is None else _number(el.text, f"{path}/{tag}[@metric='{name}']")
 
     def plain(tag: str) -> float | None:
         el = root.find(tag)
@@ -152,7 +148,7 @@ def _parse_xml(text: str) -> ParsedRun:
     protocol = "udp" if udp_el is not None and (udp_el.text or "").strip() == "True" else "tcp"
 
     threads = root.findall("thread")
-    thread_bps = [_number(_metric_child(t, "throughput", "mbps", f"{path}/thread"),
+    thread_bps = [_number(_metric_el(t, "throughput", "mbps", f"{path}/thread").text,
                           f"{path}/thread[@index='{t.get('index')}']") * MBIT_SI
                   for t in threads]
     conns = plain("conns_tested")
@@ -210,11 +206,15 @@ def _parse_xml(text: str) -> ParsedRun:
     )
 
 
-def _metric_child(parent: ET.Element, tag: str, name: str, where: str) -> str | None:
+def _metric_el(parent: ET.Element, tag: str, name: str, where: str | None) -> ET.Element | None:
+    """``parent``'s first ``<tag metric="name">``; when there is none, None, or a ParseError
+    placed at ``where`` if one is given (the element is required)."""
     for el in parent.findall(tag):
         if el.get("metric") == name:
-            return el.text
-    raise ParseError(TOOL, f"<{tag} metric=\"{name}\">", where)
+            return el
+    if where is not None:
+        raise ParseError(TOOL, f"<{tag} metric=\"{name}\">", where)
+    return None
 
 
 # --------------------------------------------------------------------------- JSON
