@@ -13,7 +13,7 @@ import signal
 import sys
 
 from nicbench import __version__
-from nicbench.errors import NicbenchError, UsageError
+from nicbench.errors import NicbenchError
 
 DEFAULT_INVENTORY = "inventory.yaml"
 
@@ -100,10 +100,6 @@ def cmd_check(args) -> int:
         from nicbench.config.loader import load_profile, resolve_profile_path
 
         profile = load_profile(resolve_profile_path(args.profile))
-    for name in args.pairs:
-        if name not in [p.name for p in inv.pairs]:
-            raise UsageError(f"unknown pair '{name}' (pairs in {args.inventory}: "
-                             f"{', '.join(p.name for p in inv.pairs)})")
     reports = check(inv, args.pairs or None, trust_new_keys=args.trust_new_host_keys,
                     profile=profile)
     rows = []
