@@ -24,6 +24,7 @@ import sys
 from _common import arguments, pctl, run
 
 LIMIT_S = 0.2
+MIN_TRIALS = 30    # the issue asks for the figure over 30 or more trials (default: 15 per tool x 2)
 PROFILE = """\
     format_version: 1
     name: bench-overhead
@@ -63,9 +64,9 @@ def main() -> int:
     by_tool = " ".join(
         f"{t}_mean_s={statistics.fmean(r['wall_s'] - r['duration_s'] for r in ok if r['tool'] == t):.3f}"
         for t in ("iperf3", "iperf2") if any(r["tool"] == t for r in ok))
-    verdict = "PASS" if not failed and len(ok) >= 30 and per_trial < LIMIT_S else "FAIL"
+    verdict = "PASS" if not failed and len(ok) >= MIN_TRIALS and per_trial < LIMIT_S else "FAIL"
     print(f"overhead: per_trial_s={per_trial:.3f} trial_only_s={trial_only:.3f} {by_tool} "
-          f"trials={len(ok)} failed={len(failed)} limit_s={LIMIT_S} {verdict}")
+          f"trials={len(ok)} min_trials={MIN_TRIALS} failed={len(failed)} limit_s={LIMIT_S} {verdict}")
     return 0 if verdict == "PASS" else 1
 
 
