@@ -9,7 +9,7 @@ or stored (logs, results, error messages).
 from __future__ import annotations
 
 import shlex
-from typing import Iterable, Sequence
+from typing import Sequence
 
 
 class Secret(str):
@@ -108,7 +108,3 @@ class PowerShell:
 
 
 SHELLS = {"posix": PosixShell(), "powershell": PowerShell()}
-
-
-def join_lines(lines: Iterable[str]) -> str:
-    return "\n".join(lines)

@@ -80,7 +80,6 @@ class Background:
         self.workdir = workdir
         self.started_at = time.time()
         self._t0 = time.monotonic()
-        self.stopped = False
         self._collected: Result | None = None
 
     @property
@@ -111,7 +110,6 @@ class Background:
         after ``grace_s``."""
         if not self.is_running():
             return
-        self.stopped = True
         self.conn.run(self.conn.shell.kill_argv(self.pid, signal), warn=True)
         if not self.wait(grace_s):
             self.conn.run(self.conn.shell.kill_argv(self.pid, "KILL"), warn=True)
