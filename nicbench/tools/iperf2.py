@@ -402,11 +402,14 @@ def _aggregate(rows: list[_Row], expected_streams: int | None) -> _Agg:
         vals = [getattr(r, attr) for r in streams]
         return vals if vals and all(v is not None for v in vals) else []
 
+    def summed(attr: str) -> Any:
+        vals = pick(attr)
+        return sum(vals) if vals else None
+
     if total_row is not None and total_row.lost is not None:
         lost, total = total_row.lost, total_row.total
     else:
-        lost = sum(pick("lost")) if pick("lost") else None
-        total = sum(pick("total")) if pick("total") else None
+        lost, total = summed("lost"), summed("total")
     if total_row is not None and total_row.jitter_ms is not None:
         jitter = total_row.jitter_ms
     else:
@@ -416,7 +419,7 @@ def _aggregate(rows: list[_Row], expected_streams: int | None) -> _Agg:
     if total_row is not None and total_row.retries is not None:
         retries = total_row.retries
     else:
-        retries = sum(pick("retries")) if pick("retries") else None
+        retries = summed("retries")
 
     n = len(streams) if streams else expected_streams
     return _Agg(bps=bps, nbytes=nbytes, duration=duration, streams=n, jitter_ms=jitter,
