@@ -21,7 +21,7 @@ import shutil
 import socket
 import time
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -55,11 +55,9 @@ def _rate_bps(rate: str) -> float:
 
 @dataclass(frozen=True)
 class LabHost:
-    index: int
     name: str
     mgmt_if: str          # root-namespace end of the management veth
     mgmt_net: str         # e.g. 198.19.1
-    letter: str
 
     @property
     def address(self) -> str:
@@ -73,7 +71,6 @@ class LabHost:
 @dataclass(frozen=True)
 class LabLink:
     index: int            # n in 198.18.<n>.0/24
-    pair_index: int
     adapter: LabAdapter
     host_a: LabHost
     host_b: LabHost
@@ -123,7 +120,6 @@ class LabSpec:
     def adapter(self, key: str) -> LabAdapter:
         a = ADAPTERS[key]
         if self.rate is not None:
-            from dataclasses import replace
             a = replace(a, rate=self.rate, ceiling=None)
         return a
 
@@ -131,8 +127,7 @@ class LabSpec:
         out = []
         for i in range(self.pairs * 2):
             letter = "abcdefghijklmn"[i]
-            out.append(LabHost(index=i, name=f"{self.prefix}-{letter}", letter=letter,
-                               mgmt_if=f"{self.prefix}m{i}",
+            out.append(LabHost(name=f"{self.prefix}-{letter}", mgmt_if=f"{self.prefix}m{i}",
                                mgmt_net=f"{MGMT_NET}.{self.slot * 16 + i + 1}"))
         return out
 
@@ -142,7 +137,7 @@ class LabSpec:
         for k in range(self.pairs):
             for j, key in enumerate(self.adapters):
                 name = key if self.pairs == 1 else f"p{k + 1}-{key}"
-                out.append(LabLink(index=k * len(self.adapters) + j, pair_index=k,
+                out.append(LabLink(index=k * len(self.adapters) + j,
                                    adapter=self.adapter(key), host_a=hosts[2 * k],
                                    host_b=hosts[2 * k + 1], pair_name=name))
         return out
@@ -202,6 +197,9 @@ class Lab:
 
     def host_dir(self, host: LabHost) -> Path:
         return self.dir / host.name
+
+    def sshd_pidfile(self, host: LabHost) -> Path:
+        return self.host_dir(host) / "sshd.pid"
 
     # -- helpers ------------------------------------------------------------------
     def _run(self, argv: list[str], what: str, timeout: float = 30):
@@ -409,7 +407,7 @@ class Lab:
             pub = (hdir / "ssh_host_ed25519_key.pub").read_text().split()
             known.append(f"{host.address} {pub[0]} {pub[1]}")
             cfg = hdir / "sshd_config"
-            pidfile = hdir / "sshd.pid"
+            pidfile = self.sshd_pidfile(host)
             cfg.write_text("\n".join([
                 f"ListenAddress {host.address}", "Port 22",
                 f"HostKey {hkey}", f"PidFile {pidfile}",
@@ -485,7 +483,7 @@ class Lab:
         namespaces |= {h.name for h in spec_hosts}
         root_links = set(state.root_links if state else []) | {h.mgmt_if for h in spec_hosts}
         pidfiles = set(state.sshd_pidfiles if state else []) | {
-            str(self.host_dir(h) / "sshd.pid") for h in spec_hosts}
+            str(self.sshd_pidfile(h)) for h in spec_hosts}
         for pidfile in sorted(pidfiles):
             pid = _pid_alive(pidfile)
             if pid:
@@ -524,17 +522,14 @@ class Lab:
         present = self.existing_namespaces()
         rows = []
         for host in self.spec.hosts():
-            pid = _pid_alive(str(self.host_dir(host) / "sshd.pid"))
+            pid = _pid_alive(str(self.sshd_pidfile(host)))
             rows.append({"host": host.name, "namespace": host.name in present,
                          "address": host.address, "sshd_pid": pid})
         return rows
 
     # -- inventory ----------------------------------------------------------------
     def _write_inventory(self) -> None:
-        self.inventory_file.write_text(self.inventory_yaml(key_dir=str(self.dir)))
-
-    def inventory_yaml(self, key_dir: str = ".lab") -> str:
-        return render_inventory(self.spec, key_dir)
+        self.inventory_file.write_text(render_inventory(self.spec, key_dir=str(self.dir)))
 
 
 def _pid_alive(pidfile: str) -> int | None:
