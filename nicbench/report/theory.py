@@ -35,8 +35,7 @@ UDP_HEADERS_BYTES = 28        # IPv4 20 + UDP 8
 FLAG_MARGIN = 0.01
 
 # "1000 Mbit/s", "1 Gbit/s", "600 Mbit/s": a rate written in an adapter's description.
-_RATE_TEXT = re.compile(r"(\d+(?:\.\d+)?)\s*([kMG])bit/s", re.IGNORECASE)
-_UNIT = {"k": 1e3, "m": 1e6, "g": 1e9}
+_RATE_TEXT = re.compile(r"\d+(?:\.\d+)?\s*[kMG]bit/s", re.IGNORECASE)
 
 
 def goodput_bps(rate_bps: float, mtu: int, protocol: str = "tcp",
@@ -90,7 +89,7 @@ def rate_from_text(text: str | None) -> float | None:
     different ones."""
     if not text:
         return None
-    found = {float(m.group(1)) * _UNIT[m.group(2).lower()] for m in _RATE_TEXT.finditer(text)}
+    found = {float(parse_rate(m.group(0))) for m in _RATE_TEXT.finditer(text)}
     return found.pop() if len(found) == 1 else None
 
 
