@@ -223,9 +223,10 @@ def _udp_search(ctx, test, params, timeout, run_dir, done, progress, emit) -> No
     # A resumed search replays the trials it already made: the search is deterministic
     # given their results, so it walks the same rates and measures only from where it
     # stopped.
+    mine = (ctx.pair, ctx.point, test.name, "udp-search")
     stored = {r["repetition"]: r for r in run_dir.records()
-              if r["kind"] == "udp-search" and r["pair"] == ctx.pair
-              and r["point"] == ctx.point and r["test"] == test.name}
+              if (r["pair"], r["point"], r["test"], r["kind"]) == mine} \
+        if any(key[:4] == mine for key in done) else {}
 
     def one(rate: int) -> TrialRecord:
         counter["n"] += 1

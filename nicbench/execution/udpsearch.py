@@ -83,50 +83,52 @@ def bisect(trial: Trial, start: int, stop: int, step: int, loss_pct: float,
     """
     trials: list[TrialRecord] = []
     passed: list[TrialRecord] = []
-    ceiling: list[float] = []
+
+    def measure(rate: int) -> bool:
+        rec = trial(rate)
+        trials.append(rec)
+        if passes(rec, loss_pct):
+            passed.append(rec)
+            return True
+        return False
+
+    if measure(stop):
+        return _bisect_result(passed, trials)
+    top = trials[0]
+    ceiling = top.throughput_bps if top.status == "ok" and top.throughput_bps else None
+    steps = (stop - start) // step
 
     def probe(i: int) -> bool:
         rate = start + i * step
-        for attempt in (1, 2):
-            rec = trial(rate)
-            trials.append(rec)
-            if passes(rec, loss_pct):
-                passed.append(rec)
-                return True
-            # Retry only a failure below what the link has been seen to carry.
-            below = ceiling and rate < ceiling[0]
-            if attempt == 2 or not below or len(trials) >= max_trials:
-                return False
-        return False
+        if measure(rate):
+            return True
+        # Offer a failure below what the link has been seen to carry once more.
+        retry = ceiling is not None and rate < ceiling and len(trials) < max_trials
+        return retry and measure(rate)
 
-    steps = (stop - start) // step
-    top = trial(stop)
-    trials.append(top)
-    if passes(top, loss_pct):
-        passed.append(top)
+    guess = min(int((ceiling - start) // step), steps - 1) if ceiling else -1
+    # Invariant: index lo passes (or is below the range), hi fails.
+    lo, hi = -1, steps
+    if guess >= 0 and probe(guess):
+        lo = guess
+        while lo + 1 < hi and len(trials) < max_trials and probe(lo + 1):
+            lo += 1
+        hi = lo + 1
     else:
-        if top.status == "ok" and top.throughput_bps:
-            ceiling.append(top.throughput_bps)
-        guess = int((ceiling[0] - start) // step) if ceiling else -1
-        guess = min(guess, steps - 1)
-        # Invariant: index lo passes (or is below the range), hi fails.
-        lo, hi = -1, steps
-        if guess >= 0 and probe(guess):
-            lo = guess
-            while lo + 1 < hi and len(trials) < max_trials and probe(lo + 1):
-                lo += 1
-            hi = min(hi, lo + 1)
+        if guess >= 0:
+            hi = guess
+        if hi > 0 and probe(0):
+            lo = 0
+    while hi - lo > 1 and len(trials) < max_trials:
+        mid = (lo + hi) // 2
+        if probe(mid):
+            lo = mid
         else:
-            if guess >= 0:
-                hi = guess
-            if hi > 0 and probe(0):
-                lo = 0
-        while hi - lo > 1 and len(trials) < max_trials:
-            mid = (lo + hi) // 2
-            if probe(mid):
-                lo = mid
-            else:
-                hi = mid
+            hi = mid
+    return _bisect_result(passed, trials)
+
+
+def _bisect_result(passed: list[TrialRecord], trials: list[TrialRecord]) -> SearchResult:
     best = max(passed, key=lambda t: t.offered_bps, default=None)
     return SearchResult("bisect", best.throughput_bps if best else None,
                         int(best.offered_bps) if best else None, trials)
