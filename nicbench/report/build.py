@@ -35,6 +35,7 @@ from collections import Counter, defaultdict
 from typing import Iterable
 
 from nicbench.config.fields import parse_size
+from nicbench.execution.policy import summarize
 from nicbench.report.load import Run
 from nicbench.report.model import (Bar, BarPanel, Entry, Failure, Figure, Group, LinePanel,
                                    Reference, Report, Series, Table)
@@ -145,13 +146,9 @@ def _fmt(value: float | None, digits: int = 1) -> str:
 
 
 def _select(values: list[float], rule: str) -> float | None:
-    if not values:
-        return None
-    if rule == "mean":
-        return statistics.fmean(values)
-    if rule == "median":
-        return statistics.median(values)
-    return max(values)
+    """The engine's selection (best | mean | median) of a curve point's or a size's values;
+    any other rule (a UDP search's) takes the best."""
+    return summarize(values).selected(rule if rule in ("mean", "median") else "best")
 
 
 def _slug(*parts: str) -> str:
