@@ -20,8 +20,9 @@ from nicbench.config.inventory import Inventory, Pair
 from nicbench.config.profile import Profile
 from nicbench.errors import NicbenchError
 from nicbench.hosts import HostPool
+from nicbench.tools.drivers import DRIVERS
 
-TOOLS = ("iperf2", "iperf3", "netpipe", "ntttcp", "netio")
+TOOLS = tuple(DRIVERS)      # every tool nicbench drives, in the order check shows them
 
 
 @dataclass
