@@ -84,6 +84,13 @@ _BUFFERS2 = re.compile(r"^Send and Recv Buffers are (\d+) bytes")
 # 2.4 TCP.c, on stdout: "Send and Receive Buffers set to %d bytes" (transmitter) and
 # "Send and Receive Buffers on accepted socket set to %d bytes" (receiver).
 _BUFFERS2_SET = re.compile(r"^Send and Receive Buffers (?:on accepted socket )?set to (\d+) bytes")
+
+
+def _is_buffer_line(line: str) -> bool:
+    """A socket-buffer line, which either end prints before the sweep starts."""
+    return any(r.match(line) for r in (_BUFFERS3, _BUFFERS2, _BUFFERS2_SET))
+
+
 _OUTFILE_NAME = re.compile(r"^Sending output to (.+?)\s*$")
 _NUMBER = re.compile(rf"^{_NUM}$")
 _INT = re.compile(r"^\d+$")
@@ -99,8 +106,7 @@ def looks_like(text: str) -> bool:
     if any(_NP3_LINE.match(ln) or _NP2_LINE.match(ln) or _LINE_START.match(ln)
            for ln in lines):
         return True
-    if any(_BUFFERS3.match(ln) or _BUFFERS2.match(ln) or _BUFFERS2_SET.match(ln)
-           or ln.startswith("NetPIPE: ")
+    if any(_is_buffer_line(ln) or ln.startswith("NetPIPE: ")
            or ln in ("Now starting the main loop", "Now starting main loop")
            for ln in lines):
         return True
@@ -216,8 +222,7 @@ def _parse_screen(lines: list[str]) -> ParsedRun:
         _preamble(line, extra)
     if not points:
         hint = ""
-        if any(_BUFFERS3.match(ln.strip()) or _BUFFERS2.match(ln.strip())
-               or _BUFFERS2_SET.match(ln.strip()) for ln in lines):
+        if any(_is_buffer_line(ln.strip()) for ln in lines):
             hint = " (this looks like the receiver's console: only the transmitter prints results)"
         raise ParseError(TOOL, f"netPIPE data lines like {_SCREEN_EXAMPLE}{hint}",
                          f"end of input after line {len(lines)}, no data line")
