@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from nicbench import __version__
+from nicbench.report.build import point_label
 from nicbench.report.model import BarPanel, Figure, LinePanel, Report, Table
 from nicbench.report.theory import FLAG_MARGIN
 
@@ -323,7 +324,7 @@ def _failures(report: Report) -> str:
         kernel = (f"<br>kernel: <code class=\"fail\">{e(f.kernel_message)}</code>"
                   if f.kernel_message else "")
         rows.append(f"<tr><td>{_swatch(en.colour)}{e(en.label)}</td>"
-                    f"<td>{e(_point(f.point, f.mtu))}</td><td>{e(f.test)}</td>"
+                    f"<td>{e(point_label(f.point, f.mtu))}</td><td>{e(f.test)}</td>"
                     f'<td class="fail">{e(f.status)}</td><td class="num">{f.n_ok}/{f.n}</td>'
                     f"<td><ul style=\"margin:0;padding-left:1.1em\">{reasons}</ul>{kernel}</td></tr>")
     csv_link = "".join(f'<p class="muted"><a href="{e(t.files["csv"])}">CSV</a></p>'
@@ -334,12 +335,6 @@ def _failures(report: Report) -> str:
             "<th>point</th><th>test</th><th>status</th><th>n ok</th><th>reason</th></tr>"
             "</thead><tbody>" + "".join(rows) + "</tbody></table></div>" + csv_link)
     return _section("failures", report, body)
-
-
-def _point(point: str, mtu: int) -> str:
-    from nicbench.report.build import point_label
-
-    return point_label(point, mtu)
 
 
 def _kv(pairs: list[tuple[str, Any]]) -> str:
@@ -457,8 +452,6 @@ def _setup(report: Report) -> str:
 
 
 def _method(report: Report) -> str:
-    rates = sorted({(en.rate_source.split(":")[0], en.rate_bps is not None)
-                    for en in report.entries})
     items = [
         "Throughput is in Mbit/s (10<sup>6</sup> bit/s) and, in the netio-style tables, KB/s "
         "(1024 bytes per second, as netio prints it).",
@@ -488,7 +481,7 @@ def _method(report: Report) -> str:
         "MTU), failed (the link stalled, the tool timed out or reported an error) or was not "
         "run; the word in the gap says which, the failures section says why.",
     ]
-    if any(not known for _, known in rates):
+    if any(en.rate_bps is None for en in report.entries):
         items.append("Some adapters have no known line rate: their bars have no reference "
                      "segment.")
     body = "<ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>"
