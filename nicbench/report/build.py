@@ -761,8 +761,9 @@ def failures(ix: Index) -> list[Failure]:
 def failures_table(ix: Index, fails: list[Failure]) -> Table:
     t = Table(id="failures", family="failures", title="Failed and skipped configurations",
               columns=["adapter", "point", "test", "status", "n ok", "reason"])
+    by_key = {e.key: e for e in ix.entries}
     for f in fails:
-        e = ix.entry_of[(int(f.entry.split("/", 1)[0]), f.entry.split("/", 1)[1])]
+        e = by_key[f.entry]
         reason = "; ".join(f"{r}" + (f" (×{c})" if c > 1 else "") for r, c in f.reasons)
         t.rows.append([e.label, point_label(f.point, f.mtu), f.test, f.status,
                        f"{f.n_ok}/{f.n}", reason])
