@@ -145,9 +145,13 @@ def test_auto_detects_the_tool_and_agrees(case_path, capsys):
 
 def test_every_shared_sample_is_covered():
     """A new file in ../shared/samples needs a golden case (or is declared not tool output)."""
-    inputs = {Path(_case(p)["input"]).name for p in CASES}
+    inputs = {_case(p)["input"] for p in CASES}
     for name in sorted(p.name for p in LOCAL_SAMPLES.iterdir()):
-        assert name in inputs or name in NOT_TOOL_OUTPUT, f"samples/{name} has no golden case"
+        assert f"samples/{name}" in inputs or name in NOT_TOOL_OUTPUT, (
+            f"samples/{name} has no golden case")
+    for name in sorted(p.name for p in (GOLDEN / "captures").iterdir()):
+        assert f"captures/{name}" in inputs or name == "README.md", (
+            f"captures/{name} has no golden case")
     if not SHARED_SAMPLES.is_dir():
         pytest.skip(f"{SHARED_SAMPLES} not beside this clone")
     for f in sorted(SHARED_SAMPLES.iterdir()):
