@@ -33,15 +33,15 @@ def model(runs):
 
 
 @pytest.fixture(scope="session")
-def rendered(tmp_path_factory):
-    """The report of both runs, written once for the session: (report model, report.html)."""
+def rendered(runs, tmp_path_factory):
+    """The report of both runs, written once for the session: (report model, report.html).
+    Its own model (rendering fills in files and sizes), from the runs already read."""
     from nicbench.report.build import build
-    from nicbench.report.load import load_runs
     from nicbench.report.page import write_page, write_tables
     from nicbench.report.render import render_all
 
     out = tmp_path_factory.mktemp("report")
-    report = build(load_runs([RUN_A, RUN_B]))
+    report = build(runs)
     render_all(report, out)
     write_tables(report, out)
     return report, write_page(report, out)
