@@ -76,10 +76,8 @@ def check_pair(pool: HostPool, pair: Pair, required_tools=("iperf3",)) -> PairRe
                 if rep.tools.get(tool) is None:
                     problems.append(f"{pair.name}: {tool} is not installed on {side.host} "
                                     f"(install it, or set hosts[].tools.{tool})")
-            res = plat.conn.run(["ping", "-n", "-q", "-c", "1", "-W", "2", "-I",
-                                 side.interface, peer.address], warn=True, timeout=10)
-            rep.reaches_peer = res.ok
-            if not res.ok:
+            rep.reaches_peer = plat.reaches(side.interface, peer.address)
+            if not rep.reaches_peer:
                 problems.append(f"{pair.name}: {side.host} cannot reach {peer.address} over "
                                 f"{side.interface} (check addresses and the test link)")
         except NicbenchError as exc:

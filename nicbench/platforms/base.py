@@ -82,6 +82,10 @@ class Platform(ABC):
         """Prove a full-size unfragmented packet crosses the test link; TuningError if not."""
 
     @abstractmethod
+    def reaches(self, iface: str, peer: str) -> bool:
+        """One ping of ``peer`` out of ``iface`` is answered."""
+
+    @abstractmethod
     def get_sysctl(self, name: str) -> str: ...
 
     @abstractmethod

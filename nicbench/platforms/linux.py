@@ -164,6 +164,10 @@ class LinuxPlatform(Platform):
                               + (f" ({said[-1].strip()})" if said else ""),
                               "the link or the other end does not carry this MTU")
 
+    def reaches(self, iface: str, peer: str) -> bool:
+        return self.conn.run(["ping", "-n", "-q", "-c", "1", "-W", "2", "-I", iface, peer],
+                             warn=True, timeout=10).ok
+
     # -- sysctl -------------------------------------------------------------------
     def get_sysctl(self, name: str) -> str:
         return self.conn.run(["sysctl", "-n", name]).stdout.strip()

@@ -200,6 +200,9 @@ class FakePlatform(Platform):
     def verify_path_mtu(self, iface, peer, mtu):  # pragma: no cover
         pass
 
+    def reaches(self, iface, peer):  # pragma: no cover
+        return True
+
     def cpu_times(self):  # pragma: no cover
         return CpuTimes(0, 0)
 
