@@ -19,10 +19,12 @@ from nicbench.tools import netio, netpipe, ntttcp
 from nicbench.tools.base import MBIT_BINARY
 
 SAMPLES = Path(__file__).resolve().parents[1] / "golden" / "samples"
+CAPTURES = SAMPLES.parent / "captures"
 
 
 def sample(name: str) -> str:
-    return (SAMPLES / name).read_text(encoding="utf-8")
+    path = SAMPLES / name if (SAMPLES / name).is_file() else CAPTURES / name
+    return path.read_text(encoding="utf-8")
 
 
 # --------------------------------------------------------------------------- netPIPE 2.4
@@ -212,7 +214,9 @@ def test_netpipe_error_text_of_a_2x_usage_error() -> None:
 
 # --------------------------------------------------------------------------- looks_like
 
-ALL_SAMPLES = sorted(p.name for p in SAMPLES.iterdir() if p.is_file())
+# The shared samples and the lab captures: every real output the project holds.
+ALL_SAMPLES = sorted(p.name for folder in (SAMPLES, CAPTURES) for p in folder.iterdir()
+                     if p.is_file() and p.name != "README.md")
 
 
 @pytest.mark.parametrize("name", ALL_SAMPLES)
