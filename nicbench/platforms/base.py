@@ -99,5 +99,11 @@ class Platform(ABC):
         """Return once something listens on the port; raise TrialError after timeout_s."""
 
     @abstractmethod
-    def tool_version(self, tool: str, executable: str) -> str | None:
-        """The tool's version, None if it is not installed."""
+    def executable(self, tool: str) -> str:
+        """The tool's executable on this host (the inventory's hosts[].tools, else the
+        platform's default name)."""
+
+    @abstractmethod
+    def tool_version(self, tool: str, executable: str | None = None) -> str | None:
+        """The tool's version (of ``executable``, default :meth:`executable`), None if it
+        is not installed."""

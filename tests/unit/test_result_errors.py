@@ -209,6 +209,9 @@ class FakePlatform(Platform):
     def wait_listening(self, port, protocol, timeout_s):  # pragma: no cover
         pass
 
+    def executable(self, tool):  # pragma: no cover
+        return tool
+
     def tool_version(self, tool, executable=None):  # pragma: no cover
         return None
 
