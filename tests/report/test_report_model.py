@@ -1,23 +1,41 @@
 """What each chart shows, asserted on its data model (built from data/run-a and run-b).
 
-Expected values were read off data/run-*/trials.jsonl (the lines quoted in comments); the
-limits are R x (m - 52) / (m + 38) for R = 1 Gbit/s, the rate the lab inventory's adapter
-descriptions name.
+Expected values are computed from the fixtures' own trials (``trials()`` below reads
+data/run-*/trials.jsonl with the store's reader); the limits are R x (m - 52) / (m + 38)
+for R = 1 Gbit/s, the rate the lab inventory's adapter descriptions name.
 """
 
 from __future__ import annotations
 
+import csv
+import statistics
 from pathlib import Path
 
 import pytest
 
 from nicbench.report.model import BarPanel, LinePanel
+from nicbench.results.store import RunDir
 
-RUN_A = Path(__file__).parent / "data" / "run-a"
+DATA = Path(__file__).parent / "data"
+RUN_A = DATA / "run-a"
+RUN_DIRS = [RUN_A, DATA / "run-b"]             # in the order the model fixture loads them
 
 A_GBE, A_NJ, B_GBE, B_STALL = "0/gbe", "0/nojumbo", "1/gbe", "1/stall"
 LIMIT_1500 = 1e3 * (1500 - 52) / (1500 + 38)   # 941.482...
 LIMIT_9000 = 1e3 * (9000 - 52) / (9000 + 38)   # 990.042...
+
+
+def trials(entry, mtu, test):
+    """The fixture's records of one configuration (entry key "<run index>/<pair>")."""
+    i, pair = entry.split("/", 1)
+    return [r for r in RunDir(RUN_DIRS[int(i)]).records()
+            if r["pair"] == pair and r["mtu"] == mtu and r["test"] == test]
+
+
+def ok_values(entry, mtu, test, key="throughput_bps", scale=1e6):
+    """One configuration's values from its successful trials, in the charts' units."""
+    return [r[key] / scale for r in trials(entry, mtu, test)
+            if r["status"] == "ok" and r.get(key) is not None]
 
 
 def fig(model, fig_id):
@@ -68,18 +86,22 @@ def test_iperf3_bars_selected_value_whiskers_n_and_limit(model):
     assert [g.label for g in p.groups] == ["MTU 1500", "MTU 9000"]
     assert p.entries == [A_GBE, A_NJ, B_GBE, B_STALL]
 
-    # run A selects best: gbe.mtu1500.iperf3-tcp.r1 940901352.9, r2 940487840.7
+    # run A selects best
+    v = ok_values(A_GBE, 1500, "iperf3-tcp")
+    assert len(v) == 2
     b = bar(p, A_GBE, 1500)
-    assert b.value == pytest.approx(940.9013529)
-    assert (b.lo, b.hi) == (pytest.approx(940.4878407), pytest.approx(940.9013529))
+    assert b.value == pytest.approx(max(v))
+    assert (b.lo, b.hi) == (pytest.approx(min(v)), pytest.approx(max(v)))
     assert (b.n_ok, b.n, b.status) == (2, 2, "ok")
     assert b.limit == pytest.approx(LIMIT_1500) and b.line_rate == 1000
-    assert b.flag == "" and b.text == "940.9 (2/2)"
+    assert b.flag == "" and b.text == f"{max(v):.1f} (2/2)"
 
-    # run B selects median of r1 982139404.4, r2 968733298.7, r3 966325338.3
+    # run B selects the median of three
+    v = ok_values(B_GBE, 9000, "iperf3-tcp")
+    assert len(v) == 3 and statistics.median(v) != statistics.fmean(v)
     b = bar(p, B_GBE, 9000)
-    assert b.value == pytest.approx(968.7332987)
-    assert (b.lo, b.hi) == (pytest.approx(966.3253383), pytest.approx(982.1394044))
+    assert b.value == pytest.approx(statistics.median(v))
+    assert (b.lo, b.hi) == (pytest.approx(min(v)), pytest.approx(max(v)))
     assert (b.n_ok, b.n) == (3, 3)
     assert b.limit == pytest.approx(LIMIT_9000)
 
@@ -101,12 +123,15 @@ def test_two_iperf2_tests_of_one_profile_get_one_chart_each(model):
     assert speed == ["speed-iperf2-tcp-iperf2-l8k", "speed-iperf2-tcp-iperf2-l64k",
                      "speed-iperf3-tcp"]
     p = fig(model, "speed-iperf2-tcp-iperf2-l64k").panels[0]
-    # nojumbo.mtu1500.iperf2-l64k r1 933000000.0, r2 886000000.0: best 933, whisker 886..933
+    v = ok_values(A_NJ, 1500, "iperf2-l64k")
     b = bar(p, A_NJ, 1500)
-    assert (b.value, b.lo, b.hi) == (933.0, 886.0, 933.0)
-    # iperf 2 prints whole Mbit/s: 991 against a 990.04 limit is rounding, not flagged
+    assert (b.value, b.lo, b.hi) == (max(v), min(v), max(v))
+    # iperf 2 prints whole Mbit/s: a repetition just above the 990.04 limit (991) is
+    # rounding, not flagged
+    v = ok_values(A_GBE, 9000, "iperf2-l8k")
+    assert LIMIT_9000 < max(v) < LIMIT_9000 * 1.01
     b = bar(fig(model, "speed-iperf2-tcp-iperf2-l8k").panels[0], A_GBE, 9000)
-    assert b.hi == 991.0 and b.flag == ""
+    assert b.hi == max(v) and b.flag == ""
     assert all(f.entries == [A_GBE, A_NJ] for f in model.figures
                if f.id.startswith("speed-iperf2"))
 
@@ -133,12 +158,15 @@ def test_cpu_panels_per_host_and_the_tools_own_figure(model):
     assert [p.title for p in f.panels] == ["sending host", "receiving host",
                                            "iperf3's own figure"]
     send, recv, tool = f.panels
-    # gbe.mtu1500.iperf3-tcp: sender 76.777 / 90.777, receiver 77.143 / 91.089, tool 7.273 / 8.228
+    def cpu(key):
+        return ok_values(A_GBE, 1500, "iperf3-tcp", key, scale=1)
+
     b = bar(send, A_GBE, 1500)
-    assert b.value == pytest.approx((76.77725118483413 + 90.77669902912622) / 2)
-    assert (b.lo, b.hi) == (pytest.approx(76.77725118), pytest.approx(90.77669903))
-    assert bar(recv, A_GBE, 1500).value == pytest.approx((77.14285714 + 91.08910891) / 2)
-    assert bar(tool, A_GBE, 1500).value == pytest.approx((7.273235723 + 8.228097692) / 2)
+    assert b.value == pytest.approx(statistics.fmean(cpu("cpu_sender_pct")))
+    assert (b.lo, b.hi) == (pytest.approx(min(cpu("cpu_sender_pct"))),
+                            pytest.approx(max(cpu("cpu_sender_pct"))))
+    assert bar(recv, A_GBE, 1500).value == pytest.approx(statistics.fmean(cpu("cpu_receiver_pct")))
+    assert bar(tool, A_GBE, 1500).value == pytest.approx(statistics.fmean(cpu("cpu_tool_pct")))
     assert any("cpu_utilization_percent host_total" in n and "client side" in n
                for n in f.notes)
     assert any("same machine" in n for n in f.notes)       # lab hosts share one kernel
@@ -158,10 +186,10 @@ def test_netpipe_per_adapter_one_curve_per_mtu(model):
     assert {s.entry for s in p.series} == {A_GBE}            # the adapter's one colour
     assert len({(s.linestyle, s.marker) for s in p.series}) == 2
     s1500 = p.series[0]
-    # gbe.mtu1500.netpipe.r1: 70 points, first (1, 725501.345792), last (16387, 1902782168.7)
-    assert len(s1500.points) == 70
-    assert s1500.points[0] == (1.0, pytest.approx(0.725501345792))
-    assert s1500.points[-1] == (16387.0, pytest.approx(1902.782168694784))
+    (r1,) = [r for r in trials(A_GBE, 1500, "netpipe") if r["status"] == "ok"]
+    expected = sorted((float(q["size_bytes"]), q["throughput_bps"] / 1e6) for q in r1["points"])
+    assert len(expected) == 70
+    assert s1500.points == [(x, pytest.approx(y)) for x, y in expected]
     refs = {r.label: r.y for r in p.references}
     assert refs["goodput limit, MTU 1500: 941.5"] == pytest.approx(LIMIT_1500)
     assert refs["goodput limit, MTU 9000: 990.0"] == pytest.approx(LIMIT_9000)
@@ -192,8 +220,10 @@ def test_netpipe_per_mtu_one_curve_per_adapter(model):
     assert [s.label for s in p9000.series] == [
         "LX-1000 Gigabit (veth tbf-1g) [run 20261122-030547]",
         "LX-1000 Gigabit (veth tbf-1g) [run 20261122-030611]"]
-    # gbe.mtu9000.netpipe.r1 (run B): last point (16387, 2050746767.900672)
-    assert p9000.series[1].points[-1] == (16387.0, pytest.approx(2050.746767900672))
+    (r1,) = trials(B_GBE, 9000, "netpipe")
+    last = max(r1["points"], key=lambda q: q["size_bytes"])
+    assert p9000.series[1].points[-1] == (float(last["size_bytes"]),
+                                          pytest.approx(last["throughput_bps"] / 1e6))
     assert [r.y for r in p9000.references] == [pytest.approx(LIMIT_9000)]
 
 
@@ -201,16 +231,16 @@ def test_netpipe_peak_bars(model):
     f = fig(model, "netpipe-peak")
     p = f.panels[0]
     assert isinstance(p, BarPanel)
-    # gbe.mtu9000.netpipe.r1 (run A): 2299271492.665344
+    (peak,) = ok_values(A_GBE, 9000, "netpipe")     # one repetition: its curve's peak
     b = bar(p, A_GBE, 9000)
-    assert b.value == pytest.approx(2299.271492665344)
+    assert b.value == pytest.approx(peak)
     assert (b.n_ok, b.n) == (1, 1)
     assert b.flag and "above the line rate itself (1000 Mbit/s)" in b.flag
     assert bar(p, A_NJ, 9000).gap == "refused"
     assert bar(p, B_STALL, 9000).gap == "timed out"
     t = next(t for t in model.tables if t.family == "netpipe-peak")
     row = next(r for r, e in zip(t.rows, t.row_entries) if e == A_GBE and r[1] == "MTU 9000")
-    assert row[2] == "2299.3" and row[6].startswith("+")
+    assert row[2] == f"{peak:.1f}" and row[6].startswith("+")
 
 
 # -- tables -------------------------------------------------------------------------------
@@ -219,9 +249,10 @@ def test_iperf_tests_at_several_lengths_make_a_netio_style_table(model):
     assert t.columns == ["adapter", "point", "-l 8K KB/s", "-l 64K KB/s", "CPU % sender",
                          "CPU % receiver"]
     rows = {(e, r[1]): r for r, e in zip(t.rows, t.row_entries)}
-    # gbe.mtu1500: iperf2-l8k best 941000000 -> 941e6/8/1024 = 114868 KB/s;
-    # iperf2-l64k best 942000000 -> 114990 KB/s
-    assert rows[(A_GBE, "MTU 1500")][2:4] == ["114868", "114990"]
+    # KB/s of each test's best (run A selects best): bit/s / 8 / 1024
+    kbs = [f"{max(ok_values(A_GBE, 1500, t, scale=8 * 1024)):.0f}"
+           for t in ("iperf2-l8k", "iperf2-l64k")]
+    assert rows[(A_GBE, "MTU 1500")][2:4] == kbs
     assert rows[(A_NJ, "MTU 9000")][2:4] == ["skipped", "skipped"]
 
 
@@ -246,10 +277,16 @@ def test_failed_and_skipped_configurations_with_their_reasons(model):
 
 def test_summary_table_has_every_configuration(model, runs):
     (t,) = model.tables_of("summary")
-    assert len(t.rows) == sum(len(r.summary) for r in runs) == 16 + 8
+    # as many rows as the runs' own summary.csv files have
+    written = 0
+    for d in RUN_DIRS:
+        with open(d / "summary.csv", newline="") as fh:
+            written += len(list(csv.DictReader(fh)))
+    assert len(t.rows) == sum(len(r.summary) for r in runs) == written
     row = next(r for r, e in zip(t.rows, t.row_entries)
                if e == B_GBE and r[1] == "iperf3-tcp" and r[3] == "MTU 9000")
-    assert row[2:8] == ["iperf3 TCP", "MTU 9000", "ok", "3/3", "median", "968.7"]
+    median = statistics.median(ok_values(B_GBE, 9000, "iperf3-tcp"))
+    assert row[2:8] == ["iperf3 TCP", "MTU 9000", "ok", "3/3", "median", f"{median:.1f}"]
     assert [r[1] for r in t.rows][:8] == ["iperf2-l8k"] * 4 + ["iperf2-l64k"] * 4
 
 
