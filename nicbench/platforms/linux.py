@@ -77,9 +77,17 @@ class LinuxPlatform(Platform):
         self.tools = {**DEFAULT_EXECUTABLES, **(tools or {})}
         self._has_ip: bool | None = None
         self._versions: dict[str, str | None] = {}
+        self._host_facts: HostFacts | None = None
 
     # -- facts --------------------------------------------------------------------
     def host_facts(self) -> HostFacts:
+        # Asked once per pair by check and run; a host's kernel and CPUs do not change
+        # between its pairs, so one remote call per host.
+        if self._host_facts is None:
+            self._host_facts = self._probe_host_facts()
+        return self._host_facts
+
+    def _probe_host_facts(self) -> HostFacts:
         res = self.conn.run(["sh", "-c", "uname -r; hostname; nproc 2>/dev/null || echo; "
                                          "grep -m1 '^model name' /proc/cpuinfo || echo"],
                             warn=True)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ from nicbench.platforms import linux
 from nicbench.platforms.base import CpuTimes
 from nicbench.platforms.linux import LinuxPlatform
 from nicbench.remote.fake import FakeConnection
+from nicbench.remote.local import LocalConnection
 
 DATA = Path(__file__).parent / "data"
 
@@ -234,3 +237,17 @@ def test_unknown_sysctl_is_a_tuning_error_with_sysctls_words():
 def test_cpu_times_reads_the_first_line():
     _, plat = replay({"head -n 1 /proc/stat": (read("lab/proc_stat_1.txt"), "", 0)})
     assert plat.cpu_times() == CpuTimes(busy=42250.0, total=232337.0)
+
+
+def test_host_facts_of_this_machine_asked_once_per_host():
+    # The probe's own script, run here for real; the facts must be this machine's.
+    def here(argv):
+        res = LocalConnection().run(argv, warn=True)
+        return res.stdout, res.stderr, res.exit_status
+
+    conn = FakeConnection("nbt-a", handler=here)
+    plat = LinuxPlatform(conn)
+    facts = plat.host_facts()
+    assert (facts.kernel, facts.hostname) == (os.uname().release, socket.gethostname())
+    assert facts.cpus == len(os.sched_getaffinity(0))          # what nproc counts
+    assert plat.host_facts() is facts and len(conn.calls) == 1
