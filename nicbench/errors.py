@@ -36,7 +36,7 @@ class NicbenchError(Exception):
     exit_code = 1
 
     def one_line(self) -> str:
-        return " ".join(str(self).split("\n")[0:1]) or type(self).__name__
+        return str(self).split("\n", 1)[0] or type(self).__name__
 
 
 class UsageError(NicbenchError):
