@@ -52,7 +52,7 @@ class PairReport:
         return not self.problems
 
 
-def check_pair(pool: HostPool, pair: Pair, required_tools=("iperf3",)) -> PairReport:
+def check_pair(pool: HostPool, pair: Pair, required_tools: tuple[str, ...]) -> PairReport:
     sides, problems = [], []
     for name, side, peer in (("a", pair.a, pair.b), ("b", pair.b, pair.a)):
         rep = SideReport(host=side.host, interface=side.interface, address=side.address)
@@ -113,7 +113,7 @@ def check(inventory: Inventory, pairs: list[str] | None = None, *,
         check_platforms(profile, inventory, list(chosen))   # refused before any SSH
         required = profile_tools(profile)
     with HostPool(inventory, trust_new_keys=trust_new_keys) as pool:
-        reports = [check_pair(pool, p, required_tools=required) for p in chosen]
+        reports = [check_pair(pool, p, required) for p in chosen]
     if profile is not None:
         for rep in reports:
             rep.skipped = will_be_skipped(profile, rep)
