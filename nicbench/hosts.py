@@ -10,6 +10,16 @@ from nicbench.remote.connection import Connection
 from nicbench.remote.ssh import SshConnection, SshTarget
 
 
+def ssh_target(inventory: Inventory, host: Host) -> SshTarget:
+    """Where and how to reach an inventory host over SSH, paths resolved against the file."""
+    return SshTarget(
+        name=host.name, address=host.address, port=host.ssh.port, user=host.ssh.user,
+        key_file=inventory.path(host.ssh.key_file) if host.ssh.key_file else None,
+        known_hosts=inventory.path(host.ssh.known_hosts),
+        connect_timeout_s=host.ssh.connect_timeout_s,
+        shell="powershell" if host.os == "windows" else "posix")
+
+
 class HostPool:
     def __init__(self, inventory: Inventory, *, trust_new_keys: bool = False,
                  connect=None):
@@ -20,14 +30,8 @@ class HostPool:
         self._platforms: dict[str, Platform] = {}
 
     def _ssh(self, host: Host) -> Connection:
-        inv = self.inventory
-        return SshConnection(SshTarget(
-            name=host.name, address=host.address, port=host.ssh.port, user=host.ssh.user,
-            key_file=inv.path(host.ssh.key_file) if host.ssh.key_file else None,
-            known_hosts=inv.path(host.ssh.known_hosts),
-            connect_timeout_s=host.ssh.connect_timeout_s,
-            shell="powershell" if host.os == "windows" else "posix"),
-            trust_new_keys=self.trust_new_keys)
+        return SshConnection(ssh_target(self.inventory, host),
+                             trust_new_keys=self.trust_new_keys)
 
     def connection(self, name: str) -> Connection:
         if name not in self._conns:

@@ -11,6 +11,7 @@ from dataclasses import replace
 import pytest
 
 from nicbench.errors import CommandFailed, CommandTimeout, ConnectError, HostKeyError
+from nicbench.hosts import ssh_target
 from nicbench.remote.command import Secret
 from nicbench.remote.ssh import SshConnection, SshTarget
 
@@ -18,11 +19,7 @@ pytestmark = pytest.mark.lab
 
 
 def target(lab_inventory, name: str) -> SshTarget:
-    host = lab_inventory.host(name)
-    return SshTarget(name=host.name, address=host.address, port=host.ssh.port,
-                     user=host.ssh.user, key_file=lab_inventory.path(host.ssh.key_file),
-                     known_hosts=lab_inventory.path(host.ssh.known_hosts),
-                     connect_timeout_s=5)
+    return replace(ssh_target(lab_inventory, lab_inventory.host(name)), connect_timeout_s=5)
 
 
 @pytest.fixture
