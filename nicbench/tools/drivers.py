@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from nicbench.errors import ParseError
+from nicbench.errors import ParseError, UsageError
 from nicbench.tools import iperf2, iperf3, netio, netpipe, ntttcp
 from nicbench.tools.base import ParsedRun
-from nicbench.tools.params import PARAMS
+from nicbench.tools.params import PARAMS, NtttcpParams
 
 
 @dataclass(frozen=True)
@@ -193,9 +193,15 @@ class NtttcpDriver(Driver):
 
     def plan(self, exe_server, exe_client, raw_params, ends, tag):
         p = self.params(raw_params)
+        # -n (a buffer count) and -a are the Windows tools' (DDK ntttcps/ntttcpr, NTttcp.exe);
+        # ntttcp-for-linux runs for a time and has neither: refuse rather than drop them.
+        if p.count is not None or p.async_count != NtttcpParams.model_fields["async_count"].default:
+            raise UsageError("ntttcp-for-linux has no -n (count) or -a (async_count): those "
+                             "are for Windows NTttcp; use duration_s on Linux hosts")
         duration = p.duration_s or 10
         kw = dict(threads=p.threads, proc=p.cpu, duration_s=int(duration),
-                  udp=ends.protocol == "udp")
+                  udp=ends.protocol == "udp", port=p.port, length=int(p.length),
+                  buffer=None if p.receive_buffer is None else int(p.receive_buffer))
         server = ntttcp.linux_receiver_argv(ends.receiver_addr, exe=exe_server, **kw)
         client = ntttcp.linux_sender_argv(ends.receiver_addr, exe=exe_client, **kw)
         return Plan(server=server, client=client, port=p.port, listen_protocol=ends.protocol,

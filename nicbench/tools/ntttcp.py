@@ -605,9 +605,16 @@ def win_receiver_argv(receiver_ip: str, *, threads: int = 1, proc: int | str = "
 
 def _linux_argv(role: str, receiver_ip: str, *, threads: int, proc: int | str,
                 duration_s: int, udp: bool, xml_file: str | None, json_file: str | None,
-                exe: str) -> list[str]:
+                exe: str, port: int | None = None, length: int | None = None,
+                buffer: int | None = None) -> list[str]:
     argv = [exe, role, "-m", _mapping(threads, proc, receiver_ip),
             "-t", _positive("duration (-t)", duration_s)]
+    if port is not None:
+        argv += ["-p", _positive("port base (-p)", port)]
+    if length is not None:
+        argv += ["-l", _positive("buffer length (-l)", length)]
+    if buffer is not None:
+        argv += ["-b", _positive("socket buffer (-b)", buffer)]
     if udp:
         argv.append("-u")
     if xml_file is not None:
@@ -619,18 +626,22 @@ def _linux_argv(role: str, receiver_ip: str, *, threads: int, proc: int | str,
 
 def linux_sender_argv(receiver_ip: str, *, threads: int = 1, proc: int | str = "*",
                       duration_s: int = 60, udp: bool = False, xml_file: str | None = None,
-                      json_file: str | None = None, exe: str = "ntttcp") -> list[str]:
-    """ntttcp-for-linux sender: ``ntttcp -s -m 1,*,<ip> -t 60 [-u] [-x f.xml] [-j f.json]``."""
+                      json_file: str | None = None, exe: str = "ntttcp",
+                      **sizes: int | None) -> list[str]:
+    """ntttcp-for-linux sender: ``ntttcp -s -m 1,*,<ip> -t 60 [-p P] [-l L] [-b B] [-u]
+    [-x f.xml] [-j f.json]`` (``sizes``: port, length, buffer)."""
     return _linux_argv("-s", receiver_ip, threads=threads, proc=proc, duration_s=duration_s,
-                       udp=udp, xml_file=xml_file, json_file=json_file, exe=exe)
+                       udp=udp, xml_file=xml_file, json_file=json_file, exe=exe, **sizes)
 
 
 def linux_receiver_argv(receiver_ip: str, *, threads: int = 1, proc: int | str = "*",
                         duration_s: int = 60, udp: bool = False, xml_file: str | None = None,
-                        json_file: str | None = None, exe: str = "ntttcp") -> list[str]:
-    """ntttcp-for-linux receiver: ``ntttcp -r -m 1,*,<own ip> -t 60 [-u] [-x f] [-j f]``."""
+                        json_file: str | None = None, exe: str = "ntttcp",
+                        **sizes: int | None) -> list[str]:
+    """ntttcp-for-linux receiver: ``ntttcp -r -m 1,*,<own ip> -t 60 [-p P] [-l L] [-b B]
+    [-u] [-x f] [-j f]``."""
     return _linux_argv("-r", receiver_ip, threads=threads, proc=proc, duration_s=duration_s,
-                       udp=udp, xml_file=xml_file, json_file=json_file, exe=exe)
+                       udp=udp, xml_file=xml_file, json_file=json_file, exe=exe, **sizes)
 
 
 def _log_name(name: str, option: str) -> str:

@@ -1,4 +1,5 @@
-"""The netio command lines: netio's own size series, or one block size with -b."""
+"""Command lines the drivers build from profile parameters (tools not packaged here:
+netio, ntttcp-for-linux; their syntax from the tools' own usage text)."""
 
 from __future__ import annotations
 
@@ -25,3 +26,22 @@ def test_one_block_size():
 def test_block_must_be_whole_kilobytes(bad):
     with pytest.raises(ValidationError, match="whole kilobytes"):
         DRIVERS["netio"].params({"block": bad})
+
+
+def test_ntttcp_for_linux_gets_every_parameter_it_has():
+    plan = DRIVERS["ntttcp"].plan("ntttcp", "ntttcp", {"port": 6001, "length": "64K",
+                                                      "receive_buffer": "1M",
+                                                      "duration_s": 5}, ENDS, "t1")
+    for argv in (plan.server, plan.client):
+        assert argv[argv.index("-p") + 1] == "6001"
+        assert argv[argv.index("-l") + 1] == str(64 * 1024)
+        assert argv[argv.index("-b") + 1] == str(1 << 20)
+    assert plan.port == 6001
+
+
+@pytest.mark.parametrize("params", [{"count": 10000}, {"async_count": 8}])
+def test_ntttcp_for_linux_refuses_the_windows_only_parameters(params):
+    from nicbench.errors import UsageError
+
+    with pytest.raises(UsageError, match="ntttcp-for-linux has no -n"):
+        DRIVERS["ntttcp"].plan("ntttcp", "ntttcp", params, ENDS, "t1")
