@@ -632,7 +632,7 @@ def netio_tables(ix: Index) -> list[Table]:
                           "averages) of the repetitions that succeeded.")
         for i, row in rows:
             e = ix.entry(i, row["pair"])
-            rule = row.get("select") or "mean"
+            rule = row["select"]
             cells: list = [e.label]
             oks = ix.ok(i, row)
             for s in sizes:

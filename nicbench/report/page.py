@@ -470,10 +470,11 @@ def _method(report: Report) -> str:
         "8, inter-frame gap 12): 941.5 Mbit/s at MTU 1500 and 990.0 at 9000 on Gigabit "
         f"Ethernet. A value more than {FLAG_MARGIN:.0%} above it is hatched in the chart and "
         "listed under it (closer is the tools' rounding: iperf 2 prints whole Mbit/s).",
-        "The line rate is not a recorded fact of a run: it is taken from "
-        "<code>--link-rate NAME=RATE</code> when given, else from the rate the inventory's "
-        "adapter description names; the table of adapters says which. Without a rate there is "
-        "no reference line and no flag.",
+        "The line rate is taken from <code>--link-rate NAME=RATE</code> when given, else "
+        "from the inventory adapter's <code>link_rate</code> recorded in the run's manifest, "
+        "else from the rate the adapter's description names (results of older inventories); "
+        "the table of adapters says which. Without a rate there is no reference line and no "
+        "flag.",
         "CPU load: /proc/stat of the sending and of the receiving host, busy share of all "
         "CPUs while the sender ran, mean over the repetitions that succeeded; a tool's own "
         "CPU figure is shown apart and labelled with where it comes from.",
