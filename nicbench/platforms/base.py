@@ -54,6 +54,11 @@ class CpuTimes:
         return max(0.0, min(100.0, 100.0 * (self.busy - earlier.busy) / dt))
 
 
+def same_sysctl_value(a: object, b: object) -> bool:
+    """sysctl prints vectors tab-separated and takes them space-separated: equal words."""
+    return str(a).split() == str(b).split()
+
+
 class Platform(ABC):
     os_name = "?"
 

@@ -12,7 +12,8 @@ import json
 import re
 
 from nicbench.errors import CommandTimeout, TrialError, TuningError
-from nicbench.platforms.base import CpuTimes, HostFacts, InterfaceFacts, Platform
+from nicbench.platforms.base import (CpuTimes, HostFacts, InterfaceFacts, Platform,
+                                     same_sysctl_value)
 
 VERSION_PROBES: dict[str, tuple[list[str], str]] = {
     # tool: (argv after the executable, regex on stdout+stderr)
@@ -185,7 +186,7 @@ class LinuxPlatform(Platform):
         if not res.ok:
             raise TuningError(self.host, name, value, res.tail())
         now = self.get_sysctl(name)
-        if " ".join(now.split()) != " ".join(str(value).split()):
+        if not same_sysctl_value(now, value):
             raise TuningError(self.host, name, value, f"accepted, but reads back as {now!r}")
 
     # -- measurement helpers ------------------------------------------------------

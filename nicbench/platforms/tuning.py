@@ -18,7 +18,7 @@ from typing import Callable
 
 from nicbench.errors import NicbenchError
 from nicbench.interrupts import interrupts_held
-from nicbench.platforms.base import Platform
+from nicbench.platforms.base import Platform, same_sysctl_value
 
 
 @dataclass
@@ -50,7 +50,7 @@ class TuningSession:
 
     def set_sysctl(self, platform: Platform, name: str, value: str) -> None:
         original = platform.get_sysctl(name)
-        if " ".join(original.split()) == " ".join(str(value).split()):
+        if same_sysctl_value(original, value):
             return
         self._record(platform, Change(platform.host, "sysctl", name, original, str(value)))
         platform.set_sysctl(name, str(value))
