@@ -138,7 +138,13 @@ class LinuxPlatform(Platform):
 
     # -- MTU ----------------------------------------------------------------------
     def get_mtu(self, iface: str) -> int:
-        return int(self._link(iface)["mtu"])
+        # sysfs, not `ip`: the same read works on hosts that only have ifconfig, where
+        # set_mtu falls back to it.
+        res = self.conn.run(["cat", f"/sys/class/net/{iface}/mtu"], warn=True)
+        if not res.ok or not res.stdout.strip().isdigit():
+            raise TuningError(self.host, "interface", iface, res.tail() or "not found",
+                              "check pairs[].a/b.interface in the inventory")
+        return int(res.stdout)
 
     def _ip_available(self) -> bool:
         if self._has_ip is None:
