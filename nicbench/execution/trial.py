@@ -74,7 +74,7 @@ def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: in
         # Something listens on the port, but it may not be our server: one that could not
         # bind (another tool holds the port; NPtcp binds every address) has ended by now,
         # and the client would measure whatever does listen there.
-        if _server_ended(server):
+        if server.ended():
             res = server.collect()
             server_text = res.stdout + res.stderr
             rec.exit_status["server"] = res.exit_status
@@ -155,74 +155,17 @@ def _cpu(ctx: TrialContext):
 
 def _finish_server(server: Background, plan: Plan) -> tuple[str, int | None]:
     if plan.server_exits:
-        ended = _server_ended(server, wait_s=SERVER_EXIT_WAIT_S)
+        ended = server.ended(wait_s=SERVER_EXIT_WAIT_S)
     elif plan.report_re:
-        ended = _wait_report_and_stop(server, plan) in ("stopped", "exited")
+        ended = server.stop_after_output(plan.report_re, plan.report_count,
+                                         plan.report_wait_s,
+                                         plan.stop_signal) in ("stopped", "exited")
     else:
         ended = server.wait(plan.settle_s)
     if not ended:
         server.stop(grace_s=2.0, signal=plan.stop_signal)
     res = server.collect()
     return res.stdout + (("\n" + res.stderr) if res.stderr.strip() else ""), res.exit_status
-
-
-# Background writes "$workdir/rc" when its command ends (exits or is killed alone). Testing
-# for that file costs one short remote call, where asking whether the process group is
-# alive reads every /proc/*/stat in sh (20-30 ms on a busy machine, twice per trial).
-_RC_WAIT = ('i=0; while [ ! -e "$1/rc" ]; do i=$((i + 1)); [ "$i" -gt "$2" ] && exit 1; '
-            'sleep 0.01; done')
-
-
-def _server_ended(server: Background, wait_s: float = 0.0) -> bool:
-    """Has the server's command ended (waiting up to ``wait_s``)?"""
-    if not hasattr(server.conn.shell, "alive_script"):   # not a POSIX shell
-        return server.wait(wait_s) if wait_s else not server.is_running()
-    polls = round(wait_s / 0.01)
-    try:
-        res = server.conn.run(["sh", "-c", _RC_WAIT, "nicbench", server.workdir, str(polls)],
-                              timeout=wait_s * 2 + 5, warn=True)
-    except CommandTimeout:
-        return False
-    return res.exit_status == 0
-
-
-# One remote call on the receiver: poll the server's output file (Background's
-# "$workdir/out") until it holds the report, then send the stop signal to its group and
-# wait until the group is gone. Exit 0: report seen and server stopped; 4: report seen but
-# the server outlived the signal; 3: the server ended without the report; 1: no report
-# within the wait. The rc file appears when the tool ends by itself (or is killed alone);
-# "alive" (the group) reads every /proc/*/stat, so it is asked only every 10th poll.
-_REPORT_POLL_S = 0.02
-_WAIT_REPORT = (
-    'RE="$2"; D="$3"; N="$4"; I="$5"; SIG="$6"; k=0\n'
-    'while :; do\n'
-    '  c=$(grep -cE -- "$RE" "$D/out" 2>/dev/null)\n'
-    '  [ "${c:-0}" -ge "$N" ] && break\n'
-    '  [ -e "$D/rc" ] && exit 3\n'
-    '  k=$((k + 1)); [ $((k % 10)) -eq 0 ] && { alive || exit 3; }\n'
-    '  [ "$k" -ge "$I" ] && exit 1\n'
-    f'  sleep {_REPORT_POLL_S:g}\n'
-    'done\n'
-    'kill -"$SIG" -"$PG" 2>/dev/null || kill -"$SIG" "$PG" 2>/dev/null\n'
-    'k=0; while alive; do k=$((k + 1)); [ "$k" -ge 100 ] && exit 4; sleep 0.01; done')
-
-
-def _wait_report_and_stop(server: Background, plan: Plan) -> str:
-    """Wait until the server printed its report, then stop it.
-
-    Returns "stopped", "exited" (ended without a report), "running" (report seen, still
-    there) or "not seen"; the caller stops a server that is not gone."""
-    shell = server.conn.shell
-    if not hasattr(shell, "alive_script"):      # no POSIX shell there: a fixed pause
-        return "exited" if server.wait(plan.settle_s or plan.report_wait_s) else "not seen"
-    polls = max(1, round(plan.report_wait_s / _REPORT_POLL_S))
-    argv = shell.alive_script(server.pid, _WAIT_REPORT) + [
-        plan.report_re, server.workdir, str(plan.report_count), str(polls), plan.stop_signal]
-    try:
-        res = server.conn.run(argv, timeout=plan.report_wait_s * 2 + 5, warn=True)
-    except CommandTimeout:
-        return "not seen"
-    return {0: "stopped", 3: "exited", 4: "running"}.get(res.exit_status, "not seen")
 
 
 def _judge(rec: TrialRecord, driver, client, client_text: str, server_text: str,

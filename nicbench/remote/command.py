@@ -88,6 +88,39 @@ class PosixShell:
     def cleanup_argv(self, workdir: str) -> list[str]:
         return ["rm", "-rf", "--", workdir]
 
+    # "$workdir/rc" appears when the command ends (exits, or is killed alone). Testing for
+    # it is one short call; asking whether the group is alive reads every /proc/*/stat
+    # in sh (20-30 ms on a busy machine).
+    _ENDED = ('i=0; while [ ! -e "$1/rc" ]; do i=$((i + 1)); [ "$i" -gt "$2" ] && exit 1; '
+              'sleep 0.01; done')
+
+    def ended_argv(self, workdir: str, polls: int) -> list[str]:
+        """Exit 0 once the command has ended, 1 after ``polls`` x 10 ms."""
+        return ["sh", "-c", self._ENDED, "nicbench", workdir, str(int(polls))]
+
+    # Poll the output until it holds N lines matching RE, then signal the group and wait
+    # until it is gone. Exit 0: seen and stopped; 4: seen, but the group outlived the
+    # signal; 3: the command ended without it; 1: not seen within the polls. "alive"
+    # (the group) is asked only every 10th poll: it reads every /proc/*/stat.
+    OUTPUT_POLL_S = 0.02
+    _STOP_AFTER = (
+        'RE="$2"; D="$3"; N="$4"; I="$5"; SIG="$6"; k=0\n'
+        'while :; do\n'
+        '  c=$(grep -cE -- "$RE" "$D/out" 2>/dev/null)\n'
+        '  [ "${c:-0}" -ge "$N" ] && break\n'
+        '  [ -e "$D/rc" ] && exit 3\n'
+        '  k=$((k + 1)); [ $((k % 10)) -eq 0 ] && { alive || exit 3; }\n'
+        '  [ "$k" -ge "$I" ] && exit 1\n'
+        f'  sleep {OUTPUT_POLL_S:g}\n'
+        'done\n'
+        'kill -"$SIG" -"$PG" 2>/dev/null || kill -"$SIG" "$PG" 2>/dev/null\n'
+        'k=0; while alive; do k=$((k + 1)); [ "$k" -ge 100 ] && exit 4; sleep 0.01; done')
+
+    def stop_after_output_argv(self, pid: int, workdir: str, pattern: str, count: int,
+                               polls: int, signal: str) -> list[str]:
+        return self.alive_script(pid, self._STOP_AFTER) + [
+            pattern, workdir, str(int(count)), str(int(polls)), signal]
+
 
 class PowerShell:
     """PowerShell on Windows hosts (OpenSSH server with PowerShell as its shell).

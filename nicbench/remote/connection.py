@@ -105,6 +105,37 @@ class Background:
             return False
         return True
 
+    def ended(self, wait_s: float = 0.0) -> bool:
+        """Has the command ended (waiting up to ``wait_s``)? One remote call."""
+        shell = self.conn.shell
+        if not hasattr(shell, "ended_argv"):
+            return self.wait(wait_s) if wait_s else not self.is_running()
+        try:
+            res = self.conn.run(shell.ended_argv(self.workdir, round(wait_s / 0.01)),
+                                timeout=wait_s * 2 + 5, warn=True)
+        except CommandTimeout:
+            return False
+        return res.exit_status == 0
+
+    def stop_after_output(self, pattern: str, count: int, wait_s: float,
+                          signal: str = "TERM") -> str:
+        """Wait until the output holds ``count`` lines matching ``pattern`` (a POSIX
+        extended regex), then signal the group; one remote call.
+
+        Returns "stopped", "exited" (ended without them), "running" (seen, still there)
+        or "not seen"; the caller stops a command that is not gone."""
+        shell = self.conn.shell
+        if not hasattr(shell, "stop_after_output_argv"):   # no POSIX shell: just wait
+            return "exited" if self.wait(wait_s) else "not seen"
+        polls = max(1, round(wait_s / shell.OUTPUT_POLL_S))
+        argv = shell.stop_after_output_argv(self.pid, self.workdir, pattern, count, polls,
+                                            signal)
+        try:
+            res = self.conn.run(argv, timeout=wait_s * 2 + 5, warn=True)
+        except CommandTimeout:
+            return "not seen"
+        return {0: "stopped", 3: "exited", 4: "running"}.get(res.exit_status, "not seen")
+
     def stop(self, grace_s: float = 2.0, signal: str = "TERM") -> None:
         """Signal the process group (TERM by default), then KILL it if it is still there
         after ``grace_s``."""

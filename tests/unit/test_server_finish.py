@@ -1,4 +1,4 @@
-"""How a trial ends a receiver that does not exit by itself (iperf 2): wait for its report
+"""How a trial ends a receiver that does not exit by itself (iperf 2): Background waits for its report
 in its output, then stop it; and how it tells a server that ended at once (port taken).
 
 Runs the real shell scripts through ``LocalConnection`` (no root, no lab): the same
@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from nicbench.execution.trial import _server_ended, _wait_report_and_stop
 from nicbench.remote.local import LocalConnection
 from nicbench.tools.drivers import DRIVERS, IPERF2_WHOLE_RUN_ROW, Endpoints, Plan
 
@@ -56,6 +55,11 @@ def test_iperf2_plan_counts_a_sum_row_for_several_streams():
     assert one.settle_s == 0 and not one.server_exits
 
 
+def stop(server, p: Plan) -> str:
+    return server.stop_after_output(p.report_re, p.report_count, p.report_wait_s,
+                                    p.stop_signal)
+
+
 def plan(report_wait_s: float = 2.0, count: int = 1) -> Plan:
     return Plan(server=[], client=[], port=0, listen_protocol="tcp", server_exits=False,
                 expected_s=None, report_re=IPERF2_WHOLE_RUN_ROW, report_count=count,
@@ -69,7 +73,7 @@ def start(script: str):
 def test_report_seen_then_server_stopped_at_once():
     server = start(f"sleep 0.3; echo 'header'; echo '{ROW}'; sleep 60")
     t0 = time.monotonic()
-    assert _wait_report_and_stop(server, plan()) == "stopped"
+    assert stop(server, plan()) == "stopped"
     took = time.monotonic() - t0
     assert 0.25 < took < 1.5, took
     assert not server.is_running()
@@ -80,7 +84,7 @@ def test_waits_for_every_row_it_needs():
     rows = f"echo '{ROW}'; sleep 0.4; echo '{ROW.replace('[  1]', '[SUM]')}'"
     server = start(f"{rows}; sleep 60")
     t0 = time.monotonic()
-    assert _wait_report_and_stop(server, plan(count=2)) == "stopped"
+    assert stop(server, plan(count=2)) == "stopped"
     assert time.monotonic() - t0 > 0.35
     assert server.collect().stdout.count("941 Mbits/sec") == 2
 
@@ -88,7 +92,7 @@ def test_waits_for_every_row_it_needs():
 def test_no_report_is_bounded_and_the_caller_stops_the_server():
     server = start("echo 'Server listening on TCP port 5001'; sleep 60")
     t0 = time.monotonic()
-    assert _wait_report_and_stop(server, plan(report_wait_s=0.5)) == "not seen"
+    assert stop(server, plan(report_wait_s=0.5)) == "not seen"
     assert 0.45 < time.monotonic() - t0 < 3
     assert server.is_running()
     server.stop(grace_s=1, signal="KILL")
@@ -100,7 +104,7 @@ def test_a_server_that_died_without_a_report_is_not_waited_for():
     server = start("echo 'bind failed: Address already in use' >&2; exit 1")
     time.sleep(0.2)
     t0 = time.monotonic()
-    assert _wait_report_and_stop(server, plan(report_wait_s=5)) == "exited"
+    assert stop(server, plan(report_wait_s=5)) == "exited"
     assert time.monotonic() - t0 < 1
     assert server.collect().exit_status == 1
 
@@ -109,10 +113,10 @@ def test_server_ended_reads_the_exit_without_waiting():
     alive = start("sleep 60")
     dead = start("exit 3")
     try:
-        assert _server_ended(dead, wait_s=2) is True
+        assert dead.ended(wait_s=2) is True
         t0 = time.monotonic()
-        assert _server_ended(alive) is False
-        assert _server_ended(alive, wait_s=0.3) is False
+        assert alive.ended() is False
+        assert alive.ended(wait_s=0.3) is False
         assert 0.25 < time.monotonic() - t0 < 2
     finally:
         alive.stop(grace_s=1, signal="KILL")
