@@ -1,5 +1,6 @@
-"""How a trial ends a receiver that does not exit by itself (iperf 2): Background waits for its report
-in its output, then stop it; and how it tells a server that ended at once (port taken).
+"""How a trial ends a receiver that does not exit by itself (iperf 2): Background waits
+for its report in its output, then stops it; and how it tells a server that ended at once
+(port taken).
 
 Runs the real shell scripts through ``LocalConnection`` (no root, no lab): the same
 ``sh`` code that runs on a lab host over SSH. The report pattern is checked with ``grep
