@@ -186,8 +186,28 @@ def test_interface_without_carrier():
 def test_missing_interface_is_a_tuning_error_with_ips_words():
     _, plat = replay({"ip -j -d addr show dev nosuch": ("", read("lab/ip_addr_nosuch.stderr"), 1)})
     with pytest.raises(TuningError) as info:
-        plat.get_mtu("nosuch")
+        plat.interface_facts("nosuch")
     assert info.value.kernel_message == 'Device "nosuch" does not exist.'
+
+
+def test_mtu_of_a_missing_interface_is_a_tuning_error_with_cats_words():
+    stderr = read("lab/cat_sysfs_mtu_nosuch.stderr")
+    _, plat = replay({"cat /sys/class/net/nosuch/mtu": ("", stderr, 1)})
+    with pytest.raises(TuningError) as info:
+        plat.get_mtu("nosuch")
+    assert info.value.kernel_message == stderr.strip()
+    assert info.value.kernel_message.endswith("No such file or directory")
+
+
+def test_mtu_set_with_ifconfig_is_read_back_from_sysfs():
+    # Hosts without iproute2: ifconfig sets it, sysfs (not `ip`) reads it back.
+    conn, plat = replay({
+        "sh -c command -v ip": ("", "", 1),
+        "ifconfig v0 mtu 9000 up": ("", "", 0),
+        "cat /sys/class/net/v0/mtu": ("9000\n", "", 0),
+    })
+    plat.set_mtu("v0", 9000)
+    assert conn.commands[-2:] == ["ifconfig v0 mtu 9000 up", "cat /sys/class/net/v0/mtu"]
 
 
 def test_refused_mtu_carries_the_kernel_message_verbatim():
