@@ -6,14 +6,23 @@ timestamp option 12 bytes of each m-byte packet, 38 = Ethernet header 14 + FCS 4
 preamble/SFD 8 + inter-frame gap 12 on the wire. Measured with iperf3 between the two
 lab hosts over SSH, as a trial would; every value must land within 1.5 % of theory.
 
-A busy machine only ever makes a run slower, so a run below the band is repeated (up to
-three runs); a run above the band fails at once, since shaping that lets more through
-than the wire could carry is exactly what this test is here to catch.
+A busy machine only ever makes a run slower, so a run below the band is repeated; a run
+above the band fails at once, since shaping that lets more through than the wire could
+carry is exactly what this test is here to catch. To tell "this machine is busy" from "the
+shaping is wrong", the machine is measured just before each run, while nothing of the
+test runs (``Load``: the busy share of all CPUs and the share the hypervisor stole, over
+half a second of /proc/stat). A run below the band on a quiet machine fails; if every run
+was below the band and the machine was busy before each, the test is skipped with the
+figures; if some of them ran on a quiet machine, it fails. (Measuring during the run cannot tell the lab's iperf3 from anything else: its
+processes are gone, with their CPU time, before the run ends.)
 """
 
 from __future__ import annotations
 
 import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -26,7 +35,42 @@ TOLERANCE = 0.015
 MTUS = (1500, 3000, 6000, 9000, 16000)
 PORT = 5311
 DURATION_S = 3
-ATTEMPTS = 3
+ATTEMPTS = 5
+# Above either figure, a run short of the band says more about the machine than the link.
+BUSY_PCT = 10.0           # of all CPUs, busy with something else before the run
+BUSY_STEAL_PCT = 2.0
+SAMPLE_S = 0.5
+
+
+@dataclass
+class Load:
+    """How busy the machine was while the test was not running anything."""
+
+    busy_pct: float      # % of all CPUs' time
+    steal_pct: float     # % of all CPUs' time the hypervisor took
+
+    @property
+    def busy(self) -> bool:
+        return self.busy_pct > BUSY_PCT or self.steal_pct > BUSY_STEAL_PCT
+
+    def __str__(self) -> str:
+        return f"machine {self.busy_pct:.0f} % busy, steal {self.steal_pct:.1f} % before it"
+
+
+def _cpu() -> list[float]:
+    return [float(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+
+
+def machine_load() -> Load:
+    a = _cpu()
+    time.sleep(SAMPLE_S)
+    b = _cpu()
+    total = sum(b) - sum(a)
+    if total <= 0:
+        return Load(0.0, 0.0)
+    idle = (b[3] + b[4]) - (a[3] + a[4])
+    steal = b[7] - a[7]
+    return Load(100.0 * (total - idle - steal) / total, 100.0 * steal / total)
 
 
 def theory_bps(mtu: int) -> float:
@@ -58,11 +102,13 @@ def test_gbe_link_matches_gigabit_ethernet(lab, pool, mtu):
     receiver, sender = link.host_a.name, link.host_b.name
     expected = theory_bps(mtu)
     measured: list[float] = []
+    loads: list[Load] = []
     with TuningSession() as session:
         for host in (receiver, sender):
             session.set_mtu(pool.platform(host), link.ifname, mtu)
         pool.platform(sender).verify_path_mtu(link.ifname, link.address("a"), mtu)
         for _ in range(ATTEMPTS):
+            loads.append(machine_load())
             bps = iperf3_received_bps(pool, receiver, sender, link.address("a"))
             measured.append(bps)
             assert bps <= expected * (1 + TOLERANCE), (
@@ -70,7 +116,10 @@ def test_gbe_link_matches_gigabit_ethernet(lab, pool, mtu):
                 f"{expected / 1e6:.1f} Mbit/s by more than {TOLERANCE:.1%}: shaping leaks")
             if bps >= expected * (1 - TOLERANCE):
                 break
-    best = max(measured)
-    assert best >= expected * (1 - TOLERANCE), (
-        f"MTU {mtu}: best of {[round(m / 1e6, 1) for m in measured]} Mbit/s is more than "
-        f"{TOLERANCE:.1%} under the theoretical {expected / 1e6:.1f} Mbit/s")
+    runs = ", ".join(f"{m / 1e6:.1f} Mbit/s ({load})" for m, load in zip(measured, loads))
+    if max(measured) < expected * (1 - TOLERANCE) and all(load.busy for load in loads):
+        pytest.skip(f"MTU {mtu}: the machine was busy before every run ({runs}): the "
+                    "shaping cannot be judged now")
+    assert max(measured) >= expected * (1 - TOLERANCE), (
+        f"MTU {mtu}: {runs}: more than {TOLERANCE:.1%} under the theoretical "
+        f"{expected / 1e6:.1f} Mbit/s, with runs on a quiet machine")
