@@ -38,6 +38,7 @@ TESTS = Path(__file__).resolve().parents[1]
 GOLDEN = TESTS / "golden"
 CASES = sorted((GOLDEN / "cases").glob("*.yaml"))
 SHARED_SAMPLES = TESTS.parents[1] / "shared" / "samples"   # ../shared beside the clone
+FIXTURES = TESTS / "fixtures"
 LOCAL_SAMPLES = GOLDEN / "samples"
 # Samples that are not the output of a tool `nicbench parse` reads (platform facts, counters).
 NOT_TOOL_OUTPUT = {"SOURCES.md", "linux_cpu_sysctl.txt", "linux_ethtool_eth0_virtio.txt",
@@ -156,6 +157,12 @@ def test_every_shared_sample_is_covered():
         pytest.skip(f"{SHARED_SAMPLES} not beside this clone")
     for f in sorted(SHARED_SAMPLES.iterdir()):
         if f.name in NOT_TOOL_OUTPUT:
+            continue
+        if f.is_dir():   # samples/windows/*: OS outputs, kept whole in tests/fixtures/
+            for g in sorted(f.iterdir()):
+                mine = FIXTURES / f.name / g.name
+                assert mine.is_file() and mine.read_bytes() == g.read_bytes(), (
+                    f"shared sample {f.name}/{g.name} is not (the same) in tests/fixtures")
             continue
         local = LOCAL_SAMPLES / f.name
         assert local.is_file(), f"shared sample {f.name} is not in tests/golden/samples"
