@@ -71,7 +71,7 @@ def run(profile_text: str, inventory: str | None, pair: str, out: str | None):
     """Run the profile on ``pair``: (RunDir, wall seconds of the run, records)."""
     from nicbench.config.loader import load_inventory, load_profile
     from nicbench.errors import NicbenchError
-    from nicbench.execution.run import run_profile
+    from nicbench.execution.runner import run_profile
 
     out_dir = Path(out) if out else Path(tempfile.mkdtemp(prefix="nicbench-bench-"))
     out_dir.mkdir(parents=True, exist_ok=True)

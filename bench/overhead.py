@@ -47,23 +47,23 @@ def main() -> int:
     args = p.parse_args()
     run_dir, wall, recs = run(PROFILE.format(n=args.trials, d=args.duration),
                               args.inventory, args.pair, args.out)
-    failed = [r for r in recs if r["status"] != "ok" or r.get("duration_s") is None]
+    failed = [r for r in recs if r.status != "ok" or r.duration_s is None]
     print(f"{len(recs)} trials on {args.pair} in {wall:.1f} s; results in {run_dir.path}")
     print(f"{'tool':8} {'trials':>6} {'mean_s':>7} {'median_s':>8} {'p90_s':>6} {'max_s':>6}")
     for tool in ("iperf3", "iperf2"):
-        ovh = [r["wall_s"] - r["duration_s"] for r in recs
-               if r["tool"] == tool and r not in failed]
+        ovh = [r.wall_s - r.duration_s for r in recs
+               if r.tool == tool and r not in failed]
         if ovh:
             print(f"{tool:8} {len(ovh):>6} {statistics.fmean(ovh):>7.3f} "
                   f"{statistics.median(ovh):>8.3f} {pctl(ovh, 0.9):>6.3f} {max(ovh):>6.3f}")
     for r in failed:
-        print(f"failed: {r['trial_id']}: {r['reason']}")
+        print(f"failed: {r.trial_id}: {r.reason}")
     ok = [r for r in recs if r not in failed]
-    per_trial = (wall - sum(r["duration_s"] for r in ok)) / max(1, len(ok))
-    trial_only = statistics.fmean(r["wall_s"] - r["duration_s"] for r in ok) if ok else float("nan")
+    per_trial = (wall - sum(r.duration_s for r in ok)) / max(1, len(ok))
+    trial_only = statistics.fmean(r.wall_s - r.duration_s for r in ok) if ok else float("nan")
     by_tool = " ".join(
-        f"{t}_mean_s={statistics.fmean(r['wall_s'] - r['duration_s'] for r in ok if r['tool'] == t):.3f}"
-        for t in ("iperf3", "iperf2") if any(r["tool"] == t for r in ok))
+        f"{t}_mean_s={statistics.fmean(r.wall_s - r.duration_s for r in ok if r.tool == t):.3f}"
+        for t in ("iperf3", "iperf2") if any(r.tool == t for r in ok))
     verdict = "PASS" if not failed and len(ok) >= MIN_TRIALS and per_trial < LIMIT_S else "FAIL"
     print(f"overhead: per_trial_s={per_trial:.3f} trial_only_s={trial_only:.3f} {by_tool} "
           f"trials={len(ok)} min_trials={MIN_TRIALS} failed={len(failed)} limit_s={LIMIT_S} {verdict}")

@@ -55,11 +55,11 @@ def mbit(bps: float | None) -> str:
     return "nan" if bps is None or bps != bps else f"{bps / 1e6:.1f}"
 
 
-def _passes(rec: dict) -> bool:
-    from nicbench.execution.udpsearch import within_loss
+def _passes(rec) -> bool:
+    from nicbench.config.profile import DEFAULT_LOSS_PCT
+    from nicbench.results.policy import passes
 
-    return within_loss(rec["status"], rec.get("udp"), rec.get("throughput_bps"),
-                       rec.get("offered_bps"), 0.1)
+    return passes(rec, DEFAULT_LOSS_PCT)
 
 
 def main() -> int:
@@ -77,21 +77,21 @@ def main() -> int:
     summary = pd.read_csv(run_dir.summary_file).set_index("test")
     found, trials = {}, {}
     for name, method in tests:
-        mine = [r for r in recs if r["test"] == name]
+        mine = [r for r in recs if r.test == name]
         trials[name] = len(mine)
         found[name] = summary.loc[name, "selected_bps"] if name in summary.index else None
-        failed = [r for r in mine if r["status"] != "ok"]
-        print(f"{name:13} {len(mine):>2} trials in {sum(r['wall_s'] or 0 for r in mine):5.1f} s,"
+        failed = [r for r in mine if r.status != "ok"]
+        print(f"{name:13} {len(mine):>2} trials in {sum(r.wall_s or 0 for r in mine):5.1f} s,"
               f" found {mbit(found[name])} Mbit/s received"
               + (f"; {len(failed)} trials failed" if failed else ""))
         if method == "sweep":
-            top = max((r for r in mine if r["status"] == "ok"),
-                      key=lambda r: r["throughput_bps"], default=None)
+            top = max((r for r in mine if r.status == "ok"),
+                      key=lambda r: r.throughput_bps, default=None)
             if top:
-                print(f"{'':13} (received at offered {top['offered_bps'] / 1e6:.0f} Mbit/s)")
+                print(f"{'':13} (received at offered {top.offered_bps / 1e6:.0f} Mbit/s)")
         else:
             print(f"{'':13} offered: " + ", ".join(
-                f"{r['offered_bps'] / 1e6:.0f}{'' if _passes(r) else ' lossy'}" for r in mine))
+                f"{r.offered_bps / 1e6:.0f}{'' if _passes(r) else ' lossy'}" for r in mine))
     print(f"results in {run_dir.path} ({wall:.0f} s)")
 
     sweep_bps, sweep_trials = found["udp-sweep"], trials["udp-sweep"]

@@ -17,12 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from nicbench.config.inventory import Inventory, Pair
-from nicbench.config.profile import Profile
+from nicbench.config.profile import Profile, check_platforms
 from nicbench.errors import NicbenchError
-from nicbench.hosts import HostPool
-from nicbench.tools.drivers import DRIVERS
-
-TOOLS = tuple(DRIVERS)      # every tool nicbench drives, in the order check shows them
+from nicbench.platforms.hosts import HostPool
+from nicbench.tools.registry import TOOLS
 
 
 @dataclass
@@ -108,8 +106,6 @@ def check(inventory: Inventory, pairs: list[str] | None = None, *,
     chosen = [inventory.pair(p) for p in pairs] if pairs else inventory.pairs
     required: tuple[str, ...] = ("iperf3",)
     if profile is not None:
-        from nicbench.execution.run import check_platforms
-
         check_platforms(profile, inventory, list(chosen))   # refused before any SSH
         required = profile_tools(profile)
     with HostPool(inventory, trust_new_keys=trust_new_keys) as pool:

@@ -38,6 +38,10 @@ class NicbenchError(Exception):
     def one_line(self) -> str:
         return str(self).split("\n", 1)[0] or type(self).__name__
 
+    def lines(self) -> list[str]:
+        """What the CLI prints, one ``nicbench: error:`` line each."""
+        return [str(self)]
+
 
 class UsageError(NicbenchError):
     exit_code = 2
@@ -127,13 +131,23 @@ class CommandFailed(CommandError):
 
 
 class TuningError(NicbenchError):
-    """A host refused a setting. ``kernel_message`` is what the OS said, verbatim."""
+    """A host did not take a setting. ``kernel_message`` is what the OS said, verbatim.
+
+    ``kind`` says what happened, so the run can record it as data: ``refused`` (the
+    driver or kernel said no: a result, never measured again), ``path`` (the setting was
+    taken but the path did not carry it), ``mismatch`` (accepted, reads back otherwise),
+    ``interface`` (the interface is missing or down), ``other``."""
+
+    KINDS = ("refused", "path", "mismatch", "interface", "other")
 
     def __init__(self, host: str, setting: str, value: object, kernel_message: str,
-                 hint: str = ""):
+                 hint: str = "", *, kind: str = "refused"):
+        if kind not in self.KINDS:
+            raise ValueError(f"TuningError kind {kind!r}")
         self.host = host
         self.setting = setting
         self.value = value
+        self.kind = kind
         self.kernel_message = kernel_message.strip()
         text = f"{host}: cannot set {setting} to {value}: {self.kernel_message}"
         if hint:

@@ -183,7 +183,7 @@ def lab_inventory(lab):
 @pytest.fixture
 def pool(lab_inventory):
     """A HostPool (SSH connections + platforms) over the lab's hosts, closed after the test."""
-    from nicbench.hosts import HostPool
+    from nicbench.platforms.hosts import HostPool
 
     with HostPool(lab_inventory) as p:
         yield p

@@ -8,16 +8,32 @@ keys this one overrides, so a review's variants stay short.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
 from nicbench.config.fields import (Name, Rate, RegistryName, Strict, SysctlName, SysctlValue,
                                     ToolArg, ToolParam)
 from nicbench.config.source import Where
-from nicbench.errors import ConfigError
+from nicbench.errors import ConfigError, UsageError
+
+if TYPE_CHECKING:
+    from nicbench.config.inventory import Inventory, Pair
 
 Select = Literal["best", "mean", "median"]
+DEFAULT_LOSS_PCT = 0.1   # a UDP rate counts with at most this much loss, unless told
+
+
+def _known_tool(name: str) -> str:
+    from nicbench.tools.registry import TOOLS  # the tools import config.fields
+
+    if name not in TOOLS:
+        names = [repr(t) for t in TOOLS]
+        raise ValueError(f"{name!r} is not one of {', '.join(names[:-1])} or {names[-1]}")
+    return name
+
+
+ToolName = Annotated[str, AfterValidator(_known_tool)]
 
 
 class UdpSearch(Strict):
@@ -31,7 +47,7 @@ class UdpSearch(Strict):
     start_bps: Rate = 200_000_000
     stop_bps: Rate = 800_000_000
     step_bps: Rate = 10_000_000
-    loss_pct: float = Field(0.1, ge=0, le=100)
+    loss_pct: float = Field(DEFAULT_LOSS_PCT, ge=0, le=100)
     trials_per_rate: int = Field(1, ge=1, le=15)   # each rate offered N times, best kept
 
     @model_validator(mode="after")
@@ -47,7 +63,7 @@ class UdpSearch(Strict):
 
 class TestSpec(Strict):
     name: Name
-    tool: Literal["iperf2", "iperf3", "netpipe", "ntttcp", "netio"]
+    tool: ToolName
     protocol: Literal["tcp", "udp"] = "tcp"
     params: dict[Name, ToolParam] = Field(default_factory=dict)
     repetitions: int | None = Field(None, ge=1, le=1000)
@@ -115,9 +131,12 @@ class Profile(Strict):
     @classmethod
     def _expand_mtu(cls, data: Any) -> Any:
         # "mtu: [1500, 9000]" is shorthand for one point per MTU.
+        # Once expanded, mtu is left unset, so a profile saved in a manifest and validated
+        # again does not carry its points twice.
         if isinstance(data, dict) and isinstance(data.get("mtu"), list) and not data.get("points"):
             data = dict(data)
             data["points"] = [{"mtu": m} for m in data["mtu"]]
+            data["mtu"] = None
         return data
 
     @model_validator(mode="after")
@@ -137,6 +156,27 @@ class Profile(Strict):
 
     def give_up_after_for(self, test: TestSpec) -> int:
         return self.give_up_after if test.give_up_after is None else test.give_up_after
+
+    def test(self, name: str) -> TestSpec | None:
+        return next((t for t in self.tests if t.name == name), None)
+
+    def point(self, name: str) -> Point | None:
+        return next((p for p in self.points if p.name == name), None)
+
+
+def check_platforms(profile: Profile, inventory: "Inventory", pairs: list["Pair"]) -> None:
+    """A profile of one OS's method runs only on pairs of that OS: refused before any
+    host is contacted."""
+    if profile.platform == "any":
+        return
+    for pair in pairs:
+        for side in (pair.a, pair.b):
+            host = inventory.host(side.host)
+            if host.os != profile.platform:
+                raise UsageError(
+                    f"profile {profile.name} is the {profile.platform} method "
+                    f"({profile.source.split(';')[0]}) but pair {pair.name} host {host.name} "
+                    f"runs {host.os}: choose a {host.os} profile or a {profile.platform} pair")
 
 
 def cross_check(profile: Profile, where: Where, validate_params=None) -> list[ConfigError]:

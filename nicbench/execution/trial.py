@@ -13,13 +13,17 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from nicbench.errors import CommandTimeout, NicbenchError, ParseError, RemoteError
+from nicbench.errors import (CommandTimeout, ConnectError, HostKeyError, NicbenchError,
+                             ParseError, RemoteError, TrialError)
 from nicbench.interrupts import interrupts_held
+from nicbench.remote.result import Result
 from nicbench.platforms.base import Platform
 from nicbench.remote.command import display
 from nicbench.remote.connection import Background
-from nicbench.results.store import RunDir, TrialRecord
-from nicbench.tools.drivers import DRIVERS, Endpoints, Plan
+from nicbench.results.records import Failure, Kind, Status, TrialRecord
+from nicbench.results.store import RunDir
+from nicbench.tools.driver import Driver, Endpoints, Plan
+from nicbench.tools.registry import TOOLS
 
 # A transfer slower than this moved "nothing or almost nothing": a dead or stalled link.
 DEAD_LINK_BPS = 1_000_000
@@ -44,18 +48,20 @@ class TrialContext:
 
 
 def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: int,
-              kind: str = "repetition", offered_bps: int | None = None,
+              kind: Kind = Kind.REPETITION, offered_bps: int | None = None,
               timeout_s: float = 120.0) -> TrialRecord:
-    driver = DRIVERS[test.tool]
-    trial_id = f"{ctx.pair}.{ctx.point}.{test.name}.{kind[0]}{repetition}" + (
+    driver = TOOLS[test.tool].driver
+    trial_id = f"{ctx.pair}.{ctx.point}.{test.name}.{kind.value[0]}{repetition}" + (
         f".{offered_bps // 1000}k" if offered_bps else "")
     tag = trial_id.replace("/", "_")
-    ends = Endpoints(ctx.receiver_addr, ctx.sender_addr, test.protocol, offered_bps)
+    ends = Endpoints(ctx.receiver_addr, ctx.sender_addr, test.protocol, offered_bps,
+                     receiver_os=ctx.receiver.os_name, sender_os=ctx.sender.os_name,
+                     client_file=ctx.sender.scratch_file(f"nicbench-{tag}.out"))
     rec = TrialRecord(
         run_id=ctx.run_id, trial_id=trial_id, pair=ctx.pair, adapter=ctx.adapter,
         adapter_label=ctx.adapter_label, tool=test.tool, test=test.name,
         protocol=test.protocol, point=ctx.point, mtu=ctx.mtu, repetition=repetition,
-        kind=kind, status="failed", offered_bps=offered_bps,
+        kind=kind, status=Status.FAILED, offered_bps=offered_bps,
         hosts={"receiver": ctx.receiver.host, "sender": ctx.sender.host},
         started_at=time.time())
     t0 = time.monotonic()
@@ -69,8 +75,12 @@ def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: in
         rec.version = _tool_version(ctx.sender, test.tool)
         client_timeout = (plan.expected_s + TIMEOUT_MARGIN_S) if plan.expected_s else timeout_s
         with interrupts_held():     # a Ctrl-C here would leave a server nobody stops
-            server = ctx.receiver.conn.start(plan.server)
-        ctx.receiver.wait_listening(plan.port, plan.listen_protocol, LISTEN_TIMEOUT_S)
+            server = ctx.receiver.start(plan.server)
+        try:
+            ctx.receiver.wait_listening(plan.port, plan.listen_protocol, LISTEN_TIMEOUT_S)
+        except TrialError as exc:
+            rec.fail(Failure.NOT_LISTENING, exc.one_line())
+            return rec
         # Something listens on the port, but it may not be our server: one that could not
         # bind (another tool holds the port; NPtcp binds every address) has ended by now,
         # and the client would measure whatever does listen there.
@@ -78,15 +88,17 @@ def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: in
             res = server.collect()
             server_text = res.stdout + res.stderr
             rec.exit_status["server"] = res.exit_status
-            rec.reason = (f"the receiver's server ended before the transfer (exit "
-                          f"{res.exit_status}): {_error_words(res.stdout + chr(10) + res.stderr)}")
+            rec.fail(Failure.SERVER_ENDED,
+                     f"the receiver's server ended before the transfer (exit "
+                     f"{res.exit_status}): {_error_words(res.stdout + chr(10) + res.stderr)}")
             return rec
         cpu0 = _cpu(ctx)
         try:
-            client = ctx.sender.conn.run(plan.client, timeout=client_timeout, warn=True)
+            client = ctx.sender.run(plan.client, timeout=client_timeout, warn=True)
         except CommandTimeout as exc:
             client_text = exc.result.stdout + exc.result.stderr
-            rec.reason = f"timeout: the sender ran past {client_timeout:g} s and was killed"
+            rec.fail(Failure.TIMEOUT,
+                     f"timeout: the sender ran past {client_timeout:g} s and was killed")
             return rec
         finally:
             cpu1 = _cpu(ctx)
@@ -96,15 +108,17 @@ def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: in
         client_text = client.stdout + (("\n" + client.stderr) if client.stderr.strip() else "")
         rec.exit_status["client"] = client.exit_status
         if plan.client_outfile:
-            got = ctx.sender.conn.run(["sh", "-c", 'cat "$1" 2>/dev/null; rm -f "$1"',
-                                       "nicbench", plan.client_outfile], warn=True)
-            outfile_text = got.stdout or None
+            outfile_text = ctx.sender.read_and_remove(plan.client_outfile)
         server_text, server_status = _finish_server(server, plan)
         rec.exit_status["server"] = server_status
         _judge(rec, driver, client, client_text, server_text, outfile_text)
         return rec
-    except (RemoteError, NicbenchError) as exc:
-        rec.reason = rec.reason or exc.one_line()
+    except NicbenchError as exc:
+        if rec.failure is None:
+            lost = isinstance(exc, (ConnectError, HostKeyError))
+            rec.fail(Failure.HOST_LOST if lost else
+                     Failure.REMOTE if isinstance(exc, RemoteError) else Failure.TOOL_ERROR,
+                     exc.one_line())
         return rec
     finally:
         if server is not None and not server.collected:
@@ -168,14 +182,16 @@ def _finish_server(server: Background, plan: Plan) -> tuple[str, int | None]:
     return res.stdout + (("\n" + res.stderr) if res.stderr.strip() else ""), res.exit_status
 
 
-def _judge(rec: TrialRecord, driver, client, client_text: str, server_text: str,
-           outfile_text: str | None) -> None:
+def _judge(rec: TrialRecord, driver: Driver, client: Result, client_text: str,
+           server_text: str, outfile_text: str | None) -> None:
     try:
         parsed = driver.interpret(client_text, server_text, outfile_text, rec.protocol)
     except ParseError as exc:
-        rec.reason = f"output not understood: {exc.one_line()}"
         if client.exit_status:
-            rec.reason = f"exit {client.exit_status}: {client.tail() or rec.reason}"
+            rec.fail(Failure.EXIT_STATUS, f"exit {client.exit_status}: "
+                     f"{client.tail() or 'output not understood: ' + exc.one_line()}")
+        else:
+            rec.fail(Failure.UNPARSED, f"output not understood: {exc.one_line()}")
         return
     rec.version = parsed.version or rec.version
     rec.throughput_bps = parsed.throughput_bps
@@ -188,13 +204,16 @@ def _judge(rec: TrialRecord, driver, client, client_text: str, server_text: str,
     rec.extra = {k: v for k, v in parsed.extra.items()
                  if isinstance(v, (str, int, float, bool)) or v is None}
     if parsed.error:
-        rec.reason = f"tool error: {parsed.error}"
+        rec.fail(Failure.NO_RECEIVER_REPORT if parsed.no_receiver_report
+                 else Failure.TOOL_ERROR,
+                 f"tool error: {parsed.error}")
     elif client.exit_status:
-        rec.reason = f"exit {client.exit_status}: {client.tail()}"
+        rec.fail(Failure.EXIT_STATUS, f"exit {client.exit_status}: {client.tail()}")
     elif parsed.throughput_bps is None:
-        rec.reason = "no throughput in the output"
+        rec.fail(Failure.NO_RESULT, "no throughput in the output")
     elif parsed.throughput_bps < DEAD_LINK_BPS:
-        rec.reason = (f"transfer moved almost nothing ({parsed.throughput_bps:.0f} bit/s): "
-                      "the link is dead or stalled")
+        rec.fail(Failure.DEAD_LINK,
+                 f"transfer moved almost nothing ({parsed.throughput_bps:.0f} bit/s): "
+                 "the link is dead or stalled")
     else:
-        rec.status = "ok"
+        rec.status = Status.OK

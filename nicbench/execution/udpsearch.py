@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from nicbench.results.store import TrialRecord
+from nicbench.results.policy import passes
+from nicbench.results.records import TrialRecord
 
 Trial = Callable[[int], TrialRecord]  # offered bit/s -> a finished trial
 
@@ -24,34 +25,6 @@ class SearchResult:
     best_bps: float | None        # the highest received rate that counts
     best_offered_bps: int | None
     trials: list[TrialRecord]
-
-
-# A rate counts only if it also arrived: a sender held back by its own queue (the socket
-# blocks instead of dropping) loses nothing yet delivers far less than it was asked to.
-# 0.5 % leaves room for iperf's rates printed to 3 significant digits (at most 0.25 %
-# from 200 Mbit/s up) while a step of 10 Mbit/s above a ceiling near 600 (1.7 %) fails.
-SHORTFALL = 0.005
-
-
-def within_loss(status: str, udp: dict | None, throughput_bps: float | None,
-                offered_bps: float | None, loss_pct: float) -> bool:
-    """A trial counts when it succeeded, lost at most ``loss_pct`` (the receiver's
-    lost/total where it reports one, else received against offered), and delivered the
-    offered rate (within ``SHORTFALL``)."""
-    udp = udp or {}
-    loss = udp.get("loss_pct")
-    if loss is None and throughput_bps is not None and offered_bps:
-        loss = max(0.0, 100.0 * (1 - throughput_bps / offered_bps))
-    if status != "ok" or loss is None or loss > loss_pct:
-        return False
-    if offered_bps and throughput_bps is not None \
-            and throughput_bps < offered_bps * (1 - SHORTFALL):
-        return False
-    return True
-
-
-def passes(rec: TrialRecord, loss_pct: float) -> bool:
-    return within_loss(rec.status, rec.udp, rec.throughput_bps, rec.offered_bps, loss_pct)
 
 
 def sweep(trial: Trial, start: int, stop: int, step: int, max_trials: int = 1000) -> SearchResult:

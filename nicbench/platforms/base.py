@@ -10,8 +10,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from typing import Mapping, Sequence
 
-from nicbench.remote.connection import Connection
+from nicbench.errors import UsageError
+from nicbench.remote.connection import DEFAULT_TIMEOUT_S, Background, Connection
+from nicbench.remote.result import Result
+from nicbench.tools.registry import TOOLS
 
 
 @dataclass(frozen=True)
@@ -60,15 +64,46 @@ def same_sysctl_value(a: object, b: object) -> bool:
 
 
 class Platform(ABC):
+    """One host's OS, over one connection. Subclasses implement the abstract methods; the
+    rest (running and starting commands, tool executables and versions) is shared."""
+
     os_name = "?"
 
-    def __init__(self, conn: Connection):
+    def __init__(self, conn: Connection, tools: Mapping[str, str] | None = None):
         self.conn = conn
+        # tool -> executable: the registry's default for this OS, then the inventory's
+        # hosts[].tools.
+        self.tools: dict[str, str] = {
+            **{name: t.executables[self.os_name] for name, t in TOOLS.items()
+               if self.os_name in t.executables},
+            **(tools or {})}
+        self._versions: dict[str, str | None] = {}
 
     @property
     def host(self) -> str:
         return self.conn.host
 
+    # -- commands -------------------------------------------------------------------
+    def run(self, argv: Sequence[str], *, timeout: float = DEFAULT_TIMEOUT_S,
+            warn: bool = False) -> Result:
+        return self.conn.run(argv, timeout=timeout, warn=warn)
+
+    def start(self, argv: Sequence[str]) -> Background:
+        """Start a tool in the background on this host (see :meth:`Connection.start`)."""
+        return self.conn.start(argv)
+
+    def read_and_remove(self, path: str) -> str | None:
+        """The text of a file a tool wrote on this host (None if there is none), then the
+        file is gone."""
+        res = self.conn.run(self.conn.shell.read_and_remove_argv(path), warn=True)
+        return res.stdout or None
+
+    @abstractmethod
+    def scratch_file(self, name: str) -> str:
+        """A path on this host where a tool may write a file named ``name`` for the
+        controller to read back (:meth:`read_and_remove`)."""
+
+    # -- facts ----------------------------------------------------------------------
     @abstractmethod
     def host_facts(self) -> HostFacts: ...
 
@@ -103,12 +138,25 @@ class Platform(ABC):
     def wait_listening(self, port: int, protocol: str, timeout_s: float) -> None:
         """Return once something listens on the port; raise TrialError after timeout_s."""
 
-    @abstractmethod
+    # -- tools ----------------------------------------------------------------------
     def executable(self, tool: str) -> str:
         """The tool's executable on this host (the inventory's hosts[].tools, else the
-        platform's default name)."""
+        registry's default name for this OS)."""
+        try:
+            return self.tools[tool]
+        except KeyError:
+            raise UsageError(f"{self.host}: {tool} has no {self.os_name} executable; set "
+                             f"hosts[].tools.{tool} in the inventory") from None
 
-    @abstractmethod
     def tool_version(self, tool: str, executable: str | None = None) -> str | None:
         """The tool's version (of ``executable``, default :meth:`executable`), None if it
-        is not installed."""
+        is not installed; asked once per executable."""
+        exe = executable or self.executable(tool)
+        if exe not in self._versions:
+            self._versions[exe] = self.probe_version(tool, exe)
+        return self._versions[exe]
+
+    @abstractmethod
+    def probe_version(self, tool: str, exe: str) -> str | None:
+        """Ask the host: the version of ``exe``, "unknown" if it says none, None if it is
+        not installed."""

@@ -10,22 +10,13 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Mapping
 
 from nicbench.errors import CommandTimeout, TrialError, TuningError
+from nicbench.remote.connection import Connection
+from nicbench.tools.registry import TOOLS
 from nicbench.platforms.base import (CpuTimes, HostFacts, InterfaceFacts, Platform,
                                      same_sysctl_value)
-
-VERSION_PROBES: dict[str, tuple[list[str], str]] = {
-    # tool: (argv after the executable, regex on stdout+stderr)
-    "iperf2": (["-v"], r"iperf version (\S+)"),
-    "iperf3": (["--version"], r"iperf (\d+\.\d+(?:\.\d+)?)"),
-    "ntttcp": (["-V"], r"(?:NTTTCP for Linux|ntttcp)[^\d]*(\d+\.\d+(?:\.\d+)?)"),
-    "netio": ([], r"Version (\d+\.\d+)"),
-}
-DEFAULT_EXECUTABLES = {"iperf2": "iperf", "iperf3": "iperf3", "netpipe": "NPtcp",
-                       "ntttcp": "ntttcp", "netio": "netio"}
-DPKG_PACKAGES = {"netpipe": "netpipe-tcp"}  # tools that print no version of their own
-
 
 def parse_ip_link_json(text: str, iface: str) -> dict:
     data = json.loads(text)
@@ -73,11 +64,9 @@ def mtu_refusal(stderr: str, stdout: str = "") -> str:
 class LinuxPlatform(Platform):
     os_name = "linux"
 
-    def __init__(self, conn, tools: dict[str, str] | None = None):
-        super().__init__(conn)
-        self.tools = {**DEFAULT_EXECUTABLES, **(tools or {})}
+    def __init__(self, conn: Connection, tools: Mapping[str, str] | None = None):
+        super().__init__(conn, tools)
         self._has_ip: bool | None = None
-        self._versions: dict[str, str | None] = {}
         self._host_facts: HostFacts | None = None
 
     # -- facts --------------------------------------------------------------------
@@ -102,7 +91,8 @@ class LinuxPlatform(Platform):
         res = self.conn.run(["ip", "-j", "-d", "addr", "show", "dev", iface], warn=True)
         if not res.ok:
             raise TuningError(self.host, "interface", iface, res.tail() or "not found",
-                              "check pairs[].a/b.interface in the inventory")
+                              "check pairs[].a/b.interface in the inventory",
+                              kind="interface")
         return parse_ip_link_json(res.stdout, iface)
 
     def interface_facts(self, iface: str) -> InterfaceFacts:
@@ -143,7 +133,8 @@ class LinuxPlatform(Platform):
         res = self.conn.run(["cat", f"/sys/class/net/{iface}/mtu"], warn=True)
         if not res.ok or not res.stdout.strip().isdigit():
             raise TuningError(self.host, "interface", iface, res.tail() or "not found",
-                              "check pairs[].a/b.interface in the inventory")
+                              "check pairs[].a/b.interface in the inventory",
+                              kind="interface")
         return int(res.stdout)
 
     def _ip_available(self) -> bool:
@@ -164,7 +155,7 @@ class LinuxPlatform(Platform):
         now = self.get_mtu(iface)
         if now != mtu:
             raise TuningError(self.host, f"MTU of {iface}", mtu,
-                              f"accepted, but reads back as {now}")
+                              f"accepted, but reads back as {now}", kind="mismatch")
 
     def verify_path_mtu(self, iface: str, peer: str, mtu: int) -> None:
         # ICMP echo of exactly MTU bytes with DF set: 20 IP + 8 ICMP header bytes.
@@ -177,7 +168,8 @@ class LinuxPlatform(Platform):
             raise TuningError(self.host, f"path MTU to {peer}", mtu,
                               f"no reply to a {mtu}-byte packet with DF set"
                               + (f" ({said[-1].strip()})" if said else ""),
-                              "the link or the other end does not carry this MTU")
+                              "the link or the other end does not carry this MTU",
+                              kind="path")
 
     def reaches(self, iface: str, peer: str) -> bool:
         return self.conn.run(["ping", "-n", "-q", "-c", "1", "-W", "2", "-I", iface, peer],
@@ -190,10 +182,11 @@ class LinuxPlatform(Platform):
     def set_sysctl(self, name: str, value: str) -> None:
         res = self.conn.run(["sysctl", "-w", f"{name}={value}"], warn=True)
         if not res.ok:
-            raise TuningError(self.host, name, value, res.tail())
+            raise TuningError(self.host, name, value, res.tail(), kind="other")
         now = self.get_sysctl(name)
         if not same_sysctl_value(now, value):
-            raise TuningError(self.host, name, value, f"accepted, but reads back as {now!r}")
+            raise TuningError(self.host, name, value, f"accepted, but reads back as {now!r}",
+                              kind="mismatch")
 
     # -- measurement helpers ------------------------------------------------------
     def cpu_times(self) -> CpuTimes:
@@ -209,25 +202,18 @@ class LinuxPlatform(Platform):
             raise TrialError(f"{self.host}: nothing listened on {protocol} port {port} "
                              f"within {timeout_s:g} s") from None
 
-    def tool_version(self, tool: str, executable: str | None = None) -> str | None:
-        exe = executable or self.tools[tool]
-        if exe not in self._versions:
-            self._versions[exe] = self._probe_version(tool, exe)
-        return self._versions[exe]
-
-    def _probe_version(self, tool: str, exe: str) -> str | None:
+    def probe_version(self, tool: str, exe: str) -> str | None:
         found = self.conn.run(["sh", "-c", 'command -v "$1"', "nicbench", exe], warn=True)
         if not found.ok:
             return None
-        if tool in DPKG_PACKAGES:
-            res = self.conn.run(["dpkg-query", "-W", "-f", "${Version}",
-                                 DPKG_PACKAGES[tool]], warn=True)
+        probe = TOOLS[tool].version
+        if probe.package:
+            res = self.conn.run(["dpkg-query", "-W", "-f", "${Version}", probe.package],
+                                warn=True)
             return res.stdout.strip() if res.ok and res.stdout.strip() else "unknown"
-        argv, regex = VERSION_PROBES[tool]
-        res = self.conn.run([exe, *argv], warn=True, timeout=10)
-        m = re.search(regex, res.stdout + res.stderr)
+        res = self.conn.run([exe, *probe.args], warn=True, timeout=10)
+        m = re.search(probe.regex, res.stdout + res.stderr)
         return m.group(1) if m else "unknown"
 
-    def executable(self, tool: str) -> str:
-        return self.tools[tool]
-
+    def scratch_file(self, name: str) -> str:
+        return f"/tmp/{name}"

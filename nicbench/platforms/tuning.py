@@ -33,11 +33,11 @@ class Change:
 
 class TuningSession:
     def __init__(self, journal: str | Path | None = None,
-                 log: Callable[[str], None] | None = None):
+                 on_restore: Callable[[Change], None] | None = None):
         self.changes: list[Change] = []
         self._platforms: dict[str, Platform] = {}
         self.journal = Path(journal) if journal else None
-        self.log = log or (lambda msg: None)
+        self.on_restore = on_restore or (lambda change: None)
         self.errors: list[str] = []
 
     # -- apply --------------------------------------------------------------------
@@ -77,8 +77,7 @@ class TuningSession:
                     else:
                         platform.set_sysctl(change.key, change.original)
                     change.restored = True
-                    self.log(f"restored {change.host} {change.kind} {change.key} = "
-                             f"{change.original}")
+                    self.on_restore(change)
                 except NicbenchError as exc:
                     self.errors.append(f"could not restore {change.host} {change.kind} "
                                        f"{change.key} to {change.original}: {exc.one_line()}")

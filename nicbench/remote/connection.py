@@ -13,9 +13,10 @@ import time
 from abc import ABC, abstractmethod
 from typing import Sequence
 
-from nicbench.errors import CommandTimeout, RemoteError
-from nicbench.remote.command import SHELLS, PosixShell, display
+from nicbench.errors import CommandFailed, CommandTimeout, RemoteError
+from nicbench.remote.command import display
 from nicbench.remote.result import Result, make_result
+from nicbench.remote.shell import PosixShell, Shell
 
 DEFAULT_TIMEOUT_S = 30.0
 
@@ -27,12 +28,12 @@ def _words(argv: Sequence[object]) -> list[str]:
 
 
 class Connection(ABC):
-    host: str
-    shell: PosixShell
+    """A host's commands. ``shell`` renders every argv for the host (POSIX sh unless told
+    otherwise)."""
 
-    def __init__(self, host: str, shell: str = "posix"):
+    def __init__(self, host: str, shell: Shell | None = None):
         self.host = host
-        self.shell = SHELLS[shell]
+        self.shell: Shell = shell or PosixShell()
 
     @abstractmethod
     def _exec(self, argv: Sequence[str], timeout: float) -> Result:
@@ -45,8 +46,8 @@ class Connection(ABC):
         result = self._exec(_words(argv), timeout)
         if result.timed_out:
             raise CommandTimeout(result, timeout)
-        if not warn:
-            result.check(hint)
+        if not warn and not result.ok:
+            raise CommandFailed(result, hint)
         return result
 
     def start(self, argv: Sequence[str], *, timeout: float = DEFAULT_TIMEOUT_S) -> "Background":
@@ -107,11 +108,8 @@ class Background:
 
     def ended(self, wait_s: float = 0.0) -> bool:
         """Has the command ended (waiting up to ``wait_s``)? One remote call."""
-        shell = self.conn.shell
-        if not hasattr(shell, "ended_argv"):
-            return self.wait(wait_s) if wait_s else not self.is_running()
         try:
-            res = self.conn.run(shell.ended_argv(self.workdir, round(wait_s / 0.01)),
+            res = self.conn.run(self.conn.shell.ended_argv(self.workdir, round(wait_s / 0.01)),
                                 timeout=wait_s * 2 + 5, warn=True)
         except CommandTimeout:
             return False
@@ -125,8 +123,6 @@ class Background:
         Returns "stopped", "exited" (ended without them), "running" (seen, still there)
         or "not seen"; the caller stops a command that is not gone."""
         shell = self.conn.shell
-        if not hasattr(shell, "stop_after_output_argv"):   # no POSIX shell: just wait
-            return "exited" if self.wait(wait_s) else "not seen"
         polls = max(1, round(wait_s / shell.OUTPUT_POLL_S))
         argv = shell.stop_after_output_argv(self.pid, self.workdir, pattern, count, polls,
                                             signal)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from nicbench.remote.command import display
+
 
 @dataclass(frozen=True)
 class Result:
@@ -35,18 +37,8 @@ class Result:
                 return " | ".join(kept[-lines:])
         return ""
 
-    def check(self, hint: str = "") -> "Result":
-        """Raise CommandFailed unless the command exited 0."""
-        from nicbench.errors import CommandFailed
-
-        if not self.ok:
-            raise CommandFailed(self, hint)
-        return self
-
 
 def make_result(host: str, argv: Sequence[str], stdout: str = "", stderr: str = "",
                 exit_status: int | None = 0, duration_s: float = 0.0, **kw) -> Result:
-    from nicbench.remote.command import display
-
     return Result(host=host, command=display(argv), stdout=stdout, stderr=stderr,
                   exit_status=exit_status, duration_s=duration_s, argv=tuple(argv), **kw)

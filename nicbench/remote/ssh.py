@@ -24,6 +24,7 @@ import paramiko
 from nicbench.errors import AuthError, ConnectError, HostKeyError, RemoteError
 from nicbench.remote.connection import Connection
 from nicbench.remote.result import Result, make_result
+from nicbench.remote.shell import SHELLS
 
 
 EOF_GRACE_S = 1.0
@@ -56,7 +57,7 @@ class _RecordNewKey(paramiko.MissingHostKeyPolicy):
 
 class SshConnection(Connection):
     def __init__(self, target: SshTarget, *, trust_new_keys: bool = False):
-        super().__init__(target.name, target.shell)
+        super().__init__(target.name, SHELLS[target.shell]())
         self.target = target
         self.trust_new_keys = trust_new_keys
         self._client: paramiko.SSHClient | None = None

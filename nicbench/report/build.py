@@ -35,7 +35,7 @@ from collections import Counter, defaultdict
 from typing import Iterable
 
 from nicbench.config.fields import parse_size
-from nicbench.execution.policy import summarize
+from nicbench.results.policy import summarize
 from nicbench.report.load import Run
 from nicbench.report.model import (Bar, BarPanel, Entry, Failure, Figure, Group, LinePanel,
                                    Reference, Report, Series, Table)
@@ -188,7 +188,7 @@ class Index:
         recs = self.recs(run_index, row)
         if any(r["kind"] == "udp-search" for r in recs):
             return sum(1 for r in recs if r["kind"] == "udp-search")
-        not_run = sum(int((r.get("extra") or {}).get("not_run") or 0)
+        not_run = sum(int(r.get("not_run") or 0)
                       for r in recs if r["kind"] == "given-up")
         reps = sum(1 for r in recs if r["kind"] == "repetition")
         if reps == 0 and any(r["kind"] == "skipped" for r in recs):
@@ -236,7 +236,7 @@ def _test_order(ix: Index, run_index: int, row: dict) -> int:
 
 def _gap_word(row: dict, recs: list[dict]) -> str:
     if row["status"] == "skipped":
-        if any((r.get("extra") or {}).get("kernel_message") for r in recs) or \
+        if any(r.get("kernel_message") for r in recs) or \
                 "MTU" in (row.get("reason") or ""):
             return "refused"
         return "skipped"
@@ -748,8 +748,8 @@ def failures(ix: Index) -> list[Failure]:
         if row["status"] == "ok" and not bad:
             continue
         reasons = Counter((r.get("reason") or "no reason recorded") for r in bad)
-        kernel = next(((r.get("extra") or {}).get("kernel_message") for r in bad
-                       if (r.get("extra") or {}).get("kernel_message")), None)
+        kernel = next((r.get("kernel_message") for r in bad if r.get("kernel_message")),
+                      None)
         out.append(Failure(entry=ix.entry(i, row["pair"]).key, test=row["test"],
                            tool=row["tool"], point=row["point"], mtu=row["mtu"],
                            status=row["status"], n_ok=int(row["n_ok"]),

@@ -18,18 +18,14 @@ so a run that stopped before writing summary.csv reports the same as a finished 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from nicbench.errors import UsageError
-from nicbench.results.summary import summary_rows
-
-# What a report reads from every trial record; older or foreign records lacking one are
-# refused with the file and line.
-REQUIRED_KEYS = ("pair", "adapter", "tool", "test", "protocol", "point", "mtu", "kind",
-                 "status")
+from nicbench.results.manifest import Manifest
+from nicbench.results.store import RunDir
+from nicbench.results.summary import row_dict, summary_rows
 
 Warn = Callable[[str], None]
 
@@ -89,26 +85,27 @@ def load_run(path: str | Path, warn: Warn | None = None) -> Run:
         raise UsageError(f"{d}: no such results directory")
     if not d.is_dir():
         raise UsageError(f"{d}: not a directory (give a results directory of nicbench run)")
-    trials = d / "trials.jsonl"
-    if not trials.is_file():
+    run_dir = RunDir(d)
+    if not run_dir.trials_file.is_file():
         raise UsageError(f"{d}: not a results directory: no trials.jsonl "
                          "(give the --out directory of a nicbench run)")
-    records, skipped = _read_trials(trials)
-    for n in skipped:
-        warn(f"{trials}:{n}: torn last line skipped (the run stopped mid-write)")
-    if not records:
-        raise UsageError(f"{trials}: no trial records (the run measured nothing yet)")
-    manifest = _read_manifest(d / "manifest.json", warn)
-    select_for, loss_for = {}, {}
-    for t in (manifest.get("profile") or {}).get("tests") or []:
-        rule = t.get("select") or (manifest.get("profile") or {}).get("select")
-        if rule:
-            select_for[t["name"]] = rule
-        if t.get("udp_search"):
-            loss_for[t["name"]] = t["udp_search"].get("loss_pct", 0.1)
-    summary = summary_rows(records, select_for, loss_for)
-    return Run(path=d, manifest=manifest, records=records, summary=summary,
-               skipped_lines=skipped)
+    typed = list(run_dir.records(strict=True))
+    if run_dir.torn_tail():
+        n = run_dir.trials_file.read_text(encoding="utf-8").count("\n") + 1
+        warn(f"{run_dir.trials_file}:{n}: torn last line skipped (the run stopped mid-write)")
+    if not typed:
+        raise UsageError(f"{run_dir.trials_file}: no trial records (the run measured "
+                         "nothing yet)")
+    manifest = None
+    if run_dir.manifest_file.exists():
+        manifest = Manifest.read(run_dir.manifest_file)
+    else:
+        warn(f"{run_dir.manifest_file}: missing: the report has no hosts, versions or link "
+             "rates for this run")
+    summary = summary_rows(typed, manifest.profile if manifest else None)
+    return Run(path=d, manifest=manifest.model_dump(mode="json") if manifest else {},
+               records=[r.to_dict() for r in typed],
+               summary=[row_dict(s) for s in summary])
 
 
 def load_runs(paths: list[str | Path], warn: Warn | None = None) -> list[Run]:
@@ -123,52 +120,3 @@ def load_runs(paths: list[str | Path], warn: Warn | None = None) -> list[Run]:
         seen[real] = str(p)
         runs.append(load_run(p, warn))
     return runs
-
-
-def _read_trials(path: Path) -> tuple[list[dict], list[int]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") \
-            from exc
-    lines = text.split("\n")
-    torn_tail = not text.endswith("\n")
-    records, skipped = [], []
-    for i, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            if torn_tail and i == len(lines):
-                skipped.append(i)
-                continue
-            raise UsageError(f"{path}:{i}: not a JSON trial record ({exc.msg} at column "
-                             f"{exc.colno}): the file is corrupt") from None
-        if not isinstance(rec, dict):
-            raise UsageError(f"{path}:{i}: not a JSON object: the file is corrupt")
-        missing = [k for k in REQUIRED_KEYS if k not in rec]
-        if missing:
-            raise UsageError(f"{path}:{i}: trial record without {', '.join(missing)}: "
-                             "not a nicbench trials file, or a corrupt one")
-        if not isinstance(rec["mtu"], int):
-            raise UsageError(f"{path}:{i}: mtu {rec['mtu']!r} is not a number")
-        records.append(rec)
-    return records, skipped
-
-
-def _read_manifest(path: Path, warn: Warn) -> dict:
-    if not path.exists():
-        warn(f"{path}: missing: the report has no hosts, versions or link rates for this run")
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") \
-            from exc
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg}): the file is "
-                         "corrupt") from None
-    if not isinstance(data, dict):
-        raise UsageError(f"{path}: not a JSON object: the file is corrupt")
-    return data

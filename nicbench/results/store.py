@@ -17,59 +17,11 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
-FORMAT_VERSION = 1
-
-
-@dataclass
-class TrialRecord:
-    run_id: str
-    trial_id: str
-    pair: str
-    adapter: str
-    adapter_label: str
-    tool: str
-    test: str
-    protocol: str
-    point: str
-    mtu: int
-    repetition: int | None            # None for a skipped configuration
-    kind: str                         # "repetition" | "udp-search" | "skipped" | "given-up"
-    status: str                       # "ok" | "failed" | "skipped"
-    reason: str | None = None
-    throughput_bps: float | None = None
-    sent_bps: float | None = None
-    offered_bps: float | None = None
-    duration_s: float | None = None   # the tool's own duration
-    wall_s: float | None = None       # what the trial took, all included
-    cpu_sender_pct: float | None = None     # /proc/stat busy % of the sending host
-    cpu_receiver_pct: float | None = None   # /proc/stat busy % of the receiving host
-    cpu_tool_pct: float | None = None       # the tool's own CPU figure, if it prints one
-    udp: dict | None = None
-    points: list[dict] = field(default_factory=list)
-    version: str | None = None
-    commands: dict[str, str] = field(default_factory=dict)
-    hosts: dict[str, str] = field(default_factory=dict)   # role -> host name
-    raw: dict[str, str] = field(default_factory=dict)     # role -> path relative to DIR
-    exit_status: dict[str, int | None] = field(default_factory=dict)
-    started_at: float = 0.0
-    ended_at: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict)
-    format_version: int = FORMAT_VERSION
-
-    @property
-    def key(self) -> tuple:
-        return (self.pair, self.point, self.test, self.kind, self.repetition)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "TrialRecord":
-        """A stored record back as an object (unknown keys from newer versions dropped)."""
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
-
+from nicbench.errors import UsageError
+from nicbench.results.records import FORMAT_VERSION, TrialKey, TrialRecord
 
 class RunDir:
     def __init__(self, path: str | Path):
@@ -114,29 +66,70 @@ class RunDir:
         return rel
 
     def append(self, record: TrialRecord) -> None:
-        line = json.dumps(asdict(record), default=str)
+        line = json.dumps(record.to_dict(), default=str)
         with open(self.trials_file, "a", encoding="utf-8") as fh:
             fh.write(line + "\n")
             fh.flush()
             os.fsync(fh.fileno())
 
-    def records(self) -> Iterator[dict]:
-        """Every trial record; a torn last line (a crash mid-write) is skipped."""
+    def records(self, *, strict: bool = False) -> Iterator[TrialRecord]:
+        """Every trial record, as written. A torn last line (a crash mid-write, no final
+        newline) is skipped. ``strict``: any other line that is not a trial record is an
+        error naming the file and line (a report must not silently drop a trial); else it
+        is skipped too."""
+        for _, rec in self.numbered_records(strict=strict):
+            yield rec
+
+    def numbered_records(self, *, strict: bool = False) -> Iterator[tuple[int, TrialRecord]]:
+        """(line number, record) for every record; see :meth:`records`."""
         if not self.trials_file.exists():
             return
-        with open(self.trials_file, encoding="utf-8") as fh:
-            for line in fh:
-                line = line.strip()
-                if not line:
+        try:
+            text = self.trials_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"{self.trials_file}: cannot read: "
+                             f"{getattr(exc, 'strerror', None) or exc}") from exc
+        lines = text.split("\n")
+        torn_tail = not text.endswith("\n")
+        for i, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+                if not isinstance(data, dict):
+                    raise ValueError("not a JSON object")
+                rec = TrialRecord.from_dict(data)
+            except json.JSONDecodeError as exc:
+                if torn_tail and i == len(lines) or not strict:
                     continue
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError:
+                raise UsageError(f"{self.trials_file}:{i}: not a JSON trial record ({exc.msg} "
+                                 f"at column {exc.colno}): the file is corrupt") from None
+            except (ValueError, TypeError, KeyError) as exc:
+                if not strict:
                     continue
+                raise UsageError(f"{self.trials_file}:{i}: not a nicbench trial record "
+                                 f"({_why(exc)}): the file is corrupt or from another "
+                                 "program") from None
+            yield i, rec
 
-    def done_keys(self) -> set[tuple]:
-        return {(r["pair"], r["point"], r["test"], r["kind"], r["repetition"])
-                for r in self.records()}
+    def torn_tail(self) -> bool:
+        """Does trials.jsonl end in a line without its newline (a crash mid-write)?"""
+        if not self.trials_file.exists() or not self.trials_file.stat().st_size:
+            return False
+        with open(self.trials_file, "rb") as fh:
+            fh.seek(-1, os.SEEK_END)
+            return fh.read(1) != b"\n"
+
+    def done_keys(self) -> set[TrialKey]:
+        return {r.key for r in self.records()}
+
+
+def _why(exc: Exception) -> str:
+    if isinstance(exc, TypeError):
+        return str(exc).replace("TrialRecord.__init__() ", "")
+    if isinstance(exc, KeyError):
+        return f"missing {exc}"
+    return str(exc)
 
 
 def new_run_id() -> str:

@@ -3,24 +3,58 @@
 A configuration is (pair, point, test). Repetitions give best/median/mean/min/max/stdev
 of the throughput of the trials that succeeded; a UDP search gives the rate it found
 (sweep: the highest rate received; bisect: the rate received at the highest offered rate
-within the loss criterion). CPU columns are means over successful trials: ``local`` is
-the sending host (where the client runs), ``remote`` the receiving host.
+that passes the loss criterion). The profile's rules (``select``, the search's
+``loss_pct``) come from the :class:`~nicbench.config.profile.Profile` the run was made
+with. CPU columns are means over successful trials: ``local`` is the sending host (where
+the client runs), ``remote`` the receiving host.
 """
 
 from __future__ import annotations
 
+import csv
 import statistics
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
 from typing import Iterable
 
-import pandas as pd
+from nicbench.config.profile import DEFAULT_LOSS_PCT, Profile
+from nicbench.results.policy import passes, summarize
+from nicbench.results.records import Failure, Kind, Status, TrialRecord
 
-from nicbench.execution.policy import summarize
-from nicbench.execution.udpsearch import within_loss
 
-COLUMNS = ["pair", "adapter", "adapter_label", "tool", "test", "protocol", "point", "mtu",
-           "status", "n_ok", "n_failed", "select", "selected_bps", "best_bps", "median_bps",
-           "mean_bps", "min_bps", "max_bps", "stdev_bps", "cpu_local_pct", "cpu_remote_pct",
-           "cpu_tool_pct", "reason"]
+@dataclass
+class SummaryRow:
+    pair: str
+    adapter: str
+    adapter_label: str
+    tool: str
+    test: str
+    protocol: str
+    point: str
+    mtu: int
+    status: str                   # ok | partial | failed | skipped
+    n_ok: int
+    n_failed: int
+    select: str                   # best | mean | median | udp-sweep | udp-bisect
+    selected_bps: float | None
+    best_bps: float | None
+    median_bps: float | None
+    mean_bps: float | None
+    min_bps: float | None
+    max_bps: float | None
+    stdev_bps: float | None
+    cpu_local_pct: float | None
+    cpu_remote_pct: float | None
+    cpu_tool_pct: float | None
+    reason: str | None
+    failure: Failure | None = None   # the first failure's kind, when status is not ok
+
+    @property
+    def search(self) -> bool:
+        return self.select.startswith("udp-")
+
+
+COLUMNS = [f.name for f in fields(SummaryRow)]
 
 
 def _mean(values: Iterable[float | None]) -> float | None:
@@ -28,72 +62,88 @@ def _mean(values: Iterable[float | None]) -> float | None:
     return statistics.fmean(vals) if vals else None
 
 
-def summary_rows(records: list[dict], select_for: dict[str, str] | None = None,
-                 loss_for: dict[str, float] | None = None) -> list[dict]:
-    select_for = select_for or {}
-    loss_for = loss_for or {}
-    groups: dict[tuple, list[dict]] = {}
+def summary_rows(records: Iterable[TrialRecord],
+                 profile: Profile | None = None) -> list[SummaryRow]:
+    groups: dict[tuple[str, str, str], list[TrialRecord]] = {}
     for r in records:
-        groups.setdefault((r["pair"], r["point"], r["test"]), []).append(r)
-    rows = []
-    for (pair, point, test), recs in groups.items():
-        first = recs[0]
-        ok = [r for r in recs if r["status"] == "ok" and r.get("throughput_bps") is not None]
-        failed = [r for r in recs if r["status"] == "failed"]
-        skipped = [r for r in recs if r["kind"] == "skipped"]
-        given_up = [r for r in recs if r["kind"] == "given-up"]
-        rule = select_for.get(test, "best")
-        s = summarize([r["throughput_bps"] for r in ok])
-        stats = dict(best_bps=s.best, median_bps=s.median, mean_bps=s.mean, min_bps=s.min,
-                     max_bps=s.max, stdev_bps=s.stdev)
-        if any(r["kind"] == "udp-search" for r in recs):
-            # The search's answer is its best: sweep, the most received (s.best); bisect,
-            # what arrived at the highest offered rate within the loss criterion.
-            method = first.get("extra", {}).get("search_method")
-            if method == "bisect":
-                crit = loss_for.get(test, 0.1)
-                top = max((r for r in ok if within_loss(r["status"], r.get("udp"),
-                                                        r["throughput_bps"],
-                                                        r.get("offered_bps"), crit)),
-                          key=lambda r: r["offered_bps"], default=None)
-                stats["best_bps"] = top["throughput_bps"] if top else None
-            selected = stats["best_bps"]
-            rule = f"udp-{method or 'search'}"
-        else:
-            selected = s.selected(rule)
-        if skipped:
-            status = "skipped"
-        elif not ok:
-            status = "failed"
-        elif failed or given_up:
-            status = "partial"
-        else:
-            status = "ok"
-        reason = (skipped or given_up or failed or [{}])[0].get("reason") \
-            if status != "ok" else None
-        rows.append(dict(pair=pair, adapter=first["adapter"],
-                         adapter_label=first.get("adapter_label", first["adapter"]),
-                         tool=first["tool"], test=test, protocol=first["protocol"],
-                         point=point, mtu=first["mtu"], status=status, n_ok=len(ok),
-                         n_failed=len(failed), select=rule, selected_bps=selected, **stats,
-                         cpu_local_pct=_mean(r.get("cpu_sender_pct") for r in ok),
-                         cpu_remote_pct=_mean(r.get("cpu_receiver_pct") for r in ok),
-                         cpu_tool_pct=_mean(r.get("cpu_tool_pct") for r in ok),
-                         reason=reason))
+        groups.setdefault((r.pair, r.point, r.test), []).append(r)
+    return [_row(recs, profile) for recs in groups.values()]
+
+
+def _row(recs: list[TrialRecord], profile: Profile | None) -> SummaryRow:
+    first = recs[0]
+    spec = profile.test(first.test) if profile is not None else None
+    ok = [r for r in recs if r.ok]
+    failed = [r for r in recs if r.status is Status.FAILED]
+    skipped = [r for r in recs if r.kind is Kind.SKIPPED]
+    given_up = [r for r in recs if r.kind is Kind.GIVEN_UP]
+    rule = profile.select_for(spec) if profile is not None and spec is not None else "best"
+    s = summarize([r.throughput_bps for r in ok if r.throughput_bps is not None])
+    best = s.best
+    if any(r.kind is Kind.UDP_SEARCH for r in recs):
+        # The search's answer is its best: sweep, the most received (s.best); bisect,
+        # what arrived at the highest offered rate within the loss criterion.
+        method = first.search_method or "search"
+        if method == "bisect":
+            crit = spec.udp_search.loss_pct if spec is not None and spec.udp_search \
+                else DEFAULT_LOSS_PCT
+            top = max((r for r in ok if passes(r, crit)), key=lambda r: r.offered_bps or 0,
+                      default=None)
+            best = top.throughput_bps if top else None
+        selected = best
+        rule = f"udp-{method}"
+    else:
+        selected = s.selected(rule)
+    if skipped:
+        status = "skipped"
+    elif not ok:
+        status = "failed"
+    elif failed or given_up:
+        status = "partial"
+    else:
+        status = "ok"
+    why = (skipped or given_up or failed or [None])[0] if status != "ok" else None
+    return SummaryRow(
+        pair=first.pair, adapter=first.adapter, adapter_label=first.adapter_label,
+        tool=first.tool, test=first.test, protocol=first.protocol, point=first.point,
+        mtu=first.mtu, status=status, n_ok=len(ok), n_failed=len(failed), select=rule,
+        selected_bps=selected, best_bps=best, median_bps=s.median, mean_bps=s.mean,
+        min_bps=s.min, max_bps=s.max, stdev_bps=s.stdev,
+        cpu_local_pct=_mean(r.cpu_sender_pct for r in ok),
+        cpu_remote_pct=_mean(r.cpu_receiver_pct for r in ok),
+        cpu_tool_pct=_mean(r.cpu_tool_pct for r in ok),
+        reason=why.reason if why else None, failure=why.failure if why else None)
+
+
+# A cell a spreadsheet would run as a formula: = + - @ first (and tab / CR, which some
+# programs strip before looking). Numbers are written as numbers and never start so.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: object) -> object:
+    """A value as a CSV cell that no spreadsheet runs: text starting like a formula gets a
+    leading apostrophe (OWASP's advice); None is an empty cell."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
+def write_csv(path: str | Path, columns: list[str], rows: Iterable[Iterable[object]]) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        out = csv.writer(fh)
+        out.writerow(columns)
+        for row in rows:
+            out.writerow([csv_cell(v) for v in row])
+
+
+def write_summary(run_dir, profile: Profile | None = None) -> list[SummaryRow]:
+    rows = summary_rows(run_dir.records(), profile)
+    write_csv(run_dir.summary_file, COLUMNS,
+              ([getattr(r, c) for c in COLUMNS] for r in rows))
     return rows
 
 
-def summary_frame(records: list[dict], profile=None) -> pd.DataFrame:
-    select_for, loss_for = {}, {}
-    if profile is not None:
-        for t in profile.tests:
-            select_for[t.name] = profile.select_for(t)
-            if t.udp_search:
-                loss_for[t.name] = t.udp_search.loss_pct
-    return pd.DataFrame(summary_rows(records, select_for, loss_for), columns=COLUMNS)
-
-
-def write_summary(run_dir, profile=None) -> pd.DataFrame:
-    frame = summary_frame(list(run_dir.records()), profile)
-    frame.to_csv(run_dir.summary_file, index=False)
-    return frame
+def row_dict(row: SummaryRow) -> dict:
+    return asdict(row)

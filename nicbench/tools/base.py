@@ -99,6 +99,9 @@ class ParsedRun:
     sent_bps: float | None = None
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # Set by a driver, never by a parser: the receiver printed no report, so the transfer
+    # never ended there (a stalled link), whatever the sender printed.
+    no_receiver_report: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """The object ``nicbench parse --json`` prints."""

@@ -22,14 +22,19 @@ what was expected and the line where reading stopped.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
+from pydantic import Field
+
+from nicbench.config.fields import Rate, Size, Strict
 from nicbench.errors import ParseError
 from nicbench.tools.base import (IPERF_NUM, ParsedRun, UdpStats, iperf_bytes, iperf_row_rate,
                                  iperf_row_re)
+from nicbench.tools.driver import Driver, Endpoints, Plan, Tool, VersionProbe, size_arg
+from nicbench.tools.params import VarRef
 
-TOOL = "iperf2"
+NAME = "iperf2"
 
 _NUM = IPERF_NUM
 
@@ -118,13 +123,13 @@ def parse(text: str) -> ParsedRun:
     if fmt is None:
         first = next(((i, l) for i, l in enumerate(lines, 1) if l.strip()), None)
         if first is None:
-            raise ParseError(TOOL, "iperf 2 output (text, -e or -y C CSV)", "empty input")
+            raise ParseError(NAME, "iperf 2 output (text, -e or -y C CSV)", "empty input")
         lineno, line = first
         mark = next(((i, l) for i, l in enumerate(lines, 1) if _IPERF3_MARK.match(l)), None)
         if mark is not None:
-            raise ParseError(TOOL, "iperf 2 output, not iperf3",
+            raise ParseError(NAME, "iperf 2 output, not iperf3",
                              f"line {mark[0]}: {mark[1].strip()[:60]!r} is iperf3's")
-        raise ParseError(TOOL, "an iperf 2 header ('Client connecting to', 'Server listening "
+        raise ParseError(NAME, "an iperf 2 header ('Client connecting to', 'Server listening "
                          "on'), a result row '[ ID] 0.0-10.0 sec ... Bytes ... bits/sec' or a "
                          "-y C CSV row", f"line {lineno}: {line.strip()[:60]!r}")
     if fmt == "csv":
@@ -234,9 +239,9 @@ def _parse_text(lines: list[str]) -> ParsedRun:
     error = errors[0] if errors else None
     if not rows:
         if error is not None:
-            return ParsedRun(tool=TOOL, protocol=protocol, throughput_bps=None, version=version,
+            return ParsedRun(tool=NAME, protocol=protocol, throughput_bps=None, version=version,
                              error=error, extra=extra)
-        raise ParseError(TOOL, "a result row '[ ID] 0.0-10.0 sec ... Bytes ... bits/sec'",
+        raise ParseError(NAME, "a result row '[ ID] 0.0-10.0 sec ... Bytes ... bits/sec'",
                          f"line {last_line}: end of input")
 
     expected = flows if flows and side == "client" else (len(set(conn_ids)) or None)
@@ -274,7 +279,7 @@ def _parse_csv(lines: list[str]) -> ParsedRun:
         if _CSV_TIMESTAMP.match(line):
             cols = line.split(",")
             if len(cols) not in (_CSV_TCP_COLS, _CSV_UDP_COLS):
-                raise ParseError(TOOL, f"{_CSV_TCP_COLS} (TCP) or {_CSV_UDP_COLS} (UDP) CSV "
+                raise ParseError(NAME, f"{_CSV_TCP_COLS} (TCP) or {_CSV_UDP_COLS} (UDP) CSV "
                                  f"columns, found {len(cols)}", f"line {lineno}")
             parsed.append((cols, lineno))
         elif _ERROR.match(line):
@@ -282,7 +287,7 @@ def _parse_csv(lines: list[str]) -> ParsedRun:
         elif m := _WARNING.match(line):
             warnings.append(m["msg"].strip())
         else:
-            raise ParseError(TOOL, "a -y C CSV row", f"line {lineno}: {line[:60]!r}")
+            raise ParseError(NAME, "a -y C CSV row", f"line {lineno}: {line[:60]!r}")
 
     extra: dict[str, Any] = {"format": "csv"}
     if warnings:
@@ -291,7 +296,7 @@ def _parse_csv(lines: list[str]) -> ParsedRun:
     if not parsed:
         m = _ERROR.match(error or "")
         protocol = (m["proto"] if m and m["proto"] else "tcp")
-        return ParsedRun(tool=TOOL, protocol=protocol, throughput_bps=None, error=error,
+        return ParsedRun(tool=NAME, protocol=protocol, throughput_bps=None, error=error,
                          extra=extra)
 
     has_udp = any(len(c) == _CSV_UDP_COLS for c, _ in parsed)
@@ -318,7 +323,7 @@ def _parse_csv(lines: list[str]) -> ParsedRun:
     for cols, lineno in parsed:
         iv = _CSV_INTERVAL.match(cols[6])
         if not iv:
-            raise ParseError(TOOL, "an interval 'start-end' in CSV column 7",
+            raise ParseError(NAME, "an interval 'start-end' in CSV column 7",
                              f"line {lineno}: {cols[6]!r}")
         sid_num = _int(cols[5], lineno)
         row = _Row(sid="SUM" if sid_num <= 0 else str(sid_num),  # 2.0.x SUM rows use id -1
@@ -340,14 +345,14 @@ def _int(value: str, lineno: int) -> int:
         try:  # some builds print byte counts and rates as floats
             return int(float(value))
         except ValueError:
-            raise ParseError(TOOL, "an integer CSV field", f"line {lineno}: {value!r}") from None
+            raise ParseError(NAME, "an integer CSV field", f"line {lineno}: {value!r}") from None
 
 
 def _float(value: str, lineno: int) -> float:
     try:
         return float(value)
     except ValueError:
-        raise ParseError(TOOL, "a number in a CSV field", f"line {lineno}: {value!r}") from None
+        raise ParseError(NAME, "a number in a CSV field", f"line {lineno}: {value!r}") from None
 
 
 # ---------------------------------------------------------------------------- shared
@@ -367,12 +372,12 @@ def _whole_run_rows(rows: Iterable[_Row]) -> dict[str, _Row]:
         whole = [r for r in rs if abs(r.start) < _EPS]
         label = "[SUM]" if sid == "SUM" else f"stream {sid}"
         if not whole:
-            raise ParseError(TOOL, f"a whole-run row (starting at 0.0 s) for {label}",
+            raise ParseError(NAME, f"a whole-run row (starting at 0.0 s) for {label}",
                              f"line {rs[-1].line}: end of its rows")
         final = whole[-1]
         later = [r for r in rs if r.start > _EPS and r.start >= final.end - _EPS]
         if later:
-            raise ParseError(TOOL, f"a whole-run row for {label} after its interval rows "
+            raise ParseError(NAME, f"a whole-run row for {label} after its interval rows "
                              f"(output cut short?)", f"line {later[-1].line}")
         finals[sid] = final
     return finals
@@ -384,7 +389,7 @@ def _aggregate(rows: list[_Row], expected_streams: int | None) -> _Agg:
     streams = list(finals.values())
     if expected_streams and streams and len(streams) < expected_streams:
         missing = expected_streams - len(streams)
-        raise ParseError(TOOL, f"whole-run rows for {expected_streams} streams, "
+        raise ParseError(NAME, f"whole-run rows for {expected_streams} streams, "
                          f"found {len(streams)} ({missing} missing: output cut short?)",
                          f"line {max(r.line for r in rows)}")
 
@@ -449,8 +454,94 @@ def _build(rows: list[_Row], protocol: str, version: str | None, error: str | No
     if protocol == "tcp" and retries is not None:
         extra["retransmits"] = retries
 
-    return ParsedRun(tool=TOOL, protocol=protocol, throughput_bps=main.bps, version=version,
+    return ParsedRun(tool=NAME, protocol=protocol, throughput_bps=main.bps, version=version,
                      duration_s=main.duration, streams=main.streams, udp=udp,
                      bytes_total=main.nbytes,
                      sent_bps=sender.bps if sender is not None else None,
                      error=error, extra=extra)
+
+
+# -- parameters, driver and the tool -------------------------------------------------
+class Iperf2Params(Strict):
+    duration_s: float = Field(10, gt=0, le=3600)
+    window: Size | VarRef | None = None       # -w, both ends
+    length: Size | VarRef | None = None       # -l, both ends
+    mss: int | VarRef | None = None           # -M, both ends (the reviews: 100000)
+    print_mss: bool = True                    # -m on the server, as the reviews did
+    streams: int = Field(1, ge=1, le=128)     # -P
+    rate: Rate | VarRef | None = None         # -b for UDP (the search sets it per trial)
+    port: int = Field(5001, ge=1024, le=65535)
+    enhanced: bool = True                     # -e: richer reports (iperf >= 2.0.10)
+
+
+# A row covering a whole run (it starts at 0.0 s), as iperf 2.1 ("[  1] 0.0000-2.0043 sec
+# 225 MBytes  941 Mbits/sec") and 2.0 ("[  3]  0.0- 1.0 sec ...") print it, for grep -E.
+# The server runs without -i, so no interval row (0.0-1.0 of a longer run) can match.
+IPERF2_WHOLE_RUN_ROW = r"^\[ *([0-9]+|SUM[-0-9]*)\] +0\.0+ *- *[0-9.]+ sec .*/sec"
+
+
+
+class Iperf2Driver(Driver):
+    params = Iperf2Params
+
+    def plan(self, exe_server: str, exe_client: str, raw_params: dict[str, Any],
+             ends: Endpoints, tag: str) -> Plan:
+        p = self.parse_params(raw_params)
+        common: list[str] = ["-p", str(p.port)]
+        if p.window is not None:
+            common += ["-w", size_arg(p.window)]
+        if p.length is not None:
+            common += ["-l", size_arg(p.length)]
+        if p.mss is not None:
+            common += ["-M", str(int(p.mss))]
+        if ends.protocol == "udp":
+            common += ["-u"]
+        if p.enhanced:
+            common += ["-e"]
+        server = [exe_server, "-s", "-B", ends.receiver_addr, *common]
+        if p.print_mss:
+            server.append("-m")
+        client = [exe_client, "-c", ends.receiver_addr, "-B", ends.sender_addr, *common,
+                  "-t", f"{p.duration_s:g}"]
+        if p.streams > 1:
+            client += ["-P", str(p.streams)]
+        rate = ends.offered_bps or p.rate
+        if ends.protocol == "udp" and rate:
+            client += ["-b", str(int(rate))]
+        # iperf 2 servers never exit by themselves and take 1-2 s to honour TERM; they
+        # flush each report as they print it, so once the whole-run rows are there KILL
+        # loses nothing: one row per stream, and the [SUM] row when there are several.
+        return Plan(server=server, client=client, port=p.port, listen_protocol=ends.protocol,
+                    server_exits=False, expected_s=float(p.duration_s),
+                    report_re=IPERF2_WHOLE_RUN_ROW,
+                    report_count=p.streams + (1 if p.streams > 1 else 0),
+                    report_wait_s=2.0, stop_signal="KILL")
+
+    def interpret(self, client_text: str, server_text: str, outfile_text: str | None,
+                  protocol: str) -> ParsedRun:
+        client = parse(client_text)
+        if client.error or protocol == "udp" and client.udp:
+            return client
+        # TCP: the server saw what arrived; the client only what it wrote into its socket
+        # buffer. A receiver that printed no report never saw the transfer end (a stalled
+        # link): that is a failure, not a reason to trust the sender's figure.
+        try:
+            server = parse(server_text)
+        except ParseError:
+            server = None
+        if server is None or server.throughput_bps is None:
+            return replace(client, no_receiver_report=True, error=client.error or
+                           "the receiver printed no report: the transfer did not complete")
+        return replace(client, throughput_bps=server.throughput_bps,
+                       sent_bps=client.sent_bps or client.throughput_bps,
+                       udp=server.udp or client.udp,
+                       extra={**client.extra, "rate_from": "server"})
+
+
+TOOL = Tool(
+    name=NAME, display="iperf 2", params=Iperf2Params, driver=Iperf2Driver(),
+    parse=parse, looks_like=looks_like,
+    executables={'linux': 'iperf', 'windows': 'iperf.exe'},
+    version=VersionProbe(args=("-v",), regex=r"iperf version (\S+)"),
+    result="rate", detect_priority=90,
+    units="rates in bit/s with SI prefixes (Mbits/sec = 10^6 bit/s); byte amounts with binary prefixes (MBytes = 2^20 bytes)")

@@ -29,11 +29,16 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from pydantic import Field
+
+from nicbench.config.fields import Rate, Size, Strict
 from nicbench.errors import ParseError
 from nicbench.tools.base import (IPERF_NUM, ParsedRun, UdpStats, iperf_bytes, iperf_row_rate,
                                  iperf_row_re)
+from nicbench.tools.driver import Driver, Endpoints, Plan, Tool, VersionProbe, size_arg
+from nicbench.tools.params import VarRef
 
-TOOL = "iperf3"
+NAME = "iperf3"
 
 # ---------------------------------------------------------------------------- entry points
 
@@ -53,7 +58,7 @@ def looks_like(text: str) -> bool:
 def parse(text: str) -> ParsedRun:
     """Read one iperf3 run (client or server side, JSON or text) from ``text``."""
     if not text.strip():
-        raise ParseError(TOOL, "iperf3 output (-J JSON or text)", "empty input")
+        raise ParseError(NAME, "iperf3 output (-J JSON or text)", "empty input")
     if text.lstrip().startswith("{"):
         docs = _json_documents(text)
         run = _parse_json(docs[-1])
@@ -80,10 +85,10 @@ def _json_documents(text: str) -> list[dict[str, Any]]:
         try:
             doc, pos = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
-            raise ParseError(TOOL, f"a complete JSON document ({exc.msg})",
+            raise ParseError(NAME, f"a complete JSON document ({exc.msg})",
                              f"line {exc.lineno} column {exc.colno}") from None
         if not isinstance(doc, dict):
-            raise ParseError(TOOL, "a JSON object at the top level",
+            raise ParseError(NAME, "a JSON object at the top level",
                              f"line {text.count(chr(10), 0, begin) + 1}")
         docs.append(doc)
     return docs
@@ -154,7 +159,7 @@ def _parse_json(doc: dict[str, Any], where: str = "") -> ParsedRun:
         # Older client without sum_received, but --get-server-output brought the receiver's
         # own report: its figures are the received ones.
         extra["rate_from"] = "server_output"
-        return ParsedRun(tool=TOOL, protocol=protocol, version=version,
+        return ParsedRun(tool=NAME, protocol=protocol, version=version,
                          throughput_bps=server_run.throughput_bps,
                          duration_s=server_run.duration_s, streams=nstreams, cpu_pct=cpu_pct,
                          udp=server_run.udp or (_udp_stats(udp_src) if udp_src else None),
@@ -166,14 +171,14 @@ def _parse_json(doc: dict[str, Any], where: str = "") -> ParsedRun:
         main, extra["rate_from"] = sum_sent, "sender"
     else:
         if error is not None:  # e.g. "unable to connect to server": no figures at all
-            return ParsedRun(tool=TOOL, protocol=protocol, throughput_bps=None,
+            return ParsedRun(tool=NAME, protocol=protocol, throughput_bps=None,
                              version=version, error=error, extra=extra)
-        raise ParseError(TOOL, "end.sum_received, end.sum_sent or end.sum",
+        raise ParseError(NAME, "end.sum_received, end.sum_sent or end.sum",
                          f"{where}end" + (" is empty (the test did not finish?)" if not end
                                           else ""))
 
     udp = _udp_stats(udp_src) if protocol == "udp" and udp_src is not None else None
-    return ParsedRun(tool=TOOL, protocol=protocol, version=version,
+    return ParsedRun(tool=NAME, protocol=protocol, version=version,
                      throughput_bps=_number(main.get("bits_per_second")),
                      duration_s=_duration(main), streams=nstreams, cpu_pct=cpu_pct, udp=udp,
                      bytes_total=_number(main.get("bytes")), sent_bps=sent_bps, error=error,
@@ -201,7 +206,7 @@ def _obj(value: Any, path: str) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise ParseError(TOOL, "a JSON object", path)
+        raise ParseError(NAME, "a JSON object", path)
     return value
 
 
@@ -210,7 +215,7 @@ def _sum(end: dict[str, Any], key: str, where: str) -> dict[str, Any] | None:
     if value is None:
         return None
     if not isinstance(value, dict) or "bits_per_second" not in value:
-        raise ParseError(TOOL, "an object with bits_per_second", f"{where}end.{key}")
+        raise ParseError(NAME, "an object with bits_per_second", f"{where}end.{key}")
     return value
 
 
@@ -303,7 +308,7 @@ def _parse_text(lines: list[str]) -> ParsedRun:
             continue
         last_line = lineno
         if _IPERF2_MARK.match(line):
-            raise ParseError(TOOL, "iperf3 output, not iperf 2",
+            raise ParseError(NAME, "iperf3 output, not iperf 2",
                              f"line {lineno}: {line[:60]!r} is iperf 2's")
         if line.startswith("Connecting to host ") or line.startswith("Accepted connection from "):
             side = "client" if line.startswith("Connecting") else "server"
@@ -364,9 +369,9 @@ def _parse_text(lines: list[str]) -> ParsedRun:
         summary = after_last_sep
     if not summary:
         if error is not None:
-            return ParsedRun(tool=TOOL, protocol=protocol, throughput_bps=None,
+            return ParsedRun(tool=NAME, protocol=protocol, throughput_bps=None,
                              version=version, error=error, extra=extra)
-        raise ParseError(TOOL, "a summary line after '- - - - -' ('... sec ... Bytes ... "
+        raise ParseError(NAME, "a summary line after '- - - - -' ('... sec ... Bytes ... "
                          "bits/sec ... sender|receiver')", f"line {last_line}: end of input")
 
     views = {label: _text_view([r for r in summary if r.label == label], conn_ids)
@@ -398,7 +403,7 @@ def _parse_text(lines: list[str]) -> ParsedRun:
         cpu_pct = cpu[0]
         extra["remote_cpu_pct"] = cpu[1]
 
-    return ParsedRun(tool=TOOL, protocol=protocol, throughput_bps=main.bps, version=version,
+    return ParsedRun(tool=NAME, protocol=protocol, throughput_bps=main.bps, version=version,
                      duration_s=main.duration, streams=main.streams, cpu_pct=cpu_pct,
                      udp=udp, bytes_total=main.nbytes,
                      sent_bps=sender.bps if sender is not None else None, error=error,
@@ -436,7 +441,7 @@ def _text_view(rows: list[_Row], conn_ids: set[str]) -> _View:
     total_row = next((r for r in reversed(rows) if r.sid == "SUM"), None)
     streams = list({r.sid: r for r in rows if r.sid != "SUM"}.values())
     if conn_ids and len(streams) < len(conn_ids) and (total_row is None or streams):
-        raise ParseError(TOOL, f"summary lines for {len(conn_ids)} streams, found "
+        raise ParseError(NAME, f"summary lines for {len(conn_ids)} streams, found "
                          f"{len(streams)} (output cut short?)", f"line {rows[-1].line}")
 
     def total_of(attr: str) -> Any:
@@ -459,3 +464,50 @@ def _text_view(rows: list[_Row], conn_ids: set[str]) -> _View:
     return _View(bps=bps, nbytes=nbytes, duration=duration,
                  streams=len(streams) or (len(conn_ids) or None), jitter_ms=jitter,
                  lost=total_of("lost"), total=total_of("total"), retr=total_of("retr"))
+
+
+# -- parameters, driver and the tool -------------------------------------------------
+class Iperf3Params(Strict):
+    duration_s: float = Field(10, gt=0, le=3600)
+    window: Size | VarRef | None = None
+    length: Size | VarRef | None = None
+    streams: int = Field(1, ge=1, le=128)
+    rate: Rate | VarRef | None = None
+    omit_s: float = Field(0, ge=0, le=60)
+    port: int = Field(5201, ge=1024, le=65535)
+
+
+class Iperf3Driver(Driver):
+    params = Iperf3Params
+
+    def plan(self, exe_server: str, exe_client: str, raw_params: dict[str, Any],
+             ends: Endpoints, tag: str) -> Plan:
+        p = self.parse_params(raw_params)
+        server = [exe_server, "-s", "-1", "-J", "-B", ends.receiver_addr, "-p", str(p.port)]
+        client = [exe_client, "-c", ends.receiver_addr, "-B", ends.sender_addr,
+                  "-p", str(p.port), "-J", "-t", f"{p.duration_s:g}"]
+        if p.omit_s:
+            client += ["-O", f"{p.omit_s:g}"]
+        if p.window is not None:
+            client += ["-w", size_arg(p.window)]
+        if p.length is not None:
+            client += ["-l", size_arg(p.length)]
+        if p.streams > 1:
+            client += ["-P", str(p.streams)]
+        if ends.protocol == "udp":
+            client += ["-u", "-b", str(int(ends.offered_bps or p.rate or 1_000_000))]
+        return Plan(server=server, client=client, port=p.port, listen_protocol="tcp",
+                    server_exits=True, expected_s=float(p.duration_s + p.omit_s))
+
+    def interpret(self, client_text: str, server_text: str, outfile_text: str | None,
+                  protocol: str) -> ParsedRun:
+        return parse(client_text)
+
+
+TOOL = Tool(
+    name=NAME, display="iperf3", params=Iperf3Params, driver=Iperf3Driver(),
+    parse=parse, looks_like=looks_like,
+    executables={'linux': 'iperf3', 'windows': 'iperf3.exe'},
+    version=VersionProbe(args=("--version",), regex=r"iperf (\d+\.\d+(?:\.\d+)?)"),
+    result="rate", detect_priority=10,
+    units="JSON bits_per_second in bit/s; text rates with SI prefixes, byte amounts with binary prefixes")

@@ -37,10 +37,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pydantic import Field, field_validator
+
+from nicbench.config.fields import Size, Strict
 from nicbench.errors import ParseError
 from nicbench.tools.base import GIB, KIB, MIB, ParsedRun, Point
+from nicbench.tools.driver import Driver, Endpoints, Plan, Tool, VersionProbe
 
-TOOL = "netio"
+NAME = "netio"
 
 _BYTES = {"Byte": 1, "KByte": KIB, "MByte": MIB, "GByte": GIB, "k byte": KIB}
 
@@ -68,7 +72,7 @@ def parse(text: str) -> ParsedRun:
     """Parse a netio client's output (1.1x, 1.2x, 1.28+; TCP or UDP) into per-size Points."""
     lines = text.splitlines()
     if not any(ln.strip() for ln in lines):
-        raise ParseError(TOOL, "netio client output", "empty input")
+        raise ParseError(NAME, "netio client output", "empty input")
     version = m["v"] if (m := _BANNER.search(text)) else None
     protocol: str | None = None
     points: list[Point] = []
@@ -79,7 +83,7 @@ def parse(text: str) -> ParsedRun:
         if c := _CONNECTED.match(line):
             proto = c["proto"]
             if proto == "NetBIOS":
-                raise ParseError(TOOL, "a TCP or UDP benchmark (NetBIOS is not measured here)",
+                raise ParseError(NAME, "a TCP or UDP benchmark (NetBIOS is not measured here)",
                                  f"line {lineno}: {line!r}")
             protocol = "udp" if proto == "UDP" else "tcp"
             continue
@@ -104,14 +108,14 @@ def parse(text: str) -> ParsedRun:
                                 rx_bps=None))
         else:
             hint = " (netio's timer failed for this size)" if "(failed)" in line else ""
-            raise ParseError(TOOL, "a result line like 'Packet size  1k bytes:  72320 KByte/s "
+            raise ParseError(NAME, "a result line like 'Packet size  1k bytes:  72320 KByte/s "
                              f"Tx,  86656 KByte/s Rx.'{hint}", f"line {lineno}: {line!r}")
         if layout is not None and this != layout:
-            raise ParseError(TOOL, f"every result line in the layout of the first ({layout})",
+            raise ParseError(NAME, f"every result line in the layout of the first ({layout})",
                              f"line {lineno}: {line!r}")
         layout = this
     if not points:
-        raise ParseError(TOOL, "netio client result lines ('Packet size ... bytes: ...'); "
+        raise ParseError(NAME, "netio client result lines ('Packet size ... bytes: ...'); "
                          "the server side prints none", f"end of input after line {len(lines)}")
     if protocol is None:
         # 1.1x clients only speak TCP (or NetBIOS, refused above); a 1.2x+ line without the
@@ -119,15 +123,15 @@ def parse(text: str) -> ParsedRun:
         if layout == "netio_1.1x":
             protocol = "tcp"
         else:
-            raise ParseError(TOOL, "a 'TCP connection established.' or 'UDP connection "
+            raise ParseError(NAME, "a 'TCP connection established.' or 'UDP connection "
                              "established.' line before the results", "line 1")
     if protocol == "tcp" and losses:
-        raise ParseError(TOOL, "no loss figures in a TCP run", "the result lines")
+        raise ParseError(NAME, "no loss figures in a TCP run", "the result lines")
     extra: dict[str, Any] = {"format": layout, "kbyte_bytes": KIB}
     if losses:
         extra["udp_loss_pct"] = losses
     return ParsedRun(
-        tool=TOOL,
+        tool=NAME,
         protocol=protocol,  # type: ignore[arg-type]
         throughput_bps=max(p.throughput_bps for p in points),
         version=version,
@@ -140,3 +144,45 @@ def parse(text: str) -> ParsedRun:
 
 def _pct(raw: str | None) -> float | None:
     return None if raw is None else float(raw)
+
+
+# -- parameters, driver and the tool -------------------------------------------------
+class NetioParams(Strict):
+    port: int = Field(18767, ge=1024, le=65535)
+    # netio -b: one block size; unset, netio runs its own series 1k, 2k, ... 32k
+    block: Size | None = None
+
+    @field_validator("block")
+    @classmethod
+    def _whole_kib(cls, v):
+        if v is not None and (v % 1024 or v == 0):
+            raise ValueError(f"{v} bytes: netio -b takes whole kilobytes (1K ... 32K)")
+        return v
+
+
+class NetioDriver(Driver):
+    params = NetioParams
+
+    def plan(self, exe_server: str, exe_client: str, raw_params: dict[str, Any],
+             ends: Endpoints, tag: str) -> Plan:
+        p = self.parse_params(raw_params)
+        flag = "-u" if ends.protocol == "udp" else "-t"
+        return Plan(server=[exe_server, "-s", flag, "-p", str(p.port)],
+                    client=[exe_client, flag, "-p", str(p.port),
+                            *(["-b", f"{p.block // 1024}k"] if p.block else []),
+                            ends.receiver_addr],
+                    port=p.port, listen_protocol=ends.protocol, server_exits=False,
+                    expected_s=None)
+
+    def interpret(self, client_text: str, server_text: str, outfile_text: str | None,
+                  protocol: str) -> ParsedRun:
+        return parse(client_text)
+
+
+TOOL = Tool(
+    name=NAME, display="netio", params=NetioParams, driver=NetioDriver(),
+    parse=parse, looks_like=looks_like,
+    executables={'linux': 'netio', 'windows': 'netio.exe'},
+    version=VersionProbe(regex=r"Version (\d+\.\d+)"),
+    result="sizes", detect_priority=40,
+    units="KByte/s = 1024 bytes/s")

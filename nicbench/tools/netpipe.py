@@ -43,11 +43,17 @@ error or a half-written last line is also refused: a truncated curve is not a me
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from nicbench.errors import ParseError
+from pydantic import Field
+
+from nicbench.config.fields import Size, Strict
+from nicbench.errors import ParseError, UsageError
 from nicbench.tools.base import MBIT_BINARY, ParsedRun, Point
+from nicbench.tools.driver import Driver, Endpoints, Plan, Tool, VersionProbe, size_arg
+from nicbench.tools.params import VarRef
 
-TOOL = "netpipe"
+NAME = "netpipe"
 
 _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 
@@ -136,7 +142,7 @@ def parse(text: str) -> ParsedRun:
     """
     lines = text.splitlines()
     if not any(ln.strip() for ln in lines):
-        raise ParseError(TOOL, "netPIPE output (an -o file or the transmitter's console)",
+        raise ParseError(NAME, "netPIPE output (an -o file or the transmitter's console)",
                          "empty input")
     first = next(i for i, ln in enumerate(lines) if ln.strip())
     if _outfile_kind(lines[first].split()) is not None:
@@ -167,7 +173,7 @@ def _parse_outfile(lines: list[str]) -> ParsedRun:
         if this is None or this != kind:
             want = ("'bytes Mbps seconds' (NetPIPE 3.x -o file)" if kind == "np3_outfile"
                     else "'seconds Mbps bits bytes variance' (NetPIPE 2.4 -o file)")
-            raise ParseError(TOOL, f"a line of {want}", f"line {lineno}: {line.strip()!r}")
+            raise ParseError(NAME, f"a line of {want}", f"line {lineno}: {line.strip()!r}")
         if kind == "np3_outfile":
             size, mbps, seconds = int(fields[0]), float(fields[1]), float(fields[2])
         else:
@@ -175,7 +181,7 @@ def _parse_outfile(lines: list[str]) -> ParsedRun:
                                          int(fields[2]), int(fields[3]))
             # bits and bytes are both printed; if they disagree this is not a 2.4 file.
             if bits != 8 * size:
-                raise ParseError(TOOL, "bits = 8 x bytes in a NetPIPE 2.4 -o line",
+                raise ParseError(NAME, "bits = 8 x bytes in a NetPIPE 2.4 -o line",
                                  f"line {lineno}: {line.strip()!r}")
         points.append(Point(size_bytes=size, throughput_bps=mbps * MBIT_BINARY))
         times.append(seconds)
@@ -197,7 +203,7 @@ def _parse_screen(lines: list[str]) -> ParsedRun:
         if m3 or m2:
             this = "np3_screen" if m3 else "np2_screen"
             if kind is not None and this != kind:
-                raise ParseError(TOOL, f"every data line in the same layout as the first "
+                raise ParseError(NAME, f"every data line in the same layout as the first "
                                  f"({kind})", f"line {lineno}: {line!r}")
             kind = this
             m = m3 or m2
@@ -210,21 +216,21 @@ def _parse_screen(lines: list[str]) -> ParsedRun:
             continue
         if _ERROR_LINE.match(line):
             got = f" after {len(points)} block sizes" if points else ""
-            raise ParseError(TOOL, f"netPIPE data lines like {_SCREEN_EXAMPLE}; netPIPE "
+            raise ParseError(NAME, f"netPIPE data lines like {_SCREEN_EXAMPLE}; netPIPE "
                              f"reported an error{got}: {line}", f"line {lineno}")
         if _LINE_START.match(line):
-            raise ParseError(TOOL, "a complete data line ('... Mbps in ... usec|sec'); the "
+            raise ParseError(NAME, "a complete data line ('... Mbps in ... usec|sec'); the "
                              "sweep was cut off mid-measurement", f"line {lineno}: {line!r}")
         if points:
             # Once the sweep has started netPIPE prints nothing but data lines.
-            raise ParseError(TOOL, f"a netPIPE data line like {_SCREEN_EXAMPLE}",
+            raise ParseError(NAME, f"a netPIPE data line like {_SCREEN_EXAMPLE}",
                              f"line {lineno}: {line!r}")
         _preamble(line, extra)
     if not points:
         hint = ""
         if any(_is_buffer_line(ln.strip()) for ln in lines):
             hint = " (this looks like the receiver's console: only the transmitter prints results)"
-        raise ParseError(TOOL, f"netPIPE data lines like {_SCREEN_EXAMPLE}{hint}",
+        raise ParseError(NAME, f"netPIPE data lines like {_SCREEN_EXAMPLE}{hint}",
                          f"end of input after line {len(lines)}, no data line")
     assert kind is not None
     extra["format"] = kind
@@ -250,7 +256,7 @@ def _run(points: list[Point], times: list[float], extra: dict) -> ParsedRun:
     extra["message_time_s"] = times
     extra["mbps_unit_bit_per_s"] = MBIT_BINARY
     return ParsedRun(
-        tool=TOOL,
+        tool=NAME,
         protocol="tcp",
         throughput_bps=max(p.throughput_bps for p in points),
         points=tuple(points),
@@ -258,3 +264,59 @@ def _run(points: list[Point], times: list[float], extra: dict) -> ParsedRun:
         duration_s=None,
         extra=extra,
     )
+
+
+# -- parameters, driver and the tool -------------------------------------------------
+class NetpipeParams(Strict):
+    buffer: Size | VarRef | None = None       # -b (the reviews: 65535)
+    upper: Size | None = None                 # -u, largest block
+    lower: Size | None = None                 # -l, smallest block
+    perturbation: int | None = Field(None, ge=0, le=1024)  # -p
+    repeats: int | None = Field(None, ge=1, le=100000)    # -n: fixed repeats per size
+    port: int = Field(5002, ge=1024, le=65535)
+
+
+class NetpipeDriver(Driver):
+    """NPtcp 3.x: the receiver has no -h; the transmitter writes the curve to -o."""
+
+    params = NetpipeParams
+
+    def plan(self, exe_server: str, exe_client: str, raw_params: dict[str, Any],
+             ends: Endpoints, tag: str) -> Plan:
+        p = self.parse_params(raw_params)
+        opts = ["-P", str(p.port)]
+        if p.buffer is not None:
+            opts += ["-b", size_arg(p.buffer)]
+        if p.upper is not None:
+            opts += ["-u", size_arg(p.upper)]
+        if p.lower is not None:
+            opts += ["-l", size_arg(p.lower)]
+        if p.perturbation is not None:
+            opts += ["-p", str(p.perturbation)]
+        if p.repeats is not None:
+            opts += ["-n", str(p.repeats)]
+        if ends.client_file is None:
+            raise UsageError("netPIPE writes its curve to a file on the sender: the trial "
+                             "must name one (Endpoints.client_file)")
+        outfile = ends.client_file
+        return Plan(server=[exe_server, *opts],
+                    client=[exe_client, "-h", ends.receiver_addr, *opts, "-o", outfile],
+                    port=p.port, listen_protocol="tcp", server_exits=True, expected_s=None,
+                    client_outfile=outfile)
+
+    def interpret(self, client_text: str, server_text: str, outfile_text: str | None,
+                  protocol: str) -> ParsedRun:
+        for text in (client_text, server_text):
+            err = error_text(text)
+            if err:
+                return ParsedRun(tool="netpipe", protocol="tcp", throughput_bps=None, error=err)
+        return parse(outfile_text or client_text)
+
+
+TOOL = Tool(
+    name=NAME, display="netPIPE", params=NetpipeParams, driver=NetpipeDriver(),
+    parse=parse, looks_like=looks_like,
+    executables={'linux': 'NPtcp'},
+    version=VersionProbe(package="netpipe-tcp"),
+    result="curve", detect_priority=30,
+    units="'Mbps' = 2^20 bit/s (NetPIPE's own unit: 1 Mbps = 1.048576 Mbit/s)")

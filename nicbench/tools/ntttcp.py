@@ -55,12 +55,18 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from typing import Any
 
+from pydantic import Field
+
+from nicbench.config.fields import Size, Strict
 from nicbench.errors import ParseError, UsageError
 from nicbench.tools.base import KIB, MIB, MBIT_SI, ParsedRun
+from nicbench.tools.driver import Driver, Endpoints, Plan, Tool, VersionProbe
+from nicbench.tools.params import VarRef
 
-TOOL = "ntttcp"
+NAME = "ntttcp"
 
 # Windows NTttcp: "MB"/"MEG" = 2^20 bytes, "KB" = 2^10. ntttcp-for-linux: "MB" = 10^6.
 _WIN_MB = MIB
@@ -95,7 +101,7 @@ def parse(text: str) -> ParsedRun:
     """Parse one NTttcp result (XML, JSON or console; Windows or Linux) into a ParsedRun."""
     head = text.lstrip("\ufeff \t\r\n")
     if not head:
-        raise ParseError(TOOL, "NTttcp output (XML, JSON or console)", "empty input")
+        raise ParseError(NAME, "NTttcp output (XML, JSON or console)", "empty input")
     if head.startswith("<"):
         return _parse_xml(head)
     if head.startswith("{"):
@@ -105,7 +111,7 @@ def parse(text: str) -> ParsedRun:
     if "#####  Totals:  #####" in text or "Throughput(KB/s)" in text:
         return _parse_windows_console(text)
     first = head.splitlines()[0]
-    raise ParseError(TOOL, "NTttcp XML (<ntttcps>/<ntttcpr>), ntttcp-for-linux JSON, or an "
+    raise ParseError(NAME, "NTttcp XML (<ntttcps>/<ntttcpr>), ntttcp-for-linux JSON, or an "
                      "NTttcp console with a '#####  Totals:  #####' block",
                      f"line 1: {first[:80]!r}")
 
@@ -122,10 +128,10 @@ def _parse_xml(text: str) -> ParsedRun:
         if "junk after document element" in str(exc):
             # NTttcp.exe appends to an existing -xml file instead of replacing it.
             hint = " (two documents in one file? NTttcp.exe appends to an existing -xml file)"
-        raise ParseError(TOOL, f"one well-formed NTttcp XML document{hint}",
+        raise ParseError(NAME, f"one well-formed NTttcp XML document{hint}",
                          f"line {line}, column {col}: {exc}") from exc
     if root.tag not in ("ntttcps", "ntttcpr"):
-        raise ParseError(TOOL, "an <ntttcps> or <ntttcpr> root element", f"/{root.tag}")
+        raise ParseError(NAME, "an <ntttcps> or <ntttcpr> root element", f"/{root.tag}")
     role = "sender" if root.tag == "ntttcps" else "receiver"
     version_attr = root.get("version")
     linux = bool(version_attr and version_attr.endswith("-linux")) or (
@@ -193,7 +199,7 @@ def _parse_xml(text: str) -> ParsedRun:
         extra["cpu_pct_basis"] = _CPU_BASIS_WINDOWS
     throughput_bps = mbps * MBIT_SI
     return ParsedRun(
-        tool=TOOL,
+        tool=NAME,
         protocol=protocol,
         throughput_bps=throughput_bps,
         version=None if linux else version_attr,
@@ -213,7 +219,7 @@ def _metric_el(parent: ET.Element, tag: str, name: str, where: str | None) -> ET
         if el.get("metric") == name:
             return el
     if where is not None:
-        raise ParseError(TOOL, f"<{tag} metric=\"{name}\">", where)
+        raise ParseError(NAME, f"<{tag} metric=\"{name}\">", where)
     return None
 
 
@@ -224,22 +230,22 @@ def _parse_json(text: str) -> ParsedRun:
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ParseError(TOOL, "a well-formed ntttcp-for-linux JSON document",
+        raise ParseError(NAME, "a well-formed ntttcp-for-linux JSON document",
                          f"line {exc.lineno}, column {exc.colno}: {exc.msg}") from exc
     if not isinstance(doc, dict) or not ({"ntttcps", "ntttcpr"} & set(doc)):
-        raise ParseError(TOOL, "a top-level \"ntttcps\" or \"ntttcpr\" object", "$")
+        raise ParseError(NAME, "a top-level \"ntttcps\" or \"ntttcpr\" object", "$")
     key = "ntttcps" if "ntttcps" in doc else "ntttcpr"
     body = doc[key]
     path = f"$.{key}"
     if not isinstance(body, dict):
-        raise ParseError(TOOL, "an object", path)
+        raise ParseError(NAME, "an object", path)
     role = "sender" if key == "ntttcps" else "receiver"
 
     def value_of(name: str, required: bool = True) -> float | None:
         item = body.get(name)
         if item is None:
             if required:
-                raise ParseError(TOOL, f"a \"{name}\" field", path)
+                raise ParseError(NAME, f"a \"{name}\" field", path)
             return None
         if isinstance(item, dict):
             return _number(item.get("value"), f"{path}.{name}.value")
@@ -250,7 +256,7 @@ def _parse_json(text: str) -> ParsedRun:
             if isinstance(item, dict) and item.get("metric") == metric_name:
                 return _number(item.get("value"), f"{path}.{name}[{i}].value")
         if required:
-            raise ParseError(TOOL, f"a {name} entry with metric \"{metric_name}\"",
+            raise ParseError(NAME, f"a {name} entry with metric \"{metric_name}\"",
                              f"{path}.{name}")
         return None
 
@@ -280,7 +286,7 @@ def _parse_json(text: str) -> ParsedRun:
         extra["retrans_segs"] = int(retrans_segs)
     throughput_bps = mbps * MBIT_SI
     return ParsedRun(
-        tool=TOOL,
+        tool=NAME,
         protocol=protocol,
         throughput_bps=throughput_bps,
         version=None,
@@ -327,19 +333,19 @@ def _parse_linux_console(text: str) -> ParsedRun:
     if totals_at is None:
         errors = [ln.strip() for ln in lines if re.search(r"\bERR", ln)]
         said = f"; ntttcp said: {errors[0]}" if errors else ""
-        raise ParseError(TOOL, f"a '#####  Totals:  #####' block{said}",
+        raise ParseError(NAME, f"a '#####  Totals:  #####' block{said}",
                          f"end of input after line {len(lines)}")
 
     def need(key: str) -> tuple[str, int]:
         if key not in values:
-            raise ParseError(TOOL, f"a '{key}' line in the totals",
+            raise ParseError(NAME, f"a '{key}' line in the totals",
                              f"after line {totals_at} (totals)")
         return values[key]
 
     raw, where = need("throughput")
     rate = _LINUX_RATE.match(raw)
     if not rate:
-        raise ParseError(TOOL, "a throughput like '955.28Mbps'", f"line {where}: {raw!r}")
+        raise ParseError(NAME, "a throughput like '955.28Mbps'", f"line {where}: {raw!r}")
     throughput_bps = float(rate["v"]) * _LINUX_RATE_PREFIX[rate["unit"]]
     raw, where = need("test duration")
     duration = _number(raw.removesuffix("seconds").strip(), f"line {where}")
@@ -371,7 +377,7 @@ def _parse_linux_console(text: str) -> ParsedRun:
     if "threads created" in counts:
         extra["threads"] = counts["threads created"]
     return ParsedRun(
-        tool=TOOL,
+        tool=NAME,
         protocol=protocol,
         throughput_bps=throughput_bps,
         version=version,
@@ -421,7 +427,7 @@ def _parse_windows_console(text: str) -> ParsedRun:
     totals_at = next((n for n, ln in enumerate(lines, start=1)
                       if "#####  Totals:  #####" in ln), None)
     if totals_at is None:
-        raise ParseError(TOOL, "a '#####  Totals:  #####' block",
+        raise ParseError(NAME, "a '#####  Totals:  #####' block",
                          f"end of input after line {len(lines)}")
     totals: dict[str, tuple[str, int]] = {}
     thread_rows: list[dict[str, str]] = []
@@ -431,7 +437,7 @@ def _parse_windows_console(text: str) -> ParsedRun:
                 thread_rows = [dict(zip(names, r)) for r in rows]
             continue
         if len(rows) != 1:
-            raise ParseError(TOOL, "one row of values under each totals header",
+            raise ParseError(NAME, "one row of values under each totals header",
                              f"line {lineno + 1}")
         for name, value in zip(names, rows[0]):
             totals[name] = (value, lineno + 1)
@@ -439,7 +445,7 @@ def _parse_windows_console(text: str) -> ParsedRun:
     def total(name: str, required: bool = True) -> float | None:
         if name not in totals:
             if required:
-                raise ParseError(TOOL, f"a '{name}' column in the totals",
+                raise ParseError(NAME, f"a '{name}' column in the totals",
                                  f"after line {totals_at} (totals)")
             return None
         raw, where = totals[name]
@@ -478,7 +484,7 @@ def _parse_windows_console(text: str) -> ParsedRun:
             _number(r.get("Throughput(KB/s)"), f"thread table row {i}") * _WIN_KB * 8
             for i, r in enumerate(thread_rows)]
     return ParsedRun(
-        tool=TOOL,
+        tool=NAME,
         protocol=protocol,
         throughput_bps=throughput_bps,
         version=version,
@@ -506,7 +512,7 @@ def _number(raw: object, where: str) -> float:
     try:
         return float(str(raw).strip())
     except (TypeError, ValueError):
-        raise ParseError(TOOL, "a number", f"{where}: {raw!r}") from None
+        raise ParseError(NAME, "a number", f"{where}: {raw!r}") from None
 
 
 # --------------------------------------------------------------------------- builders
@@ -651,3 +657,57 @@ def _log_name(name: str, option: str) -> str:
         raise UsageError(f"NTttcp {option} file name {name!r}: needs a name that does not "
                          "start with '-'")
     return name
+
+
+# -- parameters, driver and the tool -------------------------------------------------
+class NtttcpParams(Strict):
+    threads: int = Field(1, ge=1, le=64)      # -m threads,cpu,ip
+    cpu: int = Field(0, ge=-1, le=1024)
+    async_count: int = Field(4, ge=1, le=64)  # -a
+    length: Size | VarRef = 262144            # -l
+    count: int | None = Field(None, ge=1)     # -n buffers (Windows DDK method)
+    duration_s: float | None = Field(None, gt=0, le=3600)  # -t
+    receive_buffer: Size | VarRef | None = None  # -rb
+    port: int = Field(5001, ge=1024, le=65535)
+
+
+class NtttcpDriver(Driver):
+    """ntttcp-for-linux between Linux hosts (Windows hosts use NTttcp.exe, later)."""
+
+    params = NtttcpParams
+
+    def plan(self, exe_server: str, exe_client: str, raw_params: dict[str, Any],
+             ends: Endpoints, tag: str) -> Plan:
+        p = self.parse_params(raw_params)
+        # -n (a buffer count) and -a are the Windows tools' (DDK ntttcps/ntttcpr, NTttcp.exe);
+        # ntttcp-for-linux runs for a time and has neither: refuse rather than drop them.
+        if p.count is not None or p.async_count != NtttcpParams.model_fields["async_count"].default:
+            raise UsageError("ntttcp-for-linux has no -n (count) or -a (async_count): those "
+                             "are for Windows NTttcp; use duration_s on Linux hosts")
+        duration = p.duration_s or 10
+        kw = dict(threads=p.threads, proc=p.cpu, duration_s=int(duration),
+                  udp=ends.protocol == "udp", port=p.port, length=int(p.length),
+                  buffer=None if p.receive_buffer is None else int(p.receive_buffer))
+        server = linux_receiver_argv(ends.receiver_addr, exe=exe_server, **kw)
+        client = linux_sender_argv(ends.receiver_addr, exe=exe_client, **kw)
+        return Plan(server=server, client=client, port=p.port, listen_protocol=ends.protocol,
+                    server_exits=True, expected_s=float(duration))
+
+    def interpret(self, client_text: str, server_text: str, outfile_text: str | None,
+                  protocol: str) -> ParsedRun:
+        try:
+            received = parse(server_text)
+        except ParseError:
+            return parse(client_text)
+        sent = parse(client_text)
+        return replace(received, sent_bps=sent.throughput_bps, cpu_pct=sent.cpu_pct,
+                       extra={**received.extra, "receiver_cpu_pct": received.cpu_pct})
+
+
+TOOL = Tool(
+    name=NAME, display="NTttcp", params=NtttcpParams, driver=NtttcpDriver(),
+    parse=parse, looks_like=looks_like,
+    executables={'linux': 'ntttcp', 'windows': 'NTttcp.exe'},
+    version=VersionProbe(args=("-V",), regex=r"(?:NTTTCP for Linux|ntttcp)[^\d]*(\d+\.\d+(?:\.\d+)?)"),
+    result="rate", detect_priority=20,
+    units="Windows: MB = 2^20 bytes, mbps = 10^6 bit/s; ntttcp-for-linux: MB = 10^6 bytes")

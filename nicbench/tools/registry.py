@@ -1,19 +1,40 @@
-"""Greppable registries of the tools nicbench drives: name -> parameters, driver, parser."""
+"""The tools nicbench drives, by name: every other table of tools derives from ``TOOLS``.
+
+Adding a tool is one module (its parameters, parser, driver and ``TOOL``) and one line
+here, plus its tests.
+"""
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Any, Iterator
 
 from pydantic import ValidationError
 
-from nicbench.tools.params import PARAMS, resolve
+from nicbench.tools import iperf2, iperf3, netio, netpipe, ntttcp
+from nicbench.tools.driver import Tool
+from nicbench.tools.params import resolve
+
+TOOLS: dict[str, Tool] = {t.name: t for t in (
+    iperf2.TOOL, iperf3.TOOL, netpipe.TOOL, ntttcp.TOOL, netio.TOOL)}
+
+# ``nicbench parse auto``: the formats easiest to tell apart are tried first.
+DETECT_ORDER: tuple[str, ...] = tuple(sorted(TOOLS, key=lambda n: TOOLS[n].detect_priority))
 
 
-def validate_params(test, profile) -> Iterator[tuple[tuple, str]]:
+def tool(name: str) -> Tool:
+    return TOOLS[name]
+
+
+def display_name(name: str) -> str:
+    """How charts name a tool; a tool nicbench does not know keeps its own name."""
+    return TOOLS[name].display if name in TOOLS else name
+
+
+def validate_params(test: Any, profile: Any) -> Iterator[tuple[tuple, str]]:
     """Check a test's params against its tool's schema at every point of the profile.
 
     Yields (sub key path, message) for the profile loader to place on a line."""
-    model = PARAMS[test.tool]
+    model = TOOLS[test.tool].params
     for point in profile.points:
         try:
             model.model_validate(resolve(test.params, point.vars))

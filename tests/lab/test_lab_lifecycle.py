@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from nicbench.config.loader import load_inventory
-from nicbench.hosts import HostPool
+from nicbench.platforms.hosts import HostPool
 from nicbench.errors import LabError
 from nicbench.lab.lab import Lab, LabSpec
 

@@ -119,7 +119,7 @@ def test_quick_profile_end_to_end(lab, tmp_path, mtus):
 
     recs = records(out)
     assert len(recs) == sum(profile.repetitions_for(t) for t in profile.tests) * len(mtus)
-    assert all(r["status"] == "ok" and r["format_version"] == 1 for r in recs)
+    assert all(r["status"] == "ok" and r["format_version"] == 2 for r in recs)
     assert_no_duplicates(recs)
     assert_raw_files(out, recs)
     for r in recs:

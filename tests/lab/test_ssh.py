@@ -11,7 +11,7 @@ from dataclasses import replace
 import pytest
 
 from nicbench.errors import CommandFailed, CommandTimeout, ConnectError, HostKeyError
-from nicbench.hosts import ssh_target
+from nicbench.platforms.hosts import ssh_target
 from nicbench.remote.command import Secret
 from nicbench.remote.ssh import SshConnection, SshTarget
 

@@ -87,7 +87,8 @@ def test_record_of_another_kind(capsys, copy_run):
     with open(run / "trials.jsonl", "a") as fh:
         fh.write('{"hello": "world"}\n')
     line = one_error(capsys, ["report", str(run)])
-    assert f"{run / 'trials.jsonl'}:{n + 1}: trial record without pair, adapter" in line
+    assert f"{run / 'trials.jsonl'}:{n + 1}: not a nicbench trial record (pair None is not " \
+        "a string)" in line
 
 
 def test_torn_last_line_is_skipped_with_a_warning(small_run, tmp_path, capsys):

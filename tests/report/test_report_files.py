@@ -151,7 +151,10 @@ def test_netio_results_make_a_table_per_client_in_kbytes(tmp_path):
     from nicbench.report import build_report
     from nicbench.report.build import build
     from nicbench.report.load import load_runs
-    from nicbench.results.store import TrialRecord
+    from nicbench.config.inventory import Inventory
+    from nicbench.config.profile import Profile
+    from nicbench.results.manifest import Manifest
+    from nicbench.results.records import TrialRecord
     from nicbench.tools import netio
 
     parsed = netio.parse((GOLDEN / "samples" / "netio_v1.26_tcp_client_lkml.txt").read_text())
@@ -168,9 +171,21 @@ def test_netio_results_make_a_table_per_client_in_kbytes(tmp_path):
             hosts={"receiver": "server", "sender": "client-486"})
         lines.append(json.dumps(asdict(rec)))
     (run / "trials.jsonl").write_text("\n".join(lines) + "\n")
-    (run / "manifest.json").write_text(json.dumps({
-        "run_id": "r1", "profile": {"name": "netio", "select": "mean", "repetitions": 2,
-                                    "tests": [{"name": "netio", "tool": "netio"}]}}))
+    Manifest(run_id="r1", nicbench_version="test", pairs=["mca"],
+             profile=Profile.model_validate({
+                 "name": "netio", "source": "Arnold 2002, netio tables", "select": "mean",
+                 "repetitions": 2, "mtu": [1500],
+                 "tests": [{"name": "netio", "tool": "netio"}]}),
+             inventory=Inventory.model_validate({
+                 "hosts": [{"name": n, "address": "198.19.1.2",
+                            "ssh": {"known_hosts": "k"}} for n in ("server", "client-486")],
+                 "adapters": [{"id": "ne2", "vendor": "Novell", "model": "NE/2",
+                               "driver": {"name": "netio"}}],
+                 "pairs": [{"name": "mca", "adapter": "ne2",
+                            "a": {"host": "server", "interface": "eth0", "address": "198.18.0.1"},
+                            "b": {"host": "client-486", "interface": "eth0",
+                                  "address": "198.18.0.2"}}]}),
+             ).write(run / "manifest.json")
     report = build(load_runs([run]))
     (t,) = report.tables_of("netio")
     assert t.title == "netio TCP, client client-486, MTU 1500: test netio"

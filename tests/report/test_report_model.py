@@ -29,13 +29,13 @@ def trials(entry, mtu, test):
     """The fixture's records of one configuration (entry key "<run index>/<pair>")."""
     i, pair = entry.split("/", 1)
     return [r for r in RunDir(RUN_DIRS[int(i)]).records()
-            if r["pair"] == pair and r["mtu"] == mtu and r["test"] == test]
+            if r.pair == pair and r.mtu == mtu and r.test == test]
 
 
 def ok_values(entry, mtu, test, key="throughput_bps", scale=1e6):
     """One configuration's values from its successful trials, in the charts' units."""
-    return [r[key] / scale for r in trials(entry, mtu, test)
-            if r["status"] == "ok" and r.get(key) is not None]
+    return [getattr(r, key) / scale for r in trials(entry, mtu, test)
+            if r.status == "ok" and getattr(r, key) is not None]
 
 
 def fig(model, fig_id):
@@ -186,8 +186,8 @@ def test_netpipe_per_adapter_one_curve_per_mtu(model):
     assert {s.entry for s in p.series} == {A_GBE}            # the adapter's one colour
     assert len({(s.linestyle, s.marker) for s in p.series}) == 2
     s1500 = p.series[0]
-    (r1,) = [r for r in trials(A_GBE, 1500, "netpipe") if r["status"] == "ok"]
-    expected = sorted((float(q["size_bytes"]), q["throughput_bps"] / 1e6) for q in r1["points"])
+    (r1,) = [r for r in trials(A_GBE, 1500, "netpipe") if r.status == "ok"]
+    expected = sorted((float(q["size_bytes"]), q["throughput_bps"] / 1e6) for q in r1.points)
     assert len(expected) == 70
     assert s1500.points == [(x, pytest.approx(y)) for x, y in expected]
     refs = {r.label: r.y for r in p.references}
@@ -221,7 +221,7 @@ def test_netpipe_per_mtu_one_curve_per_adapter(model):
         "LX-1000 Gigabit (veth tbf-1g) [run 20261122-030547]",
         "LX-1000 Gigabit (veth tbf-1g) [run 20261122-030611]"]
     (r1,) = trials(B_GBE, 9000, "netpipe")
-    last = max(r1["points"], key=lambda q: q["size_bytes"])
+    last = max(r1.points, key=lambda q: q["size_bytes"])
     assert p9000.series[1].points[-1] == (float(last["size_bytes"]),
                                           pytest.approx(last["throughput_bps"] / 1e6))
     assert [r.y for r in p9000.references] == [pytest.approx(LIMIT_9000)]
@@ -309,7 +309,10 @@ def test_udp_search_bar_is_the_rate_found_without_whisker(tmp_path):
 
     from nicbench.report.build import build
     from nicbench.report.load import load_runs
-    from nicbench.results.store import TrialRecord
+    from nicbench.config.inventory import Inventory
+    from nicbench.config.profile import Profile
+    from nicbench.results.manifest import Manifest
+    from nicbench.results.records import TrialRecord
 
     run = tmp_path / "udp"
     run.mkdir()
@@ -319,12 +322,22 @@ def test_udp_search_bar_is_the_rate_found_without_whisker(tmp_path):
             run_id="u1", trial_id=f"gbe.mtu1500.udp.u{k}", pair="gbe", adapter="lab-gbe",
             adapter_label="LX-1000 Gigabit (veth tbf-1g)", tool="iperf2", test="udp",
             protocol="udp", point="mtu1500", mtu=1500, repetition=k, kind="udp-search",
-            status="ok", offered_bps=offered, throughput_bps=got,
-            extra={"search_method": "sweep"}))
+            status="ok", offered_bps=offered, throughput_bps=got, search_method="sweep"))
     (run / "trials.jsonl").write_text("".join(json.dumps(asdict(r)) + "\n" for r in recs))
-    (run / "manifest.json").write_text(json.dumps({
-        "run_id": "u1", "profile": {"name": "udp", "tests": [{"name": "udp", "tool": "iperf2"}]},
-        "inventory": {"adapters": [{"id": "lab-gbe", "chipset": "shaped to 1000 Mbit/s"}]}}))
+    Manifest(run_id="u1", nicbench_version="test", pairs=["gbe"],
+             profile=Profile.model_validate({
+                 "name": "udp", "source": "a UDP sweep", "mtu": [1500],
+                 "tests": [{"name": "udp", "tool": "iperf2", "protocol": "udp",
+                            "udp_search": {"method": "sweep"}}]}),
+             inventory=Inventory.model_validate({
+                 "hosts": [{"name": n, "address": "198.19.1.2", "ssh": {"known_hosts": "k"}}
+                           for n in ("a", "b")],
+                 "adapters": [{"id": "lab-gbe", "vendor": "lab", "model": "LX-1000 Gigabit",
+                               "chipset": "shaped to 1000 Mbit/s", "driver": {"name": "veth"}}],
+                 "pairs": [{"name": "gbe", "adapter": "lab-gbe",
+                            "a": {"host": "a", "interface": "gbe", "address": "198.18.0.1"},
+                            "b": {"host": "b", "interface": "gbe", "address": "198.18.0.2"}}]}),
+             ).write(run / "manifest.json")
     report = build(load_runs([run]))
     f = fig(report, "speed-iperf2-udp")
     assert f.title == "iperf 2 UDP throughput"

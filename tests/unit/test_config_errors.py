@@ -314,14 +314,14 @@ def test_unknown_tool(workdir):
 
 
 def test_unknown_tool_parameter(workdir):
-    # The parameter names come from the tool registry (nicbench.tools.params.PARAMS).
-    from nicbench.tools.params import PARAMS
+    # The parameter names come from the tool registry.
+    from nicbench.tools.registry import TOOLS
 
     text = edit(PROFILE, "window: 64K", "windw: 64K")
     assert lines_of(profile_error({"p.yaml": text}, "p.yaml")) == [
         f"p.yaml:{line_of(text, 'windw')}: tests[0].params.windw: iperf3 has no parameter "
-        f"'windw' (parameters: {', '.join(PARAMS['iperf3'].model_fields)})"]
-    assert "window" in PARAMS["iperf3"].model_fields
+        f"'windw' (parameters: {', '.join(TOOLS['iperf3'].params.model_fields)})"]
+    assert "window" in TOOLS["iperf3"].params.model_fields
 
 
 def test_bad_tool_parameter_value(workdir):

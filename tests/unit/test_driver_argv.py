@@ -6,30 +6,31 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from nicbench.tools.drivers import DRIVERS, Endpoints
+from nicbench.tools.driver import Endpoints
+from nicbench.tools.registry import TOOLS
 
 ENDS = Endpoints(receiver_addr="198.18.0.1", sender_addr="198.18.0.2", protocol="tcp")
 
 
 def test_default_runs_netios_own_series():
-    plan = DRIVERS["netio"].plan("netio", "netio", {}, ENDS, "t1")
+    plan = TOOLS["netio"].driver.plan("netio", "netio", {}, ENDS, "t1")
     assert plan.server == ["netio", "-s", "-t", "-p", "18767"]
     assert plan.client == ["netio", "-t", "-p", "18767", "198.18.0.1"]
 
 
 def test_one_block_size():
-    plan = DRIVERS["netio"].plan("netio", "netio", {"block": "8K"}, ENDS, "t1")
+    plan = TOOLS["netio"].driver.plan("netio", "netio", {"block": "8K"}, ENDS, "t1")
     assert plan.client == ["netio", "-t", "-p", "18767", "-b", "8k", "198.18.0.1"]
 
 
 @pytest.mark.parametrize("bad", ["1500", 0])
 def test_block_must_be_whole_kilobytes(bad):
     with pytest.raises(ValidationError, match="whole kilobytes"):
-        DRIVERS["netio"].params({"block": bad})
+        TOOLS["netio"].driver.parse_params({"block": bad})
 
 
 def test_ntttcp_for_linux_gets_every_parameter_it_has():
-    plan = DRIVERS["ntttcp"].plan("ntttcp", "ntttcp", {"port": 6001, "length": "64K",
+    plan = TOOLS["ntttcp"].driver.plan("ntttcp", "ntttcp", {"port": 6001, "length": "64K",
                                                       "receive_buffer": "1M",
                                                       "duration_s": 5}, ENDS, "t1")
     for argv in (plan.server, plan.client):
@@ -44,4 +45,4 @@ def test_ntttcp_for_linux_refuses_the_windows_only_parameters(params):
     from nicbench.errors import UsageError
 
     with pytest.raises(UsageError, match="ntttcp-for-linux has no -n"):
-        DRIVERS["ntttcp"].plan("ntttcp", "ntttcp", params, ENDS, "t1")
+        TOOLS["ntttcp"].driver.plan("ntttcp", "ntttcp", params, ENDS, "t1")

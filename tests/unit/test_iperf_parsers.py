@@ -45,7 +45,7 @@ def test_garbage_is_refused_with_a_line_number(parser):
     garbage = "total 12\ndrwxr-xr-x 2 root root 4096 .\nPING 10.0.0.1 56(84) bytes of data.\n"
     with pytest.raises(ParseError, match=r"line \d+") as err:
         parser.parse(garbage)
-    assert err.value.tool == parser.TOOL
+    assert err.value.tool == parser.NAME
     assert err.value.expected  # says what it looked for
 
 

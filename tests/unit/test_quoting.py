@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from nicbench.errors import CommandFailed
-from nicbench.remote.command import PosixShell, PowerShell, Secret, display
+from nicbench.remote.command import Secret, display
+from nicbench.remote.powershell import PowerShell
+from nicbench.remote.shell import PosixShell
 from nicbench.remote.fake import FakeConnection
 from nicbench.remote.local import LocalConnection
 from nicbench.remote.result import make_result

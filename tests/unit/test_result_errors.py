@@ -39,14 +39,15 @@ def test_tail_prefers_stderr_and_keeps_the_last_lines():
     assert make_result("h", ["x"]).tail() == ""
 
 
-def test_check():
-    ok = make_result("h", ["true"])
-    assert ok.check() is ok
-    bad = make_result("h", ["ip", "link"], stderr="RTNETLINK answers: Invalid argument\n",
-                      exit_status=2)
+def test_run_raises_on_a_non_zero_exit_unless_warned():
+    answers = {"true": ("", "", 0),
+               "ip link": ("", "RTNETLINK answers: Invalid argument\n", 2)}
+    conn = FakeConnection("h", replies=answers)
+    assert conn.run(["true"]).ok
+    assert conn.run(["ip", "link"], warn=True).exit_status == 2
     with pytest.raises(CommandFailed) as info:
-        bad.check("try a smaller MTU")
-    assert info.value.result is bad
+        conn.run(["ip", "link"], hint="try a smaller MTU")
+    assert info.value.result.exit_status == 2
     assert str(info.value) == ("h: `ip link` exited 2: RTNETLINK answers: Invalid argument "
                                "(try a smaller MTU)")
 
@@ -209,11 +210,11 @@ class FakePlatform(Platform):
     def wait_listening(self, port, protocol, timeout_s):  # pragma: no cover
         pass
 
-    def executable(self, tool):  # pragma: no cover
-        return tool
-
-    def tool_version(self, tool, executable=None):  # pragma: no cover
+    def probe_version(self, tool, exe):  # pragma: no cover
         return None
+
+    def scratch_file(self, name):  # pragma: no cover
+        return name
 
 
 @pytest.fixture

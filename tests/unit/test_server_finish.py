@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 
 from nicbench.remote.local import LocalConnection
-from nicbench.tools.drivers import DRIVERS, IPERF2_WHOLE_RUN_ROW, Endpoints, Plan
+from nicbench.tools.driver import Endpoints, Plan
+from nicbench.tools.iperf2 import IPERF2_WHOLE_RUN_ROW
+from nicbench.tools.registry import TOOLS
 
 SAMPLES = Path(__file__).resolve().parents[1] / "golden" / "samples"
 ROW = "[  1] 0.0000-1.0172 sec   114 MBytes   941 Mbits/sec  22937=22601:272:24:11:9:9:4:7"
@@ -47,7 +49,7 @@ def test_with_intervals_the_first_interval_row_also_matches():
 
 
 def test_iperf2_plan_counts_a_sum_row_for_several_streams():
-    drv = DRIVERS["iperf2"]
+    drv = TOOLS["iperf2"].driver
     ends = Endpoints("198.18.0.1", "198.18.0.2", "tcp")
     one = drv.plan("iperf", "iperf", {"duration_s": 1}, ends, "t")
     two = drv.plan("iperf", "iperf", {"duration_s": 1, "streams": 2}, ends, "t")

@@ -1,0 +1,69 @@
+"""The ``nicbench`` command: parse arguments, call the library, print results and errors.
+
+Kept thin on purpose: every command is a function of a few lines over library calls.
+Every failure the library raises on purpose (``NicbenchError``) becomes one line per
+problem on stderr and the error's exit code; never a traceback (``--debug`` shows one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+
+from nicbench import __version__
+from nicbench.cli import console
+from nicbench.errors import NicbenchError
+
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from nicbench.cli import check, lab, parse, report, run
+
+    p = argparse.ArgumentParser(
+        prog="nicbench",
+        description="Benchmark network adapters between host pairs the way the 2002-2003 "
+                    "roundups did: tune, run the tools many times, keep every sample, chart.")
+    p.add_argument("--version", action="version", version=f"nicbench {__version__}")
+    p.add_argument("--debug", action="store_true", help="show tracebacks of unexpected errors")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    for module in (lab, check, report, run, parse):
+        module.register(sub)
+    return p
+
+
+def _term_as_interrupt(*_):
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        if args.command == "lab":
+            parser.parse_args(["lab", "--help"])
+        parser.print_help()
+        return 2
+    # SIGTERM (kill, CI timeouts) unwinds like Ctrl-C, so every finally restores hosts.
+    signal.signal(signal.SIGTERM, _term_as_interrupt)
+    try:
+        return args.func(args)
+    except NicbenchError as exc:
+        for line in exc.lines():
+            console.error(line)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("nicbench: interrupted; host settings were restored", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # a bug: say so in one line unless --debug
+        if args.debug:
+            raise
+        print(f"nicbench: internal error: {type(exc).__name__}: {exc} "
+              "(run with --debug for a traceback and report it)", file=sys.stderr)
+        return 70
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

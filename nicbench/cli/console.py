@@ -1,0 +1,66 @@
+"""What the CLI prints: lines, tables, progress and error lines.
+
+On a terminal, tables and the progress of a run are drawn with rich; when the output is
+not a terminal (a log of an overnight run, a pipe, a test), the same information comes as
+plain lines, one per event, so logs stay greppable.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Sequence
+
+
+def out(text: str = "") -> None:
+    print(text, flush=True)
+
+
+def warn(text: str) -> None:
+    print(f"nicbench: warning: {text}", file=sys.stderr, flush=True)
+
+
+def problem(text: str) -> None:
+    print(f"nicbench: problem: {text}", file=sys.stderr, flush=True)
+
+
+def error(text: str) -> None:
+    print(f"nicbench: error: {text}", file=sys.stderr, flush=True)
+
+
+def is_terminal() -> bool:
+    return sys.stdout.isatty()
+
+
+def plain_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+    """A table: rich's on a terminal, aligned plain text otherwise."""
+    if not is_terminal():
+        out(plain_table(headers, rows))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(*headers, box=None, header_style="bold", pad_edge=False)
+    for row in rows:
+        t.add_row(*("" if c is None else str(c) for c in row))
+    Console().print(t)
+
+
+def mbit(bps: float | None) -> str:
+    return "-" if bps is None or bps != bps else f"{bps / 1e6:.1f}"
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    s = int(seconds)
+    if s >= 3600:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    return f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"

@@ -1,0 +1,92 @@
+"""``nicbench lab``: the local lab of namespace hosts."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from nicbench.cli import console
+from nicbench.cli.console import out
+
+
+def _env_lab_spec(args):
+    from nicbench.lab.lab import LabSpec
+
+    adapters = tuple(a for a in (getattr(args, "adapters", None) or "").split(",") if a)
+    kw = {"prefix": os.environ.get("NICBENCH_LAB_PREFIX", "nb"),
+          "slot": int(os.environ.get("NICBENCH_LAB_SLOT", "0"))}
+    if getattr(args, "pairs", None):
+        kw["pairs"] = args.pairs
+    if getattr(args, "rate", None):
+        kw["rate"] = args.rate
+    if adapters:
+        kw["adapters"] = adapters
+    return LabSpec(**kw)
+
+
+def _lab_dir(args) -> str:
+    return args.dir or os.environ.get("NICBENCH_LAB_DIR", ".lab")
+
+
+def cmd_lab_up(args) -> int:
+    from nicbench.lab.lab import Lab
+
+    lab = Lab(_env_lab_spec(args), _lab_dir(args), progress=lambda m: out(f"lab: {m}"))
+    lab.up()
+    out(f"lab up: {len(lab.spec.hosts())} hosts, {len(lab.spec.links())} test links; "
+         f"inventory {lab.inventory_file}")
+    return 0
+
+
+def cmd_lab_down(args) -> int:
+    from nicbench.lab.lab import Lab
+
+    lab = Lab.existing(_lab_dir(args), _env_lab_spec(args))
+    removed = lab.down()
+    out(f"lab down: removed {len(removed)} objects" + (f" ({', '.join(removed)})" if removed else ""))
+    return 0
+
+
+def cmd_lab_status(args) -> int:
+    from nicbench.lab.lab import Lab
+
+    lab = Lab.existing(_lab_dir(args), _env_lab_spec(args))
+    rows = lab.status()
+    console.table(["host", "namespace", "address", "sshd"],
+                  [[r["host"], "yes" if r["namespace"] else "no", r["address"],
+                    r["sshd_pid"] or "not running"] for r in rows])
+    up = all(r["namespace"] and r["sshd_pid"] for r in rows)
+    out("lab is up" if up else "lab is down or incomplete (nicbench lab up)")
+    return 0 if up else 1
+
+
+def cmd_lab_inventory(args) -> int:
+    from nicbench.lab.lab import render_inventory
+
+    sys.stdout.write(render_inventory(_env_lab_spec(args), args.key_dir))
+    return 0
+
+
+def register(sub) -> None:
+    lab = sub.add_parser("lab", help="the local lab of namespace hosts (root)")
+    labsub = lab.add_subparsers(dest="lab_command", metavar="ACTION")
+    up = labsub.add_parser("up", help="build (or repair) the lab")
+    up.add_argument("--pairs", type=int, help="host pairs (default 1)")
+    up.add_argument("--rate", help="line rate of every test link, e.g. 1gbit (default: "
+                                   "each emulated adapter's own)")
+    up.add_argument("--adapters", help="comma-separated emulated adapters "
+                                       "(default: gbe,pci32,nojumbo,stall,fe)")
+    up.set_defaults(func=cmd_lab_up)
+    down = labsub.add_parser("down", help="remove everything the lab made")
+    down.set_defaults(func=cmd_lab_down)
+    st = labsub.add_parser("status", help="show the lab's hosts")
+    st.set_defaults(func=cmd_lab_status)
+    li = labsub.add_parser("inventory", help="print the inventory describing the lab")
+    li.add_argument("--pairs", type=int)
+    li.add_argument("--rate")
+    li.add_argument("--adapters")
+    li.add_argument("--key-dir", default=".lab")
+    li.set_defaults(func=cmd_lab_inventory)
+    for sp in (up, down, st):
+        sp.add_argument("--dir", help="lab state directory (default .lab, or $NICBENCH_LAB_DIR)")
+    li.set_defaults(dir=None)

@@ -1,0 +1,146 @@
+"""``nicbench run`` and ``nicbench restore``."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from nicbench.cli import console
+from nicbench.cli.console import duration, mbit, out
+from nicbench.errors import UsageError
+from nicbench.execution import events as ev
+
+
+class RunPrinter:
+    """Prints a run's events: a line per event, and on a terminal a progress bar with the
+    ETA below them."""
+
+    def __init__(self) -> None:
+        self._bar = None
+        self._task = None
+        self._where = ""
+
+    def __enter__(self) -> "RunPrinter":
+        if console.is_terminal():
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                       TimeRemainingColumn)
+
+            self._bar = Progress(TextColumn("{task.description}"), BarColumn(),
+                                 MofNCompleteColumn(), TimeRemainingColumn(), transient=True)
+            self._bar.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+    def line(self, text: str) -> None:
+        if self._bar is not None:
+            self._bar.console.print(text, markup=False, highlight=False)
+        else:
+            out(text)
+
+    def __call__(self, event: ev.Event) -> None:
+        match event:
+            case ev.RunStarted(total=total):
+                if self._bar is not None:
+                    self._task = self._bar.add_task("starting", total=total)
+            case ev.PointStarted(pair=pair, point=point):
+                self._where = f"{pair} {point}"
+                self.line(f"== {pair} {point}")
+            case ev.PointSkipped(pair=pair, point=point, reason=reason):
+                self.line(f"   skipped {pair} {point}: {reason}")
+            case ev.GaveUp(test=test, reason=reason):
+                self.line(f"   gave up {test}: {reason}")
+            case ev.TrialDone(record=r, i=i, n=n, done=done, total=total, eta_s=eta):
+                of = f"/{n}" if n else ""
+                offered = f" offered {mbit(r.offered_bps)}" if r.offered_bps else ""
+                result = f"{mbit(r.throughput_bps)} Mbit/s" if r.ok else f"FAILED: {r.reason}"
+                self.line(f"   [{done:>4}/{total}] {r.test} #{i}{of}{offered}: {result}  "
+                          f"(ETA {duration(eta)})")
+                if self._bar is not None and self._task is not None:
+                    self._bar.update(self._task, completed=done,
+                                     description=f"{self._where} {r.test}")
+            case ev.UdpSearchDone(test=test, method=method, best_bps=best, offered_bps=off,
+                                  trials=n):
+                self.line(f"   {test}: {method} found {mbit(best)} Mbit/s (offered "
+                          f"{mbit(off)}) in {n} trials")
+            case ev.SettingRestored():
+                pass   # every point restores its settings; the journal has them
+            case ev.Warning(message=message):
+                console.warn(message)
+
+
+def cmd_run(args) -> int:
+    from nicbench.config.loader import load_inventory, load_profile, resolve_profile_path
+    from nicbench.execution.runner import Runner
+
+    profile = load_profile(resolve_profile_path(args.profile))
+    inv = load_inventory(args.inventory)
+    for name in args.pair or []:
+        inv.pair(name)      # an unknown name is refused before anything is printed
+    out_dir = args.out or args.resume or \
+        f"reports/{profile.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    out(f"nicbench run {profile.name} -> {out_dir}")
+    with RunPrinter() as printer:
+        runner = Runner(profile, inv, out_dir, pairs=args.pair, resume=bool(args.resume),
+                        listener=printer, trust_new_keys=args.trust_new_host_keys)
+        run_dir = runner.run()
+    rows = [[r.pair, r.point, r.test, r.status, f"{r.n_ok}/{r.n_ok + r.n_failed}", r.select,
+             mbit(r.selected_bps), mbit(r.median_bps),
+             "-" if r.cpu_local_pct is None else f"{r.cpu_local_pct:.0f}",
+             "-" if r.cpu_remote_pct is None else f"{r.cpu_remote_pct:.0f}"]
+            for r in runner.summary]
+    out("")
+    console.table(["pair", "point", "test", "status", "ok", "select", "Mbit/s", "median",
+                   "cpu snd %", "cpu rcv %"], rows)
+    out(f"\nresults: {run_dir.path}/ (summary.csv, trials.jsonl, raw/)")
+    if args.report:
+        from nicbench.report import build_report
+
+        page = build_report([str(run_dir.path)], str(run_dir.path / "report"),
+                            warn=console.warn)
+        out(f"report: {page}")
+    return 0
+
+
+def cmd_restore(args) -> int:
+    from nicbench.config.loader import load_inventory
+    from nicbench.platforms.hosts import HostPool
+    from nicbench.platforms.tuning import TuningSession, read_journal
+    from nicbench.results.store import RunDir
+
+    journal = RunDir(args.dir).journal_file
+    if not journal.exists():
+        raise UsageError(f"{journal}: no tuning journal (nothing was changed by that run)")
+    pending = [c for c in read_journal(journal) if not c.restored]
+    if not pending:
+        out("nothing to restore")
+        return 0
+    inv = load_inventory(args.inventory)
+    with HostPool(inv) as pool:
+        session = TuningSession(journal, on_restore=lambda c: out(
+            f"restored {c.host} {c.kind} {c.key} = {c.original}"))
+        session.adopt(pending, {c.host: pool.platform(c.host) for c in pending})
+        problems = session.restore()
+    for p in problems:
+        print(f"nicbench: error: {p}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+def register(sub) -> None:
+    run = sub.add_parser("run", help="run a profile on the inventory's pairs")
+    run.add_argument("profile", help="profile name (profiles/NAME.yaml) or file")
+    run.add_argument("-i", "--inventory", default="inventory.yaml")
+    run.add_argument("--pair", action="append", metavar="NAME", help="only this pair (repeat)")
+    run.add_argument("--out", help="results directory (default reports/<profile>-<time>/)")
+    run.add_argument("--resume", metavar="DIR", help="continue a run that stopped half-way")
+    run.add_argument("--trust-new-host-keys", action="store_true")
+    run.add_argument("--report", action="store_true",
+                     help="build the report of the run in DIR/report/ when it ends")
+    run.set_defaults(func=cmd_run)
+
+    rst = sub.add_parser("restore", help="put back settings a run left changed (after a crash)")
+    rst.add_argument("dir", help="the run's results directory")
+    rst.add_argument("-i", "--inventory", default="inventory.yaml")
+    rst.set_defaults(func=cmd_restore)

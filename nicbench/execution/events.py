@@ -1,0 +1,89 @@
+"""What a run tells whoever watches it: typed events, one class per kind.
+
+The runner calls its :class:`Listener` with each event as it happens; the CLI prints
+them, a campaign counts them, tests collect them. A listener must not raise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, Union
+
+from nicbench.results.records import Failure, TrialRecord
+
+
+@dataclass(frozen=True)
+class RunStarted:
+    out: str
+    profile: str
+    pairs: tuple[str, ...]
+    total: int                 # trials planned (a UDP search counts its expected trials)
+    resumed: bool
+
+
+@dataclass(frozen=True)
+class PointStarted:
+    pair: str
+    point: str
+
+
+@dataclass(frozen=True)
+class PointSkipped:
+    pair: str
+    point: str
+    failure: Failure
+    reason: str
+
+
+@dataclass(frozen=True)
+class TrialDone:
+    record: TrialRecord
+    i: int                     # repetition (or search trial) number
+    n: int | None              # repetitions planned; None for a UDP search
+    done: int                  # trials done in the run so far
+    total: int
+    eta_s: float | None
+
+
+@dataclass(frozen=True)
+class GaveUp:
+    pair: str
+    point: str
+    test: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class UdpSearchDone:
+    pair: str
+    point: str
+    test: str
+    method: str
+    best_bps: float | None
+    offered_bps: int | None
+    trials: int
+
+
+@dataclass(frozen=True)
+class SettingRestored:
+    host: str
+    kind: str
+    key: str
+    value: str
+
+
+@dataclass(frozen=True)
+class Warning:
+    message: str
+
+
+Event = Union[RunStarted, PointStarted, PointSkipped, TrialDone, GaveUp, UdpSearchDone,
+              SettingRestored, Warning]
+
+
+class Listener(Protocol):
+    def __call__(self, event: Event) -> None: ...
+
+
+def ignore(event: Event) -> None:
+    """The listener of a run nobody watches."""

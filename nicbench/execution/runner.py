@@ -1,0 +1,371 @@
+"""``nicbench run``: a profile over pairs, point by point, every trial stored as it ends.
+
+For each pair and each tuning point: record the originals and apply the tuning on both
+hosts, prove the path carries the MTU, run each test with its repetitions (or its UDP
+search), and restore. A point the hardware refuses (the kernel's "Invalid argument") is
+stored as a skipped configuration with that reason and the run goes on, as the reviews
+did. Resuming skips every trial already in trials.jsonl.
+
+A :class:`Runner` holds one run's state: the profile and inventory, the results directory,
+the keys already stored, the progress, the hosts and the tuning session. Hosts come from
+a :class:`Hosts` provider (SSH to the inventory's hosts by default; tests give fakes), and
+what happens is told to a :class:`~nicbench.execution.events.Listener`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Protocol
+
+from nicbench import __version__
+from nicbench.config.inventory import Inventory, Pair
+from nicbench.config.profile import Point, Profile, TestSpec, check_platforms
+from nicbench.errors import TuningError, UsageError
+from nicbench.execution import events as ev
+from nicbench.execution.trial import TrialContext, run_trial
+from nicbench.execution.udpsearch import bisect, sweep
+from nicbench.platforms.base import Platform
+from nicbench.platforms.hosts import HostPool
+from nicbench.platforms.tuning import Change, TuningSession
+from nicbench.results.manifest import Manifest
+from nicbench.results.policy import passes
+from nicbench.results.records import Failure, Kind, Status, TrialKey, TrialRecord
+from nicbench.results.store import RunDir, new_run_id
+from nicbench.results.summary import SummaryRow, write_summary
+from nicbench.tools.params import resolve
+
+PER_TRIAL_OVERHEAD_S = 0.3   # first ETA guess; replaced by the measured figure
+
+# What a TuningError's kind means for the configurations it stops.
+_TUNING_FAILURES = {"refused": Failure.REFUSED, "path": Failure.PATH_CHECK,
+                    "mismatch": Failure.TUNING, "interface": Failure.INTERFACE,
+                    "other": Failure.TUNING}
+
+
+class Hosts(Protocol):
+    """Where a run gets each host's platform: one per host name, kept for the run."""
+
+    def platform(self, name: str) -> Platform: ...
+
+    def close(self) -> None: ...
+
+
+TrialFn = Callable[..., TrialRecord]
+
+
+@dataclass
+class Progress:
+    """Counts trials and estimates the time left from what has been measured."""
+
+    total: int
+    done: int = 0
+    started: float = field(default_factory=time.monotonic)
+    measured: int = 0           # trials run by this process (not replayed or skipped)
+
+    def eta_s(self) -> float | None:
+        if self.measured == 0:
+            return None
+        rate = (time.monotonic() - self.started) / self.measured
+        return rate * (self.total - self.done)
+
+
+def planned_trials(profile: Profile, test: TestSpec) -> int:
+    if test.udp_search:
+        s = test.udp_search
+        steps = (s.stop_bps - s.start_bps) // s.step_bps + 1
+        return steps * s.trials_per_rate if s.method == "sweep" else \
+            (max(1, (steps - 1).bit_length()) + 2) * s.trials_per_rate
+    return profile.repetitions_for(test)
+
+
+@dataclass
+class _Side:
+    """The two ends of a pair for one run: platforms, interfaces, addresses."""
+
+    pair: Pair
+    adapter_id: str
+    adapter_label: str
+    receiver: Platform
+    sender: Platform
+
+    @property
+    def ends(self):
+        r, s = self.pair.receiver_side, self.pair.sender_side
+        return ((self.receiver, r.interface, r.address), (self.sender, s.interface, s.address))
+
+
+class Runner:
+    """One run of a profile over pairs of an inventory into a results directory."""
+
+    def __init__(self, profile: Profile, inventory: Inventory, out: str | Path, *,
+                 pairs: list[str] | None = None, resume: bool = False,
+                 listener: ev.Listener = ev.ignore, hosts: Hosts | None = None,
+                 trust_new_keys: bool = False, trial: TrialFn = run_trial):
+        self.profile = profile
+        self.inventory = inventory
+        self.pairs = [inventory.pair(p) for p in pairs] if pairs else list(inventory.pairs)
+        if not self.pairs:
+            raise UsageError("the inventory has no pairs to run")
+        check_platforms(profile, inventory, self.pairs)
+        self.resume = resume
+        self.listener = listener
+        self.trial = trial
+        self._hosts = hosts
+        self._trust_new_keys = trust_new_keys
+        self.run_dir = RunDir(out)
+        self.done: set[TrialKey] = set()
+        self.progress = Progress(total=sum(planned_trials(profile, t) for t in profile.tests)
+                                 * len(profile.points) * len(self.pairs))
+        self.manifest: Manifest | None = None
+        self.tuning: TuningSession | None = None
+        self.summary: list[SummaryRow] = []
+
+    # -- the run --------------------------------------------------------------------------
+    def run(self) -> RunDir:
+        self._open()
+        hosts = self._hosts or HostPool(self.inventory, trust_new_keys=self._trust_new_keys)
+        self.tuning = TuningSession(self.run_dir.journal_file, on_restore=self._restored)
+        self.listener(ev.RunStarted(out=str(self.run_dir.path), profile=self.profile.name,
+                                    pairs=tuple(p.name for p in self.pairs),
+                                    total=self.progress.total, resumed=self.resume))
+        try:
+            for pair in self.pairs:
+                self._run_pair(hosts, pair)
+        finally:
+            try:
+                self._finish()
+            finally:
+                hosts.close()
+        return self.run_dir
+
+    def _open(self) -> None:
+        rd = self.run_dir
+        if not self.resume and rd.trials_file.exists() and rd.trials_file.stat().st_size:
+            raise UsageError(f"{rd.path} already holds trials: resume it with --resume or "
+                             "choose another --out")
+        rd.create()
+        old = Manifest.read(rd.manifest_file) if self.resume and rd.manifest_file.exists() \
+            else None
+        self.done = rd.done_keys() if self.resume else set()
+        self.manifest = Manifest(
+            run_id=old.run_id if old else new_run_id(), nicbench_version=__version__,
+            profile=self.profile, profile_file=self.profile.file,
+            inventory=self.inventory, inventory_file=self.inventory.file,
+            pairs=[p.name for p in self.pairs],
+            started_at=old.started_at if old else time.time(),
+            resumed_at=(old.resumed_at + [time.time()]) if old else [])
+        self.manifest.write(rd.manifest_file)
+
+    def _finish(self) -> None:
+        assert self.tuning is not None and self.manifest is not None
+        problems = self.tuning.restore()
+        for p in problems:
+            self.listener(ev.Warning(p))
+        self.manifest.ended_at = time.time()
+        self.manifest.restore_problems = problems
+        self.manifest.write(self.run_dir.manifest_file)
+        self.summary = write_summary(self.run_dir, self.profile)
+
+    def _restored(self, change: Change) -> None:
+        self.listener(ev.SettingRestored(host=change.host, kind=change.kind, key=change.key,
+                                         value=change.original))
+
+    # -- a pair ---------------------------------------------------------------------------
+    def _run_pair(self, hosts: Hosts, pair: Pair) -> None:
+        assert self.manifest is not None
+        adapter = self.inventory.adapter(pair.adapter)
+        side = _Side(pair=pair, adapter_id=adapter.id, adapter_label=adapter.label,
+                     receiver=hosts.platform(pair.receiver_side.host),
+                     sender=hosts.platform(pair.sender_side.host))
+        for plat, iface, _ in side.ends:
+            self.manifest.hosts[plat.host] = vars(plat.host_facts())
+            self.manifest.interfaces[f"{pair.name}/{plat.host}"] = \
+                vars(plat.interface_facts(iface))
+            self.manifest.tools[plat.host] = {t.tool: plat.tool_version(t.tool)
+                                              for t in self.profile.tests}
+        self.manifest.write(self.run_dir.manifest_file)
+        for point in self.profile.points:
+            self._run_point(side, point)
+
+    # -- a point --------------------------------------------------------------------------
+    def _run_point(self, side: _Side, point: Point) -> None:
+        pair = side.pair
+        pending = [t for t in self.profile.tests if not self._all_done(pair, point, t)]
+        if not pending:
+            self.progress.done += sum(planned_trials(self.profile, t)
+                                      for t in self.profile.tests)
+            return
+        self.listener(ev.PointStarted(pair=pair.name, point=point.name))
+        (receiver, r_if, r_addr), (sender, s_if, s_addr) = side.ends
+        ctx = TrialContext(run_dir=self.run_dir, run_id=self.run_id, pair=pair.name,
+                           adapter=side.adapter_id, adapter_label=side.adapter_label,
+                           point=point.name, mtu=point.ip_mtu, receiver=receiver,
+                           sender=sender, receiver_addr=r_addr, sender_addr=s_addr)
+        try:
+            try:
+                self._apply(side, point)
+            except TuningError as exc:
+                self._skip_point(ctx, pending, exc)
+                return
+            for test in pending:
+                if test.udp_search:
+                    self._udp_search(ctx, test, point)
+                else:
+                    self._repetitions(ctx, test, point)
+        finally:
+            self._restore_point()
+
+    def _apply(self, side: _Side, point: Point) -> None:
+        assert self.tuning is not None
+        (receiver, r_if, r_addr), (sender, s_if, s_addr) = side.ends
+        for name, value in {**self.profile.sysctl, **point.sysctl}.items():
+            self.tuning.set_sysctl(receiver, name, str(value))
+            self.tuning.set_sysctl(sender, name, str(value))
+        self.tuning.set_mtu(receiver, r_if, point.ip_mtu)
+        self.tuning.set_mtu(sender, s_if, point.ip_mtu)
+        sender.verify_path_mtu(s_if, r_addr, point.ip_mtu)
+        receiver.verify_path_mtu(r_if, s_addr, point.ip_mtu)
+
+    def _skip_point(self, ctx: TrialContext, pending: list[TestSpec],
+                    exc: TuningError) -> None:
+        failure = _TUNING_FAILURES[exc.kind]
+        reason = f"{exc.host}: {exc.setting} {exc.value}: {exc.kernel_message}"
+        self.listener(ev.PointSkipped(pair=ctx.pair, point=ctx.point, failure=failure,
+                                      reason=reason))
+        for test in pending:
+            self._store_marker(ctx, test, Kind.SKIPPED, failure, reason,
+                               not_run=self.profile.repetitions_for(test),
+                               kernel_message=exc.kernel_message,
+                               extra={"host": exc.host})
+            self.progress.done += planned_trials(self.profile, test)
+
+    def _restore_point(self) -> None:
+        # Each point starts from the hosts' own settings, so a refused point cannot leave
+        # the next one on a half-applied state.
+        assert self.tuning is not None
+        self.tuning.restore()
+        self.tuning.forget_restored()
+
+    # -- repetitions ----------------------------------------------------------------------
+    def _repetitions(self, ctx: TrialContext, test: TestSpec, point: Point) -> None:
+        params = resolve(test.params, point.vars)
+        reps = self.profile.repetitions_for(test)
+        limit = self.profile.give_up_after_for(test)
+        timeout = self.profile.timeout_for(test)
+        failures_in_a_row = 0
+        for rep in range(1, reps + 1):
+            if TrialKey(ctx.pair, ctx.point, test.name, Kind.REPETITION, rep) in self.done:
+                self.progress.done += 1
+                continue
+            rec = self.trial(ctx, test, params, repetition=rep, timeout_s=timeout)
+            self._store(rec)
+            self._told(rec, rep, reps)
+            failures_in_a_row = failures_in_a_row + 1 if rec.status is Status.FAILED else 0
+            if limit and failures_in_a_row >= limit and rep < reps:
+                self._give_up(ctx, test, rec, limit, reps - rep)
+                self.progress.done += reps - rep
+                break
+
+    def _give_up(self, ctx: TrialContext, test: TestSpec, last: TrialRecord, limit: int,
+                 left: int) -> None:
+        reason = (f"{left} repetitions not run after {limit} consecutive failures "
+                  f"(last: {last.reason})")
+        self.listener(ev.GaveUp(pair=ctx.pair, point=ctx.point, test=test.name,
+                                reason=reason))
+        self._store_marker(ctx, test, Kind.GIVEN_UP, Failure.GIVEN_UP, reason, not_run=left,
+                           extra={"consecutive_failures": limit,
+                                  "last_failure": str(last.failure) if last.failure else None})
+
+    # -- UDP search -----------------------------------------------------------------------
+    def _udp_search(self, ctx: TrialContext, test: TestSpec, point: Point) -> None:
+        s = test.udp_search
+        assert s is not None
+        params = resolve(test.params, point.vars)
+        timeout = self.profile.timeout_for(test)
+        counter = 0
+        # A resumed search replays the trials it already made: the search is deterministic
+        # given their results, so it walks the same rates and measures only from where it
+        # stopped.
+        mine = (ctx.pair, ctx.point, test.name, Kind.UDP_SEARCH)
+        stored = {r.repetition: r for r in self.run_dir.records() if r.key[:4] == mine} \
+            if any(key[:4] == mine for key in self.done) else {}
+
+        def one(rate: int) -> TrialRecord:
+            nonlocal counter
+            counter += 1
+            old = stored.get(counter)
+            if old is not None and old.offered_bps == rate:
+                self.progress.done += 1
+                return old
+            rec = self.trial(ctx, test, params, repetition=counter, kind=Kind.UDP_SEARCH,
+                             offered_bps=rate, timeout_s=timeout)
+            rec.search_method = s.method
+            if old is not None:    # the search took another path: keep both, mark the new
+                rec.trial_id += ".replayed"
+                rec.extra["superseded_stored_trial"] = old.trial_id
+            self._store(rec)
+            self._told(rec, counter, None)
+            return rec
+
+        def trial(rate: int) -> TrialRecord:
+            # trials_per_rate > 1: the rate is offered that many times and its best trial
+            # (one that passes, then the most received) speaks for it; all are stored.
+            recs = [one(rate) for _ in range(s.trials_per_rate)]
+            return max(recs, key=lambda r: (passes(r, s.loss_pct), r.ok,
+                                            r.throughput_bps or 0.0))
+
+        if s.method == "sweep":
+            result = sweep(trial, s.start_bps, s.stop_bps, s.step_bps)
+        else:
+            result = bisect(trial, s.start_bps, s.stop_bps, s.step_bps, s.loss_pct)
+        self.listener(ev.UdpSearchDone(
+            pair=ctx.pair, point=ctx.point, test=test.name, method=result.method,
+            best_bps=result.best_bps, offered_bps=result.best_offered_bps,
+            trials=len(result.trials)))
+
+    # -- records --------------------------------------------------------------------------
+    @property
+    def run_id(self) -> str:
+        assert self.manifest is not None
+        return self.manifest.run_id
+
+    def _all_done(self, pair: Pair, point: Point, test: TestSpec) -> bool:
+        key = (pair.name, point.name, test.name)
+        if TrialKey(*key, Kind.SKIPPED, None) in self.done or \
+                TrialKey(*key, Kind.GIVEN_UP, None) in self.done:
+            return True
+        if test.udp_search:
+            return False
+        return all(TrialKey(*key, Kind.REPETITION, r) in self.done
+                   for r in range(1, self.profile.repetitions_for(test) + 1))
+
+    def _store_marker(self, ctx: TrialContext, test: TestSpec, kind: Kind, failure: Failure,
+                      reason: str, *, not_run: int, kernel_message: str | None = None,
+                      extra: dict | None = None) -> None:
+        """Store the one record that stands for a test's trials not run at a point: the
+        point was not applied (``skipped``), or too many failures in a row (``given-up``)."""
+        now = time.time()
+        self._store(TrialRecord(
+            run_id=ctx.run_id, trial_id=f"{ctx.pair}.{ctx.point}.{test.name}.{kind.value}",
+            pair=ctx.pair, adapter=ctx.adapter, adapter_label=ctx.adapter_label,
+            tool=test.tool, test=test.name, protocol=test.protocol, point=ctx.point,
+            mtu=ctx.mtu, repetition=None, kind=kind, status=Status.SKIPPED, failure=failure,
+            reason=reason, not_run=not_run, kernel_message=kernel_message,
+            started_at=now, ended_at=now, extra=extra or {}))
+
+    def _store(self, rec: TrialRecord) -> None:
+        self.run_dir.append(rec)
+        self.done.add(rec.key)
+
+    def _told(self, rec: TrialRecord, i: int, n: int | None) -> None:
+        self.progress.done += 1
+        self.progress.measured += 1
+        self.listener(ev.TrialDone(record=rec, i=i, n=n, done=self.progress.done,
+                                   total=self.progress.total, eta_s=self.progress.eta_s()))
+
+
+def run_profile(profile: Profile, inventory: Inventory, out: str | Path, **kw) -> RunDir:
+    """Run ``profile`` over ``inventory``'s pairs into ``out`` (see :class:`Runner`)."""
+    return Runner(profile, inventory, out, **kw).run()

@@ -1,0 +1,254 @@
+"""Fake hosts: the platform seam in memory, for engine tests without root and for dry runs.
+
+A :class:`FakeHosts` is what a :class:`~nicbench.execution.runner.Runner` takes instead of
+SSH connections (as httpx takes a mock transport). Its platforms keep MTUs and sysctls in
+memory, refuse what a test tells them to refuse (with the words a real kernel uses), and
+run tools by asking the test's ``answer`` function what the tool printed. Every call is
+logged, so a test can assert on what the engine did and in which order.
+
+Nothing here pretends to measure: the outputs a test answers with should be real captured
+tool outputs (``tests/golden/captures``), so the engine's parsing and judging run for real.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+from nicbench.errors import CommandTimeout, TuningError
+from nicbench.platforms.base import CpuTimes, HostFacts, InterfaceFacts, Platform
+from nicbench.remote.connection import DEFAULT_TIMEOUT_S, Background
+from nicbench.remote.fake import FakeConnection
+from nicbench.remote.result import Result, make_result
+
+
+@dataclass
+class Answer:
+    """What a fake tool run printed: the client's output and exit status, and what the
+    server printed by the time it was stopped. ``timeout``: the client never ended."""
+
+    client: str = ""
+    server: str = ""
+    exit_status: int = 0
+    timeout: bool = False
+    outfile: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A client command the engine ran on a fake host, with the state it ran in."""
+
+    host: str
+    argv: tuple[str, ...]
+    mtu: dict[str, int]          # interface -> MTU on the sending host at that moment
+    server_argv: tuple[str, ...]
+
+
+Answerer = Callable[[ToolCall], Answer]
+
+
+@dataclass
+class FakeInterface:
+    mtu: int = 1500
+    max_mtu: int = 65535
+    addresses: tuple[str, ...] = ()
+    state: str = "up"
+    # A refusal the kernel would print for MTUs above max_mtu.
+    refusal: str = "RTNETLINK answers: Invalid argument"
+
+
+class FakeBackground(Background):
+    """A started server: it listens at once and prints what the answer says it printed."""
+
+    def __init__(self, platform: "FakePlatform", argv: list[str]):
+        super().__init__(platform.conn, argv, pid=platform.next_pid(), workdir="/fake")
+        self.platform = platform
+        self.output = ""
+        self.running = True
+
+    def is_running(self) -> bool:
+        return self.running
+
+    def wait(self, timeout: float) -> bool:
+        return not self.running
+
+    def ended(self, wait_s: float = 0.0) -> bool:
+        return not self.running
+
+    def stop_after_output(self, pattern: str, count: int, wait_s: float,
+                          signal: str = "TERM") -> str:
+        self.running = False
+        return "stopped"
+
+    def stop(self, grace_s: float = 2.0, signal: str = "TERM") -> None:
+        self.running = False
+
+    def collect(self) -> Result:
+        if self._collected is None:
+            self.running = False
+            self.platform.log.append((self.platform.host, "collect", self.argv[0]))
+            self._collected = make_result(self.platform.host, self.argv, stdout=self.output,
+                                          exit_status=None)
+            self.platform.servers.remove(self)
+        return self._collected
+
+
+class FakePlatform(Platform):
+    os_name = "linux"
+
+    def __init__(self, name: str, hosts: "FakeHosts",
+                 interfaces: Mapping[str, FakeInterface],
+                 sysctls: Mapping[str, str] | None = None,
+                 tools: Mapping[str, str] | None = None):
+        super().__init__(FakeConnection(name), tools)
+        self.hosts = hosts
+        self.log = hosts.log
+        self.interfaces = dict(interfaces)
+        self.sysctls = dict(sysctls or {})
+        self.servers: list[FakeBackground] = []
+        self._pid = 1000
+        self._busy = 0.0
+        self.lost = False   # set by a test: the host stops answering
+
+    def next_pid(self) -> int:
+        self._pid += 1
+        return self._pid
+
+    def _alive(self) -> None:
+        if self.lost:
+            from nicbench.errors import ConnectError
+            raise ConnectError(self.host, "cannot reach the host: Connection refused",
+                               "is the host up?")
+
+    # -- settings -------------------------------------------------------------------------
+    def _iface(self, iface: str) -> FakeInterface:
+        if iface not in self.interfaces:
+            raise TuningError(self.host, "interface", iface,
+                              f'Device "{iface}" does not exist.', kind="interface")
+        return self.interfaces[iface]
+
+    def get_mtu(self, iface: str) -> int:
+        self._alive()
+        return self._iface(iface).mtu
+
+    def set_mtu(self, iface: str, mtu: int) -> None:
+        self._alive()
+        self.log.append((self.host, "mtu", iface, mtu))
+        i = self._iface(iface)
+        if mtu > i.max_mtu:
+            raise TuningError(self.host, f"MTU of {iface}", mtu, i.refusal)
+        i.mtu = mtu
+
+    def verify_path_mtu(self, iface: str, peer: str, mtu: int) -> None:
+        self._alive()
+        other = self.hosts.peer_mtu(peer)
+        if other is not None and other < mtu:
+            raise TuningError(self.host, f"path MTU to {peer}", mtu,
+                              f"no reply to a {mtu}-byte packet with DF set", kind="path")
+
+    def reaches(self, iface: str, peer: str) -> bool:
+        return not self.lost
+
+    def get_sysctl(self, name: str) -> str:
+        self._alive()
+        return self.sysctls[name]
+
+    def set_sysctl(self, name: str, value: str) -> None:
+        self._alive()
+        self.log.append((self.host, "sysctl", name, value))
+        if name not in self.sysctls:
+            raise TuningError(self.host, name, value,
+                              f"sysctl: cannot stat /proc/sys/{name.replace('.', '/')}: "
+                              "No such file or directory", kind="other")
+        self.sysctls[name] = value
+
+    # -- facts ----------------------------------------------------------------------------
+    def host_facts(self) -> HostFacts:
+        self._alive()
+        return HostFacts(os="linux", kernel="fake", cpu_model=None, cpus=1, hostname=self.host)
+
+    def interface_facts(self, iface: str) -> InterfaceFacts:
+        self._alive()
+        i = self._iface(iface)
+        return InterfaceFacts(name=iface, mtu=i.mtu, max_mtu=i.max_mtu, state=i.state,
+                              carrier=i.state == "up", addresses=i.addresses)
+
+    def cpu_times(self) -> CpuTimes:
+        self._busy += 1.0
+        return CpuTimes(busy=self._busy, total=self._busy * 4)
+
+    def probe_version(self, tool: str, exe: str) -> str | None:
+        return "fake"
+
+    def scratch_file(self, name: str) -> str:
+        return f"/fake/{name}"
+
+    # -- processes ------------------------------------------------------------------------
+    def start(self, argv: Sequence[str]) -> Background:
+        self._alive()
+        self.log.append((self.host, "start", argv[0]))
+        server = FakeBackground(self, list(argv))
+        self.servers.append(server)
+        return server
+
+    def wait_listening(self, port: int, protocol: str, timeout_s: float) -> None:
+        self._alive()
+
+    def run(self, argv: Sequence[str], *, timeout: float = DEFAULT_TIMEOUT_S,
+            warn: bool = False) -> Result:
+        self._alive()
+        self.log.append((self.host, "run", argv[0]))
+        receiver = self.hosts.server_for(self)
+        call = ToolCall(host=self.host, argv=tuple(argv),
+                        mtu={n: i.mtu for n, i in self.interfaces.items()},
+                        server_argv=tuple(receiver.argv) if receiver else ())
+        answer = self.hosts.answer(call)
+        if receiver is not None:
+            receiver.output = answer.server
+        self.hosts.outfiles[self.host] = answer.outfile
+        result = make_result(self.host, argv, stdout=answer.client,
+                             exit_status=None if answer.timeout else answer.exit_status,
+                             timed_out=answer.timeout, started_at=time.time())
+        if answer.timeout:
+            raise CommandTimeout(result, timeout)
+        return result
+
+    def read_and_remove(self, path: str) -> str | None:
+        return self.hosts.outfiles.pop(self.host, None)
+
+
+@dataclass
+class FakeHosts:
+    """Fake hosts by name, for a Runner's ``hosts=``: ``add`` each, then run."""
+
+    answer: Answerer
+    log: list[tuple] = field(default_factory=list)
+    platforms: dict[str, FakePlatform] = field(default_factory=dict)
+    outfiles: dict[str, str | None] = field(default_factory=dict)
+    closed: int = 0
+
+    def add(self, name: str, interfaces: Mapping[str, FakeInterface],
+            sysctls: Mapping[str, str] | None = None) -> FakePlatform:
+        self.platforms[name] = FakePlatform(name, self, interfaces, sysctls)
+        return self.platforms[name]
+
+    def platform(self, name: str) -> Platform:
+        return self.platforms[name]
+
+    def close(self) -> None:
+        self.closed += 1
+
+    def peer_mtu(self, address: str) -> int | None:
+        for p in self.platforms.values():
+            for i in p.interfaces.values():
+                if address in i.addresses:
+                    return i.mtu
+        return None
+
+    def server_for(self, sender: FakePlatform) -> FakeBackground | None:
+        """The server a client on ``sender`` talks to: the one running on another host."""
+        for p in self.platforms.values():
+            if p is not sender and p.servers:
+                return p.servers[-1]
+        return None

@@ -1,0 +1,2 @@
+# Exit 0 if the group is alive, 1 if not.
+alive

@@ -1,0 +1,143 @@
+"""Shells: how an argv list becomes the text a host runs, and the small scripts nicbench
+sends to run, watch and stop background tools.
+
+:class:`Shell` is the seam every host's shell fills (``PosixShell`` here, the Windows
+shell in ``powershell.py``). Every method returns an argv list (rendered and quoted by
+:meth:`Shell.render` at the last moment) or rendered text; nothing from the inventory
+or a profile is ever pasted into a script: it travels as an argument.
+
+The POSIX scripts live in ``scripts/*.sh`` (checked by shellcheck in CI) and are sent
+with ``sh -c SCRIPT nicbench ARG...``; :func:`posix_scripts` gives the exact texts sent.
+"""
+
+from __future__ import annotations
+
+import shlex
+from functools import cache
+from importlib import resources
+from typing import Protocol, Sequence
+
+Argv = Sequence[str]
+
+
+class Shell(Protocol):
+    """What a Connection needs from the shell of a host."""
+
+    name: str
+    OUTPUT_POLL_S: float
+
+    def render(self, argv: Argv) -> str:
+        """The command line that runs ``argv`` exactly, every word quoted."""
+
+    def render_with_pid(self, argv: Argv) -> str:
+        """Like :meth:`render`, but the command first prints its pid (the process group to
+        kill on a timeout) on a line of its own."""
+
+    def kill_argv(self, pid: int, signal: str = "TERM") -> list[str]: ...
+
+    def background_argv(self, argv: Argv) -> list[str]:
+        """Start ``argv`` detached, output to files; prints ``<pid> <workdir>``."""
+
+    def alive_argv(self, pid: int) -> list[str]:
+        """Exit 0 while the process (group) runs."""
+
+    def wait_argv(self, pid: int, poll_s: float = 0.02) -> list[str]:
+        """Return once the process (group) is gone (the caller's timeout bounds it)."""
+
+    def ended_argv(self, workdir: str, polls: int) -> list[str]:
+        """Exit 0 once the command has ended, 1 after ``polls`` x 10 ms."""
+
+    def stop_after_output_argv(self, pid: int, workdir: str, pattern: str, count: int,
+                               polls: int, signal: str) -> list[str]:
+        """Wait for ``count`` output lines matching ``pattern``, then stop the command.
+        Exit 0 stopped, 3 ended without them, 4 seen but still running, 1 not seen."""
+
+    def collect_argv(self, workdir: str) -> list[str]:
+        """Print out, err and rc of a background command, between the markers
+        ``@@nicbench-err@@`` and ``@@nicbench-rc@@``."""
+
+    def cleanup_argv(self, workdir: str) -> list[str]: ...
+
+    def read_and_remove_argv(self, path: str) -> list[str]: ...
+
+
+@cache
+def _script(name: str) -> str:
+    return (resources.files("nicbench.remote") / "scripts" / name).read_text(encoding="utf-8")
+
+
+# Scripts that ask whether a process group is alive get the group in $PG and the alive()
+# function in front of their own text.
+_GROUP_PRELUDE = 'PG="$1"; shift\n'
+
+
+def _with_alive(name: str) -> str:
+    return _GROUP_PRELUDE + _script("alive.sh") + _script(name)
+
+
+def posix_scripts() -> dict[str, str]:
+    """Every script text PosixShell sends, by file name: what shellcheck checks."""
+    plain = ("pid_exec.sh", "kill_group.sh", "background.sh", "collect.sh", "ended.sh",
+             "read_and_remove.sh", "cleanup.sh")
+    grouped = ("alive_now.sh", "wait_gone.sh", "stop_after_output.sh")
+    return {**{n: _script(n) for n in plain}, **{n: _with_alive(n) for n in grouped}}
+
+
+class PosixShell:
+    """sh on Linux/BSD hosts."""
+
+    name = "posix"
+    OUTPUT_POLL_S = 0.02
+
+    def render(self, argv: Argv) -> str:
+        if not argv:
+            raise ValueError("empty command")
+        return " ".join(shlex.quote(str(w)) for w in argv)
+
+    def _sh(self, script: str, *args: object) -> list[str]:
+        return ["sh", "-c", script, "nicbench", *(str(a) for a in args)]
+
+    def render_with_pid(self, argv: Argv) -> str:
+        return self.render(self._sh(_script("pid_exec.sh"), *argv))
+
+    def kill_argv(self, pid: int, signal: str = "TERM") -> list[str]:
+        return self._sh(_script("kill_group.sh"), signal, int(pid))
+
+    def background_argv(self, argv: Argv) -> list[str]:
+        return self._sh(_script("background.sh"), *argv)
+
+    def alive_argv(self, pid: int) -> list[str]:
+        return self._sh(_with_alive("alive_now.sh"), int(pid))
+
+    def wait_argv(self, pid: int, poll_s: float = 0.02) -> list[str]:
+        return self._sh(_with_alive("wait_gone.sh"), int(pid), f"{poll_s:g}")
+
+    def ended_argv(self, workdir: str, polls: int) -> list[str]:
+        return self._sh(_script("ended.sh"), workdir, int(polls))
+
+    def stop_after_output_argv(self, pid: int, workdir: str, pattern: str, count: int,
+                               polls: int, signal: str) -> list[str]:
+        return self._sh(_with_alive("stop_after_output.sh"), int(pid), pattern, workdir,
+                        int(count), int(polls), signal, f"{self.OUTPUT_POLL_S:g}")
+
+    def collect_argv(self, workdir: str) -> list[str]:
+        return self._sh(_script("collect.sh"), workdir)
+
+    def cleanup_argv(self, workdir: str) -> list[str]:
+        return self._sh(_script("cleanup.sh"), workdir)
+
+    def read_and_remove_argv(self, path: str) -> list[str]:
+        return self._sh(_script("read_and_remove.sh"), path)
+
+
+SHELLS: dict[str, type[Shell]] = {"posix": PosixShell}
+
+
+if __name__ == "__main__":  # python -m nicbench.remote.shell DIR: the scripts, for shellcheck
+    import sys
+    from pathlib import Path
+
+    out = Path(sys.argv[1])
+    out.mkdir(parents=True, exist_ok=True)
+    for file, text in posix_scripts().items():
+        (out / file).write_text("#!/bin/sh\n" + text)

@@ -1,0 +1,96 @@
+"""``manifest.json``: what a run was (profile, inventory, hosts, tools, times), typed.
+
+Written by the runner as the run goes (after each pair's facts, and at the end), read
+back by ``--resume``, ``restore`` and ``report`` as the same :class:`Manifest`, with the
+profile and inventory validated again by their own models: a manifest from a newer
+nicbench, or one that was edited into something else, is one clear error, never a
+half-read run.
+
+Format versions: 1 (nicbench 0.1) kept the profile's ``mtu:`` shorthand beside the points
+it expanded to; it is read by dropping the shorthand. 2 is written now.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from nicbench.config.inventory import Inventory
+from nicbench.config.profile import Profile
+from nicbench.errors import UsageError
+
+MANIFEST_VERSION = 2
+
+
+class Manifest(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+
+    format_version: int = MANIFEST_VERSION
+    run_id: str
+    nicbench_version: str
+    profile: Profile
+    profile_file: str = ""
+    inventory: Inventory
+    inventory_file: str = ""
+    pairs: list[str]
+    started_at: float = Field(default_factory=time.time)
+    ended_at: float | None = None
+    resumed_at: list[float] = Field(default_factory=list)
+    hosts: dict[str, dict[str, Any]] = Field(default_factory=dict)       # host -> facts
+    interfaces: dict[str, dict[str, Any]] = Field(default_factory=dict)  # pair/host -> facts
+    tools: dict[str, dict[str, str | None]] = Field(default_factory=dict)  # host -> versions
+    restore_problems: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_older(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        version = data.get("format_version", 1)
+        if isinstance(version, int) and version > MANIFEST_VERSION:
+            raise ValueError(f"format_version {version} is newer than this nicbench reads "
+                             f"({MANIFEST_VERSION}): read it with a newer nicbench")
+        if version == 1:
+            data = dict(data)
+            profile = data.get("profile")
+            if isinstance(profile, dict) and profile.get("points"):
+                data["profile"] = {k: v for k, v in profile.items() if k != "mtu"}
+            data["format_version"] = MANIFEST_VERSION
+        return data
+
+    def write(self, path: str | Path) -> None:
+        path = Path(path)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.model_dump(mode="json"), indent=1))
+        tmp.replace(path)
+
+    @classmethod
+    def read(cls, path: str | Path) -> "Manifest":
+        """The manifest at ``path``; one UsageError line naming the file if it is not one."""
+        path = Path(path)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise UsageError(f"{path}: missing (not a nicbench results directory, or one "
+                             "whose run never started)") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") \
+                from exc
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg}): the file is "
+                             "corrupt") from None
+        if not isinstance(data, dict):
+            raise UsageError(f"{path}: not a JSON object: the file is corrupt")
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(s) for s in err["loc"]) or "top level"
+            more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
+            msg = err["msg"].removeprefix("Value error, ")
+            raise UsageError(f"{path}: {where}: {msg}{more}: not a manifest this nicbench "
+                             "can read") from None

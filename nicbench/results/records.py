@@ -1,0 +1,199 @@
+"""What one trial leaves behind: :class:`TrialRecord`, with typed status, kind and failure.
+
+A record is written as one JSON line of ``trials.jsonl`` and read back as the same type
+(:meth:`TrialRecord.from_dict`). Why a trial did not measure is data, not prose: the
+:class:`Failure` is set where the failure is detected (the trial, the tuning, the engine),
+and ``reason`` keeps the words for people (the tool's error text, the kernel's refusal).
+
+Format versions: 1 (nicbench 0.1) had no ``failure`` and kept ``kernel_message``,
+``not_run`` and ``search_method`` under ``extra``; such records are read with the failure
+inferred once, here, from their reason (:func:`_failure_of_v1`). 2 is written now.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from enum import StrEnum
+from typing import Any, NamedTuple
+
+FORMAT_VERSION = 2
+
+
+class Status(StrEnum):
+    OK = "ok"
+    FAILED = "failed"
+    SKIPPED = "skipped"       # stands for trials that were not run (refused, given up)
+
+
+class Kind(StrEnum):
+    REPETITION = "repetition"
+    UDP_SEARCH = "udp-search"
+    SKIPPED = "skipped"       # one record for a test at a point that could not be measured
+    GIVEN_UP = "given-up"     # one record for the repetitions left after N failures in a row
+
+
+class Failure(StrEnum):
+    """Why a trial (or a configuration) gave no measurement. ``final`` failures are
+    results (a resume does not measure them again); the others are retried on resume."""
+
+    REFUSED = "refused"                 # the driver or kernel refused the setting
+    PATH_CHECK = "path-check"           # the setting was taken, the path did not carry it
+    TUNING = "tuning"                   # a setting could not be read or applied otherwise
+    INTERFACE = "interface"             # the test interface is missing or down
+    TIMEOUT = "timeout"                 # the tool ran past its time and was killed
+    TOOL_ERROR = "tool-error"           # the tool printed its own error
+    EXIT_STATUS = "exit-status"         # the tool exited non-zero without a readable error
+    UNPARSED = "unparsed"               # output that could not be read
+    NO_RESULT = "no-result"             # readable output without a throughput
+    DEAD_LINK = "dead-link"             # the transfer moved almost nothing
+    NO_RECEIVER_REPORT = "no-receiver-report"   # the receiver never saw the transfer end
+    SERVER_ENDED = "server-ended"       # the receiver's server ended before the transfer
+    NOT_LISTENING = "not-listening"     # the receiver's server never listened
+    HOST_LOST = "host-lost"             # a host stopped answering
+    REMOTE = "remote"                   # any other failure talking to a host
+    GIVEN_UP = "given-up"               # repetitions left out after consecutive failures
+    NOT_RUN = "not-run"                 # the run stopped before these trials
+
+    @property
+    def final(self) -> bool:
+        return self is Failure.REFUSED
+
+    @property
+    def word(self) -> str:
+        """One word or two for charts, the same for the same event whatever the tool."""
+        return _WORDS[self]
+
+
+_WORDS = {
+    Failure.REFUSED: "refused", Failure.PATH_CHECK: "path check failed",
+    Failure.TUNING: "not tuned", Failure.INTERFACE: "no link",
+    Failure.TIMEOUT: "timed out", Failure.TOOL_ERROR: "tool error",
+    Failure.EXIT_STATUS: "failed", Failure.UNPARSED: "unreadable",
+    Failure.NO_RESULT: "no result", Failure.DEAD_LINK: "stalled",
+    Failure.NO_RECEIVER_REPORT: "stalled", Failure.SERVER_ENDED: "receiver failed",
+    Failure.NOT_LISTENING: "receiver failed", Failure.HOST_LOST: "host lost",
+    Failure.REMOTE: "host error", Failure.GIVEN_UP: "given up", Failure.NOT_RUN: "not run",
+}
+
+
+class TrialKey(NamedTuple):
+    """What makes a trial unique in a run: a resume skips keys already stored."""
+
+    pair: str
+    point: str
+    test: str
+    kind: Kind
+    repetition: int | None
+
+
+@dataclass
+class TrialRecord:
+    run_id: str
+    trial_id: str
+    pair: str
+    adapter: str
+    adapter_label: str
+    tool: str
+    test: str
+    protocol: str
+    point: str
+    mtu: int
+    repetition: int | None            # None for a skipped or given-up configuration
+    kind: Kind
+    status: Status
+    failure: Failure | None = None
+    reason: str | None = None
+    throughput_bps: float | None = None
+    sent_bps: float | None = None
+    offered_bps: float | None = None
+    duration_s: float | None = None   # the tool's own duration
+    wall_s: float | None = None       # what the trial took, all included
+    cpu_sender_pct: float | None = None     # busy % of the sending host, all CPUs
+    cpu_receiver_pct: float | None = None   # busy % of the receiving host
+    cpu_tool_pct: float | None = None       # the tool's own CPU figure, if it prints one
+    udp: dict[str, Any] | None = None
+    points: list[dict[str, Any]] = field(default_factory=list)
+    version: str | None = None
+    commands: dict[str, str] = field(default_factory=dict)
+    hosts: dict[str, str] = field(default_factory=dict)   # role -> host name
+    raw: dict[str, str] = field(default_factory=dict)     # role -> path relative to DIR
+    exit_status: dict[str, int | None] = field(default_factory=dict)
+    started_at: float = 0.0
+    ended_at: float = 0.0
+    kernel_message: str | None = None  # a refusal in the OS's own words
+    not_run: int | None = None         # given-up / skipped: how many trials this stands for
+    search_method: str | None = None   # udp-search trials: sweep | bisect
+    extra: dict[str, Any] = field(default_factory=dict)
+    format_version: int = FORMAT_VERSION
+
+    def __post_init__(self) -> None:
+        self.kind = Kind(self.kind)
+        self.status = Status(self.status)
+        self.failure = Failure(self.failure) if self.failure else None
+
+    @property
+    def key(self) -> TrialKey:
+        return TrialKey(self.pair, self.point, self.test, self.kind, self.repetition)
+
+    @property
+    def ok(self) -> bool:
+        """Succeeded with a throughput: the trials every statistic is taken over."""
+        return self.status is Status.OK and self.throughput_bps is not None
+
+    def fail(self, failure: Failure, reason: str) -> None:
+        self.status = Status.FAILED
+        self.failure = failure
+        self.reason = reason
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "TrialRecord":
+        """A stored record back as an object: enums typed, unknown keys dropped, records of
+        format 1 brought to this one. Raises ValueError (or KeyError, TypeError) on a
+        record that is not a trial record."""
+        data = dict(data)
+        version = data.get("format_version", 1)
+        if version == 1:
+            extra = dict(data.get("extra") or {})
+            for name in ("kernel_message", "not_run", "search_method"):
+                data.setdefault(name, extra.pop(name, None))
+            data["extra"] = extra
+            data["failure"] = _failure_of_v1(data)
+        for name in ("pair", "point", "test", "tool", "protocol", "adapter"):
+            if not isinstance(data.get(name), str):
+                raise ValueError(f"{name} {data.get(name)!r} is not a string")
+        if not isinstance(data.get("mtu"), int) or isinstance(data.get("mtu"), bool):
+            raise ValueError(f"mtu {data.get('mtu')!r} is not a number")
+        data.setdefault("adapter_label", data["adapter"])
+        names = {f.name for f in fields(cls)}
+        rec = cls(**{k: v for k, v in data.items() if k in names})
+        rec.format_version = FORMAT_VERSION
+        return rec
+
+
+def _failure_of_v1(data: dict[str, Any]) -> str | None:
+    """The failure of a format-1 record, from the words nicbench 0.1 wrote."""
+    if data.get("status") == "ok":
+        return None
+    reason = (data.get("reason") or "").lower()
+    if data.get("kind") == "given-up":
+        return Failure.GIVEN_UP
+    if data.get("kind") == "skipped":
+        if data.get("kernel_message") and "path mtu" not in reason:
+            return Failure.REFUSED
+        return Failure.PATH_CHECK if "path mtu" in reason else Failure.TUNING
+    for words, failure in (
+            (("timeout", "timed out"), Failure.TIMEOUT),
+            (("receiver printed no report",), Failure.NO_RECEIVER_REPORT),
+            (("moved almost nothing",), Failure.DEAD_LINK),
+            (("tool error",), Failure.TOOL_ERROR),
+            (("output not understood",), Failure.UNPARSED),
+            (("no throughput",), Failure.NO_RESULT),
+            (("server ended",), Failure.SERVER_ENDED),
+            (("nothing listened",), Failure.NOT_LISTENING),
+            (("exit ",), Failure.EXIT_STATUS)):
+        if any(w in reason for w in words):
+            return failure
+    return Failure.REMOTE

@@ -1,0 +1,106 @@
+"""What a tool is to nicbench: a :class:`Tool` (name, parameters, driver, parser, display
+name, units), and the :class:`Driver` that turns a test's parameters into the command
+lines of both ends (:class:`Plan`) and chooses which end's output holds the result.
+
+Each tool module (``iperf2.py`` ...) defines its parameters, its pure parser, its driver
+and one ``TOOL``; ``registry.py`` lists them. Nothing here runs a command.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal, Mapping
+
+from pydantic import BaseModel
+
+from nicbench.tools.base import ParsedRun
+
+
+@dataclass(frozen=True)
+class Endpoints:
+    receiver_addr: str
+    sender_addr: str
+    protocol: str                 # tcp | udp
+    offered_bps: int | None = None  # UDP: the rate the sender offers this trial
+    receiver_os: str = "linux"
+    sender_os: str = "linux"
+    # A file on the sender the tool may write its figures to (fresh per trial, named by
+    # the sender's platform); the trial reads it back and removes it.
+    client_file: str | None = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a trial runs: server on the receiver, client on the sender."""
+
+    server: list[str]
+    client: list[str]
+    port: int
+    listen_protocol: str          # what wait_listening looks for on the receiver
+    server_exits: bool            # the server ends by itself after one client
+    expected_s: float | None      # how long the client should take (None: unknown)
+    client_outfile: str | None = None  # a file on the sender holding the figures
+    # How to end a server that does not exit by itself: after the client is done, wait
+    # until its output holds report_count lines matching report_re (a POSIX extended
+    # regex), at most report_wait_s, then send stop_signal. Without report_re, a fixed
+    # settle_s. Waiting for the report itself costs a few ms where a fixed pause cost
+    # its whole length on every trial, and a slow report is still waited for.
+    report_re: str | None = None
+    report_count: int = 1
+    report_wait_s: float = 2.0
+    settle_s: float = 0.0
+    stop_signal: str = "TERM"
+    ports: tuple[int, ...] = ()   # every port the tool listens on (firewalls); () = (port,)
+
+
+def size_arg(v: Any) -> str:
+    return str(int(v))
+
+
+class Driver:
+    """Command lines for one tool; subclasses set ``params`` and implement both methods."""
+
+    params: type[BaseModel]
+
+    def parse_params(self, raw: dict[str, Any]) -> Any:
+        return self.params.model_validate(raw)
+
+    def plan(self, exe_server: str, exe_client: str, raw_params: dict[str, Any],
+             ends: Endpoints, tag: str) -> Plan:
+        raise NotImplementedError
+
+    def interpret(self, client_text: str, server_text: str, outfile_text: str | None,
+                  protocol: str) -> ParsedRun:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class VersionProbe:
+    """How to ask an installed tool its version: run it with ``args`` and search its
+    output for ``regex`` (group 1), or, for tools that print none, ask the package
+    manager for ``package``."""
+
+    args: tuple[str, ...] = ()
+    regex: str = ""
+    package: str | None = None
+
+
+# What one trial of the tool gives, which decides how a report draws it: one rate (bars),
+# a curve over block sizes (netPIPE), or a rate per packet size (netio's tables).
+ResultShape = Literal["rate", "curve", "sizes"]
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str                        # the profile's tests[].tool
+    display: str                     # how charts and tables name it
+    params: type[BaseModel]          # tests[].params, validated strictly
+    driver: Driver
+    parse: Callable[[str], ParsedRun]
+    looks_like: Callable[[str], bool]
+    executables: Mapping[str, str]   # os -> default executable name
+    version: VersionProbe
+    result: ResultShape = "rate"
+    units: str = ""                  # the tool's own units, as a reader must know them
+    detect_priority: int = 50        # ``parse auto`` asks the lowest first
+    notes: tuple[str, ...] = field(default=())

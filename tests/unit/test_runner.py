@@ -1,0 +1,281 @@
+"""The run engine's rules against fake hosts (no root, no lab): repetitions and restore,
+a refused point, giving up, resuming, a UDP search replayed, a failed path check.
+
+The fake hosts (``nicbench.platforms.fake``) keep settings in memory and answer every
+tool run with real captured output (``tests/golden/captures``), so the engine parses and
+judges real text; ``tests/lab`` runs the same engine on real hosts.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from nicbench.config.inventory import Inventory
+from nicbench.config.loader import load_profile
+from nicbench.execution import events as ev
+from nicbench.execution.runner import Runner
+from nicbench.platforms.fake import Answer, FakeHosts, FakeInterface, ToolCall
+from nicbench.results.records import Failure, Kind, Status
+from nicbench.results.store import RunDir
+
+CAPTURES = Path(__file__).resolve().parents[1] / "golden" / "captures"
+IPERF3_TCP = (CAPTURES / "iperf3_lab_tcp_P2_client.json").read_text()
+IPERF3_REFUSED = (CAPTURES / "iperf3_lab_text_connrefused.txt").read_text()
+IPERF2_UDP_CLIENT = (CAPTURES / "iperf2_lab_udp_b100M_client_enhanced.txt").read_text()
+IPERF2_UDP_SERVER = (CAPTURES / "iperf2_lab_udp_b100M_server_enhanced.txt").read_text()
+
+INVENTORY = Inventory.model_validate({
+    "hosts": [{"name": n, "address": f"198.19.{i}.2", "ssh": {"known_hosts": "k"}}
+              for i, n in ((1, "ha"), (2, "hb"))],
+    "adapters": [{"id": "card", "vendor": "v", "model": "Card", "driver": {"name": "d"}}],
+    "pairs": [{"name": "p", "adapter": "card",
+               "a": {"host": "ha", "interface": "t0", "address": "198.18.0.1"},
+               "b": {"host": "hb", "interface": "t0", "address": "198.18.0.2"}}]})
+
+
+class Stop(Exception):
+    """Stands for Ctrl-C in a listener or a tool (KeyboardInterrupt would end pytest)."""
+
+
+def profile(tmp_path, text: str):
+    path = tmp_path / "p.yaml"
+    path.write_text("name: t\nsource: nicbench unit test\n" + textwrap.dedent(text))
+    return load_profile(path)
+
+
+def fake(answer, *, max_mtu_b: int = 65535, sysctls=None) -> FakeHosts:
+    hosts = FakeHosts(answer)
+    hosts.add("ha", {"t0": FakeInterface(addresses=("198.18.0.1",))}, sysctls)
+    hosts.add("hb", {"t0": FakeInterface(max_mtu=max_mtu_b, addresses=("198.18.0.2",))},
+              sysctls)
+    return hosts
+
+
+def iperf3_ok(call: ToolCall) -> Answer:
+    return Answer(client=IPERF3_TCP)
+
+
+def mtus(hosts: FakeHosts) -> dict[str, int]:
+    return {name: p.interfaces["t0"].mtu for name, p in hosts.platforms.items()}
+
+
+TCP = """\
+    repetitions: 3
+    mtu: [1500, 9000]
+    tests:
+      - {name: tcp, tool: iperf3, params: {duration_s: 1}}
+    """
+
+
+def test_every_repetition_is_stored_and_every_mtu_restored(tmp_path):
+    hosts = fake(iperf3_ok)
+    seen: list[ev.Event] = []
+    run = Runner(profile(tmp_path, TCP), INVENTORY, tmp_path / "out", hosts=hosts,
+                 listener=seen.append)
+    run_dir = run.run()
+    recs = list(run_dir.records())
+    assert [(r.point, r.repetition, r.status) for r in recs] == [
+        (p, i, Status.OK) for p in ("mtu1500", "mtu9000") for i in (1, 2, 3)]
+    # The run parsed the capture's own figure (iperf3 -J sum_received).
+    assert {r.throughput_bps for r in recs} == {
+        __import__("nicbench.tools.iperf3", fromlist=["parse"]).parse(IPERF3_TCP)
+        .throughput_bps}
+    assert mtus(hosts) == {"ha": 1500, "hb": 1500}
+    # MTU 9000 set on the receiver, then the sender; put back in reverse order.
+    mtu_log = [entry for entry in hosts.log if entry[1] == "mtu"]
+    assert mtu_log == [("ha", "mtu", "t0", 9000), ("hb", "mtu", "t0", 9000),
+                       ("hb", "mtu", "t0", 1500), ("ha", "mtu", "t0", 1500)]
+    assert [type(e).__name__ for e in seen].count("TrialDone") == 6
+    assert [e for e in seen if isinstance(e, ev.SettingRestored)] == [
+        ev.SettingRestored("hb", "mtu", "t0", "1500"),
+        ev.SettingRestored("ha", "mtu", "t0", "1500")]
+    assert [(r.point, r.status, r.n_ok) for r in run.summary] == [
+        ("mtu1500", "ok", 3), ("mtu9000", "ok", 3)]
+    assert hosts.closed == 1
+
+
+def test_a_refused_mtu_is_a_skipped_point_with_the_kernels_words(tmp_path):
+    hosts = fake(iperf3_ok, max_mtu_b=1500)
+    run_dir = Runner(profile(tmp_path, TCP), INVENTORY, tmp_path / "out", hosts=hosts).run()
+    skipped = [r for r in run_dir.records() if r.kind is Kind.SKIPPED]
+    assert len(skipped) == 1
+    (s,) = skipped
+    assert (s.point, s.failure, s.kernel_message, s.not_run) == \
+        ("mtu9000", Failure.REFUSED, "RTNETLINK answers: Invalid argument", 3)
+    assert s.reason == "hb: MTU of t0 9000: RTNETLINK answers: Invalid argument"
+    assert mtus(hosts) == {"ha": 1500, "hb": 1500}   # ha had taken 9000: put back
+
+
+def test_a_path_that_does_not_carry_the_mtu_is_not_a_refusal(tmp_path):
+    hosts = fake(iperf3_ok)
+    real_set = hosts.platforms["hb"].set_mtu
+
+    def sets_but_does_not_carry(iface, mtu):   # the device takes the MTU, the wire does not
+        real_set(iface, mtu)
+        if mtu > 1500:
+            hosts.platforms["hb"].interfaces[iface].mtu = 1500
+    hosts.platforms["hb"].set_mtu = sets_but_does_not_carry
+    recs = list(Runner(profile(tmp_path, TCP), INVENTORY, tmp_path / "out",
+                       hosts=hosts).run().records())
+    (s,) = [r for r in recs if r.kind is Kind.SKIPPED]
+    assert s.failure is Failure.PATH_CHECK and not s.failure.final
+    assert "no reply to a 9000-byte packet with DF set" in s.reason
+
+
+def test_consecutive_failures_give_up_the_rest(tmp_path):
+    def stalls_at_jumbo(call: ToolCall) -> Answer:
+        return Answer(timeout=True) if call.mtu["t0"] > 1500 else Answer(client=IPERF3_TCP)
+
+    prof = profile(tmp_path, """\
+        repetitions: 5
+        give_up_after: 2
+        mtu: [9000]
+        tests:
+          - {name: tcp, tool: iperf3, params: {duration_s: 1}}
+        """)
+    seen: list[ev.Event] = []
+    run_dir = Runner(prof, INVENTORY, tmp_path / "out", hosts=fake(stalls_at_jumbo),
+                     listener=seen.append).run()
+    recs = list(run_dir.records())
+    assert [(r.kind, r.status, r.failure) for r in recs] == [
+        (Kind.REPETITION, Status.FAILED, Failure.TIMEOUT),
+        (Kind.REPETITION, Status.FAILED, Failure.TIMEOUT),
+        (Kind.GIVEN_UP, Status.SKIPPED, Failure.GIVEN_UP)]
+    assert recs[2].not_run == 3
+    assert recs[2].reason.startswith("3 repetitions not run after 2 consecutive failures")
+    assert sum(isinstance(e, ev.GaveUp) for e in seen) == 1
+
+
+def test_a_tools_own_error_is_a_tool_error(tmp_path):
+    prof = profile(tmp_path, """\
+        repetitions: 1
+        mtu: [1500]
+        tests:
+          - {name: tcp, tool: iperf3, params: {duration_s: 1}}
+        """)
+    hosts = fake(lambda call: Answer(client=IPERF3_REFUSED, exit_status=1))
+    (r,) = Runner(prof, INVENTORY, tmp_path / "out", hosts=hosts).run().records()
+    assert r.status is Status.FAILED and r.failure in (Failure.TOOL_ERROR,
+                                                       Failure.EXIT_STATUS)
+    assert "Connection refused" in r.reason
+
+
+def test_an_interrupted_run_restores_and_resumes_without_duplicates(tmp_path):
+    calls = []
+
+    def stop_at_fourth(call: ToolCall) -> Answer:
+        calls.append(call)
+        if len(calls) == 4:
+            raise Stop()
+        return Answer(client=IPERF3_TCP)
+
+    prof = profile(tmp_path, TCP)
+    out = tmp_path / "out"
+    hosts = fake(stop_at_fourth)
+    with pytest.raises(Stop):
+        Runner(prof, INVENTORY, out, hosts=hosts).run()
+    assert mtus(hosts) == {"ha": 1500, "hb": 1500}      # restored on the way out
+    first = [(r.point, r.repetition) for r in RunDir(out).records()]
+    assert first == [("mtu1500", 1), ("mtu1500", 2), ("mtu1500", 3)]
+    # the interrupted trial (mtu9000 #1) is measured by the resume, nothing twice
+    hosts2 = fake(iperf3_ok)
+    Runner(prof, INVENTORY, out, hosts=hosts2, resume=True).run()
+    keys = [(r.point, r.repetition) for r in RunDir(out).records()]
+    assert keys == first + [("mtu9000", 1), ("mtu9000", 2), ("mtu9000", 3)]
+    assert mtus(hosts2) == {"ha": 1500, "hb": 1500}
+    assert sum(1 for e in hosts2.log if e[1] == "run") == 3
+
+
+def udp_sweep(tmp_path, extra: str = ""):
+    return profile(tmp_path, f"""\
+        mtu: [1500]
+        tests:
+          - name: udp
+            tool: iperf2
+            protocol: udp
+            params: {{duration_s: 0.5}}
+            udp_search: {{method: sweep, start_bps: 100M, stop_bps: 160M, step_bps: 10M{extra}}}
+        """)
+
+
+def iperf2_udp(call: ToolCall) -> Answer:
+    return Answer(client=IPERF2_UDP_CLIENT, server=IPERF2_UDP_SERVER)
+
+
+def offered(call: ToolCall) -> int:
+    return int(call.argv[call.argv.index("-b") + 1])
+
+
+def test_an_interrupted_udp_search_replays_what_it_measured(tmp_path):
+    out = tmp_path / "out"
+    prof = udp_sweep(tmp_path)
+
+    def stop_after_three(event: ev.Event) -> None:
+        if isinstance(event, ev.TrialDone) and event.i == 3:
+            raise Stop()
+
+    with pytest.raises(Stop):
+        Runner(prof, INVENTORY, out, hosts=fake(iperf2_udp), listener=stop_after_three).run()
+    assert [r.offered_bps for r in RunDir(out).records()] == [100e6, 110e6, 120e6]
+
+    asked: list[int] = []
+
+    def measuring(call: ToolCall) -> Answer:
+        asked.append(offered(call))
+        return iperf2_udp(call)
+
+    Runner(prof, INVENTORY, out, hosts=fake(measuring), resume=True).run()
+    recs = list(RunDir(out).records())
+    assert asked == [130_000_000, 140_000_000, 150_000_000, 160_000_000]
+    assert [r.offered_bps for r in recs] == [100e6 + i * 10e6 for i in range(7)]
+    assert [r.repetition for r in recs] == list(range(1, 8))
+    assert all(r.ok and r.search_method == "sweep" for r in recs)
+
+
+def test_trials_per_rate_offers_each_rate_that_many_times(tmp_path):
+    asked: list[int] = []
+
+    def measuring(call: ToolCall) -> Answer:
+        asked.append(offered(call))
+        return iperf2_udp(call)
+
+    prof = profile(tmp_path, """\
+        mtu: [1500]
+        tests:
+          - name: udp
+            tool: iperf2
+            protocol: udp
+            params: {duration_s: 0.5}
+            udp_search: {method: sweep, start_bps: 100M, stop_bps: 110M, step_bps: 10M,
+                         trials_per_rate: 2}
+        """)
+    run = Runner(prof, INVENTORY, tmp_path / "out", hosts=fake(measuring))
+    run_dir = run.run()
+    assert asked == [100_000_000, 100_000_000, 110_000_000, 110_000_000]
+    assert [r.repetition for r in run_dir.records()] == [1, 2, 3, 4]
+    (row,) = run.summary
+    assert (row.status, row.n_ok, row.select) == ("ok", 4, "udp-sweep")
+
+
+def test_a_profile_sysctl_is_applied_on_both_hosts_and_restored(tmp_path):
+    before = {"net.core.rmem_max": "212992"}
+    hosts = fake(iperf3_ok, sysctls=before)
+    prof = profile(tmp_path, """\
+        repetitions: 1
+        sysctl: {net.core.rmem_max: 4194304}
+        mtu: [1500]
+        tests:
+          - {name: tcp, tool: iperf3, params: {duration_s: 1}}
+        """)
+    during = {}
+
+    def look(event: ev.Event) -> None:
+        if isinstance(event, ev.TrialDone):
+            during.update({n: dict(p.sysctls) for n, p in hosts.platforms.items()})
+
+    Runner(prof, INVENTORY, tmp_path / "out", hosts=hosts, listener=look).run()
+    assert during == {n: {"net.core.rmem_max": "4194304"} for n in ("ha", "hb")}
+    assert {n: p.sysctls for n, p in hosts.platforms.items()} == {"ha": before, "hb": before}
