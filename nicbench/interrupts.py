@@ -14,7 +14,7 @@ class interrupts_held:
     """Defer SIGINT and SIGTERM until the block ends, then raise KeyboardInterrupt if one
     came (main thread only; elsewhere a no-op). Keep the block short and bounded."""
 
-    def __enter__(self):
+    def __enter__(self) -> "interrupts_held":
         self._old: dict[int, object] = {}
         self._hit = False
         if threading.current_thread() is threading.main_thread():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import Any
 
 from nicbench.cli import console
 from nicbench.cli.console import duration, mbit, out
@@ -16,8 +17,8 @@ class RunPrinter:
     ETA below them."""
 
     def __init__(self) -> None:
-        self._bar = None
-        self._task = None
+        self._bar: Any = None           # rich.progress.Progress on a terminal
+        self._task: Any = None
         self._where = ""
 
     def __enter__(self) -> "RunPrinter":

@@ -113,7 +113,7 @@ def cross_check(inv: Inventory, where: Where) -> list[ConfigError]:
     """What one model cannot see alone: references, uniqueness, per-OS name rules."""
     errors: list[ConfigError] = []
 
-    def unique(items, key, label):
+    def unique(items: list, key: str, label: str) -> None:
         seen: dict[str, int] = {}
         for i, item in enumerate(items):
             value = getattr(item, key)

@@ -109,7 +109,7 @@ def _dedupe(errors: list[ConfigError]) -> list[ConfigError]:
     return out
 
 
-def _translate(root: type[BaseModel], err: dict, where: Where) -> ConfigError:
+def _translate(root: type[BaseModel], err: Any, where: Where) -> ConfigError:
     # pydantic puts validator names into loc for some types (e.g. 'function-after[...]');
     # keep only real keys and list indices.
     loc: KeyPath = tuple(step for step in err["loc"]

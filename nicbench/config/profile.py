@@ -98,7 +98,10 @@ class Point(Strict):
     @property
     def ip_mtu(self) -> int:
         """The IP MTU (a Windows 'Jumbo Frame' size counts the 14-byte Ethernet header)."""
-        return self.mtu if self.mtu is not None else self.frame_size - 14
+        if self.mtu is not None:
+            return self.mtu
+        assert self.frame_size is not None    # _one_size makes sure one is set
+        return self.frame_size - 14
 
     @property
     def name(self) -> str:

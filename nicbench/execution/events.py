@@ -69,7 +69,7 @@ class SettingRestored:
     host: str
     kind: str
     key: str
-    value: str
+    value: str | None        # None: the setting did not exist and was removed again
 
 
 @dataclass(frozen=True)

@@ -33,10 +33,10 @@ def sweep(trial: Trial, start: int, stop: int, step: int, max_trials: int = 1000
     while rate <= stop and len(trials) < max_trials:
         trials.append(trial(rate))
         rate += step
-    ok = [t for t in trials if t.status == "ok" and t.throughput_bps is not None]
-    best = max(ok, key=lambda t: t.throughput_bps, default=None)
+    best = max((t for t in trials if t.ok), key=lambda t: t.throughput_bps or 0.0,
+               default=None)
     return SearchResult("sweep", best.throughput_bps if best else None,
-                        int(best.offered_bps) if best else None, trials)
+                        int(best.offered_bps or 0) if best else None, trials)
 
 
 def bisect(trial: Trial, start: int, stop: int, step: int, loss_pct: float,
@@ -102,6 +102,6 @@ def bisect(trial: Trial, start: int, stop: int, step: int, loss_pct: float,
 
 
 def _bisect_result(passed: list[TrialRecord], trials: list[TrialRecord]) -> SearchResult:
-    best = max(passed, key=lambda t: t.offered_bps, default=None)
+    best = max(passed, key=lambda t: t.offered_bps or 0.0, default=None)
     return SearchResult("bisect", best.throughput_bps if best else None,
-                        int(best.offered_bps) if best else None, trials)
+                        int(best.offered_bps or 0) if best else None, trials)

@@ -21,11 +21,13 @@ import shutil
 import socket
 import time
 from contextlib import contextmanager
+from functools import partial
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
 from nicbench.errors import CommandError, LabError
+from nicbench.polling import poll_until
 from nicbench.lab.adapters import ADAPTERS, DEFAULT_ADAPTERS, LabAdapter
 from nicbench.remote.local import LocalConnection
 
@@ -212,6 +214,9 @@ class Lab:
             raise LabError(f"{what}: `{exc.result.command}` failed: "
                            f"{exc.result.tail() or 'no output'}") from exc
 
+    def _succeeds(self, argv: list[str], timeout: float) -> bool:
+        return self.local.run(argv, warn=True, timeout=timeout).ok
+
     def _ns(self, host: LabHost, argv: list[str], what: str, timeout: float = 30):
         return self._run(["ip", "netns", "exec", host.name, *argv], what, timeout)
 
@@ -220,16 +225,16 @@ class Lab:
         self.dir.mkdir(parents=True, exist_ok=True)
         lock_path = Path("/run") / f"nicbench-lab-{self.spec.prefix}.lock"
         with open(lock_path, "w") as fh:
-            deadline = time.monotonic() + 120
-            while True:
+            def locked() -> bool:
                 try:
                     fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
+                    return True
                 except BlockingIOError:
-                    if time.monotonic() > deadline:
-                        raise LabError(f"another nicbench is changing lab '{self.spec.prefix}' "
-                                       f"(lock {lock_path} held for 2 minutes)") from None
-                    time.sleep(0.2)
+                    return False
+
+            if not poll_until(locked, timeout_s=120, interval_s=0.2):
+                raise LabError(f"another nicbench is changing lab '{self.spec.prefix}' "
+                               f"(lock {lock_path} held for 2 minutes)")
             try:
                 yield
             finally:
@@ -430,33 +435,21 @@ class Lab:
 
     def _wait_sshd(self, timeout_s: float = 10.0) -> None:
         for host in self.spec.hosts():
-            deadline = time.monotonic() + timeout_s
-            while True:
-                try:
-                    with socket.create_connection((host.address, 22), timeout=1):
-                        break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        raise LabError(f"sshd on {host.name} ({host.address}:22) did not start; "
-                                       f"see {self.host_dir(host) / 'sshd.log'}") from None
-                    time.sleep(0.05)
+            if not poll_until(partial(_listens, host.address, 22), timeout_s, 0.05):
+                raise LabError(f"sshd on {host.name} ({host.address}:22) did not start; "
+                               f"see {self.host_dir(host) / 'sshd.log'}")
 
     def _wait_links(self, timeout_s: float = 10.0) -> None:
         """A fresh macvlan can drop the first packets for a moment: the lab is up only
         when every test link carries a ping both ways."""
         for link in self.spec.links():
             for host, peer in ((link.host_a, link.address("b")), (link.host_b, link.address("a"))):
-                deadline = time.monotonic() + timeout_s
-                while True:
-                    res = self.local.run(["ip", "netns", "exec", host.name, "ping", "-n", "-q",
-                                          "-c", "1", "-W", "1", "-I", link.ifname, peer],
-                                         warn=True, timeout=5)
-                    if res.ok:
-                        break
-                    if time.monotonic() > deadline:
-                        raise LabError(f"test link {link.pair_name}: {host.name} cannot reach "
-                                       f"{peer} after {timeout_s:g} s")
-                    time.sleep(0.1)
+                argv = ["ip", "netns", "exec", host.name, "ping", "-n", "-q", "-c", "1", "-W",
+                        "1", "-I", link.ifname, peer]
+                if not poll_until(partial(self._succeeds, argv, 5),
+                                  timeout_s, 0.1):
+                    raise LabError(f"test link {link.pair_name}: {host.name} cannot reach "
+                                   f"{peer} after {timeout_s:g} s")
 
     def _save(self, state: LabState) -> None:
         tmp = self.state_file.with_suffix(".tmp")
@@ -533,6 +526,14 @@ class Lab:
     # -- inventory ----------------------------------------------------------------
     def _write_inventory(self) -> None:
         self.inventory_file.write_text(render_inventory(self.spec, key_dir=str(self.dir)))
+
+
+def _listens(address: str, port: int) -> bool:
+    try:
+        with socket.create_connection((address, port), timeout=1):
+            return True
+    except OSError:
+        return False
 
 
 def _pid_alive(pidfile: str) -> int | None:

@@ -126,17 +126,29 @@ class Platform(ABC):
         """One ping of ``peer`` out of ``iface`` is answered."""
 
     @abstractmethod
-    def get_sysctl(self, name: str) -> str: ...
-
-    @abstractmethod
-    def set_sysctl(self, name: str, value: str) -> None: ...
-
-    @abstractmethod
     def cpu_times(self) -> CpuTimes: ...
 
     @abstractmethod
     def wait_listening(self, port: int, protocol: str, timeout_s: float) -> None:
         """Return once something listens on the port; raise TrialError after timeout_s."""
+
+    # -- settings, as the tuning journal sees them -----------------------------------
+    def get_setting(self, kind: str, key: str) -> str | None:
+        """A setting's current value as text (None: it does not exist). Every platform
+        has ``mtu`` (key: interface); subclasses add their own kinds."""
+        if kind == "mtu":
+            return str(self.get_mtu(key))
+        raise UsageError(f"{self.host}: {self.os_name} hosts have no '{kind}' settings")
+
+    def set_setting(self, kind: str, key: str, value: str | None) -> None:
+        """Set (None: delete) a setting and read it back; TuningError if refused."""
+        if kind == "mtu" and value is not None:
+            self.set_mtu(key, int(value))
+            return
+        raise UsageError(f"{self.host}: {self.os_name} hosts cannot set '{kind}' to {value}")
+
+    def same_setting(self, kind: str, a: str | None, b: str | None) -> bool:
+        return a == b
 
     # -- tools ----------------------------------------------------------------------
     def executable(self, tool: str) -> str:

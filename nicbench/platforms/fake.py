@@ -18,6 +18,7 @@ from typing import Callable, Mapping, Sequence
 
 from nicbench.errors import CommandTimeout, TuningError
 from nicbench.platforms.base import CpuTimes, HostFacts, InterfaceFacts, Platform
+from nicbench.platforms.linux import LinuxPlatform
 from nicbench.remote.connection import DEFAULT_TIMEOUT_S, Background
 from nicbench.remote.fake import FakeConnection
 from nicbench.remote.result import Result, make_result
@@ -94,8 +95,9 @@ class FakeBackground(Background):
         return self._collected
 
 
-class FakePlatform(Platform):
-    os_name = "linux"
+class FakePlatform(LinuxPlatform):
+    """A Linux host in memory: every method the engine calls is answered here, none by
+    a command (the connection is a FakeConnection that answers nothing useful)."""
 
     def __init__(self, name: str, hosts: "FakeHosts",
                  interfaces: Mapping[str, FakeInterface],

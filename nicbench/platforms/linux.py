@@ -188,6 +188,20 @@ class LinuxPlatform(Platform):
             raise TuningError(self.host, name, value, f"accepted, but reads back as {now!r}",
                               kind="mismatch")
 
+    def get_setting(self, kind: str, key: str) -> str | None:
+        return self.get_sysctl(key) if kind == "sysctl" else super().get_setting(kind, key)
+
+    def set_setting(self, kind: str, key: str, value: str | None) -> None:
+        if kind == "sysctl" and value is not None:
+            self.set_sysctl(key, value)
+        else:
+            super().set_setting(kind, key, value)
+
+    def same_setting(self, kind: str, a: str | None, b: str | None) -> bool:
+        if kind == "sysctl":
+            return same_sysctl_value(a, b)
+        return super().same_setting(kind, a, b)
+
     # -- measurement helpers ------------------------------------------------------
     def cpu_times(self) -> CpuTimes:
         return parse_proc_stat(self.conn.run(["head", "-n", "1", "/proc/stat"]).stdout)

@@ -18,16 +18,16 @@ from typing import Callable
 
 from nicbench.errors import NicbenchError
 from nicbench.interrupts import interrupts_held
-from nicbench.platforms.base import Platform, same_sysctl_value
+from nicbench.platforms.base import Platform
 
 
 @dataclass
 class Change:
     host: str
-    kind: str        # "mtu" | "sysctl"
-    key: str         # interface or sysctl name
-    original: str
-    applied: str
+    kind: str               # a platform setting kind: "mtu", "sysctl", ...
+    key: str                # interface, sysctl name, ...
+    original: str | None    # None: the setting did not exist (restoring deletes it)
+    applied: str | None
     restored: bool = False
 
 
@@ -41,19 +41,20 @@ class TuningSession:
         self.errors: list[str] = []
 
     # -- apply --------------------------------------------------------------------
-    def set_mtu(self, platform: Platform, iface: str, mtu: int) -> None:
-        original = platform.get_mtu(iface)
-        if original == mtu:
+    def apply(self, platform: Platform, kind: str, key: str, value: str | None) -> None:
+        """Set ``kind`` ``key`` to ``value`` on the platform's host (None: delete it),
+        journaling the original first; nothing is recorded or sent if it already is."""
+        original = platform.get_setting(kind, key)
+        if platform.same_setting(kind, original, value):
             return
-        self._record(platform, Change(platform.host, "mtu", iface, str(original), str(mtu)))
-        platform.set_mtu(iface, mtu)
+        self._record(platform, Change(platform.host, kind, key, original, value))
+        platform.set_setting(kind, key, value)
+
+    def set_mtu(self, platform: Platform, iface: str, mtu: int) -> None:
+        self.apply(platform, "mtu", iface, str(int(mtu)))
 
     def set_sysctl(self, platform: Platform, name: str, value: str) -> None:
-        original = platform.get_sysctl(name)
-        if same_sysctl_value(original, value):
-            return
-        self._record(platform, Change(platform.host, "sysctl", name, original, str(value)))
-        platform.set_sysctl(name, str(value))
+        self.apply(platform, "sysctl", name, str(value))
 
     def _record(self, platform: Platform, change: Change) -> None:
         # Only the first change of a key keeps the true original.
@@ -72,10 +73,7 @@ class TuningSession:
                     continue
                 platform = self._platforms[change.host]
                 try:
-                    if change.kind == "mtu":
-                        platform.set_mtu(change.key, int(change.original))
-                    else:
-                        platform.set_sysctl(change.key, change.original)
+                    platform.set_setting(change.kind, change.key, change.original)
                     change.restored = True
                     self.on_restore(change)
                 except NicbenchError as exc:

@@ -130,7 +130,9 @@ class Background:
             res = self.conn.run(argv, timeout=wait_s * 2 + 5, warn=True)
         except CommandTimeout:
             return "not seen"
-        return {0: "stopped", 3: "exited", 4: "running"}.get(res.exit_status, "not seen")
+        outcomes = {0: "stopped", 3: "exited", 4: "running"}
+        return outcomes.get(res.exit_status, "not seen") if res.exit_status is not None \
+            else "not seen"
 
     def stop(self, grace_s: float = 2.0, signal: str = "TERM") -> None:
         """Signal the process group (TERM by default), then KILL it if it is still there

@@ -102,7 +102,7 @@ def _row(recs: list[TrialRecord], profile: Profile | None) -> SummaryRow:
         status = "partial"
     else:
         status = "ok"
-    why = (skipped or given_up or failed or [None])[0] if status != "ok" else None
+    why = next(iter(skipped or given_up or failed), None) if status != "ok" else None
     return SummaryRow(
         pair=first.pair, adapter=first.adapter, adapter_label=first.adapter_label,
         tool=first.tool, test=first.test, protocol=first.protocol, point=first.point,

@@ -87,7 +87,7 @@ class ParsedRun:
     """
 
     tool: str
-    protocol: Protocol
+    protocol: str                 # "tcp" | "udp" (Protocol)
     throughput_bps: float | None
     version: str | None = None
     duration_s: float | None = None

@@ -214,8 +214,9 @@ def _parse_text(lines: list[str]) -> ParsedRun:
             continue
         if _ERROR.match(line):
             errors.append(line)
-            if protocol is None and (p := _ERROR.match(line)["proto"]):
-                protocol = p
+            proto = _ERROR.match(line)
+            if protocol is None and proto is not None and proto["proto"]:
+                protocol = proto["proto"]
             continue
         if m := _WARNING.match(line):
             warnings.append(m["msg"].strip())
@@ -415,12 +416,13 @@ def _aggregate(rows: list[_Row], expected_streams: int | None) -> _Agg:
         lost, total = total_row.lost, total_row.total
     else:
         lost, total = summed("lost"), summed("total")
+    jitter: float | None
     if total_row is not None and total_row.jitter_ms is not None:
         jitter = total_row.jitter_ms
     else:
         # No aggregate jitter printed: the mean over streams, as iperf3 reports its sum.
         jit = pick("jitter_ms")
-        jitter = sum(jit) / len(jit) if jit else None
+        jitter = sum(float(j) for j in jit) / len(jit) if jit else None
     if total_row is not None and total_row.retries is not None:
         retries = total_row.retries
     else:
@@ -445,7 +447,7 @@ def _build(rows: list[_Row], protocol: str, version: str | None, error: str | No
         main, extra["rate_from"] = views["unknown"], "unknown"
 
     udp = None
-    if protocol == "udp" and main.total is not None:
+    if protocol == "udp" and main.total is not None and main.lost is not None:
         udp = UdpStats(lost=main.lost, total=main.total,
                        # iperf prints the percentage with %.2g ("3.9%"): recompute it.
                        loss_pct=100.0 * main.lost / main.total if main.total > 0 else None,

@@ -392,7 +392,7 @@ def _parse_text(lines: list[str]) -> ParsedRun:
         # Loss belongs to the receiver's line; a labelled 3.x sender line counts only its
         # own datagrams (lost 0). An unlabelled 3.1.x client line carries the server's counts.
         src = views.get("receiver") or (main if not labelled else None)
-        if src is not None and src.total is not None:
+        if src is not None and src.total is not None and src.lost is not None:
             udp = UdpStats(lost=src.lost, total=src.total,
                            loss_pct=100.0 * src.lost / src.total if src.total else None,
                            jitter_ms=src.jitter_ms)

@@ -132,7 +132,7 @@ def parse(text: str) -> ParsedRun:
         extra["udp_loss_pct"] = losses
     return ParsedRun(
         tool=NAME,
-        protocol=protocol,  # type: ignore[arg-type]
+        protocol=protocol,
         throughput_bps=max(p.throughput_bps for p in points),
         version=version,
         duration_s=None,

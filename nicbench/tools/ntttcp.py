@@ -154,7 +154,7 @@ def _parse_xml(text: str) -> ParsedRun:
     protocol = "udp" if udp_el is not None and (udp_el.text or "").strip() == "True" else "tcp"
 
     threads = root.findall("thread")
-    thread_bps = [_number(_metric_el(t, "throughput", "mbps", f"{path}/thread").text,
+    thread_bps = [_number(_required_el(t, "throughput", "mbps", f"{path}/thread").text,
                           f"{path}/thread[@index='{t.get('index')}']") * MBIT_SI
                   for t in threads]
     conns = plain("conns_tested")
@@ -221,6 +221,12 @@ def _metric_el(parent: ET.Element, tag: str, name: str, where: str | None) -> ET
     if where is not None:
         raise ParseError(NAME, f"<{tag} metric=\"{name}\">", where)
     return None
+
+
+def _required_el(parent: ET.Element, tag: str, name: str, where: str) -> ET.Element:
+    el = _metric_el(parent, tag, name, where)
+    assert el is not None      # _metric_el raised where it is missing
+    return el
 
 
 # --------------------------------------------------------------------------- JSON
@@ -476,9 +482,9 @@ def _parse_windows_console(text: str) -> ParsedRun:
             ("packets_received", "Packets Received", int), ("retransmits", "Retransmits", int),
             ("errors", "Errors", int), ("avg_frame_size_bytes", "Avg Frame Size", float),
             ("dpcs_per_s", "DPCs(count/s)", float), ("interrupts_per_s", "Intr(count/s)", float)):
-        value = total(column, required=False)
-        if value is not None:
-            extra[name] = cast(value)
+        figure = total(column, required=False)
+        if figure is not None:
+            extra[name] = cast(figure)
     if thread_rows:
         extra["thread_throughput_bps"] = [
             _number(r.get("Throughput(KB/s)"), f"thread table row {i}") * _WIN_KB * 8

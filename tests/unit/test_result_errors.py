@@ -16,7 +16,8 @@ import pytest
 
 from nicbench.errors import (CommandFailed, CommandTimeout, ConfigError, ConfigErrors,
                              NicbenchError, TuningError)
-from nicbench.platforms.base import CpuTimes, HostFacts, InterfaceFacts, Platform
+from nicbench.platforms.base import CpuTimes, HostFacts, InterfaceFacts
+from nicbench.platforms.linux import LinuxPlatform
 from nicbench.platforms.tuning import TuningSession, read_journal
 from nicbench.remote.fake import FakeConnection
 from nicbench.remote.local import LocalConnection
@@ -162,7 +163,7 @@ def test_fake_connection_records_and_replies():
 
 
 # -- TuningSession ---------------------------------------------------------------------
-class FakePlatform(Platform):
+class FakePlatform(LinuxPlatform):
     """Settings in a dict; every get/set appended to a shared log."""
 
     os_name = "fake"
