@@ -18,6 +18,7 @@ import fcntl
 import json
 import os
 import shutil
+import signal
 import socket
 import time
 from contextlib import contextmanager
@@ -423,6 +424,10 @@ class Lab:
                 "StrictModes no", "PermitRootLogin prohibit-password",
                 "PasswordAuthentication no", "KbdInteractiveAuthentication no", "UsePAM no",
                 "PrintMotd no", "MaxSessions 100", "MaxStartups 100:30:200",
+                # A controller that vanished (kill -9, a pulled cable) never closes its
+                # connection: drop such clients after 3 unanswered probes 5 s apart, so
+                # their session processes do not live on.
+                "ClientAliveInterval 5", "ClientAliveCountMax 3",
                 # bash sources ~/.bashrc for every sshd command when SHLVL starts at 0; a
                 # heavy .bashrc (pyenv init: ~85 ms) would then cost that on every call.
                 "SetEnv SHLVL=1",
@@ -490,6 +495,11 @@ class Lab:
                     pass
         present = self.existing_namespaces()
         for ns in sorted(namespaces & present):
+            # Deleting a namespace does not end what runs in it: a connection's sshd
+            # session, a tool left running would live on, unreachable, forever.
+            ended = self._end_processes(ns)
+            if ended:
+                removed.append(f"{ended} processes in {ns}")
             self.local.run(["ip", "netns", "del", ns], warn=True)
             removed.append(f"namespace {ns}")
         for link in sorted(root_links):
@@ -513,6 +523,24 @@ class Lab:
             pass  # not empty: something else lives there, leave it
         return removed
 
+    def _end_processes(self, ns: str, grace_s: float = 2.0) -> int:
+        """TERM every process in namespace ``ns``, KILL what is left after ``grace_s``;
+        returns how many there were."""
+        def pids() -> list[int]:
+            res = self.local.run(["ip", "netns", "pids", ns], warn=True, timeout=10)
+            return [int(p) for p in res.stdout.split() if p.isdigit() and not _zombie(p)]
+
+        first = pids()
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            for pid in pids():
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    pass
+            if poll_until(lambda: not pids(), grace_s, 0.05):
+                break
+        return len(first)
+
     # -- status -------------------------------------------------------------------
     def status(self) -> list[dict]:
         present = self.existing_namespaces()
@@ -526,6 +554,14 @@ class Lab:
     # -- inventory ----------------------------------------------------------------
     def _write_inventory(self) -> None:
         self.inventory_file.write_text(render_inventory(self.spec, key_dir=str(self.dir)))
+
+
+def _zombie(pid: str) -> bool:
+    """An ended process PID 1 has not reaped yet (it may take seconds): nothing to end."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True      # gone already
 
 
 def _listens(address: str, port: int) -> bool:

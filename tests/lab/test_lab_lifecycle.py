@@ -111,6 +111,39 @@ def test_up_twice_then_down_leaves_nothing(lifecycle_lab):
     assert lab.down() == []                           # a second down is harmless
 
 
+def processes_in(inodes: set[int]) -> list[int]:
+    """Live processes whose network namespace is one of ``inodes`` (found through
+    /proc/PID/ns/net, so also after the namespace's name was deleted)."""
+    found = []
+    for p in Path("/proc").glob("[0-9]*"):
+        try:
+            ns = os.readlink(p / "ns" / "net")
+            state = (p / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z" and int(ns.strip("net:[]")) in inodes:
+            found.append(int(p.name))
+    return found
+
+
+def test_down_ends_every_process_of_the_lab_even_with_a_connection_open(lifecycle_lab):
+    lab = lifecycle_lab
+    lab.up()
+    inodes = {os.stat(f"/run/netns/{h.name}").st_ino for h in lab.spec.hosts()}
+    pool = HostPool(load_inventory(lab.inventory_file))
+    try:
+        conn = pool.connection(f"{PREFIX}-a")
+        conn.start(["sleep", "300"], f"/tmp/nicbench-test-down-{os.getpid()}")
+        before = processes_in(inodes)
+        assert len(before) >= 4       # 2 sshd, a session of the open connection, the sleep
+        removed = lab.down()          # the connection is still open: a crashed controller
+        assert any(r.endswith(f"processes in {PREFIX}-a") for r in removed), removed
+        assert processes_in(inodes) == []
+    finally:
+        pool.close()
+        subprocess.run(["rm", "-rf", f"/tmp/nicbench-test-down-{os.getpid()}"], timeout=10)
+
+
 def test_up_repairs_a_dead_sshd(lifecycle_lab):
     lab = lifecycle_lab
     lab.up()
