@@ -13,6 +13,7 @@
     │   ├── CommandTimeout          a command ran past its timeout (carries the Result)
     │   └── CommandFailed           a command exited non-zero (carries the Result)
     ├── TuningError                 a host refused a setting (carries the kernel's words)
+    ├── ResultsWriteError           the results directory cannot be written (disk full)
     ├── LabError                    the local namespace lab could not be built or torn down
     ├── ParseError                  tool output not understood; exit 3
     └── TrialError                  a trial could not produce a measurement (reason inside)
@@ -153,6 +154,15 @@ class TuningError(NicbenchError):
         if hint:
             text += f" ({hint})"
         super().__init__(text)
+
+
+class ResultsWriteError(NicbenchError):
+    """A results directory could not be written (disk full, read-only, gone). The run
+    stops, with the hosts' settings put back and every trial written so far intact."""
+
+    def __init__(self, path: object, why: str):
+        self.path = path
+        super().__init__(f"{path}: cannot write results: {why}")
 
 
 class LabError(NicbenchError):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import Any
 
@@ -85,8 +84,13 @@ def cmd_run(args) -> int:
     out(f"nicbench run {profile.name} -> {out_dir}")
     with RunPrinter() as printer:
         runner = Runner(profile, inv, out_dir, pairs=args.pair, resume=bool(args.resume),
-                        listener=printer, trust_new_keys=args.trust_new_host_keys)
-        run_dir = runner.run()
+                        keep_failed=args.keep_failed, listener=printer,
+                        trust_new_keys=args.trust_new_host_keys)
+        try:
+            run_dir = runner.run()
+        except KeyboardInterrupt:
+            _left_changed(runner)
+            raise
     rows = [[r.pair, r.point, r.test, r.status, f"{r.n_ok}/{r.n_ok + r.n_failed}", r.select,
              mbit(r.selected_bps), mbit(r.median_bps),
              "-" if r.cpu_local_pct is None else f"{r.cpu_local_pct:.0f}",
@@ -102,31 +106,82 @@ def cmd_run(args) -> int:
         page = build_report([str(run_dir.path)], str(run_dir.path / "report"),
                             warn=console.warn)
         out(f"report: {page}")
-    return 0
+    for host, why in runner.lost.items():
+        console.error(f"{host} was lost during the run ({why}): its pairs were not measured "
+                      f"to the end; resume with `nicbench run {args.profile} --resume "
+                      f"{run_dir.path}` once it answers")
+    left = _left_changed(runner)
+    return 1 if left or runner.lost else 0
+
+
+def _left_changed(runner) -> bool:
+    """Say what the run could not put back, and how to do it later."""
+    for p in runner.problems:
+        console.error(f"still changed: {p}")
+    if runner.problems:
+        hosts = ", ".join(sorted({p.host for p in runner.problems}))
+        console.error(f"settings on {hosts} were not all put back: when the host answers, "
+                      f"run `nicbench restore {runner.run_dir.path}`")
+    return bool(runner.problems)
 
 
 def cmd_restore(args) -> int:
-    from nicbench.config.loader import load_inventory
+    """Put back what a run's journal holds, on the hosts as the run recorded them."""
     from nicbench.platforms.hosts import HostPool
-    from nicbench.platforms.tuning import TuningSession, read_journal
+    from nicbench.platforms.tuning import TuningSession
+    from nicbench.results.manifest import Manifest
     from nicbench.results.store import RunDir
 
-    journal = RunDir(args.dir).journal_file
+    run_dir = RunDir(args.dir)
+    if not run_dir.path.is_dir():
+        raise UsageError(f"{run_dir.path}: no such results directory")
+    journal = run_dir.journal_file
     if not journal.exists():
-        raise UsageError(f"{journal}: no tuning journal (nothing was changed by that run)")
-    pending = [c for c in read_journal(journal) if not c.restored]
-    if not pending:
+        out("nothing to restore (no tuning journal: nothing is left changed by that run)")
+        return 0
+    session = TuningSession.load(journal, on_restore=lambda c: out(
+        f"restored {c.host} {c.kind} {c.key} = "
+        f"{'<absent>' if c.original is None else c.original}"))
+    hosts = sorted(session.hosts())
+    if not hosts:
         out("nothing to restore")
         return 0
-    inv = load_inventory(args.inventory)
+    inv = _recorded_inventory(Manifest.read(run_dir.manifest_file), args.inventory, hosts)
     with HostPool(inv) as pool:
-        session = TuningSession(journal, on_restore=lambda c: out(
-            f"restored {c.host} {c.kind} {c.key} = {c.original}"))
-        session.adopt(pending, {c.host: pool.platform(c.host) for c in pending})
+        session.bind({h: pool.platform(h) for h in hosts})
+        for x in session.leftovers:
+            out(f"stopping {x.host} {x.what} ({x.path})")
         problems = session.restore()
     for p in problems:
-        print(f"nicbench: error: {p}", file=sys.stderr)
+        console.error(f"still changed: {p}")
     return 1 if problems else 0
+
+
+def _recorded_inventory(manifest, given: str | None, hosts: list[str]):
+    """The inventory the run was made with (its hosts and addresses, not whatever the
+    current file says); with ``-i``, that file must agree for these hosts."""
+    from nicbench.config.loader import load_inventory
+    from nicbench.results.manifest import differences
+
+    inv = manifest.inventory.model_copy(update={"base_dir": manifest.inventory_dir or ".",
+                                                "file": manifest.inventory_file})
+    for h in hosts:
+        inv.host(h)        # a journal naming a host the run did not have: one clear line
+    if given:
+        other = load_inventory(given)
+        for h in hosts:
+            try:
+                now = other.host(h).model_dump(mode="json")
+            except UsageError:
+                raise UsageError(f"{given}: has no host '{h}', which the run changed: "
+                                 "restore without -i (the run's own inventory is used)") \
+                    from None
+            diff = differences(inv.host(h).model_dump(mode="json"), now)
+            if diff:
+                raise UsageError(f"{given}: host '{h}' differs from the one the run was made "
+                                 f"with ({', '.join(diff[:3])}): restore without -i, or with "
+                                 "the inventory the run used")
+    return inv
 
 
 def register(sub) -> None:
@@ -136,6 +191,9 @@ def register(sub) -> None:
     run.add_argument("--pair", action="append", metavar="NAME", help="only this pair (repeat)")
     run.add_argument("--out", help="results directory (default reports/<profile>-<time>/)")
     run.add_argument("--resume", metavar="DIR", help="continue a run that stopped half-way")
+    run.add_argument("--keep-failed", action="store_true",
+                     help="with --resume: leave failed and given-up configurations as they "
+                          "are (by default they are measured again)")
     run.add_argument("--trust-new-host-keys", action="store_true")
     run.add_argument("--report", action="store_true",
                      help="build the report of the run in DIR/report/ when it ends")
@@ -143,5 +201,7 @@ def register(sub) -> None:
 
     rst = sub.add_parser("restore", help="put back settings a run left changed (after a crash)")
     rst.add_argument("dir", help="the run's results directory")
-    rst.add_argument("-i", "--inventory", default="inventory.yaml")
+    rst.add_argument("-i", "--inventory", default=None,
+                     help="check the hosts against this inventory (default: the run's own "
+                          "record of them is used)")
     rst.set_defaults(func=cmd_restore)

@@ -19,6 +19,9 @@ class SshSettings(Strict):
     key_file: FilePath | None = None
     known_hosts: FilePath
     connect_timeout_s: float = Field(10.0, gt=0, le=300)
+    # How long a run waits for a host whose SSH connection dropped to come back (sshd
+    # restarted, a network blip) before it records the host as lost and goes on.
+    reconnect_s: float = Field(60.0, ge=0, le=3600)
 
 
 class Host(Strict):
@@ -90,10 +93,19 @@ class Inventory(Strict):
     file: str = Field("", exclude=True)
 
     def host(self, name: str) -> Host:
-        return next(h for h in self.hosts if h.name == name)
+        for h in self.hosts:
+            if h.name == name:
+                return h
+        raise UsageError(f"unknown host '{name}' (hosts in {self.file or 'the inventory'}: "
+                         f"{', '.join(h.name for h in self.hosts)})")
 
     def adapter(self, adapter_id: str) -> Adapter:
-        return next(a for a in self.adapters if a.id == adapter_id)
+        for a in self.adapters:
+            if a.id == adapter_id:
+                return a
+        raise UsageError(f"unknown adapter '{adapter_id}' (adapters in "
+                         f"{self.file or 'the inventory'}: "
+                         f"{', '.join(a.id for a in self.adapters)})")
 
     def pair(self, name: str) -> Pair:
         """The pair of that name; a name the file does not have is the user's mistake."""

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import re
 import time
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
 from nicbench.errors import (CommandTimeout, ConnectError, HostKeyError, NicbenchError,
-                             ParseError, RemoteError, TrialError)
+                             ParseError, RemoteError, ResultsWriteError, TrialError)
 from nicbench.interrupts import interrupts_held
 from nicbench.remote.result import Result
 from nicbench.platforms.base import Platform
+from nicbench.platforms.tuning import TuningSession
 from nicbench.remote.command import display
 from nicbench.remote.connection import Background
 from nicbench.results.records import Failure, Kind, Status, TrialRecord
@@ -45,6 +47,17 @@ class TrialContext:
     sender: Platform
     receiver_addr: str
     sender_addr: str
+    # Where every process and file a trial makes on a host is journaled before it is
+    # made, so that a controller that dies leaves a way to clean up (None: not kept).
+    journal: TuningSession | None = None
+
+    def expect(self, platform: Platform, path: str, what: str, port: int | None = None) -> None:
+        if self.journal is not None:
+            self.journal.expect(platform, path, what, port)
+
+    def cleared(self, platform: Platform, path: str) -> None:
+        if self.journal is not None:
+            self.journal.cleared(platform.host, path)
 
 
 def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: int,
@@ -54,9 +67,14 @@ def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: in
     trial_id = f"{ctx.pair}.{ctx.point}.{test.name}.{kind.value[0]}{repetition}" + (
         f".{offered_bps // 1000}k" if offered_bps else "")
     tag = trial_id.replace("/", "_")
+    # Paths on the hosts, unique to this attempt (a trial retried, or resumed after a
+    # crash, never meets what an earlier attempt left).
+    stem = f"nicbench-{tag}-{uuid.uuid4().hex[:8]}"
+    server_dir = ctx.receiver.scratch_file(stem + ".d")
+    client_pid = ctx.sender.scratch_file(stem + ".pid")
     ends = Endpoints(ctx.receiver_addr, ctx.sender_addr, test.protocol, offered_bps,
                      receiver_os=ctx.receiver.os_name, sender_os=ctx.sender.os_name,
-                     client_file=ctx.sender.scratch_file(f"nicbench-{tag}.out"))
+                     client_file=ctx.sender.scratch_file(stem + ".out"))
     rec = TrialRecord(
         run_id=ctx.run_id, trial_id=trial_id, pair=ctx.pair, adapter=ctx.adapter,
         adapter_label=ctx.adapter_label, tool=test.tool, test=test.name,
@@ -75,7 +93,8 @@ def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: in
         rec.version = _tool_version(ctx.sender, test.tool)
         client_timeout = (plan.expected_s + TIMEOUT_MARGIN_S) if plan.expected_s else timeout_s
         with interrupts_held():     # a Ctrl-C here would leave a server nobody stops
-            server = ctx.receiver.start(plan.server)
+            ctx.expect(ctx.receiver, server_dir, f"server {display(plan.server)}", plan.port)
+            server = ctx.receiver.start(plan.server, server_dir)
         try:
             ctx.receiver.wait_listening(plan.port, plan.listen_protocol, LISTEN_TIMEOUT_S)
         except TrialError as exc:
@@ -93,12 +112,19 @@ def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: in
                      f"{res.exit_status}): {_error_words(res.stdout + chr(10) + res.stderr)}")
             return rec
         cpu0 = _cpu(ctx)
+        if plan.client_outfile:
+            ctx.expect(ctx.sender, plan.client_outfile, f"output of {plan.client[0]}")
+        ctx.expect(ctx.sender, client_pid, f"client {display(plan.client)}")
         try:
-            client = ctx.sender.run(plan.client, timeout=client_timeout, warn=True)
+            client = ctx.sender.run(plan.client, timeout=client_timeout, warn=True,
+                                    pidfile=client_pid)
+            ctx.cleared(ctx.sender, client_pid)     # the wrapper removed it as it ended
         except CommandTimeout as exc:
             client_text = exc.result.stdout + exc.result.stderr
             rec.fail(Failure.TIMEOUT,
                      f"timeout: the sender ran past {client_timeout:g} s and was killed")
+            _reap(ctx, ctx.sender, [client_pid] + ([plan.client_outfile]
+                                                   if plan.client_outfile else []))
             return rec
         finally:
             cpu1 = _cpu(ctx)
@@ -109,10 +135,13 @@ def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: in
         rec.exit_status["client"] = client.exit_status
         if plan.client_outfile:
             outfile_text = ctx.sender.read_and_remove(plan.client_outfile)
+            ctx.cleared(ctx.sender, plan.client_outfile)
         server_text, server_status = _finish_server(server, plan)
         rec.exit_status["server"] = server_status
         _judge(rec, driver, client, client_text, server_text, outfile_text)
         return rec
+    except ResultsWriteError:
+        raise       # the run cannot store results: stop it, do not record a failure
     except NicbenchError as exc:
         if rec.failure is None:
             lost = isinstance(exc, (ConnectError, HostKeyError))
@@ -129,6 +158,8 @@ def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: in
                 server_text = server_text or (res.stdout + res.stderr)
             except NicbenchError:
                 pass
+        if server is not None and server.collected:
+            ctx.cleared(ctx.receiver, server_dir)   # collect removed its directory
         rec.raw = {role: ctx.run_dir.write_raw(trial_id, role, text)
                    for role, text in (("client", client_text), ("server", server_text),
                                       ("outfile", outfile_text)) if text}
@@ -149,6 +180,16 @@ def _error_words(text: str) -> str:
             m = _JSON_ERROR.match(ln)
             return m["text"] if m else ln
     return " | ".join(lines[-3:]) or "no output"
+
+
+def _reap(ctx: TrialContext, platform: Platform, paths: list[str]) -> None:
+    """Remove what a killed command left at once (else the run's end does it)."""
+    try:
+        platform.reap(paths)
+    except NicbenchError:
+        return
+    for path in paths:
+        ctx.cleared(platform, path)
 
 
 def _tool_version(platform: Platform, tool: str) -> str | None:

@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from nicbench.errors import UsageError
+from nicbench.errors import RemoteError, UsageError
 from nicbench.remote.connection import DEFAULT_TIMEOUT_S, Background, Connection
 from nicbench.remote.result import Result
 from nicbench.tools.registry import TOOLS
@@ -83,14 +83,37 @@ class Platform(ABC):
     def host(self) -> str:
         return self.conn.host
 
+    def reconnect(self, timeout_s: float) -> None:
+        """Reach the host again after its connection was lost (see
+        :meth:`Connection.reconnect`)."""
+        self.conn.reconnect(timeout_s)
+
     # -- commands -------------------------------------------------------------------
     def run(self, argv: Sequence[str], *, timeout: float = DEFAULT_TIMEOUT_S,
-            warn: bool = False) -> Result:
-        return self.conn.run(argv, timeout=timeout, warn=warn)
+            warn: bool = False, pidfile: str | None = None) -> Result:
+        return self.conn.run(argv, timeout=timeout, warn=warn, pidfile=pidfile)
 
-    def start(self, argv: Sequence[str]) -> Background:
-        """Start a tool in the background on this host (see :meth:`Connection.start`)."""
-        return self.conn.start(argv)
+    def start(self, argv: Sequence[str], workdir: str) -> Background:
+        """Start a tool in the background on this host in the new directory ``workdir``
+        (see :meth:`Connection.start`)."""
+        return self.conn.start(argv, workdir)
+
+    def reap(self, paths: Sequence[str]) -> dict[str, str]:
+        """Stop and remove what a crashed controller left (background directories, pid
+        files): path -> "stopped" | "gone" | "none"."""
+        if not paths:
+            return {}
+        res = self.conn.run(self.conn.shell.reap_argv(list(paths)), warn=True, timeout=30)
+        out = {}
+        for line in res.stdout.splitlines():
+            what, _, path = line.partition(" ")
+            if what in ("stopped", "gone", "none"):
+                out[path] = what
+        missing = [p for p in paths if p not in out]
+        if missing:
+            raise RemoteError(self.host, f"could not clean up {', '.join(missing)}: "
+                                         f"{res.tail() or 'no answer'}")
+        return out
 
     def read_and_remove(self, path: str) -> str | None:
         """The text of a file a tool wrote on this host (None if there is none), then the

@@ -112,6 +112,15 @@ class FakePlatform(LinuxPlatform):
         self._pid = 1000
         self._busy = 0.0
         self.lost = False   # set by a test: the host stops answering
+        self.lost_for = 0   # ... and comes back at the next reconnect, this many times
+
+    def reconnect(self, timeout_s: float) -> None:
+        self.log.append((self.host, "reconnect", timeout_s))
+        if self.lost_for > 0:
+            self.lost_for -= 1
+            self.lost = False
+            return
+        self._alive()
 
     def next_pid(self) -> int:
         self._pid += 1
@@ -187,7 +196,7 @@ class FakePlatform(LinuxPlatform):
         return f"/fake/{name}"
 
     # -- processes ------------------------------------------------------------------------
-    def start(self, argv: Sequence[str]) -> Background:
+    def start(self, argv: Sequence[str], workdir: str) -> Background:
         self._alive()
         self.log.append((self.host, "start", argv[0]))
         server = FakeBackground(self, list(argv))
@@ -198,7 +207,7 @@ class FakePlatform(LinuxPlatform):
         self._alive()
 
     def run(self, argv: Sequence[str], *, timeout: float = DEFAULT_TIMEOUT_S,
-            warn: bool = False) -> Result:
+            warn: bool = False, pidfile: str | None = None) -> Result:
         self._alive()
         self.log.append((self.host, "run", argv[0]))
         receiver = self.hosts.server_for(self)
@@ -215,6 +224,11 @@ class FakePlatform(LinuxPlatform):
         if answer.timeout:
             raise CommandTimeout(result, timeout)
         return result
+
+    def reap(self, paths: Sequence[str]) -> dict[str, str]:
+        self._alive()
+        self.log.append((self.host, "reap", tuple(paths)))
+        return {p: "gone" for p in paths}
 
     def read_and_remove(self, path: str) -> str | None:
         return self.hosts.outfiles.pop(self.host, None)

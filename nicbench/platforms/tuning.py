@@ -1,24 +1,37 @@
-"""Apply settings to hosts and always put them back.
+"""Apply settings to hosts and always put them back; never leave a process or file behind.
 
-A :class:`TuningSession` records a setting's original value *before* changing it, both in
-memory and (optionally) in a journal file in the results directory, and ``restore()``
-puts back exactly those values in reverse order. Used as a context manager, restore runs
-on success, on error and on Ctrl-C (with SIGINT held off while restoring, so a second
-Ctrl-C cannot leave a host half-restored). If the controller itself dies, the journal
-lets ``nicbench restore DIR`` finish the job later.
+A :class:`TuningSession` is the journal of everything a run changes or leaves on its
+hosts:
+
+- **settings** (:class:`Change`): the original value is recorded *before* the setting is
+  changed, in memory and in the journal file (``DIR/tuning.json``, written atomically and
+  fsynced), and ``restore()`` puts back exactly those values in reverse order;
+- **leftovers** (:class:`Leftover`): a tool started in the background, or a foreground
+  command's pid file, is journaled *before* it starts, by the path nicbench will make for
+  it on the host (a directory holding its pid, or a pid file), and cleared once that path
+  is gone; ``restore()`` stops what such a path still names and removes it.
+
+Used as a context manager, restore runs on success, on error and on Ctrl-C (with SIGINT
+held off while restoring, so a second Ctrl-C cannot leave a host half-restored). If the
+controller itself dies, :meth:`TuningSession.load` reads the journal back with every
+entry still pending, so ``nicbench restore DIR`` or ``nicbench run --resume DIR`` finishes
+the job: a pending entry is only ever dropped from the file once it has been put back.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping
 
-from nicbench.errors import NicbenchError
+from nicbench.errors import NicbenchError, ResultsWriteError, UsageError
 from nicbench.interrupts import interrupts_held
 from nicbench.platforms.base import Platform
+
+JOURNAL_VERSION = 2
 
 
 @dataclass
@@ -31,14 +44,58 @@ class Change:
     restored: bool = False
 
 
+@dataclass
+class Leftover:
+    """Something nicbench made on a host that must not outlive the run: a background
+    command's directory (its pid inside) or a foreground command's pid file."""
+
+    host: str
+    path: str
+    what: str               # the command, for messages
+    port: int | None = None
+    started_at: float = field(default_factory=time.time)
+
+
+@dataclass
+class Problem:
+    """A setting or leftover that could not be put back: what, on which host, why."""
+
+    host: str
+    what: str
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.host}: {self.what}: {self.why}"
+
+
 class TuningSession:
     def __init__(self, journal: str | Path | None = None,
                  on_restore: Callable[[Change], None] | None = None):
         self.changes: list[Change] = []
+        self.leftovers: list[Leftover] = []
         self._platforms: dict[str, Platform] = {}
         self.journal = Path(journal) if journal else None
         self.on_restore = on_restore or (lambda change: None)
-        self.errors: list[str] = []
+        self.journal_error: str | None = None
+
+    @classmethod
+    def load(cls, journal: str | Path,
+             on_restore: Callable[[Change], None] | None = None) -> "TuningSession":
+        """The session a run left in ``journal``: its pending changes and leftovers, to
+        be bound to platforms (:meth:`bind`) and restored. A missing journal is empty."""
+        session = cls(journal, on_restore)
+        changes, leftovers = read_journal_entries(journal)
+        session.changes = [c for c in changes if not c.restored]
+        session.leftovers = leftovers
+        return session
+
+    def hosts(self) -> set[str]:
+        """The hosts with something pending."""
+        return {c.host for c in self.pending()} | {x.host for x in self.leftovers}
+
+    def bind(self, platforms: Mapping[str, Platform]) -> None:
+        """The platforms to restore pending entries through, by host name."""
+        self._platforms.update(platforms)
 
     # -- apply --------------------------------------------------------------------
     def apply(self, platform: Platform, kind: str, key: str, value: str | None) -> None:
@@ -62,30 +119,62 @@ class TuningSession:
                    and not c.restored for c in self.changes):
             self.changes.append(change)
         self._platforms[platform.host] = platform
-        self._write_journal()
+        self._write_journal(strict=True)
+
+    # -- leftovers ----------------------------------------------------------------
+    def expect(self, platform: Platform, path: str, what: str, port: int | None = None) -> None:
+        """Journal ``path`` on the platform's host before the command that makes it
+        starts."""
+        self._platforms[platform.host] = platform
+        self.leftovers.append(Leftover(platform.host, path, what, port))
+        self._write_journal(strict=True)
+
+    def cleared(self, host: str, path: str) -> None:
+        """``path`` is gone from ``host`` (the command ended and its files were removed)."""
+        before = len(self.leftovers)
+        self.leftovers = [x for x in self.leftovers if not (x.host == host and x.path == path)]
+        if len(self.leftovers) != before:
+            self._write_journal()
 
     # -- restore ------------------------------------------------------------------
-    def restore(self) -> list[str]:
-        """Put every changed setting back; returns problems (also kept in ``errors``)."""
+    def restore(self) -> list[Problem]:
+        """Stop every leftover and put every changed setting back, in reverse order.
+        Returns what could not be done this time (each problem once)."""
+        problems: list[Problem] = []
         with interrupts_held():
+            by_host: dict[str, list[Leftover]] = {}
+            for x in self.leftovers:
+                by_host.setdefault(x.host, []).append(x)
+            for host, items in by_host.items():
+                try:
+                    self._platform(host).reap([x.path for x in items])
+                    for x in items:
+                        self.leftovers.remove(x)
+                except NicbenchError as exc:
+                    problems += [Problem(host, f"{x.what} ({x.path})", exc.one_line())
+                                 for x in items]
             for change in reversed(self.changes):
                 if change.restored:
                     continue
-                platform = self._platforms[change.host]
                 try:
-                    platform.set_setting(change.kind, change.key, change.original)
+                    self._platform(change.host).set_setting(change.kind, change.key,
+                                                            change.original)
                     change.restored = True
                     self.on_restore(change)
                 except NicbenchError as exc:
-                    self.errors.append(f"could not restore {change.host} {change.kind} "
-                                       f"{change.key} to {change.original}: {exc.one_line()}")
+                    problems.append(Problem(
+                        change.host, f"{change.kind} {change.key} (to put back: "
+                        f"{'<absent>' if change.original is None else change.original}, "
+                        f"now: {change.applied})", exc.one_line()))
             self._write_journal()
-        return list(self.errors)
+        return problems
 
-    def adopt(self, changes: list[Change], platforms: dict[str, Platform]) -> None:
-        """Take over changes left pending by another run (from its journal)."""
-        self.changes.extend(changes)
-        self._platforms.update(platforms)
+    def _platform(self, host: str) -> Platform:
+        try:
+            return self._platforms[host]
+        except KeyError:
+            raise UsageError(f"{host}: no connection to this host to put its settings "
+                             "back") from None
 
     def forget_restored(self) -> None:
         """Drop restored changes, so the next apply records the hosts' values afresh."""
@@ -94,21 +183,70 @@ class TuningSession:
     def pending(self) -> list[Change]:
         return [c for c in self.changes if not c.restored]
 
-    def _write_journal(self) -> None:
+    def _write_journal(self, strict: bool = False) -> None:
+        """Write the journal atomically. ``strict`` (before a change is made): a failure
+        to write raises, so nothing is changed that the journal does not hold. Otherwise
+        (recording progress) a failure is kept in ``journal_error`` and the work goes on:
+        the file then still lists entries already done, which a later restore finds
+        already put back, never the reverse."""
         if self.journal is None:
             return
-        tmp = self.journal.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"updated": time.time(),
-                                   "changes": [asdict(c) for c in self.changes]}, indent=1))
-        tmp.replace(self.journal)
+        data = {"format_version": JOURNAL_VERSION, "updated": time.time(),
+                "changes": [asdict(c) for c in self.changes if not c.restored],
+                "leftovers": [asdict(x) for x in self.leftovers]}
+        tmp = self.journal.with_name(self.journal.name + ".tmp")
+        try:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(json.dumps(data, indent=1))
+                fh.flush()
+                os.fsync(fh.fileno())
+            tmp.replace(self.journal)
+            self.journal_error = None
+        except OSError as exc:
+            try:
+                tmp.unlink(missing_ok=True)
+            except OSError:
+                pass
+            self.journal_error = f"{self.journal}: cannot write: {exc.strerror or exc}"
+            if strict:
+                raise JournalError(self.journal_error) from exc
+            if not data["changes"] and not data["leftovers"]:
+                # Everything is put back but the file cannot say so: a missing journal
+                # says it (nothing pending), and removing a file needs no space.
+                try:
+                    self.journal.unlink(missing_ok=True)
+                    self.journal_error = None
+                except OSError:
+                    pass
 
     def __enter__(self) -> "TuningSession":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.restore()
 
 
+class JournalError(ResultsWriteError):
+    """The journal could not be written, so nothing more may be changed on a host."""
+
+    def __init__(self, message: str):
+        NicbenchError.__init__(self, message)
+
+
+def read_journal_entries(path: str | Path) -> tuple[list[Change], list[Leftover]]:
+    p = Path(path)
+    if not p.exists():
+        return [], []
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+        changes = [Change(**c) for c in data.get("changes", [])]
+        leftovers = [Leftover(**x) for x in data.get("leftovers", [])]
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, TypeError,
+            AttributeError) as exc:
+        raise UsageError(f"{p}: not a nicbench tuning journal ({exc}): put the hosts' "
+                         "settings back by hand") from None
+    return changes, leftovers
+
+
 def read_journal(path: str | Path) -> list[Change]:
-    data = json.loads(Path(path).read_text())
-    return [Change(**c) for c in data.get("changes", [])]
+    return read_journal_entries(path)[0]

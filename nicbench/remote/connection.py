@@ -36,23 +36,29 @@ class Connection(ABC):
         self.shell: Shell = shell or PosixShell()
 
     @abstractmethod
-    def _exec(self, argv: Sequence[str], timeout: float) -> Result:
-        """Run argv, wait at most ``timeout`` s; on timeout kill it and mark the Result."""
+    def _exec(self, argv: Sequence[str], timeout: float,
+              pidfile: str | None = None) -> Result:
+        """Run argv, wait at most ``timeout`` s; on timeout kill it and mark the Result.
+        ``pidfile``: keep the command's pid in that file on the host while it runs."""
 
     def run(self, argv: Sequence[str], *, timeout: float = DEFAULT_TIMEOUT_S,
-            warn: bool = False, hint: str = "") -> Result:
+            warn: bool = False, hint: str = "", pidfile: str | None = None) -> Result:
         """Run a command. Raises CommandTimeout on timeout (always), CommandFailed on a
-        non-zero exit unless ``warn`` (then the caller inspects ``result.exit_status``)."""
-        result = self._exec(_words(argv), timeout)
+        non-zero exit unless ``warn`` (then the caller inspects ``result.exit_status``).
+        ``pidfile``: a path on the host that holds the command's pid while it runs
+        (removed when it ends), so a controller that dies leaves a way to stop it."""
+        result = self._exec(_words(argv), timeout, pidfile)
         if result.timed_out:
             raise CommandTimeout(result, timeout)
         if not warn and not result.ok:
             raise CommandFailed(result, hint)
         return result
 
-    def start(self, argv: Sequence[str], *, timeout: float = DEFAULT_TIMEOUT_S) -> "Background":
-        """Start argv in the background (own process group); returns at once."""
-        res = self.run(self.shell.background_argv(_words(argv)), timeout=timeout)
+    def start(self, argv: Sequence[str], workdir: str, *,
+              timeout: float = DEFAULT_TIMEOUT_S) -> "Background":
+        """Start argv in the background (own process group) in a new directory
+        ``workdir`` on the host; returns at once."""
+        res = self.run(self.shell.background_argv(_words(argv), workdir), timeout=timeout)
         try:
             pid_s, workdir = res.stdout.strip().split(" ", 1)
             pid = int(pid_s)
@@ -60,6 +66,11 @@ class Connection(ABC):
             raise RemoteError(self.host, f"could not start `{display(argv)}`: "
                                          f"unexpected reply {res.stdout.strip()!r}") from exc
         return Background(self, list(argv), pid, workdir)
+
+    def reconnect(self, timeout_s: float) -> None:
+        """Connect again after the connection was lost, within ``timeout_s``; raises
+        ConnectError if the host does not come back (HostKeyError if it comes back as
+        another host). Connections without a link to lose have nothing to do."""
 
     def close(self) -> None:
         pass

@@ -25,7 +25,8 @@ class FakeConnection(Connection):
         self.handler = handler
         self.calls: list[list[str]] = []
 
-    def _exec(self, argv: Sequence[str], timeout: float) -> Result:
+    def _exec(self, argv: Sequence[str], timeout: float,
+              pidfile: str | None = None) -> Result:
         argv = list(argv)
         self.calls.append(argv)
         reply = self.handler(argv) if self.handler else None

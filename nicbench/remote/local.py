@@ -14,6 +14,7 @@ from typing import Sequence
 from nicbench.errors import RemoteError
 from nicbench.remote.connection import Connection
 from nicbench.remote.result import Result, make_result
+from nicbench.remote.shell import posix_script
 
 
 class LocalConnection(Connection):
@@ -21,7 +22,11 @@ class LocalConnection(Connection):
         super().__init__(host)
         self.env = env
 
-    def _exec(self, argv: Sequence[str], timeout: float) -> Result:
+    def _exec(self, argv: Sequence[str], timeout: float,
+              pidfile: str | None = None) -> Result:
+        if pidfile is not None:
+            # the same wrapper as over SSH: pid on the first line (dropped below), pid file
+            argv = ["sh", "-c", posix_script("pid_tracked.sh"), "nicbench", pidfile, *argv]
         started = time.time()
         t0 = time.monotonic()
         env = None
@@ -48,6 +53,8 @@ class LocalConnection(Connection):
             _kill_group(proc.pid)
             proc.wait()
             raise
+        if pidfile is not None:
+            out = out.partition("\n")[2]
         return make_result(self.host, argv, stdout=out, stderr=err,
                            exit_status=None if timed_out else proc.returncode,
                            duration_s=time.monotonic() - t0, timed_out=timed_out,

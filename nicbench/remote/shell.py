@@ -29,14 +29,21 @@ class Shell(Protocol):
     def render(self, argv: Argv) -> str:
         """The command line that runs ``argv`` exactly, every word quoted."""
 
-    def render_with_pid(self, argv: Argv) -> str:
+    def render_with_pid(self, argv: Argv, pidfile: str | None = None) -> str:
         """Like :meth:`render`, but the command first prints its pid (the process group to
-        kill on a timeout) on a line of its own."""
+        kill on a timeout) on a line of its own. With ``pidfile``, the pid is also kept in
+        that file while the command runs, for :meth:`reap_argv` after a crash."""
 
     def kill_argv(self, pid: int, signal: str = "TERM") -> list[str]: ...
 
-    def background_argv(self, argv: Argv) -> list[str]:
-        """Start ``argv`` detached, output to files; prints ``<pid> <workdir>``."""
+    def background_argv(self, argv: Argv, workdir: str) -> list[str]:
+        """Start ``argv`` detached, in a new directory ``workdir`` (output, exit status
+        and pid go there); prints ``<pid> <workdir>``."""
+
+    def reap_argv(self, paths: Sequence[str]) -> list[str]:
+        """Stop what each path left by a crashed controller names (a background command's
+        directory, a pid file), if it still runs, and remove the paths; prints
+        ``stopped|gone|none PATH`` per path."""
 
     def alive_argv(self, pid: int) -> list[str]:
         """Exit 0 while the process (group) runs."""
@@ -75,12 +82,23 @@ def _with_alive(name: str) -> str:
     return _GROUP_PRELUDE + _script("alive.sh") + _script(name)
 
 
+def _with_starttime(name: str) -> str:
+    return _script("starttime.sh") + _script(name)
+
+
+def posix_script(name: str) -> str:
+    """One script's text as PosixShell sends it."""
+    return posix_scripts()[name]
+
+
 def posix_scripts() -> dict[str, str]:
     """Every script text PosixShell sends, by file name: what shellcheck checks."""
-    plain = ("pid_exec.sh", "kill_group.sh", "background.sh", "collect.sh", "ended.sh",
+    plain = ("pid_exec.sh", "kill_group.sh", "collect.sh", "ended.sh",
              "read_and_remove.sh", "cleanup.sh")
     grouped = ("alive_now.sh", "wait_gone.sh", "stop_after_output.sh")
-    return {**{n: _script(n) for n in plain}, **{n: _with_alive(n) for n in grouped}}
+    timed = ("background.sh", "pid_tracked.sh", "reap.sh")
+    return {**{n: _script(n) for n in plain}, **{n: _with_alive(n) for n in grouped},
+            **{n: _with_starttime(n) for n in timed}}
 
 
 class PosixShell:
@@ -97,14 +115,19 @@ class PosixShell:
     def _sh(self, script: str, *args: object) -> list[str]:
         return ["sh", "-c", script, "nicbench", *(str(a) for a in args)]
 
-    def render_with_pid(self, argv: Argv) -> str:
+    def render_with_pid(self, argv: Argv, pidfile: str | None = None) -> str:
+        if pidfile is not None:
+            return self.render(self._sh(_with_starttime("pid_tracked.sh"), pidfile, *argv))
         return self.render(self._sh(_script("pid_exec.sh"), *argv))
 
     def kill_argv(self, pid: int, signal: str = "TERM") -> list[str]:
         return self._sh(_script("kill_group.sh"), signal, int(pid))
 
-    def background_argv(self, argv: Argv) -> list[str]:
-        return self._sh(_script("background.sh"), *argv)
+    def background_argv(self, argv: Argv, workdir: str) -> list[str]:
+        return self._sh(_with_starttime("background.sh"), workdir, *argv)
+
+    def reap_argv(self, paths: Sequence[str]) -> list[str]:
+        return self._sh(_with_starttime("reap.sh"), *paths)
 
     def alive_argv(self, pid: int) -> list[str]:
         return self._sh(_with_alive("alive_now.sh"), int(pid))

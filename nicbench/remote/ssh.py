@@ -22,6 +22,7 @@ from typing import Sequence
 import paramiko
 
 from nicbench.errors import AuthError, ConnectError, HostKeyError, RemoteError
+from nicbench.remote.command import display
 from nicbench.remote.connection import Connection
 from nicbench.remote.result import Result, make_result
 from nicbench.remote.shell import SHELLS
@@ -123,6 +124,26 @@ class SshConnection(Connection):
             self._client = client
             return client
 
+    def reconnect(self, timeout_s: float) -> None:
+        """Connect again after the connection was lost, retrying with backoff (0.5 s,
+        doubling to 8 s) for at most ``timeout_s``. The host key is verified as on the
+        first connection: a changed key fails at once (HostKeyError), as does a refused
+        login (AuthError); only an unreachable host is waited for."""
+        self.close()
+        deadline = time.monotonic() + timeout_s
+        delay = 0.5
+        while True:
+            try:
+                self._connect()
+                return
+            except ConnectError as exc:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise ConnectError(self.host, f"did not come back within {timeout_s:g} s "
+                                       f"({exc.message})", exc.hint) from None
+                time.sleep(min(delay, left))
+                delay = min(delay * 2, 8.0)
+
     def close(self) -> None:
         with self._lock:
             if self._client is not None:
@@ -130,13 +151,14 @@ class SshConnection(Connection):
                 self._client = None
 
     # -- commands -----------------------------------------------------------------
-    def _exec(self, argv: Sequence[str], timeout: float) -> Result:
+    def _exec(self, argv: Sequence[str], timeout: float,
+              pidfile: str | None = None) -> Result:
         client = self._connect()
         started = time.time()
         t0 = time.monotonic()
         try:
             chan = _transport(client).open_session(timeout=self.target.connect_timeout_s)
-            chan.exec_command(self.shell.render_with_pid(argv))
+            chan.exec_command(self.shell.render_with_pid(argv, pidfile))
             chan.shutdown_write()
         except (paramiko.SSHException, OSError, EOFError) as exc:
             self.close()
@@ -172,12 +194,21 @@ class SshConnection(Connection):
                         quiet_since = now
                     elif now - quiet_since > EOF_GRACE_S:
                         break
+                elif chan.closed or not _transport(client).is_active():
+                    # The connection went away under a running command (sshd killed, the
+                    # host rebooted, the network dropped): no exit status will come.
+                    raise _Lost()
                 left = deadline - time.monotonic()
                 if left <= 0:
                     timed_out = True
                     break
                 select.select([chan], [], [], min(left, poll))
                 poll = min(poll * 2, 0.05)
+        except _Lost:
+            self.close()
+            raise ConnectError(self.host, f"the connection was lost while `{display(argv)}` "
+                                          "ran", "the host may have rebooted or dropped "
+                                          "the connection") from None
         except BaseException:
             # Ctrl-C or an error while waiting: kill the remote command, then re-raise.
             self._kill_remote(out)
@@ -212,6 +243,10 @@ class SshConnection(Connection):
             chan.close()
         except (paramiko.SSHException, OSError, EOFError, RemoteError):
             pass  # the host is gone; nothing left to kill from here
+
+
+class _Lost(Exception):
+    """The SSH connection died while a command ran."""
 
 
 def _transport(client: paramiko.SSHClient) -> paramiko.Transport:

@@ -36,6 +36,7 @@ class Manifest(BaseModel):
     profile_file: str = ""
     inventory: Inventory
     inventory_file: str = ""
+    inventory_dir: str = ""          # what the inventory's relative paths are relative to
     pairs: list[str]
     started_at: float = Field(default_factory=time.time)
     ended_at: float | None = None
@@ -44,6 +45,7 @@ class Manifest(BaseModel):
     interfaces: dict[str, dict[str, Any]] = Field(default_factory=dict)  # pair/host -> facts
     tools: dict[str, dict[str, str | None]] = Field(default_factory=dict)  # host -> versions
     restore_problems: list[str] = Field(default_factory=list)
+    lost_hosts: dict[str, str] = Field(default_factory=dict)             # host -> why
 
     @model_validator(mode="before")
     @classmethod
@@ -63,10 +65,19 @@ class Manifest(BaseModel):
         return data
 
     def write(self, path: str | Path) -> None:
+        """Write atomically; on failure (a full disk) no temp file is left behind and
+        the previous manifest stays whole."""
+        from nicbench.results.store import write_error
+
         path = Path(path)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.model_dump(mode="json"), indent=1))
-        tmp.replace(path)
+        tmp = path.with_name(path.name + ".tmp")
+        try:
+            tmp.write_text(json.dumps(self.model_dump(mode="json"), indent=1),
+                           encoding="utf-8")
+            tmp.replace(path)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise write_error(path.parent, exc) from exc
 
     @classmethod
     def read(cls, path: str | Path) -> "Manifest":
@@ -94,3 +105,21 @@ class Manifest(BaseModel):
             msg = err["msg"].removeprefix("Value error, ")
             raise UsageError(f"{path}: {where}: {msg}{more}: not a manifest this nicbench "
                              "can read") from None
+
+
+def differences(a: Any, b: Any, path: str = "") -> list[str]:
+    """The key paths where two JSON-like values differ (``tests[1].params.duration_s``)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = []
+        for key in list(a) + [k for k in b if k not in a]:
+            sub = f"{path}.{key}" if path else str(key)
+            if key not in a or key not in b:
+                out.append(sub)
+            else:
+                out += differences(a[key], b[key], sub)
+        return out
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return [f"{path} ({len(a)} -> {len(b)} entries)"]
+        return [d for i, (x, y) in enumerate(zip(a, b)) for d in differences(x, y, f"{path}[{i}]")]
+    return [] if a == b else [path or "(top level)"]

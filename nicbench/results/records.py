@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
-from typing import Any, NamedTuple
+from typing import Any, Iterable, NamedTuple
 
 FORMAT_VERSION = 2
 
@@ -171,6 +171,32 @@ class TrialRecord:
         rec = cls(**{k: v for k, v in data.items() if k in names})
         rec.format_version = FORMAT_VERSION
         return rec
+
+
+def current(records: Iterable[TrialRecord]) -> list[TrialRecord]:
+    """The records that stand, in file order. trials.jsonl is append-only, so a resume
+    that measures a configuration again adds to it: a record is superseded by a later
+    record of the same key (a failed repetition measured again), and a record standing
+    for trials not run (``skipped``, ``given-up``) by any later record of its
+    configuration (pair, point, test). Superseded records stay in the file."""
+    recs = list(records)
+    last_key = {r.key: i for i, r in enumerate(recs)}
+    last_config = {(r.pair, r.point, r.test): i for i, r in enumerate(recs)}
+    return [r for i, r in enumerate(recs)
+            if (last_config[(r.pair, r.point, r.test)] == i
+                if r.kind in (Kind.SKIPPED, Kind.GIVEN_UP) else last_key[r.key] == i)]
+
+
+def settled(rec: TrialRecord, keep_failed: bool = False) -> bool:
+    """Does a resume leave this (current) record as it is? Successes and final failures
+    (a refusal by the driver or kernel) always; other failures, give-ups and points
+    skipped for a reason that may pass (a path check, a lost host) only with
+    ``keep_failed``. UDP search trials always: a resumed search replays them."""
+    if rec.kind is Kind.UDP_SEARCH or rec.status is Status.OK:
+        return True
+    if rec.failure is not None and rec.failure.final:
+        return True
+    return keep_failed
 
 
 def _failure_of_v1(data: dict[str, Any]) -> str | None:

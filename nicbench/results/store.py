@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from pathlib import Path
 from typing import Iterator
 
-from nicbench.errors import UsageError
-from nicbench.results.records import FORMAT_VERSION, TrialKey, TrialRecord
+from nicbench.errors import ResultsWriteError, UsageError
+from nicbench.results.records import TrialKey, TrialRecord, current, settled
 
 class RunDir:
     def __init__(self, path: str | Path):
@@ -51,26 +52,48 @@ class RunDir:
         self.raw_dir.mkdir(parents=True, exist_ok=True)
         return self
 
-    def write_manifest(self, manifest: dict) -> None:
-        manifest = {"format_version": FORMAT_VERSION, **manifest}
-        tmp = self.manifest_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps(manifest, indent=1, default=str))
-        tmp.replace(self.manifest_file)
-
-    def read_manifest(self) -> dict:
-        return json.loads(self.manifest_file.read_text())
-
     def write_raw(self, trial_id: str, role: str, text: str) -> str:
         rel = f"raw/{trial_id}.{role}.txt"
-        (self.path / rel).write_text(text)
+        path = self.path / rel
+        try:
+            path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            path.unlink(missing_ok=True)
+            raise write_error(self.path, exc) from exc
         return rel
 
     def append(self, record: TrialRecord) -> None:
-        line = json.dumps(record.to_dict(), default=str)
-        with open(self.trials_file, "a", encoding="utf-8") as fh:
-            fh.write(line + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+        """Append one record and fsync it. A failed write (a full disk) leaves the file
+        as it was before, never a torn line, and raises ResultsWriteError."""
+        line = json.dumps(record.to_dict(), default=str) + "\n"
+        size = self.trials_file.stat().st_size if self.trials_file.exists() else 0
+        try:
+            with open(self.trials_file, "a", encoding="utf-8") as fh:
+                fh.write(line)
+                fh.flush()
+                os.fsync(fh.fileno())
+        except OSError as exc:
+            try:
+                os.truncate(self.trials_file, size)
+            except OSError:
+                pass
+            raise write_error(self.path, exc) from exc
+
+    def repair_torn_tail(self) -> Path | None:
+        """A last line without its newline (the controller died mid-write) would swallow
+        the next record appended: cut it off, keeping it in ``trials.jsonl.torn-<time>``
+        beside the file. Returns that file, or None if there was nothing to cut."""
+        if not self.torn_tail():
+            return None
+        data = self.trials_file.read_bytes()
+        keep = data.rfind(b"\n") + 1
+        kept = self.path / f"trials.jsonl.torn-{time.strftime('%Y%m%d-%H%M%S')}"
+        try:
+            kept.write_bytes(data[keep:])
+            os.truncate(self.trials_file, keep)
+        except OSError as exc:
+            raise write_error(self.path, exc) from exc
+        return kept
 
     def records(self, *, strict: bool = False) -> Iterator[TrialRecord]:
         """Every trial record, as written. A torn last line (a crash mid-write, no final
@@ -120,8 +143,9 @@ class RunDir:
             fh.seek(-1, os.SEEK_END)
             return fh.read(1) != b"\n"
 
-    def done_keys(self) -> set[TrialKey]:
-        return {r.key for r in self.records()}
+    def done_keys(self, keep_failed: bool = False) -> set[TrialKey]:
+        """The trials a resume does not run again (see records.settled)."""
+        return {r.key for r in current(self.records()) if settled(r, keep_failed)}
 
 
 def _why(exc: Exception) -> str:
@@ -130,6 +154,18 @@ def _why(exc: Exception) -> str:
     if isinstance(exc, KeyError):
         return f"missing {exc}"
     return str(exc)
+
+
+def write_error(path: Path, exc: OSError) -> ResultsWriteError:
+    """A ResultsWriteError that says why, and how much room is left where it matters."""
+    why = exc.strerror or str(exc)
+    try:
+        free = shutil.disk_usage(path).free
+        why += f" ({free / 1e6:.1f} MB free on its file system)"
+    except OSError:
+        pass
+    return ResultsWriteError(path, why + ": free some space (or choose another --out), "
+                             "then continue the run with --resume")
 
 
 def new_run_id() -> str:

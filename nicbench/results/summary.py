@@ -19,7 +19,7 @@ from typing import Iterable
 
 from nicbench.config.profile import DEFAULT_LOSS_PCT, Profile
 from nicbench.results.policy import passes, summarize
-from nicbench.results.records import Failure, Kind, Status, TrialRecord
+from nicbench.results.records import Failure, Kind, Status, TrialRecord, current
 
 
 @dataclass
@@ -65,7 +65,7 @@ def _mean(values: Iterable[float | None]) -> float | None:
 def summary_rows(records: Iterable[TrialRecord],
                  profile: Profile | None = None) -> list[SummaryRow]:
     groups: dict[tuple[str, str, str], list[TrialRecord]] = {}
-    for r in records:
+    for r in current(records):
         groups.setdefault((r.pair, r.point, r.test), []).append(r)
     return [_row(recs, profile) for recs in groups.values()]
 

@@ -80,6 +80,7 @@ def theory_bps(mtu: int) -> float:
 def iperf3_received_bps(pool, receiver: str, sender: str, address: str) -> float:
     server_conn = pool.connection(receiver)
     server = server_conn.start(["iperf3", "-s", "-1", "-p", str(PORT), "-B", address],
+                               f"/tmp/nicbench-calibration-{PORT}-{time.monotonic_ns()}",
                                timeout=10)
     try:
         pool.platform(receiver).wait_listening(PORT, "tcp", timeout_s=10)

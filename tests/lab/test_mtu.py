@@ -40,7 +40,7 @@ def test_jumbo_mtu_applied_verified_and_restored(lab, pool, mtus):
         with pytest.raises(TuningError, match="path MTU"):
             pool.platform(a).verify_path_mtu(link.ifname, link.address("b"), JUMBO + 1)
     assert {a: mtus(a)[link.ifname], b: mtus(b)[link.ifname]} == original
-    assert session.pending() == [] and session.errors == []
+    assert session.pending() == [] and session.restore() == []
 
 
 def test_path_mtu_check_fails_when_only_one_side_is_jumbo(lab, pool, mtus):

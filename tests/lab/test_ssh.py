@@ -92,7 +92,7 @@ def test_timeout_kills_the_command_on_the_host(conn):
 def test_background_start_is_running_stop_collect(conn):
     seconds = f"300.{uuid.uuid4().int % 10 ** 6:06d}"
     bg = conn.start(["sh", "-c", 'echo started; echo "to err" >&2; exec sleep "$1"', "bg",
-                     seconds])
+                     seconds], f"/tmp/nicbench-test-{uuid.uuid4().hex}")
     assert bg.is_running()
     assert remote_pids(conn, f"[s]leep {seconds}")
     bg.stop(grace_s=2)
@@ -104,7 +104,7 @@ def test_background_start_is_running_stop_collect(conn):
 
 
 def test_background_that_ends_by_itself(conn):
-    bg = conn.start(["sh", "-c", "echo done; exit 6"])
+    bg = conn.start(["sh", "-c", "echo done; exit 6"], f"/tmp/nicbench-test-{uuid.uuid4().hex}")
     assert bg.wait(10)
     assert not bg.is_running()
     res = bg.collect()

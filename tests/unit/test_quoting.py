@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -92,7 +93,8 @@ def test_render_with_pid_prints_the_pid_of_the_exec_d_command(tmp_path):
 def test_background_argv_keeps_words_and_writes_out_err_rc(tmp_path):
     # As over SSH: background_argv wrapped by render_with_pid, run by sh -c.
     argv = ["sh", "-c", 'printf "%s\\0" "$@"; echo oops >&2; exit 7', "bg", *NASTY]
-    proc = sh(SH.render_with_pid(SH.background_argv(argv)), tmp_path)
+    proc = sh(SH.render_with_pid(SH.background_argv(argv, str(tmp_path / "bg d'ir $x"))),
+              tmp_path)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.decode().splitlines()
     pid, workdir = lines[1].split(" ", 1)
@@ -110,9 +112,14 @@ def test_background_argv_keeps_words_and_writes_out_err_rc(tmp_path):
     assert not (tmp_path / "CANARY").exists()
 
 
+def fresh_dir() -> str:
+    return f"/tmp/nicbench-test-{uuid.uuid4().hex}"
+
+
 def test_background_through_a_local_connection():
     conn = LocalConnection()
-    bg = conn.start(["sh", "-c", 'printf "%s\\0" "$@"; exec sleep 30', "bg", *NASTY])
+    bg = conn.start(["sh", "-c", 'printf "%s\\0" "$@"; exec sleep 30', "bg", *NASTY],
+                    fresh_dir())
     try:
         assert bg.is_running()
     finally:
@@ -125,7 +132,7 @@ def test_background_through_a_local_connection():
 
 
 def test_background_exit_status_when_it_ends_by_itself():
-    bg = LocalConnection().start(["sh", "-c", "echo out; echo err >&2; exit 4"])
+    bg = LocalConnection().start(["sh", "-c", "echo out; echo err >&2; exit 4"], fresh_dir())
     assert bg.wait(10)
     res = bg.collect()
     assert (res.stdout, res.stderr, res.exit_status) == ("out\n", "err\n", 4)
@@ -134,7 +141,7 @@ def test_background_exit_status_when_it_ends_by_itself():
 def test_kill_argv_kills_the_whole_group(tmp_path):
     conn = LocalConnection()
     marker = f"{30 + os.getpid() % 1000 / 1000:.3f}"
-    bg = conn.start(["sh", "-c", f"sleep {marker} & sleep {marker}; wait"])
+    bg = conn.start(["sh", "-c", f"sleep {marker} & sleep {marker}; wait"], fresh_dir())
     assert bg.is_running()
     conn.run(SH.kill_argv(bg.pid, "KILL"), timeout=10)
     assert bg.wait(5)
@@ -178,7 +185,7 @@ def test_secret_masked_in_fake_and_background():
     assert fake.commands == ["mysql -u root -p ***"]
     assert fake.calls[0][-1] == "hunter2"             # what would really run
     assert make_result("h", ["x", Secret("s")]).command == "x ***"
-    bg = LocalConnection().start(["true", Secret("hunter2")])
+    bg = LocalConnection().start(["true", Secret("hunter2")], fresh_dir())
     assert bg.command == "true ***"
     bg.wait(5)
     assert "hunter2" not in bg.collect().command

@@ -242,7 +242,7 @@ def test_restore_in_reverse_order(two_hosts, tmp_path):
                    ("b", "mtu", "eth1", 1500),
                    ("a", "mtu", "eth1", 1500)]     # the true original, not 9000
     assert a.mtus == b.mtus == {"eth1": 1500}
-    assert s.pending() == [] and s.errors == []
+    assert s.pending() == [] and s.restore() == []
     assert all(c.restored for c in read_journal(journal))
 
 
@@ -283,10 +283,12 @@ def test_refused_change_is_still_restored_and_other_restores_go_on(two_hosts):
     b.refuse = lambda *_: None
     s2.set_mtu(b, "eth1", 6000)
     b.refuse = lambda kind, key, value: "Operation not permitted"
-    errors = s2.restore()
-    assert errors == ["could not restore b mtu eth1 to 1500: b: cannot set MTU of eth1 to 1500: "
-                      "Operation not permitted"]
+    problems = s2.restore()
+    assert [str(p) for p in problems] == [
+        "b: mtu eth1 (to put back: 1500, now: 6000): b: cannot set MTU of eth1 to 1500: "
+        "Operation not permitted"]
     assert a.mtus["eth1"] == 9000 and [c.host for c in s2.pending()] == ["b"]
+    assert s2.restore() == problems        # asked again: the same problem, once
 
 
 def test_ctrl_c_during_restore_is_held_until_restore_is_done(two_hosts):

@@ -279,3 +279,187 @@ def test_a_profile_sysctl_is_applied_on_both_hosts_and_restored(tmp_path):
     Runner(prof, INVENTORY, tmp_path / "out", hosts=hosts, listener=look).run()
     assert during == {n: {"net.core.rmem_max": "4194304"} for n in ("ha", "hb")}
     assert {n: p.sysctls for n, p in hosts.platforms.items()} == {"ha": before, "hb": before}
+
+
+# -- resume: what stands and what is measured again (issue #9) ----------------------------
+def stalls_at_jumbo(call: ToolCall) -> Answer:
+    return Answer(timeout=True) if call.mtu["t0"] > 1500 else Answer(client=IPERF3_TCP)
+
+
+GIVE_UP = """\
+    repetitions: 3
+    give_up_after: 2
+    mtu: [1500, 9000]
+    tests:
+      - {name: tcp, tool: iperf3, params: {duration_s: 1}}
+    """
+
+
+def test_a_resume_measures_failed_and_given_up_configurations_again(tmp_path):
+    prof = profile(tmp_path, GIVE_UP)
+    out = tmp_path / "out"
+    Runner(prof, INVENTORY, out, hosts=fake(stalls_at_jumbo)).run()
+    asked: list[int] = []
+
+    def healthy(call: ToolCall) -> Answer:
+        asked.append(call.mtu["t0"])
+        return Answer(client=IPERF3_TCP)
+
+    run = Runner(prof, INVENTORY, out, hosts=fake(healthy), resume=True)
+    run.run()
+    assert asked == [9000, 9000, 9000]        # both failures and the one not run; 1500 stands
+    rows = {r.point: (r.status, r.n_ok, r.n_failed) for r in run.summary}
+    assert rows == {"mtu1500": ("ok", 3, 0), "mtu9000": ("ok", 3, 0)}
+    # nothing was lost: the failed attempts are still in the file, superseded
+    assert sum(r.failure is Failure.TIMEOUT for r in RunDir(out).records()) == 2
+
+
+def test_keep_failed_leaves_them_and_a_refusal_is_never_measured_again(tmp_path):
+    prof = profile(tmp_path, GIVE_UP)
+    out = tmp_path / "out"
+    Runner(prof, INVENTORY, out, hosts=fake(stalls_at_jumbo)).run()
+    hosts = fake(iperf3_ok)
+    Runner(prof, INVENTORY, out, hosts=hosts, resume=True, keep_failed=True).run()
+    assert not [e for e in hosts.log if e[1] == "run"]
+
+    refused = tmp_path / "refused"
+    Runner(prof, INVENTORY, refused, hosts=fake(iperf3_ok, max_mtu_b=1500)).run()
+    hosts = fake(iperf3_ok)      # the card would take 9000 now: still not measured
+    Runner(prof, INVENTORY, refused, hosts=hosts, resume=True).run()
+    assert not [e for e in hosts.log if e[1] == "run"]
+
+
+def test_a_resume_first_puts_back_what_a_crashed_run_left(tmp_path):
+    from nicbench.platforms.tuning import TuningSession
+
+    prof = profile(tmp_path, TCP)
+    out = tmp_path / "out"
+    with pytest.raises(Stop):
+        Runner(prof, INVENTORY, out, hosts=fake(lambda call: (_ for _ in ()).throw(Stop())),
+               ).run()
+    # a controller killed inside a point: MTU 9000 and a server journaled, never put back
+    crashed = fake(iperf3_ok)
+    journal = TuningSession(RunDir(out).journal_file)
+    journal.set_mtu(crashed.platforms["ha"], "t0", 9000)
+    journal.set_mtu(crashed.platforms["hb"], "t0", 9000)
+    journal.expect(crashed.platforms["ha"], "/fake/nicbench-x.d", "server iperf3 -s", 5201)
+    assert mtus(crashed) == {"ha": 9000, "hb": 9000}
+
+    seen: list[ev.Event] = []
+    Runner(prof, INVENTORY, out, hosts=crashed, resume=True, listener=seen.append).run()
+    first = crashed.log.index(("hb", "mtu", "t0", 1500))
+    assert crashed.log.index(("ha", "reap", ("/fake/nicbench-x.d",))) < first
+    assert first < next(i for i, e in enumerate(crashed.log) if e[1] == "run")
+    assert mtus(crashed) == {"ha": 1500, "hb": 1500}
+    assert any(isinstance(e, ev.Warning) and "put back what the interrupted run left: "
+               "2 settings, 1 processes" in e.message for e in seen)
+    assert TuningSession.load(RunDir(out).journal_file).hosts() == set()
+
+
+def test_a_resume_with_another_profile_is_refused(tmp_path):
+    from nicbench.errors import UsageError
+
+    out = tmp_path / "out"
+    Runner(profile(tmp_path, TCP), INVENTORY, out, hosts=fake(iperf3_ok)).run()
+    other = profile(tmp_path, TCP.replace("repetitions: 3", "repetitions: 5"))
+    with pytest.raises(UsageError, match=r"another method: the profile differs "
+                                         r"\(repetitions\)"):
+        Runner(other, INVENTORY, out, hosts=fake(iperf3_ok), resume=True).run()
+
+
+def test_a_torn_last_line_is_cut_off_and_kept_before_the_resume_appends(tmp_path):
+    prof = profile(tmp_path, TCP)
+    out = tmp_path / "out"
+    Runner(prof, INVENTORY, out, hosts=fake(iperf3_ok)).run()
+    lines = (out / "trials.jsonl").read_text().splitlines(keepends=True)
+    fragment = lines[-1][:57]
+    (out / "trials.jsonl").write_text("".join(lines[:-1]) + fragment)   # died mid-write
+    run = Runner(prof, INVENTORY, out, hosts=fake(iperf3_ok), resume=True)
+    run.run()
+    assert [(r.point, r.n_ok) for r in run.summary] == [("mtu1500", 3), ("mtu9000", 3)]
+    (kept,) = out.glob("trials.jsonl.torn-*")
+    assert kept.read_text() == fragment
+    assert len((out / "trials.jsonl").read_text().splitlines()) == 6
+
+
+# -- a pair that cannot be measured, a host that is lost (issue #9) -----------------------
+TWO_PAIRS = Inventory.model_validate({
+    "hosts": [{"name": n, "address": f"198.19.{i}.2", "ssh": {"known_hosts": "k",
+                                                              "reconnect_s": 1}}
+              for i, n in enumerate(("ha", "hb", "hc", "hd"), start=1)],
+    "adapters": [{"id": c, "vendor": "v", "model": c, "driver": {"name": "d"}}
+                 for c in ("card1", "card2")],
+    "pairs": [{"name": "p1", "adapter": "card1",
+               "a": {"host": "ha", "interface": "t0", "address": "198.18.0.1"},
+               "b": {"host": "hb", "interface": "t0", "address": "198.18.0.2"}},
+              {"name": "p2", "adapter": "card2",
+               "a": {"host": "hc", "interface": "t1", "address": "198.18.1.1"},
+               "b": {"host": "hd", "interface": "t1", "address": "198.18.1.2"}}]})
+
+
+def four_hosts(answer, missing: str | None = None) -> FakeHosts:
+    hosts = FakeHosts(answer)
+    for name, iface, addr in (("ha", "t0", "198.18.0.1"), ("hb", "t0", "198.18.0.2"),
+                              ("hc", "t1", "198.18.1.1"), ("hd", "t1", "198.18.1.2")):
+        ifaces = {} if name == missing else {iface: FakeInterface(addresses=(addr,))}
+        hosts.add(name, ifaces)
+    return hosts
+
+
+def test_a_missing_interface_fails_its_pair_and_the_others_run(tmp_path):
+    run = Runner(profile(tmp_path, TCP), TWO_PAIRS, tmp_path / "out",
+                 hosts=four_hosts(lambda call: Answer(client=IPERF3_TCP), missing="hb"))
+    run.run()
+    rows = {(r.pair, r.point): (r.status, r.failure) for r in run.summary}
+    assert rows[("p1", "mtu1500")] == ("skipped", Failure.INTERFACE)
+    assert rows[("p1", "mtu9000")] == ("skipped", Failure.INTERFACE)
+    assert rows[("p2", "mtu1500")] == ("ok", None) and rows[("p2", "mtu9000")] == ("ok", None)
+    assert 'Device "t0" does not exist' in run.summary[0].reason
+
+
+def test_a_host_that_comes_back_gets_its_trial_retried(tmp_path):
+    calls = []
+
+    def drops_once(call: ToolCall) -> Answer:
+        calls.append(call)
+        if len(calls) == 2:
+            hosts.platforms["hb"].lost = True     # the sender's connection drops mid-trial
+            hosts.platforms["hb"].lost_for = 1    # ... and it comes back when asked
+            raise __import__("nicbench.errors", fromlist=["ConnectError"]).ConnectError(
+                "hb", "the connection was lost while `iperf3 ...` ran")
+        return Answer(client=IPERF3_TCP)
+
+    hosts = four_hosts(drops_once)
+    run = Runner(profile(tmp_path, TCP), TWO_PAIRS, tmp_path / "out", pairs=["p1"],
+                 hosts=hosts)
+    run.run()
+    recs = list(RunDir(tmp_path / "out").records())
+    lost = [r for r in recs if r.failure is Failure.HOST_LOST]
+    assert len(lost) == 1 and lost[0].repetition == 2
+    assert [(r.point, r.n_ok, r.n_failed) for r in run.summary] == [("mtu1500", 3, 0),
+                                                                     ("mtu9000", 3, 0)]
+    assert ("hb", "reconnect", 1.0) in hosts.log and run.lost == {}
+
+
+def test_a_host_that_does_not_come_back_is_lost_and_the_other_pair_goes_on(tmp_path):
+    def dies_at_p1_jumbo(call: ToolCall) -> Answer:
+        if call.host == "hb" and call.mtu["t0"] == 9000:
+            hosts.platforms["hb"].lost = True
+            raise __import__("nicbench.errors", fromlist=["ConnectError"]).ConnectError(
+                "hb", "the connection was lost")
+        return Answer(client=IPERF3_TCP)
+
+    hosts = four_hosts(dies_at_p1_jumbo)
+    run = Runner(profile(tmp_path, TCP), TWO_PAIRS, tmp_path / "out", hosts=hosts)
+    run.run()
+    rows = {(r.pair, r.point): (r.status, r.failure) for r in run.summary}
+    assert rows[("p1", "mtu1500")] == ("ok", None)
+    assert rows[("p1", "mtu9000")][1] is Failure.HOST_LOST
+    assert rows[("p2", "mtu1500")] == ("ok", None) and rows[("p2", "mtu9000")] == ("ok", None)
+    assert set(run.lost) == {"hb"}
+    # hb's MTU and its client's pid file could not be put back: reported; ha's MTU was
+    assert {p.host for p in run.problems} == {"hb"}
+    assert any(p.what.startswith("mtu t0 (to put back: 1500, now: 9000)")
+               for p in run.problems)
+    assert any(p.what.startswith("client iperf3") for p in run.problems)
+    assert hosts.platforms["ha"].interfaces["t0"].mtu == 1500

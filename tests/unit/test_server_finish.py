@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import subprocess
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -70,7 +71,8 @@ def plan(report_wait_s: float = 2.0, count: int = 1) -> Plan:
 
 
 def start(script: str):
-    return LocalConnection().start(["sh", "-c", script])
+    return LocalConnection().start(["sh", "-c", script],
+                                   f"/tmp/nicbench-test-{uuid.uuid4().hex}")
 
 
 def test_report_seen_then_server_stopped_at_once():

@@ -1,8 +1,16 @@
-# Start "$@" in the background in a new session (so the whole group can be signalled),
-# with its output in files of a private temp directory and its exit status written to
-# "rc" when it ends by itself. Prints "<pid> <dir>".
-d=$(mktemp -d "${TMPDIR:-/tmp}/nicbench.XXXXXX") || exit 97
+# $1: the directory to make for the command (named by the controller, which journals it
+# before this runs); "$@" after it: the command. Starts it in the background in a new
+# session (so the whole group can be signalled), output in files of that directory, its
+# exit status written to "rc" when it ends by itself, and "<pid> <start time>" in "pid",
+# so a later `reap` can tell the process from another that reused its pid.
+# Prints "<pid> <dir>".
+d=$1
+shift
+mkdir -m 700 -- "$d" || exit 97
 # shellcheck disable=SC2016  # expanded by the inner sh, not here
 setsid sh -c '"$@" >"$0/out" 2>"$0/err" </dev/null; echo "$?" >"$0/rc"' "$d" "$@" \
     >/dev/null 2>&1 </dev/null &
-echo "$! $d"
+pid=$!
+st=$(starttime "$pid")
+echo "$pid $st" >"$d/pid"
+echo "$pid $d"
