@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
+from loadcheck import Load, machine_load
 
 from nicbench.platforms.tuning import TuningSession
 
@@ -36,43 +35,6 @@ MTUS = (1500, 3000, 6000, 9000, 16000)
 PORT = 5311
 DURATION_S = 3
 ATTEMPTS = 5
-# Above either figure, a run short of the band says more about the machine than the link.
-BUSY_PCT = 10.0           # of all CPUs, busy with something else before the run
-BUSY_STEAL_PCT = 2.0
-SAMPLE_S = 0.5
-
-
-@dataclass
-class Load:
-    """How busy the machine was while the test was not running anything."""
-
-    busy_pct: float      # % of all CPUs' time
-    steal_pct: float     # % of all CPUs' time the hypervisor took
-
-    @property
-    def busy(self) -> bool:
-        return self.busy_pct > BUSY_PCT or self.steal_pct > BUSY_STEAL_PCT
-
-    def __str__(self) -> str:
-        return f"machine {self.busy_pct:.0f} % busy, steal {self.steal_pct:.1f} % before it"
-
-
-def _cpu() -> list[float]:
-    return [float(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
-
-
-def machine_load() -> Load:
-    a = _cpu()
-    time.sleep(SAMPLE_S)
-    b = _cpu()
-    total = sum(b) - sum(a)
-    if total <= 0:
-        return Load(0.0, 0.0)
-    idle = (b[3] + b[4]) - (a[3] + a[4])
-    steal = b[7] - a[7]
-    return Load(100.0 * (total - idle - steal) / total, 100.0 * steal / total)
-
-
 def theory_bps(mtu: int) -> float:
     return RATE_BPS * (mtu - 52) / (mtu + 38)
 
@@ -117,7 +79,8 @@ def test_gbe_link_matches_gigabit_ethernet(lab, pool, mtu):
                 f"{expected / 1e6:.1f} Mbit/s by more than {TOLERANCE:.1%}: shaping leaks")
             if bps >= expected * (1 - TOLERANCE):
                 break
-    runs = ", ".join(f"{m / 1e6:.1f} Mbit/s ({load})" for m, load in zip(measured, loads))
+    runs = ", ".join(f"{m / 1e6:.1f} Mbit/s ({load} before it)"
+                     for m, load in zip(measured, loads))
     if max(measured) < expected * (1 - TOLERANCE) and all(load.busy for load in loads):
         pytest.skip(f"MTU {mtu}: the machine was busy before every run ({runs}): the "
                     "shaping cannot be judged now")

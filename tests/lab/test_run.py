@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from loadcheck import machine_load
 
 from nicbench.config.loader import load_profile
 
@@ -111,12 +112,6 @@ def test_quick_profile_end_to_end(lab, tmp_path, mtus):
             assert row.n_ok == profile.repetitions_for(test)
             assert row.best_bps >= row.median_bps >= row.min_bps > 0
             assert row.selected_bps == row.best_bps       # select: best
-    for mtu in mtus:
-        best = summary[(summary.tool == "iperf3") & (summary.mtu == mtu)].best_bps.iloc[0]
-        assert abs(best / theory_bps(mtu) - 1) <= WITHIN, (
-            f"iperf3 best at MTU {mtu}: {best / 1e6:.1f} Mbit/s, wire limit "
-            f"{theory_bps(mtu) / 1e6:.1f}")
-
     recs = records(out)
     assert len(recs) == sum(profile.repetitions_for(t) for t in profile.tests) * len(mtus)
     assert all(r["status"] == "ok" and r["format_version"] == 2 for r in recs)
@@ -129,7 +124,22 @@ def test_quick_profile_end_to_end(lab, tmp_path, mtus):
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["pairs"] == ["gbe"] and manifest["restore_problems"] == []
     journal = json.loads((out / "tuning.json").read_text())
-    assert all(c.get("restored") for c in journal["changes"]), journal   # nothing pending
+    assert journal["changes"] == [] and journal["leftovers"] == [], journal  # nothing pending
+
+    # Physics last: a busy machine only makes iperf3 slower, so a figure short of the wire
+    # on a busy machine is skipped with the load, never failed; above the wire always fails.
+    short = []
+    for mtu in mtus:
+        best = summary[(summary.tool == "iperf3") & (summary.mtu == mtu)].best_bps.iloc[0]
+        assert best <= theory_bps(mtu) * (1 + WITHIN), f"MTU {mtu}: {best / 1e6:.1f} above"
+        if best < theory_bps(mtu) * (1 - WITHIN):
+            short.append(f"iperf3 best at MTU {mtu}: {best / 1e6:.1f} Mbit/s, wire limit "
+                         f"{theory_bps(mtu) / 1e6:.1f}")
+    if short:
+        load = machine_load()
+        if load.busy:
+            pytest.skip(f"{'; '.join(short)}: the machine is busy ({load}), physics not judged")
+        raise AssertionError(f"{'; '.join(short)} on a quiet machine ({load})")
 
 
 STALL_PROFILE = """\
