@@ -106,12 +106,14 @@ def cmd_run(args) -> int:
         page = build_report([str(run_dir.path)], str(run_dir.path / "report"),
                             warn=console.warn)
         out(f"report: {page}")
+    for pair, why in runner.unmeasured.items():
+        console.error(f"pair {pair} could not be measured: {why}")
     for host, why in runner.lost.items():
         console.error(f"{host} was lost during the run ({why}): its pairs were not measured "
                       f"to the end; resume with `nicbench run {args.profile} --resume "
                       f"{run_dir.path}` once it answers")
     left = _left_changed(runner)
-    return 1 if left or runner.lost else 0
+    return 1 if left or runner.lost or runner.unmeasured else 0
 
 
 def _left_changed(runner) -> bool:

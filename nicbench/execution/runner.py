@@ -151,6 +151,7 @@ class Runner:
         self.summary: list[SummaryRow] = []
         self.problems: list[Problem] = []      # what could not be put back at the end
         self.lost: dict[str, str] = {}         # host -> why it was given up
+        self.unmeasured: dict[str, str] = {}   # pair -> why none of it could be measured
 
     # -- the run --------------------------------------------------------------------------
     def run(self) -> RunDir:
@@ -283,9 +284,10 @@ class Runner:
                 self.manifest.tools[plat.host] = {t.tool: plat.tool_version(t.tool)
                                                   for t in self.profile.tests}
         except TuningError as exc:
-            self._give_up_pair(pair, self.profile.points, Failure.INTERFACE,
-                               f"{exc.host}: {exc.kernel_message} (check the cable and "
-                               "pairs[].a/b.interface in the inventory)")
+            reason = (f"{exc.host}: {exc.kernel_message} (check the cable and "
+                      "pairs[].a/b.interface in the inventory)")
+            self.unmeasured[pair.name] = reason
+            self._give_up_pair(pair, self.profile.points, Failure.INTERFACE, reason)
             return
         except (ConnectError, HostKeyError) as exc:
             self.lost[exc.host] = exc.message
