@@ -7,7 +7,7 @@ from nicbench.errors import UsageError
 from nicbench.platforms import PLATFORMS
 from nicbench.platforms.base import Platform
 from nicbench.remote.connection import Connection
-from nicbench.remote.ssh import SshConnection, SshTarget
+from nicbench.remote.ssh import SshConnection, SshTarget, preflight
 
 
 def ssh_target(inventory: Inventory, host: Host) -> SshTarget:
@@ -21,6 +21,13 @@ def ssh_target(inventory: Inventory, host: Host) -> SshTarget:
 
 
 class HostPool:
+    """One connection and one platform per host, made on first use, closed together.
+
+    Over SSH (no ``connect`` given), every host's SSH settings are checked locally when the
+    pool is made (known_hosts and key files, the agent), so bad local input ends the
+    command with one ConfigError line (exit 2) before any host is contacted, instead of
+    surfacing as one pair's problem half-way."""
+
     def __init__(self, inventory: Inventory, *, trust_new_keys: bool = False,
                  connect=None):
         self.inventory = inventory
@@ -28,10 +35,16 @@ class HostPool:
         self._connect = connect or self._ssh
         self._conns: dict[str, Connection] = {}
         self._platforms: dict[str, Platform] = {}
+        self._targets: dict[str, SshTarget] = {}
+        if connect is None:
+            for host in inventory.hosts:
+                target = ssh_target(inventory, host)
+                preflight(target)
+                self._targets[host.name] = target
 
     def _ssh(self, host: Host) -> Connection:
-        return SshConnection(ssh_target(self.inventory, host),
-                             trust_new_keys=self.trust_new_keys)
+        target = self._targets.get(host.name) or ssh_target(self.inventory, host)
+        return SshConnection(target, trust_new_keys=self.trust_new_keys)
 
     def connection(self, name: str) -> Connection:
         if name not in self._conns:
