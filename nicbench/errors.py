@@ -21,8 +21,9 @@
 
 Errors of the libraries below (paramiko, socket, subprocess, yaml, pydantic) are translated
 into this tree in exactly one place each (``remote/ssh.py`` and the helpers it reads local
-files with, ``remote/known_hosts.py`` and ``remote/ssh_keys.py``; ``remote/local.py``;
-``config/loader.py``) with ``raise ... from exc``, so callers only ever catch these.
+files with, ``remote/known_hosts.py``, ``remote/ssh_keys.py`` and ``remote/ssh_config.py``;
+``remote/local.py``; ``config/loader.py``) with ``raise ... from exc``, so callers only
+ever catch these.
 """
 
 from __future__ import annotations
