@@ -22,6 +22,7 @@ each naming the hop when it is a jump host.
 
 from __future__ import annotations
 
+import logging
 import select
 import socket
 import threading
@@ -42,6 +43,10 @@ from nicbench.remote.ssh_keys import Agents, Identity, agent_socket, identities
 
 EOF_GRACE_S = 1.0
 MAX_HOPS = 8                # jump hosts and the host itself
+
+# paramiko logs what it also raises (a refused channel: "Secsh channel 1 open FAILED");
+# without a handler Python printed that to stderr beside nicbench's own one-line error.
+logging.getLogger("paramiko").addHandler(logging.NullHandler())
 
 
 @dataclass(frozen=True)
@@ -212,8 +217,9 @@ def _dial(hop: _Hop, previous: _Hop | None, via: paramiko.Transport | None):
                            "does the jump host allow forwarding (AllowTcpForwarding)?") from exc
     except (paramiko.SSHException, EOFError, OSError) as exc:
         if "timeout" in str(exc).lower():
-            raise ConnectError(t.name, f"{hop.where}{t.address}:{t.port} did not answer "
-                                       f"{through} within {t.connect_timeout_s:g} s",
+            raise ConnectError(t.name, f"{hop.where}{through} got no answer from "
+                                       f"{t.address}:{t.port} within "
+                                       f"{t.connect_timeout_s:g} s",
                                "is the host up and the address right?") from exc
         raise ConnectError(t.name, f"{through} dropped the connection: {exc}",
                            "is the jump host up?") from exc

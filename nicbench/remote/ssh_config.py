@@ -312,7 +312,8 @@ def _jump(s: HostSettings, cfg: Config | None, spec: JumpSpec, opts: dict,
         host_key_alias=_host_key_alias(cfg, opts),
         allow_agent=_allow_agent(s, cfg, opts), agent_socket=_agent_socket(opts),
         identities_only=_identities_only(s, cfg, opts),
-        label=f"jump host {spec.host} ({user}@{address}:{port})")
+        label=f"jump host {spec.host} ({user}@{address}:{port})" if spec.host != address
+        else f"jump host {user}@{address}:{port}")
 
 
 # -- one option each ----------------------------------------------------------------------------
