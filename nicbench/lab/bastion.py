@@ -128,6 +128,7 @@ class LabBastion:
             "StrictModes no", "PermitRootLogin prohibit-password",
             "PasswordAuthentication no", "KbdInteractiveAuthentication no", "UsePAM no",
             "PrintMotd no", "AllowTcpForwarding yes", "MaxStartups 100:30:200",
+            "ClientAliveInterval 5", "ClientAliveCountMax 3",   # as the lab's hosts
             "SetEnv SHLVL=1", ""]))
         Path("/run/sshd").mkdir(exist_ok=True)
         self._ns(["/usr/sbin/sshd", "-f", str(cfg), "-E", str(self.log)])
@@ -138,7 +139,14 @@ class LabBastion:
     def down(self) -> list[str]:
         """Remove the bastion; returns what was removed (nothing if it was not there)."""
         removed = []
-        pid = _pid_alive(str(self.pidfile))
+        present = self.lab.existing_namespaces()
+        if self.name in present:
+            # Its sshd and any session still open: deleting the namespace would not end
+            # them (as for the lab's own namespaces).
+            ended = self.lab._end_processes(self.name)
+            if ended:
+                removed.append(f"{ended} processes in {self.name}")
+        pid = _pid_alive(str(self.pidfile))     # an sshd whose namespace was deleted
         if pid:
             try:
                 os.kill(pid, 15)
@@ -146,9 +154,9 @@ class LabBastion:
             except ProcessLookupError:
                 pass
         for host in self.hosts:
-            if host.name in self.lab.existing_namespaces():
+            if host.name in present:
                 self.lab.local.run(["ip", "-n", host.name, "link", "del", "jump"], warn=True)
-        if self.name in self.lab.existing_namespaces():
+        if self.name in present:
             self.lab.local.run(["ip", "netns", "del", self.name], warn=True)
             removed.append(f"namespace {self.name}")
         if self.lab.local.run(["ip", "link", "del", self.root_link], warn=True).ok:
