@@ -280,3 +280,24 @@ def test_proxy_jump_forms(text, specs):
 def test_proxy_jump_refuses(text):
     with pytest.raises(ValueError):
         parse_proxy_jump(text)
+
+
+def test_the_readme_example_resolves_as_it_says(home):
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    part = readme.split("### Reaching real labs", 1)[1].split("\n### ", 1)[0]
+    inventory_yaml, ssh_config = re.findall(r"```(?:yaml)?\n(.*?)```", part, re.S)[:2]
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "config").write_text(ssh_config)
+    (home / "inventory.yaml").write_text(inventory_yaml)
+    inv = load_inventory(home / "inventory.yaml")
+    t = ssh_target(inv, inv.hosts[0])
+    assert (t.name, t.address, t.user, t.port) == ("lab-a", "lab-a.bench.example.org", "root", 22)
+    assert t.key_files == (str(home / ".ssh/lab_ed25519"),)
+    assert t.known_hosts_files == (str(home / ".ssh/known_hosts"),)
+    assert t.allow_agent and not t.identities_only
+    [jump] = t.jumps
+    assert jump.label == "jump host bastion (ops@bastion.example.org:22)"
+    assert jump.known_hosts_files == t.known_hosts_files
