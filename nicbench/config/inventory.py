@@ -27,20 +27,20 @@ class SshSettings(Strict):
     ~/.ssh/config), what the host's entry there says fills in what is not written here;
     what is written here wins (see remote/ssh_config.py)."""
 
-    config: FilePath | None = None        # an ssh_config file
-    alias: Name | None = None             # its Host entry for this host (default: address)
     port: int = Field(22, ge=1, le=65535)
     user: UserName = "root"
     key_file: FilePath | None = None
     # Required, unless the config gives UserKnownHostsFile: host keys are always verified.
     known_hosts: FilePath | None = None
-    proxy_jump: ProxyJump | None = None   # [user@]host[:port],... or none
-    allow_agent: bool | None = None       # default: yes with a config (as ssh), else no
-    identities_only: bool | None = None
     connect_timeout_s: float = Field(10.0, gt=0, le=300)
     # How long a run waits for a host whose SSH connection dropped to come back (sshd
     # restarted, a network blip) before it records the host as lost and goes on.
     reconnect_s: float = Field(60.0, ge=0, le=3600)
+    config: FilePath | None = None        # an ssh_config file
+    alias: Name | None = None             # its Host entry for this host (default: address)
+    proxy_jump: ProxyJump | None = None   # [user@]host[:port],... or none
+    allow_agent: bool | None = None       # default: yes with a config (as ssh), else no
+    identities_only: bool | None = None
 
     def explicit(self, key: str) -> Any:
         """The value if the file wrote it, else None (defaults give way to ssh_config)."""
