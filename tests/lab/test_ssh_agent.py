@@ -164,3 +164,24 @@ def test_a_revoked_host_key_is_refused_even_when_listed(lab, tmp_path):
         f"{a.name}: host key of {a.address} is revoked (@revoked in {known}:{revoked_line}) "
         "(do not trust this host until its keys are checked)")
     assert logins(lab, a) == before
+
+
+def test_an_inventory_without_a_config_may_allow_the_agent_of_ssh_auth_sock(lab, tmp_path,
+                                                                           agent, monkeypatch):
+    a = lab.spec.hosts()[0]
+    ssh_add(agent, lab.client_key)
+    (tmp_path / "inventory.yaml").write_text(
+        f"format_version: 1\nhosts:\n  - name: {a.name}\n    address: {a.address}\n"
+        f"    ssh: {{known_hosts: {lab.known_hosts}, allow_agent: true}}\n")
+    inv = load_inventory(tmp_path / "inventory.yaml")
+    t = ssh_target(inv, inv.hosts[0])
+    assert (t.key_file, t.key_files, t.allow_agent, t.agent_socket) == (None, (), True, None)
+    monkeypatch.setenv("SSH_AUTH_SOCK", str(agent))
+    assert run(t, ["echo", "agent"]) == "agent\n"
+    monkeypatch.delenv("SSH_AUTH_SOCK")
+    with pytest.raises(ConfigError) as info:
+        run(t, ["true"])
+    assert str(info.value) == (
+        f"{a.name}: no key to log in with: no key_file or IdentityFile is set and no "
+        "ssh-agent is set (SSH_AUTH_SOCK is empty) (set hosts[].ssh.key_file, or add a key "
+        "to the agent)")
