@@ -26,6 +26,7 @@ from nicbench.config.loader import load_inventory
 from nicbench.errors import ConnectError, HostKeyError
 from nicbench.lab.bastion import LabBastion
 from nicbench.platforms.hosts import ssh_target
+from nicbench.polling import poll_until
 from nicbench.remote.ssh import SshConnection, SshTarget
 
 pytestmark = pytest.mark.lab
@@ -37,9 +38,17 @@ def bastion(lab):
     try:
         b.up()
         yield b
+        # Every connection through it was closed: only its sshd listener is left there.
+        assert poll_until(lambda: len(namespace_pids(b.name)) == 1, 5, 0.1), \
+            f"sessions left open on the bastion: {namespace_pids(b.name)}"
     finally:
         b.down()
     assert b.name not in lab.existing_namespaces()
+
+
+def namespace_pids(ns: str) -> list[str]:
+    return subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True,
+                          timeout=10).stdout.split()
 
 
 @pytest.fixture(autouse=True)
