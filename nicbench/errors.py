@@ -3,13 +3,14 @@
 ::
 
     NicbenchError                   base; ``str(err)`` is one line a person can act on
-    ├── ConfigError                 bad inventory or profile (file, line, key path); exit 2
+    ├── ConfigError                 bad inventory or profile (file, line, key path), or a
+    │   │                           local file one names: ssh_config, known_hosts, key; exit 2
     │   └── ConfigErrors            several ConfigError found in one load, reported together
     ├── UsageError                  the command line or the request does not fit; exit 2
     ├── RemoteError                 talking to a host failed (names the host)
-    │   ├── ConnectError            host unreachable / refused / DNS
+    │   ├── ConnectError            host (or a jump host on the way) unreachable / refused / DNS
     │   ├── AuthError               SSH authentication refused
-    │   ├── HostKeyError            host key unknown or different from known_hosts
+    │   ├── HostKeyError            host key unknown, different or revoked (at any hop)
     │   ├── CommandTimeout          a command ran past its timeout (carries the Result)
     │   └── CommandFailed           a command exited non-zero (carries the Result)
     ├── TuningError                 a host refused a setting (carries the kernel's words)
@@ -19,8 +20,10 @@
     └── TrialError                  a trial could not produce a measurement (reason inside)
 
 Errors of the libraries below (paramiko, socket, subprocess, yaml, pydantic) are translated
-into this tree in exactly one place each (``remote/ssh.py``, ``remote/local.py``,
-``config/loader.py``) with ``raise ... from exc``, so callers only ever catch these.
+into this tree in exactly one place each (``remote/ssh.py`` and the helpers it reads local
+files with, ``remote/known_hosts.py``, ``remote/ssh_keys.py`` and ``remote/ssh_config.py``;
+``remote/local.py``; ``config/loader.py``) with ``raise ... from exc``, so callers only
+ever catch these.
 """
 
 from __future__ import annotations

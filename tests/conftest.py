@@ -81,7 +81,8 @@ def labtests_lock(pytestconfig) -> Iterator[None]:
 
 
 # sshd of a test lab: "sshd: /usr/sbin/sshd -f <pytest tmp>/nbt-lab0/nbt-a/sshd_config ..."
-_TEST_SSHD = re.compile(rb"sshd.* -f \S*/(nbt|nbl)-lab\d+/(nbt|nbl)-[a-n]/sshd_config")
+# (or of its bastion, nicbench/lab/bastion.py: .../nbt-lab0/nbt-jump/sshd_config)
+_TEST_SSHD = re.compile(rb"sshd.* -f \S*/(nbt|nbl)-lab\d+/(nbt|nbl)-([a-n]|jump)/sshd_config")
 
 
 def _kill_stale_test_sshd() -> None:

@@ -3,30 +3,53 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from nicbench.config.fields import (FilePath, HostAddress, IpAddress, Name, Rate, Strict,
                                     UserName, is_linux_ifname, is_windows_ifname)
 from nicbench.config.source import Where
 from nicbench.errors import ConfigError, UsageError
+from nicbench.remote.ssh_config import parse_proxy_jump
+
+
+def _proxy_jump(value: Any) -> Any:
+    parse_proxy_jump(value)       # ValueError says what is wrong
+    return value
+
+
+ProxyJump = Annotated[str, AfterValidator(_proxy_jump)]
 
 
 class SshSettings(Strict):
+    """How to reach a host. With ``config`` (an OpenSSH client config such as
+    ~/.ssh/config), what the host's entry there says fills in what is not written here;
+    what is written here wins (see remote/ssh_config.py)."""
+
     port: int = Field(22, ge=1, le=65535)
     user: UserName = "root"
     key_file: FilePath | None = None
-    known_hosts: FilePath
+    # Required, unless the config gives UserKnownHostsFile: host keys are always verified.
+    known_hosts: FilePath | None = None
     connect_timeout_s: float = Field(10.0, gt=0, le=300)
     # How long a run waits for a host whose SSH connection dropped to come back (sshd
     # restarted, a network blip) before it records the host as lost and goes on.
     reconnect_s: float = Field(60.0, ge=0, le=3600)
+    config: FilePath | None = None        # an ssh_config file
+    alias: Name | None = None             # its Host entry for this host (default: address)
+    proxy_jump: ProxyJump | None = None   # [user@]host[:port],... or none
+    allow_agent: bool | None = None       # default: yes with a config (as ssh), else no
+    identities_only: bool | None = None
+
+    def explicit(self, key: str) -> Any:
+        """The value if the file wrote it, else None (defaults give way to ssh_config)."""
+        return getattr(self, key) if key in self.model_fields_set else None
 
 
 class Host(Strict):
     name: Name
-    address: HostAddress
+    address: HostAddress | None = None    # required unless ssh.alias names it
     os: Literal["linux", "windows"] = "linux"
     ssh: SshSettings
     tools: dict[Name, FilePath] = Field(default_factory=dict,
@@ -137,6 +160,8 @@ def cross_check(inv: Inventory, where: Where) -> list[ConfigError]:
     unique(inv.hosts, "name", "hosts")
     unique(inv.adapters, "id", "adapters")
     unique(inv.pairs, "name", "pairs")
+    for i, h in enumerate(inv.hosts):
+        errors += _check_ssh(h, ("hosts", i), where)
     hosts = {h.name: h for h in inv.hosts}
     adapter_ids = [a.id for a in inv.adapters]
     for i, pair in enumerate(inv.pairs):
@@ -166,4 +191,18 @@ def cross_check(inv: Inventory, where: Where) -> list[ConfigError]:
         if pair.a.address == pair.b.address:
             errors.append(where.error(("pairs", i, "b", "address"),
                                       f"both sides have test address {pair.a.address}"))
+    return errors
+
+
+def _check_ssh(host: Host, at: tuple, where: Where) -> list[ConfigError]:
+    ssh = host.ssh
+    errors = []
+    if host.address is None and ssh.alias is None:
+        errors.append(where.error(at + ("address",), "required key is missing (or set "
+                                  "ssh.alias to the host's entry in ssh.config)"))
+    if ssh.alias is not None and ssh.config is None:
+        errors.append(where.error(at + ("ssh", "alias"), "an alias names a Host of an "
+                                  "ssh_config file: set ssh.config too (e.g. ~/.ssh/config)"))
+    if ssh.known_hosts is None and ssh.config is None:
+        errors.append(where.error(at + ("ssh", "known_hosts"), "required key is missing"))
     return errors

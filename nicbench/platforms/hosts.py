@@ -2,25 +2,55 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from nicbench.config.inventory import Host, Inventory
-from nicbench.errors import UsageError
+from nicbench.errors import ConfigError, UsageError
 from nicbench.platforms import PLATFORMS
 from nicbench.platforms.base import Platform
 from nicbench.remote.connection import Connection
-from nicbench.remote.ssh import SshConnection, SshTarget
+from nicbench.remote.ssh import SshConnection, SshTarget, preflight
+from nicbench.remote.ssh_config import HostSettings, resolve
 
 
 def ssh_target(inventory: Inventory, host: Host) -> SshTarget:
-    """Where and how to reach an inventory host over SSH, paths resolved against the file."""
-    return SshTarget(
-        name=host.name, address=host.address, port=host.ssh.port, user=host.ssh.user,
-        key_file=inventory.path(host.ssh.key_file) if host.ssh.key_file else None,
-        known_hosts=inventory.path(host.ssh.known_hosts),
-        connect_timeout_s=host.ssh.connect_timeout_s,
+    """Where and how to reach an inventory host over SSH: the inventory's values, then its
+    ssh_config's (if it names one), paths resolved against the inventory's directory.
+    Raises ConfigError (exit 2) for a problem in either file."""
+    ssh = host.ssh
+
+    def path(value: str | None) -> str | None:
+        return inventory.path(value) if value else None
+
+    settings = HostSettings(
+        name=host.name, address=host.address, alias=ssh.alias, config=path(ssh.config),
+        port=ssh.explicit("port"), user=ssh.explicit("user"), key_file=path(ssh.key_file),
+        known_hosts=path(ssh.known_hosts), proxy_jump=ssh.proxy_jump,
+        allow_agent=ssh.allow_agent, identities_only=ssh.identities_only,
+        connect_timeout_s=ssh.explicit("connect_timeout_s"),
         shell="powershell" if host.os == "windows" else "posix")
+    if ssh.config is None:
+        # Without an ssh_config nothing gives way: the model's defaults are the values.
+        settings = replace(settings, port=ssh.port, user=ssh.user,
+                           connect_timeout_s=ssh.connect_timeout_s)
+    try:
+        return resolve(settings)
+    except ConfigError as exc:
+        if exc.file:            # a problem in the ssh_config: that file is named
+            raise
+        index = inventory.hosts.index(host)
+        raise ConfigError(exc.message, file=inventory.file or None,
+                          key=f"hosts[{index}].{exc.key or 'ssh'}") from exc
 
 
 class HostPool:
+    """One connection and one platform per host, made on first use, closed together.
+
+    Over SSH (no ``connect`` given), every host's SSH settings are resolved and checked
+    locally when the pool is made (ssh_config, known_hosts and key files, the agent), so
+    bad local input ends the command with one ConfigError line (exit 2) before any host
+    is contacted, instead of surfacing as one pair's problem half-way."""
+
     def __init__(self, inventory: Inventory, *, trust_new_keys: bool = False,
                  connect=None):
         self.inventory = inventory
@@ -28,10 +58,16 @@ class HostPool:
         self._connect = connect or self._ssh
         self._conns: dict[str, Connection] = {}
         self._platforms: dict[str, Platform] = {}
+        self._targets: dict[str, SshTarget] = {}
+        if connect is None:
+            for host in inventory.hosts:
+                target = ssh_target(inventory, host)
+                preflight(target)
+                self._targets[host.name] = target
 
     def _ssh(self, host: Host) -> Connection:
-        return SshConnection(ssh_target(self.inventory, host),
-                             trust_new_keys=self.trust_new_keys)
+        target = self._targets.get(host.name) or ssh_target(self.inventory, host)
+        return SshConnection(target, trust_new_keys=self.trust_new_keys)
 
     def connection(self, name: str) -> Connection:
         if name not in self._conns:

@@ -78,7 +78,8 @@ def test_check_with_an_unknown_key_exits_2_naming_file_line_and_key(lab, tmp_pat
     assert proc.returncode == 2
     assert proc.stderr == (f"nicbench: error: inventory.yaml:{at + 2}: hosts[0].ssh.known_host: "
                            "unknown key 'known_host' (allowed: port, user, key_file, known_hosts, "
-                           "connect_timeout_s, reconnect_s)\n")
+                           "connect_timeout_s, reconnect_s, config, alias, proxy_jump, "
+                           "allow_agent, identities_only)\n")
     assert proc.stdout == ""
 
 

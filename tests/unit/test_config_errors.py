@@ -472,7 +472,9 @@ def test_readme_yaml_examples_load(workdir):
     import re
 
     readme = Path(__file__).resolve().parents[2] / "README.md"
-    inventory, profile = re.findall(r"```yaml\n(.*?)```", readme.read_text(), re.S)
+    # the first and the last: "Reaching real labs" has its own (tests/unit/test_ssh_settings.py)
+    blocks = re.findall(r"```yaml\n(.*?)```", readme.read_text(), re.S)
+    inventory, profile = blocks[0], blocks[-1]
     Path("inventory.yaml").write_text(inventory)
     inv = load_inventory("inventory.yaml")
     assert [p.name for p in inv.pairs] == ["gbe"]
