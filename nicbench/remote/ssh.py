@@ -459,7 +459,7 @@ class SshConnection(Connection):
             while chan.recv_stderr_ready():
                 err += chan.recv_stderr(65536)
             status = chan.recv_exit_status()
-            if status == -1 and _dropped(client):
+            if status == -1 and _dropped(session):
                 # The channel closed without an exit status because the connection went
                 # (the session's sshd was killed, the host went down), not the command.
                 self.close()
@@ -487,13 +487,12 @@ class SshConnection(Connection):
             pass  # the host is gone; nothing left to kill from here
 
 
-def _dropped(client: paramiko.SSHClient, wait_s: float = 0.5) -> bool:
+def _dropped(session: SshSession, wait_s: float = 0.5) -> bool:
     """Has the connection gone? A channel closed without an exit status is either a
     command killed by a signal (the connection lives on) or a dead connection, whose
     transport notices the closed socket a moment later."""
-    tr = client.get_transport()
     deadline = time.monotonic() + wait_s
-    while tr is not None and tr.is_active():
+    while session.is_active():
         if time.monotonic() > deadline:
             return False
         time.sleep(0.01)

@@ -15,6 +15,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from loadcheck import machine_load
 
 pytestmark = pytest.mark.lab
 
@@ -64,9 +65,15 @@ def test_report_of_a_tiny_roundup_shows_both_cards_and_the_refusal(lab, tmp_path
         bars = {(r["adapter"], r["point"]): r for r in csv.DictReader(fh)}
     assert set(bars) == {(gbe, "MTU 1500"), (gbe, "MTU 9000"), (nojumbo, "MTU 1500"),
                          (nojumbo, "MTU 9000")}
+    slow = []
     for key in [(gbe, "MTU 1500"), (gbe, "MTU 9000"), (nojumbo, "MTU 1500")]:
-        assert float(bars[key]["value"]) > 900, bars[key]   # a 1 Gbit/s link
+        assert 0 < float(bars[key]["value"]) <= 1000, bars[key]   # a 1 Gbit/s link
+        if float(bars[key]["value"]) <= 900:
+            slow.append(bars[key])
         assert bars[key]["n_ok"] == "2" and bars[key]["n"] == "2"
+    if slow:     # a busy machine only makes iperf3 slower: judged only on a quiet one
+        load = machine_load()
+        assert load.busy, f"{slow} on a quiet machine ({load})"
     assert bars[(nojumbo, "MTU 9000")]["gap"] == "refused"
     assert bars[(nojumbo, "MTU 9000")]["value"] == ""
 
