@@ -14,7 +14,7 @@ import pytest
 from nicbench.cli import main
 
 DATA = Path(__file__).parent / "data"
-RUN_A = DATA / "run-a"
+RUN_A, RUN_B = DATA / "run-a", DATA / "run-b"
 
 
 @pytest.fixture
@@ -46,7 +46,11 @@ def test_report_prints_the_path_of_the_page(small_run, tmp_path, monkeypatch, ca
     page = tmp_path / out.split(" ", 1)[1]
     assert page.is_file()
     assert sorted(p.name for p in (page.parent / "figures").iterdir()) == [
-        "cpu-iperf3-tcp.png", "cpu-iperf3-tcp.svg", "speed-iperf3-tcp.png", "speed-iperf3-tcp.svg"]
+        "cost-iperf3-tcp.svg", "cpu-iperf3-tcp.svg", "heatmap-iperf3-tcp.svg",
+        "speed-iperf3-tcp.svg"]
+    assert (page.parent / "tables" / "verdict.csv").is_file()
+    assert not (page.parent / "tables" / "comparison.csv").exists()     # one run
+    assert (page.parent / "data" / "A-small" / "trials.jsonl").is_file()
 
 
 def test_report_again_into_the_same_out_replaces_it(small_run, tmp_path, capsys):
@@ -113,6 +117,19 @@ def test_bad_link_rate_and_out(capsys, tmp_path):
     assert "holds more than a report" in line
     line = one_error(capsys, ["report", str(RUN_A), str(RUN_A)])
     assert "given twice" in line
+    line = one_error(capsys, ["report", str(RUN_A), "--label", "B=x"])
+    assert line.endswith("--label 'B=x': no run 'B' (runs: A=run-a)")
+
+
+def test_two_runs_labelled_and_single_file(tmp_path, capsys):
+    out = tmp_path / "cmp"
+    assert main(["report", str(RUN_A), str(RUN_B), "--label", "A=driver-7.1", "--label",
+                 "B=night-2", "--single-file", "--out", str(out)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"report: {out / 'report.html'}"
+    text = (out / "report.html").read_text()
+    assert "LX-1000 Gigabit (veth tbf-1g) [driver-7.1]" in text
+    assert "LX-1000 Gigabit (veth tbf-1g) [night-2]" in text
+    assert "<img" not in text and text.count("<svg ") > 10
 
 
 def test_as_a_subprocess_one_line_and_exit_2(tmp_path):
