@@ -6,8 +6,8 @@
     theory.py     Ethernet goodput limits and the link rate of a pair
     colours.py    one colour and marker per adapter, from its id; shades for later runs
     model.py      the report as data: entries, figure models, tables, failures
-    build.py      runs -> models (configs, verdict, bars, netpipe, tables, failures,
-                  setup: one module per family)
+    build.py      runs -> models (configs, verdict, compare, bars, netpipe, tables,
+                  failures, setup: one module per family)
     svg.py        figure models -> SVG
     page.py       models -> report.html (jinja2), tables/*.csv, figures/*.svg, data/
 

@@ -1,10 +1,11 @@
-"""From runs to the report's data: the chart families, tables and verdict.
+"""From runs to the report's data: the chart families, tables, verdict and comparison.
 
 Each family lives in its own module and returns models (``model.py``) that say exactly
 what a chart or table shows; nothing here draws:
 
     configs.py     entries (names, colours) and configurations, built once
     verdict.py     the verdict: best figure per adapter and method, ranking sentences
+    compare.py     run against run: pairs, the test on the repetitions, method warnings
     bars.py        speed rankings, heatmaps, CPU and cost charts of the rate tools
     netpipe.py     netPIPE curves per adapter and per MTU, and the plateau
     tables.py      adapters, every configuration, netio-style tables
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import time
 
-from nicbench.report import bars, netpipe, tables, verdict
+from nicbench.report import bars, compare, netpipe, tables, verdict
 from nicbench.report.configs import Index, build_entries
 from nicbench.report.failures import failures, failures_table
 from nicbench.report.load import Run
@@ -32,6 +33,11 @@ def build(runs: list[Run], rates: dict[str, float] | None = None) -> Report:
     table_list.append(Table(id="verdict", family="verdict-csv", title="verdict",
                             columns=list(verdict.CSV_COLUMNS),
                             rows=verdict.verdict_csv_rows(verdicts)))
+    warnings = []
+    comparison = len(runs) > 1
+    if comparison:
+        table_list.append(compare.comparison_table(compare.compare(ix)))
+        warnings = compare.method_warnings(ix)
     figures = (bars.speed_figures(ix) + bars.heatmap_figures(ix) + bars.cpu_figures(ix)
                + bars.cost_figures(ix))
     np_figures, np_tables = netpipe.netpipe_figures(ix)
@@ -49,4 +55,5 @@ def build(runs: list[Run], rates: dict[str, float] | None = None) -> Report:
     return Report(entries=entries, figures=figures, tables=table_list, failures=fails,
                   setup=setup_of(ix),
                   verdict=[verdict.sentence(m, rows) for m, rows in verdicts.items()],
-                  notes=notes, created_at=time.time())
+                  warnings=warnings, notes=notes, created_at=time.time(),
+                  comparison=comparison)

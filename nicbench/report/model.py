@@ -201,7 +201,7 @@ class Figure:
 @dataclass
 class Table:
     id: str
-    family: str              # verdict | summary | failures | netio | ...
+    family: str              # verdict | comparison | summary | failures | netio | ...
     title: str
     columns: list[str]
     rows: list[list[object]] = field(default_factory=list)
@@ -238,6 +238,14 @@ class Sentence:
 
 
 @dataclass
+class MethodWarning:
+    """A difference in method between runs that are compared."""
+
+    what: str
+    text: str
+
+
+@dataclass
 class Report:
     entries: list[Entry]
     figures: list[Figure]
@@ -245,9 +253,11 @@ class Report:
     failures: list[Failure]
     setup: list["RunSetup"]
     verdict: list[Sentence] = field(default_factory=list)
+    warnings: list[MethodWarning] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     title: str = "nicbench report"
     created_at: float = 0.0
+    comparison: bool = False
 
     def entry(self, key: str) -> Entry:
         return next(e for e in self.entries if e.key == key)

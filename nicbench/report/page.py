@@ -10,7 +10,8 @@ can be mailed alone).
 The report folder carries what makes every number traceable: each run's trials.jsonl,
 manifest.json, summary.csv and raw outputs under ``data/<letter>-<name>/`` (hard links
 where the file system allows, copies otherwise), and every table and every chart's data
-as CSV (``tables/``, ``verdict.csv`` among them). No path of the machine that made it appears in the page.
+as CSV (``tables/``: ``verdict.csv`` and, for several runs, ``comparison.csv`` among
+them). No path of the machine that made it appears in the page.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from nicbench.results.summary import write_csv
 
 SECTIONS = [
     ("verdict", "Verdict"),
+    ("comparison", "Run against run"),
     ("adapters", "Adapters"),
     ("throughput", "Throughput"),
     ("cpu", "CPU and cost"),
@@ -222,6 +224,11 @@ def _method_items(report: Report) -> list[str]:
         "Every value is traceable: the CSV beside each chart holds what it shows, and each "
         "run's trials.jsonl and raw outputs are in data/ beside this page.",
     ]
+    if report.comparison:
+        items.append("Runs are compared adapter by adapter (by inventory id), each later run "
+                     "against the first that has the adapter; 'faster' or 'slower' needs "
+                     "a two-sided Mann-Whitney U test on the stored repetitions below "
+                     "p = 0.05 (exact, mid-ranks for ties), else 'within noise'.")
     if any(en.rate_bps is None for en in report.entries):
         items.append("Some adapters have no known line rate: their bars have no limit mark.")
     return items
@@ -231,7 +238,8 @@ def render_page(report: Report, single_file: bool = False) -> str:
     if single_file and any(not f.svg for f in report.figures):
         from nicbench.report.svg import render_all
         render_all(report)
-    sections = SECTIONS
+    present = {"comparison": report.comparison}
+    sections = [(i, t) for i, t in SECTIONS if present.get(i, True)]
     css = resources.files("nicbench.report").joinpath("templates/report.css").read_text(
         encoding="utf-8")
     return environment().get_template("report.html.j2").render(

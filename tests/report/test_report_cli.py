@@ -3,6 +3,7 @@ line (exit 2, never a traceback) for a directory that is missing, not a run, or 
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import subprocess
@@ -130,6 +131,9 @@ def test_two_runs_labelled_and_single_file(tmp_path, capsys):
     assert "LX-1000 Gigabit (veth tbf-1g) [driver-7.1]" in text
     assert "LX-1000 Gigabit (veth tbf-1g) [night-2]" in text
     assert "<img" not in text and text.count("<svg ") > 10
+    with open(out / "tables" / "comparison.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert {(r["a_run"], r["b_run"]) for r in rows} == {("driver-7.1", "night-2")}
 
 
 def test_as_a_subprocess_one_line_and_exit_2(tmp_path):

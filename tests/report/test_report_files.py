@@ -8,6 +8,7 @@ import csv
 import html
 import json
 import re
+import statistics
 import xml.etree.ElementTree as ET
 from dataclasses import asdict
 from html.parser import HTMLParser
@@ -17,7 +18,7 @@ import pytest
 
 from conftest import write_report
 from test_report_model import (A_GBE, A_NJ, B_GBE, B_STALL, LIMIT, RUN_A, RUN_B, oks,
-                               selected, shown)
+                               ok_values, selected, shown)
 
 GOLDEN = Path(__file__).parents[1] / "golden"
 SVG_NS = "{http://www.w3.org/2000/svg}"
@@ -123,24 +124,30 @@ def test_every_reference_of_the_page_exists_and_nothing_is_remote(rendered):
     assert {f["data-family"] for f in refs.figures} == {f.family for f in report.figures}
 
 
-def test_the_verdict_comes_first(rendered):
+def test_the_verdict_comes_first_then_the_comparison(rendered):
     report, page = rendered
     text = page.read_text()
     refs = parse_page(text)
-    assert refs.h2[:3] == ["Verdict", "Adapters in this report",
+    assert refs.h2[:4] == ["Verdict", "Run against run", "Adapters in this report",
                            "Throughput per adapter and MTU"]
-    verdict = text[text.index('<section id="verdict">'):text.index('<section id="adapters">')]
+    verdict = text[text.index('<section id="verdict">'):text.index('<section id="comparison">')]
     assert "<img" not in verdict                      # the first screen is words and figures
     for s in report.verdict:
         assert s.text in html.unescape(verdict)
     assert text.index('<section id="verdict">') < text.index("<figure")
+    comparison = text[text.index('<section id="comparison">'):
+                      text.index('<section id="adapters">')]
+    # the method differences stand next to the table
+    assert comparison.index('<ul class="warn">') < comparison.index('<table')
+    assert "A keeps the best of 2, B the median of 3" in comparison
 
 
 def test_the_page_has_contents_failures_and_setup(rendered):
     report, page = rendered
     text = page.read_text()
     refs = parse_page(text)
-    assert {"toc", "verdict", "adapters", "throughput", "cpu", "netpipe", "size-tables", "summary", "failures", "setup", "method"} <= set(refs.ids)
+    assert {"toc", "verdict", "comparison", "adapters", "throughput", "cpu", "netpipe",
+            "size-tables", "summary", "failures", "setup", "method"} <= set(refs.ids)
     assert "RTNETLINK answers: Invalid argument" in text
     assert "timeout: the sender ran past 5 s and was killed" in text
     assert "iperf -c 198.18.0.1 -B 198.18.0.2 -p 5001 -l 8192 -e -t 1" in text
@@ -238,6 +245,27 @@ def test_verdict_csv(rendered):
         "MTU 9000: timed out 0/1 (1 failed)"
     assert by[(labels[A_GBE], "netpipe")]["figure"] == "plateau"
     assert [r["rank"] for r in rows if r["test"] == "iperf3-tcp"] == ["1", "2", "3", "4"]
+
+
+def test_comparison_csv(rendered):
+    report, page = rendered
+    rows = read_csv(page.parent / "tables" / "comparison.csv")
+    assert {"adapter", "test", "point", "a_bps", "b_bps", "change_pct", "p_value",
+            "verdict"} <= set(rows[0])
+    assert {r["verdict"] for r in rows} <= {"faster", "slower", "within noise",
+                                            "not comparable"}
+    r = next(r for r in rows if r["test"] == "iperf3-tcp" and r["point"] == "mtu9000")
+    a, b = ok_values(A_GBE, 9000, "iperf3-tcp"), ok_values(B_GBE, 9000, "iperf3-tcp")
+    assert (r["adapter"], r["a_run"], r["b_run"]) == ("LX-1000 Gigabit (veth tbf-1g)", "A", "B")
+    assert float(r["a_bps"]) == pytest.approx(statistics.median(a) * 1e6, abs=0.1)
+    assert float(r["b_bps"]) == pytest.approx(statistics.median(b) * 1e6, abs=0.1)
+    assert float(r["p_value"]) == pytest.approx(0.2)      # 2 against 3: nothing can show
+    assert r["verdict"] == "within noise"
+    assert r["significance_test"].startswith("two-sided Mann-Whitney U")
+    np = next(r for r in rows if r["test"] == "netpipe" and r["point"] == "mtu1500")
+    assert np["statistic"].startswith("plateau")
+    nc = [r for r in rows if r["verdict"] == "not comparable"]
+    assert {r["test"] for r in nc} == {"iperf2-l8k", "iperf2-l64k"}
 
 
 # -- escaping ---------------------------------------------------------------------------------

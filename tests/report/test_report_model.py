@@ -450,6 +450,97 @@ def test_verdict_per_adapter_and_method(model):
     assert "stalled at MTU 9000" in s.text
 
 
+# -- comparison -------------------------------------------------------------------------------
+def _brute_p(a, b):
+    """The two-sided rank-sum p by enumerating every split of the pooled values."""
+    from itertools import combinations
+
+    pooled = a + b
+    order = sorted(pooled)
+    rank = {v: (order.index(v) + 1 + len(order) - order[::-1].index(v)) / 2 for v in pooled}
+    n_a, mean = len(a), len(a) * (len(pooled) + 1) / 2
+    obs = abs(sum(rank[v] for v in a) - mean)
+    splits = list(combinations(range(len(pooled)), n_a))
+    hits = sum(1 for s in splits if abs(sum(rank[pooled[i]] for i in s) - mean) >= obs - 1e-9)
+    return hits / len(splits)
+
+
+def test_mann_whitney_is_exact_with_ties():
+    import random
+
+    from nicbench.report.stats import mann_whitney_p, smallest_p
+
+    rng = random.Random(7)
+    for _ in range(150):
+        a = [float(rng.randint(1, 6)) for _ in range(rng.randint(1, 6))]
+        b = [float(rng.randint(1, 7)) for _ in range(rng.randint(1, 6))]
+        assert mann_whitney_p(a, b) == pytest.approx(_brute_p(a, b))
+    assert smallest_p(2, 3) == pytest.approx(0.2)
+    assert mann_whitney_p([1.0, 2.0], [3.0, 4.0, 5.0]) == pytest.approx(0.2)
+    assert mann_whitney_p(list(range(15)), [x + 100.0 for x in range(15)]) < 1e-7
+    assert mann_whitney_p([], [1.0]) is None
+
+
+def test_comparison_pairs_the_card_by_id_and_tests_the_repetitions(model):
+    (t,) = model.tables_of("comparison")
+    cols = t.csv_columns
+    rows = {(r[cols.index("test")], r[cols.index("point")]): r for r in t.csv_rows}
+    assert {"adapter", "test", "point", "a_bps", "b_bps", "change_pct", "p_value",
+            "verdict"} <= set(cols)
+    # only the gbe card is in both runs
+    assert {r[cols.index("adapter_id")] for r in t.csv_rows} == {"lab-gbe"}
+    for mtu in (1500, 9000):
+        r = dict(zip(cols, rows[("iperf3-tcp", f"mtu{mtu}")]))
+        a = ok_values(A_GBE, mtu, "iperf3-tcp")
+        b = ok_values(B_GBE, mtu, "iperf3-tcp")
+        # A keeps the best, B the median: both compared by their medians
+        assert r["statistic"] == "median (the runs select differently)"
+        assert r["a_bps"] == pytest.approx(statistics.median(a) * 1e6, abs=0.1)
+        assert r["b_bps"] == pytest.approx(statistics.median(b) * 1e6, abs=0.1)
+        assert r["change_pct"] == pytest.approx(
+            100 * (statistics.median(b) / statistics.median(a) - 1), abs=1e-3)
+        assert r["p_value"] == pytest.approx(_brute_p(a, b), abs=1e-6)
+        assert r["verdict"] == "within noise"
+        assert "smallest p possible is 0.2" in r["note"]
+    for test in ("iperf2-l8k", "iperf2-l64k"):
+        r = dict(zip(cols, rows[(test, "mtu1500")]))
+        assert r["verdict"] == "not comparable" and "not measured in run B" in r["note"]
+    warned = {w.what for w in model.warnings}
+    assert warned == {"selection rule", "repetitions"}
+    sel = next(w for w in model.warnings if w.what == "selection rule")
+    assert "A keeps the best of 2, B the median of 3" in sel.text
+
+
+def test_a_faster_run_is_called_faster(copy_run):
+    """Run B's gbe made 10 % faster in every repetition: with 3 against 3 repetitions the
+    smallest p is 0.1, so 'faster' needs more repetitions; with 5 against 5 it is called."""
+    from nicbench.report.build import build
+    from nicbench.report.load import load_runs
+
+    def repeat(src, name, factor, copies):
+        run = copy_run(src, name)
+        out = []
+        for line in (run / "trials.jsonl").read_text().splitlines():
+            r = json.loads(line)
+            if r["pair"] != "gbe" or r["test"] != "iperf3-tcp" or r["kind"] != "repetition":
+                continue
+            for k in range(copies):
+                out.append({**r, "repetition": r["repetition"] * 10 + k,
+                            "trial_id": f"{r['trial_id']}.{k}",
+                            "throughput_bps": r["throughput_bps"] * factor * (1 + k / 1e4)})
+        (run / "trials.jsonl").write_text("".join(json.dumps(r) + "\n" for r in out))
+        return run
+
+    slow = repeat(RUN_B, "slow", 1.0, 2)      # 6 repetitions
+    fast = repeat(RUN_B, "fast", 1.1, 2)
+    (t,) = build(load_runs([slow, fast])).tables_of("comparison")
+    cols = t.csv_columns
+    verdicts = {r[cols.index("point")]: r[cols.index("verdict")] for r in t.csv_rows}
+    assert verdicts == {"mtu1500": "faster", "mtu9000": "faster"}
+    (t,) = build(load_runs([fast, slow])).tables_of("comparison")
+    assert {r[cols.index("verdict")] for r in t.csv_rows} == {"slower"}
+
+
 # -- tables ---------------------------------------------------------------------------------
 def test_iperf_tests_at_several_lengths_make_a_netio_style_table(model):
     (t,) = model.tables_of("iperf-length")
