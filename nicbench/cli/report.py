@@ -10,7 +10,7 @@ def cmd_report(args) -> int:
     from nicbench.report import build_report
 
     page = build_report(args.dirs, args.out, link_rates=args.link_rate, labels=args.label,
-                        single_file=args.single_file,
+                        reference=args.reference, single_file=args.single_file,
                         warn=console.warn)
     out(f"report: {page}")
     return 0
@@ -28,6 +28,9 @@ def register(sub) -> None:
     rp.add_argument("--label", action="append", default=[], metavar="RUN=LABEL",
                     help="a short label for a run, e.g. A=driver-7.1 (RUN: its letter or "
                          "directory name; repeat)")
+    rp.add_argument("--reference", metavar="FILE",
+                    help="YAML of published figures to draw beside the runs' (e.g. "
+                         "references/arnold-2002-netio.yaml)")
     rp.add_argument("--single-file", action="store_true",
                     help="one self-contained report.html with the charts inline (mailable)")
     rp.set_defaults(func=cmd_report)

@@ -7,7 +7,7 @@
     colours.py    one colour and marker per adapter, from its id; shades for later runs
     model.py      the report as data: entries, figure models, tables, failures
     build.py      runs -> models (configs, verdict, compare, bars, netpipe, tables,
-                  failures, setup: one module per family)
+                  failures, setup, reference: one module per family)
     svg.py        figure models -> SVG
     page.py       models -> report.html (jinja2), tables/*.csv, figures/*.svg, data/
 
@@ -29,19 +29,22 @@ OURS = {"report.html", "report.html.tmp", "figures", "tables", "data"}
 
 def build_report(dirs: list[str], out: str | None = None, *,
                  link_rates: list[str] | tuple[str, ...] = (),
-                 labels: list[str] | tuple[str, ...] = (), single_file: bool = False, warn: Warn | None = None) -> Path:
+                 labels: list[str] | tuple[str, ...] = (), reference: str | None = None,
+                 single_file: bool = False, warn: Warn | None = None) -> Path:
     from nicbench.report.build import build
     from nicbench.report.load import load_runs
     from nicbench.report.page import copy_runs, write_figures, write_page, write_tables
+    from nicbench.report.reference import load_reference
     from nicbench.report.svg import render_all
     from nicbench.report.theory import parse_link_rates
 
     rates = parse_link_rates(link_rates)
     runs = load_runs(dirs, warn, labels)
+    ref = load_reference(reference) if reference else None
     _check_rate_names(rates, runs)
     target = Path(out) if out else _default_out()
     _prepare_out(target, runs)
-    report = build(runs, rates)
+    report = build(runs, rates, ref)
     render_all(report)
     try:
         if not single_file:

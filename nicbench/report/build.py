@@ -11,6 +11,7 @@ what a chart or table shows; nothing here draws:
     tables.py      adapters, every configuration, netio-style tables
     failures.py    what did not measure, and why
     setup.py       hosts, versions, commands
+    reference.py   published figures (--reference)
 """
 
 from __future__ import annotations
@@ -22,10 +23,12 @@ from nicbench.report.configs import Index, build_entries
 from nicbench.report.failures import failures, failures_table
 from nicbench.report.load import Run
 from nicbench.report.model import Report, Table
+from nicbench.report.reference import ReferenceFile, reference_figures
 from nicbench.report.setup import setup_of
 
 
-def build(runs: list[Run], rates: dict[str, float] | None = None) -> Report:
+def build(runs: list[Run], rates: dict[str, float] | None = None,
+          reference: ReferenceFile | None = None) -> Report:
     entries = build_entries(runs, rates or {})
     ix = Index(runs, entries)
     verdicts = verdict.verdicts(ix)
@@ -42,6 +45,10 @@ def build(runs: list[Run], rates: dict[str, float] | None = None) -> Report:
                + bars.cost_figures(ix))
     np_figures, np_tables = netpipe.netpipe_figures(ix)
     figures += np_figures
+    if reference is not None:
+        ref_figures, ref_table = reference_figures(ix, reference)
+        figures += ref_figures
+        table_list.append(ref_table)
     fails = failures(ix)
     table_list += ([tables.entries_table(entries), tables.summary_table(ix)]
                    + tables.netio_tables(ix) + tables.length_tables(ix) + np_tables

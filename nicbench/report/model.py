@@ -184,7 +184,7 @@ class LegendItem:
 class Figure:
     id: str                  # file stem under figures/ and tables/
     family: str              # speed | heatmap | cpu | cost | netpipe-adapter | netpipe-mtu |
-    #                          netpipe-plateau
+    #                          netpipe-plateau | published
     title: str
     caption: str
     panels: list[Panel]

@@ -39,6 +39,7 @@ SECTIONS = [
     ("throughput", "Throughput"),
     ("cpu", "CPU and cost"),
     ("netpipe", "netPIPE"),
+    ("published", "Published figures"),
     ("size-tables", "Tables by packet size"),
     ("summary", "Every configuration"),
     ("failures", "Failures"),
@@ -238,7 +239,8 @@ def render_page(report: Report, single_file: bool = False) -> str:
     if single_file and any(not f.svg for f in report.figures):
         from nicbench.report.svg import render_all
         render_all(report)
-    present = {"comparison": report.comparison}
+    present = {"comparison": report.comparison,
+               "published": bool(report.figures_of("published"))}
     sections = [(i, t) for i, t in SECTIONS if present.get(i, True)]
     css = resources.files("nicbench.report").joinpath("templates/report.css").read_text(
         encoding="utf-8")

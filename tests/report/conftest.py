@@ -18,6 +18,7 @@ DATA = Path(__file__).parent / "data"
 RUN_A = DATA / "run-a"
 RUN_B = DATA / "run-b"
 REPO = Path(__file__).resolve().parents[2]
+REFERENCE = REPO / "references" / "arnold-2002-netio.yaml"
 
 
 @pytest.fixture(scope="session")
@@ -40,11 +41,13 @@ def write_report(out: Path, dirs, **kw):
     from nicbench.report.build import build
     from nicbench.report.load import load_runs
     from nicbench.report.page import copy_runs, write_figures, write_page, write_tables
+    from nicbench.report.reference import load_reference
     from nicbench.report.svg import render_all
 
     runs = load_runs(dirs, labels=kw.get("labels", ()))
+    ref = load_reference(str(kw["reference"])) if kw.get("reference") else None
     _prepare_out(out, runs)
-    report = build(runs)
+    report = build(runs, reference=ref)
     render_all(report)
     single = kw.get("single_file", False)
     if not single:
@@ -56,9 +59,10 @@ def write_report(out: Path, dirs, **kw):
 
 @pytest.fixture(scope="session")
 def rendered(tmp_path_factory):
-    """The report of both runs, written once for the session: (report model,
-    report.html)."""
-    return write_report(tmp_path_factory.mktemp("report"), [RUN_A, RUN_B])
+    """The report of both runs (and the shipped reference file), written once for the
+    session: (report model, report.html)."""
+    return write_report(tmp_path_factory.mktemp("report"), [RUN_A, RUN_B],
+                        reference=REFERENCE)
 
 
 @pytest.fixture

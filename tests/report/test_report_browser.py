@@ -19,7 +19,7 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
 PDFTOTEXT = shutil.which("pdftotext")
 FAMILIES = {"speed", "heatmap", "cpu", "cost", "netpipe-adapter", "netpipe-mtu",
-            "netpipe-plateau"}
+            "netpipe-plateau", "published"}
 # As root, Chromium needs --no-sandbox; nothing may come from the network.
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",

@@ -16,6 +16,7 @@ from nicbench.cli import main
 
 DATA = Path(__file__).parent / "data"
 RUN_A, RUN_B = DATA / "run-a", DATA / "run-b"
+REFERENCE = Path(__file__).resolve().parents[2] / "references" / "arnold-2002-netio.yaml"
 
 
 @pytest.fixture
@@ -134,6 +135,24 @@ def test_two_runs_labelled_and_single_file(tmp_path, capsys):
     with open(out / "tables" / "comparison.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))
     assert {(r["a_run"], r["b_run"]) for r in rows} == {("driver-7.1", "night-2")}
+
+
+def test_reference_file(tmp_path, capsys):
+    out = tmp_path / "ref"
+    assert main(["report", str(RUN_A), "--reference", str(REFERENCE), "--out", str(out)]) == 0
+    assert (out / "tables" / "published.csv").is_file()
+    assert "(published)" in (out / "report.html").read_text()
+
+
+def test_bad_reference_file_is_one_line(capsys, tmp_path):
+    line = one_error(capsys, ["report", str(RUN_A), "--reference", str(tmp_path / "no.yaml")])
+    assert "no.yaml: file not found" in line
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("title: t\nsource: s\nfigures:\n  - {adapter: x, method: netio, point: 1K,"
+                   " value: -3, section: s}\n")
+    line = one_error(capsys, ["report", str(RUN_A), "--reference", str(bad)])
+    assert "bad.yaml:4: figures[0].value: Input should be greater than 0" in line
+    assert not (tmp_path / "reports").exists()
 
 
 def test_as_a_subprocess_one_line_and_exit_2(tmp_path):

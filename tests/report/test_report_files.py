@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write_report
+from conftest import REFERENCE, write_report
 from test_report_model import (A_GBE, A_NJ, B_GBE, B_STALL, LIMIT, RUN_A, RUN_B, oks,
                                ok_values, selected, shown)
 
@@ -71,7 +71,7 @@ def test_every_figure_is_one_svg_file_with_readable_text(rendered):
     out = page.parent
     families = {f.family for f in report.figures}
     assert families == {"speed", "heatmap", "cpu", "cost", "netpipe-adapter", "netpipe-mtu",
-                        "netpipe-plateau"}
+                        "netpipe-plateau", "published"}
     assert sorted(p.name for p in (out / "figures").iterdir()) == \
         sorted(f"{f.id}.svg" for f in report.figures)          # written once, SVG only
     for f in report.figures:
@@ -96,6 +96,8 @@ def test_each_adapter_keeps_its_colour_in_every_chart(rendered):
     colours = {e.key: e.colour for e in report.entries}
     assert len(set(colours.values())) == len(colours)
     for f in report.figures:
+        if f.family in ("netpipe-adapter", "published") and not f.entries:
+            continue
         svg = (page.parent / f.files["svg"]).read_text().lower()
         for key, colour in colours.items():
             if f.family == "netpipe-adapter":
@@ -146,7 +148,7 @@ def test_the_page_has_contents_failures_and_setup(rendered):
     report, page = rendered
     text = page.read_text()
     refs = parse_page(text)
-    assert {"toc", "verdict", "comparison", "adapters", "throughput", "cpu", "netpipe",
+    assert {"toc", "verdict", "comparison", "adapters", "throughput", "cpu", "netpipe", "published",
             "size-tables", "summary", "failures", "setup", "method"} <= set(refs.ids)
     assert "RTNETLINK answers: Invalid argument" in text
     assert "timeout: the sender ran past 5 s and was killed" in text
@@ -442,3 +444,62 @@ def test_link_rate_order_user_then_inventory_field_then_text():
     assert link_rate("pci32", adapter, {"lab-pci32": 5e8})[0] == 5e8
     assert link_rate("pci32", adapter.model_copy(update={"link_rate": None}), {})[0] == 600e6
     assert link_rate("pci32", None, {})[0] is None
+
+
+def test_reference_file_is_drawn_beside_a_run(tmp_path):
+    """--reference: the shipped netio figures as published bars, and the netio run's
+    adapter beside them at the same packet sizes, in the publication's unit."""
+    import yaml
+
+    run = _netio_run(tmp_path)
+    report, page = write_report(tmp_path / "out", [run], reference=REFERENCE)
+    data = yaml.safe_load(REFERENCE.read_text())
+    published = report.figures_of("published")
+    setups = list(dict.fromkeys(f["setup"] for f in data["figures"]))
+    assert [f.title for f in published] == [f"Published: netio, {s}" for s in setups]
+    f56 = published[0]
+    assert [p.title for p in f56.panels] == [f"netio {s}" for s in
+                                             ("1K", "2K", "4K", "8K", "16K", "32K")]
+    p1k = f56.panels[0]
+    mine = [x for x in data["figures"] if x["setup"] == setups[0] and x["point"] == "1K"]
+    pub = [b for b in p1k.bars if b.status == "published"]
+    assert sorted(b.value for b in pub) == sorted(x["value"] for x in mine)
+    assert all(r.published.startswith(data["title"]) for r in p1k.rows if r.entry is None)
+    assert all(b.text.endswith("(published)") for b in pub)
+    assert p1k.xlabel == "KB/s (1024 bytes/s)"
+    # today's netio run beside them: 72320 KByte/s Tx at 1K in the golden output
+    ne2 = p1k.bar("0/mca")
+    assert ne2 is not None and ne2.value == pytest.approx(72320, rel=1e-6)
+    assert "../shared/seeds/004_5443acf57e752bd8.txt" in f56.caption
+    (t,) = report.tables_of("published")
+    assert len(t.rows) == len(data["figures"])
+    text = page.read_text()
+    assert "Published figures" in text and "(published)" in text
+
+
+def test_shipped_reference_matches_the_seed_it_cites():
+    """Every figure of references/arnold-2002-netio.yaml is the number the seed prints in
+    the table its section names, for that adapter and packet size."""
+    import yaml
+
+    data = yaml.safe_load(REFERENCE.read_text())
+    seed = (REFERENCE.parents[1] / data["source"]).resolve()
+    if not seed.is_file():
+        pytest.skip(f"{data['source']} is not beside this clone")
+    lines = seed.read_text().splitlines()
+    sizes = ["1K", "2K", "4K", "8K", "16K", "32K"]
+    checked = 0
+    for f in data["figures"]:
+        line = int(re.search(r"\(line (\d+)\)", f["section"]).group(1))
+        table = lines[line - 1:line + 15]
+        if table[0].startswith("Adapter |"):
+            row = next(r for r in table[1:] if r.split("|")[0].strip() == f["adapter"])
+            cells = [c.strip() for c in row.split("|")]
+            assert float(cells[1 + sizes.index(f["point"])]) == f["value"], f
+            assert float(cells[7]) == f["cpu_pct"], f
+        else:
+            assert table[0].startswith("Packet Size (KB) | Rate (KB/s)")
+            row = next(r for r in table[1:] if r.split("|")[0].strip() + "K" == f["point"])
+            assert float(row.split("|")[1]) == f["value"], f
+        checked += 1
+    assert checked == len(data["figures"]) == 12 * 6 + 11 * 6 * 2 + 6
