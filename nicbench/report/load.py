@@ -11,7 +11,8 @@ which file and line is wrong, never a half-written report:
 - ``manifest.json`` is optional (a run killed before writing it still has trials); when
   present it must be a manifest (``Manifest.read``).
 
-Records stay the :class:`TrialRecord` they were written as, the manifest a
+Records stay the :class:`TrialRecord` they were written as (those that stand:
+``records.current``, as a resume may have measured some again), the manifest a
 :class:`Manifest` (its profile a :class:`Profile`), and the summaries are recomputed from
 the trials with the engine's own rules (``summary_rows`` with the run's profile), so a run
 that stopped before writing summary.csv reports the same as a finished one.
@@ -31,7 +32,7 @@ from nicbench.config.inventory import Adapter, Inventory
 from nicbench.config.profile import Point, Profile, TestSpec
 from nicbench.errors import UsageError
 from nicbench.results.manifest import Manifest
-from nicbench.results.records import TrialRecord
+from nicbench.results.records import TrialRecord, current
 from nicbench.results.store import RunDir
 from nicbench.results.summary import SummaryRow, summary_rows
 
@@ -102,7 +103,9 @@ def load_run(path: str | Path, warn: Warn | None = None) -> Run:
     if not run_dir.trials_file.is_file():
         raise UsageError(f"{d}: not a results directory: no trials.jsonl "
                          "(give the --out directory of a nicbench run)")
-    records = list(run_dir.records(strict=True))
+    # the records that stand: a resume that measured a configuration again appended to
+    # the file, and the engine's summary reads the same ones
+    records = current(run_dir.records(strict=True))
     torn = None
     if run_dir.torn_tail():
         torn = run_dir.trials_file.read_text(encoding="utf-8").count("\n") + 1

@@ -86,6 +86,8 @@ def _run_setup(ix: Index, run: Run) -> RunSetup:
         ("ended", _when(m.ended_at if m is not None and m.ended_at
                         else max(ended, default=None))),
         ("resumed", ", ".join(_when(t) for t in m.resumed_at) if m is not None else ""),
+        ("hosts lost", "; ".join(f"{h}: {why}" for h, why in m.lost_hosts.items())
+         if m is not None else ""),
     ]
     hosts: list[list[object]] = []
     adapters: list[list[object]] = []

@@ -760,3 +760,22 @@ def test_main_job_report_does_not_lead_with_a_chart_above_the_wire(roundup):
         assert v.text.startswith(f"{v.method}: LX-1000 Gigabit (veth tbf-1g) fastest, ")
         assert "% of the wire's limit" in v.text and "CPU " in v.text
         assert "LX-1000NJ Gigabit (macvlan mtu-1500) refused at MTU 6000, 9000, 16000" in v.text
+
+
+def test_a_resumed_run_is_reported_from_the_records_that_stand(copy_run):
+    """trials.jsonl is append-only: a resume that measured the stall card's first MTU 9000
+    repetition again appended a success; that record supersedes the failure, and the
+    given-up marker of the configuration, as in the engine's own summary."""
+    from nicbench.report.build import build
+    from nicbench.report.load import load_runs
+
+    run = copy_run(RUN_B, "resumed")
+    lines = [json.loads(x) for x in (run / "trials.jsonl").read_text().splitlines()]
+    first = next(r for r in lines if r["pair"] == "stall" and r["point"] == "mtu9000"
+                 and r["test"] == "iperf3-tcp" and r["repetition"] == 1)
+    again = _format2(first, status="ok", failure=None, reason=None, throughput_bps=5.0e8)
+    (run / "trials.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines + [again]))
+    report = build(load_runs([run]))
+    b = panel(fig(report, "speed-iperf3-tcp"), "MTU 9000").bar("0/stall")
+    assert (b.value, b.n_ok, b.n) == (500.0, 1, 2)
+    assert b.text == "500.0 · 1/2 (1 failed)"
