@@ -19,9 +19,12 @@ from __future__ import annotations
 import shutil
 import time
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from nicbench.errors import NicbenchError, UsageError
+
+if TYPE_CHECKING:
+    from nicbench.report.load import Run
 
 Warn = Callable[[str], None]
 OURS = {"report.html", "report.html.tmp", "figures", "tables", "data"}
@@ -66,7 +69,7 @@ def _default_out() -> Path:
     return out
 
 
-def _check_rate_names(rates: dict[str, float], runs: list) -> None:
+def _check_rate_names(rates: dict[str, float], runs: list[Run]) -> None:
     known: set[str] = set()
     for run in runs:
         for r in run.records:
@@ -77,7 +80,7 @@ def _check_rate_names(rates: dict[str, float], runs: list) -> None:
                              f"these runs (pairs and adapters: {', '.join(sorted(known))})")
 
 
-def _prepare_out(out: Path, runs: list) -> None:
+def _prepare_out(out: Path, runs: list[Run]) -> None:
     """OUT is new, empty, or an earlier report (whose figures, tables and data are
     replaced); never a results directory or anything else."""
     real = out.resolve()

@@ -166,7 +166,7 @@ def _compare_one(a: Entry, b: Entry, test: str, point: str, mtu: int, ca: Config
 
 
 def comparison_table(comps: list[Comparison]) -> Table:
-    t = Table(id="comparison", family="comparison", title="Run against run",
+    t = Table(id="comparison", family="comparison", title="Each adapter, test and point",
               columns=["adapter", "test", "point", "A", "B", "figure", "A Mbit/s",
                        "B Mbit/s", "change Mbit/s", "change %", "n A/B", "p", "verdict",
                        "note"],

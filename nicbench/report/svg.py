@@ -263,9 +263,8 @@ def heat_panel(p: HeatPanel, x0: float, y0: float, width: float) -> tuple[str, f
                                    "height": ROW - 2, "fill": cell.fill},
                           children=[el("title", text=tip)]))
             if cell.text:
-                size = SMALL if cell.value is not None else SMALL
-                out.append(label(cx + cw / 2, ry + ROW / 2 + 4, fit(cell.text, cw - 4, size),
-                                 size, anchor="middle", fill=cell.ink,
+                out.append(label(cx + cw / 2, ry + ROW / 2 + 4, fit(cell.text, cw - 4, SMALL),
+                                 SMALL, anchor="middle", fill=cell.ink,
                                  font_style=None if cell.value is not None else "italic"))
     return "".join(out), 22 + ROW * len(p.rows) + 6
 
