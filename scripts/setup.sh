@@ -10,7 +10,8 @@
 set -euo pipefail
 
 PACKAGES=(iproute2 openssh-server openssh-client iperf iperf3 netpipe-tcp ethtool sysstat
-          net-tools nftables iputils-ping procps python3-venv chromium-driver shellcheck)
+          net-tools nftables iputils-ping procps python3-venv chromium-driver shellcheck
+          poppler-utils)
 
 top="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$top"

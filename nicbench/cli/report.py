@@ -1,4 +1,4 @@
-"""``nicbench report``: charts and tables of one or more results directories."""
+"""``nicbench report``: a verdict, charts and tables of one or more results directories."""
 
 from __future__ import annotations
 
@@ -9,17 +9,28 @@ from nicbench.cli.console import out
 def cmd_report(args) -> int:
     from nicbench.report import build_report
 
-    page = build_report(args.dirs, args.out, link_rates=args.link_rate,
+    page = build_report(args.dirs, args.out, link_rates=args.link_rate, labels=args.label,
+                        reference=args.reference, single_file=args.single_file,
                         warn=console.warn)
     out(f"report: {page}")
     return 0
 
 
 def register(sub) -> None:
-    rp = sub.add_parser("report", help="charts and tables of one or more results directories")
-    rp.add_argument("dirs", nargs="+", metavar="DIR", help="results directory of a run")
+    rp = sub.add_parser("report", help="a verdict, charts and tables of one or more results "
+                                       "directories (several: a comparison)")
+    rp.add_argument("dirs", nargs="+", metavar="DIR",
+                    help="results directory of a run; runs are A, B, ... in this order")
     rp.add_argument("--out", help="report directory (default reports/report-<time>/)")
     rp.add_argument("--link-rate", action="append", default=[], metavar="NAME=RATE",
                     help="line rate of a pair or adapter id, e.g. gbe=1gbit (repeat); "
                          "overrides the rate read from the inventory")
+    rp.add_argument("--label", action="append", default=[], metavar="RUN=LABEL",
+                    help="a short label for a run, e.g. A=driver-7.1 (RUN: its letter or "
+                         "directory name; repeat)")
+    rp.add_argument("--reference", metavar="FILE",
+                    help="YAML of published figures to draw beside the runs' (e.g. "
+                         "references/arnold-2002-netio.yaml)")
+    rp.add_argument("--single-file", action="store_true",
+                    help="one self-contained report.html with the charts inline (mailable)")
     rp.set_defaults(func=cmd_report)

@@ -5,29 +5,40 @@ read whole and checked before anything is drawn, so a bad directory is one line 
 which file and line is wrong, never a half-written report:
 
 - the directory must exist and hold ``trials.jsonl``;
-- every line of ``trials.jsonl`` must be a JSON object with the keys a report needs; the
-  one exception is a torn *last* line without its newline (a run that crashed mid-write),
-  which the store itself skips: it is skipped here too, with a warning;
+- every line of ``trials.jsonl`` must be a trial record (``RunDir.records(strict=True)``);
+  the one exception is a torn *last* line without its newline (a run that crashed
+  mid-write), which the store itself skips: it is skipped here too, with a warning;
 - ``manifest.json`` is optional (a run killed before writing it still has trials); when
-  present it must be a JSON object.
+  present it must be a manifest (``Manifest.read``).
 
-Summaries are recomputed from the trials with the engine's own rules
-(``nicbench.results.summary.summary_rows``) and the profile's ``select`` from the manifest,
-so a run that stopped before writing summary.csv reports the same as a finished one.
+Records stay the :class:`TrialRecord` they were written as (those that stand:
+``records.current``, as a resume may have measured some again), the manifest a
+:class:`Manifest` (its profile a :class:`Profile`), and the summaries are recomputed from
+the trials with the engine's own rules (``summary_rows`` with the run's profile), so a run
+that stopped before writing summary.csv reports the same as a finished one.
+
+Runs are named A, B, C ... in the order given; ``--label A=driver-7.1`` (or the
+directory's name instead of the letter) gives a run a short label of its own.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import string
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
+from nicbench.config.inventory import Adapter, Inventory
+from nicbench.config.profile import Point, Profile, TestSpec
 from nicbench.errors import UsageError
 from nicbench.results.manifest import Manifest
+from nicbench.results.records import TrialRecord, current
 from nicbench.results.store import RunDir
-from nicbench.results.summary import row_dict, summary_rows
+from nicbench.results.summary import SummaryRow, summary_rows
 
 Warn = Callable[[str], None]
+LETTERS = string.ascii_uppercase
+MAX_LABEL = 40
 
 
 @dataclass
@@ -35,47 +46,50 @@ class Run:
     """One results directory, read and checked."""
 
     path: Path
-    manifest: dict
-    records: list[dict]
-    summary: list[dict]
-    skipped_lines: list[int] = field(default_factory=list)
+    manifest: Manifest | None
+    records: list[TrialRecord]
+    summary: list[SummaryRow]
+    index: int = 0
+    label: str = "A"
+    torn_line: int | None = None
+
+    @property
+    def letter(self) -> str:
+        return letter(self.index)
 
     @property
     def run_id(self) -> str:
-        ids = sorted({r.get("run_id") for r in self.records if r.get("run_id")})
-        return self.manifest.get("run_id") or (ids[0] if ids else self.path.name)
+        if self.manifest is not None:
+            return self.manifest.run_id
+        ids = sorted({r.run_id for r in self.records if r.run_id})
+        return ids[0] if ids else self.path.name
 
     @property
     def name(self) -> str:
         return self.path.resolve().name
 
     @property
-    def profile(self) -> dict:
-        return self.manifest.get("profile") or {}
+    def profile(self) -> Profile | None:
+        return self.manifest.profile if self.manifest is not None else None
 
     @property
-    def inventory(self) -> dict:
-        return self.manifest.get("inventory") or {}
+    def inventory(self) -> Inventory | None:
+        return self.manifest.inventory if self.manifest is not None else None
 
-    def adapter(self, adapter_id: str) -> dict:
-        for a in self.inventory.get("adapters") or []:
-            if a.get("id") == adapter_id:
-                return a
-        return {}
+    def adapter(self, adapter_id: str) -> Adapter | None:
+        inv = self.inventory
+        return next((a for a in inv.adapters if a.id == adapter_id), None) if inv else None
 
-    def test_spec(self, name: str) -> dict:
-        for t in self.profile.get("tests") or []:
-            if t.get("name") == name:
-                return t
-        return {}
+    def test_spec(self, name: str) -> TestSpec | None:
+        return self.profile.test(name) if self.profile is not None else None
 
-    def point_spec(self, name: str) -> dict:
-        for p in self.profile.get("points") or []:
-            label = p.get("label") or (f"mtu{p['mtu']}" if p.get("mtu") is not None
-                                       else f"frame{p.get('frame_size')}")
-            if label == name:
-                return p
-        return {}
+    def point_spec(self, name: str) -> Point | None:
+        return self.profile.point(name) if self.profile is not None else None
+
+
+def letter(index: int) -> str:
+    """A, B, ... Z, then A2, B2 ...: the short name of the run at ``index``."""
+    return LETTERS[index % 26] + (str(index // 26 + 1) if index >= 26 else "")
 
 
 def load_run(path: str | Path, warn: Warn | None = None) -> Run:
@@ -89,11 +103,15 @@ def load_run(path: str | Path, warn: Warn | None = None) -> Run:
     if not run_dir.trials_file.is_file():
         raise UsageError(f"{d}: not a results directory: no trials.jsonl "
                          "(give the --out directory of a nicbench run)")
-    typed = list(run_dir.records(strict=True))
+    # the records that stand: a resume that measured a configuration again appended to
+    # the file, and the engine's summary reads the same ones
+    records = current(run_dir.records(strict=True))
+    torn = None
     if run_dir.torn_tail():
-        n = run_dir.trials_file.read_text(encoding="utf-8").count("\n") + 1
-        warn(f"{run_dir.trials_file}:{n}: torn last line skipped (the run stopped mid-write)")
-    if not typed:
+        torn = run_dir.trials_file.read_text(encoding="utf-8").count("\n") + 1
+        warn(f"{run_dir.trials_file}:{torn}: torn last line skipped (the run stopped "
+             "mid-write)")
+    if not records:
         raise UsageError(f"{run_dir.trials_file}: no trial records (the run measured "
                          "nothing yet)")
     manifest = None
@@ -102,21 +120,55 @@ def load_run(path: str | Path, warn: Warn | None = None) -> Run:
     else:
         warn(f"{run_dir.manifest_file}: missing: the report has no hosts, versions or link "
              "rates for this run")
-    summary = summary_rows(typed, manifest.profile if manifest else None)
-    return Run(path=d, manifest=manifest.model_dump(mode="json") if manifest else {},
-               records=[r.to_dict() for r in typed],
-               summary=[row_dict(s) for s in summary])
+    summary = summary_rows(records, manifest.profile if manifest else None)
+    return Run(path=d, manifest=manifest, records=records, summary=summary, torn_line=torn)
 
 
-def load_runs(paths: list[str | Path], warn: Warn | None = None) -> list[Run]:
+def load_runs(paths: Sequence[str | Path], warn: Warn | None = None,
+              labels: Sequence[str] = ()) -> list[Run]:
     if not paths:
         raise UsageError("give at least one results directory")
     runs = []
     seen: dict[Path, str] = {}
-    for p in paths:
+    for i, p in enumerate(paths):
         real = Path(p).resolve()
         if real in seen:
             raise UsageError(f"{p}: given twice (also as {seen[real]})")
         seen[real] = str(p)
-        runs.append(load_run(p, warn))
+        run = load_run(p, warn)
+        run.index, run.label = i, letter(i)
+        runs.append(run)
+    _apply_labels(runs, labels)
     return runs
+
+
+def _apply_labels(runs: list[Run], labels: Sequence[str]) -> None:
+    """``--label A=driver-7.1``: the run named by its letter or directory name gets a
+    short label of its own (at most 40 characters, each run once)."""
+    given: dict[int, str] = {}
+    for item in labels:
+        name, sep, text = item.partition("=")
+        name, text = name.strip(), text.strip()
+        if not sep or not name or not text:
+            raise UsageError(f"--label {item!r}: give RUN=LABEL, e.g. A=driver-7.1 (RUN: "
+                             "the run's letter in the order given, or its directory name)")
+        if len(text) > MAX_LABEL:
+            raise UsageError(f"--label {item!r}: the label is {len(text)} characters; keep "
+                             f"it to {MAX_LABEL} (it is drawn beside every bar)")
+        matches = [r for r in runs if name in (r.letter, r.name)]
+        if not matches:
+            known = ", ".join(f"{r.letter}={r.name}" for r in runs)
+            raise UsageError(f"--label {item!r}: no run {name!r} (runs: {known})")
+        if len(matches) > 1:
+            raise UsageError(f"--label {item!r}: {name!r} names several runs; use the "
+                             f"letters ({', '.join(r.letter for r in matches)})")
+        run = matches[0]
+        if run.index in given:
+            raise UsageError(f"--label {item!r}: run {run.letter} already has the label "
+                             f"{given[run.index]!r}")
+        given[run.index] = text
+        run.label = text
+    texts = [r.label for r in runs]
+    dup = next((t for t in texts if texts.count(t) > 1), None)
+    if dup is not None:
+        raise UsageError(f"--label: two runs are labelled {dup!r}; give each its own label")

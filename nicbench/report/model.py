@@ -1,9 +1,9 @@
-"""The report as data: entries (an adapter in a run), figures and tables, before drawing.
+"""The report as data: entries (an adapter in a run), figure models and tables, before drawing.
 
-Every chart is built as a plain model first (``build.py``): its panels, the bars or
-curves with their values, labels and colours, the reference lines and the notes. Only then
-does ``render.py`` draw it with matplotlib, and ``page.py`` write the HTML. Tests assert on
-these models (what a chart shows) rather than on pixels.
+Every chart is built as a plain model first (the chart-family modules): its panels, the
+bars, cells or curves with their values, labels, colours and markers, the reference lines,
+the legend and the notes. Only then does ``svg.py`` draw it and ``page.py`` write the HTML.
+Tests assert on these models (what a chart shows) rather than on pixels.
 
 Units in models are the charts' own: Mbit/s (10^6 bit/s) for speed, % for CPU, bytes for
 block sizes.
@@ -12,75 +12,121 @@ block sizes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Union
 
 
 @dataclass
 class Entry:
-    """One row of every chart: an adapter (with its driver) on one pair in one run."""
+    """One adapter (with its driver) on one pair in one run: a row of the charts."""
 
     key: str                 # "<run index>/<pair>", unique in the report
     run_index: int
+    run_label: str           # the run's short label: "A", or --label A=driver-7.1
     run_id: str
     run_name: str            # the results directory's name
     pair: str
-    adapter: str             # adapter id
+    adapter: str             # adapter id in the inventory: what pairs runs in a comparison
     adapter_label: str       # "model (driver version)", as the trials carry it
-    label: str = ""          # adapter_label, suffixed when it is not unique (see build.py)
-    colour: str = "#000000"
+    label: str = ""          # adapter_label, suffixed with the run label or pair when needed
+    colour: str = "#000000"  # the adapter's colour (a shade of it in runs after the first)
+    base_colour: str = "#000000"
+    marker: str = "circle"
     rate_bps: float | None = None
     rate_source: str = ""
     emulated: bool = False
 
 
 @dataclass
-class Group:
-    """A tuning point on the x axis: an MTU or a frame size."""
+class Row:
+    """A row of a bar chart or heatmap: an entry, or a published figure (--reference)."""
 
     key: str
     label: str
-    mtu: int
+    colour: str
+    marker: str = "circle"
+    entry: str | None = None     # Entry.key; None for a published row
+    published: str = ""          # the source of a published figure
 
 
 @dataclass
 class Bar:
-    entry: str               # Entry.key
-    group: str               # Group.key
+    """One horizontal bar (or a gap) of a row at one point."""
+
+    row: str                 # Row.key
     value: float | None      # None: a gap (refused, failed, not run)
-    lo: float | None = None  # whisker ends: min..max of the repetitions
+    lo: float | None = None  # whisker ends: lowest and highest repetition
     hi: float | None = None
     n_ok: int = 0
     n: int = 0
-    status: str = "ok"       # ok | partial | failed | skipped
-    gap: str = ""            # what a gap shows: "refused", "failed", ...
-    limit: float | None = None   # theoretical goodput of the link, same unit as value
+    status: str = "ok"       # ok | partial | failed | skipped | published
+    gap: str = ""            # the gap's word: Failure.word of what happened
+    text: str = ""           # the label drawn at the end of the bar
+    limit: float | None = None       # theoretical goodput of the link, same unit as value
     line_rate: float | None = None
     flag: str = ""           # why this bar is above the limit ("" when it is not)
-    text: str = ""           # the label drawn over the bar
+    fill: str = "#000000"
+    whisker: str = "#000000"  # ink that shows on the bar's fill (black or white)
+    series: str = ""         # several bars per row (CPU: sender, receiver): which one
+    mark: float | None = None    # a marker on the bar (a tool's own CPU figure)
+
+
+@dataclass
+class BarSeries:
+    """One of several bars drawn in each row (a CPU panel: sender and receiver)."""
+
+    key: str
+    label: str
+    opacity: float = 1.0
 
 
 @dataclass
 class BarPanel:
-    title: str
-    ylabel: str
-    groups: list[Group]
-    entries: list[str]       # Entry.key, in legend order
-    bars: list[Bar]
-    limit_label: str = ""    # legend text of the reference segments, "" when none
-    ymax: float | None = None
+    """Horizontal bars, one row per entry, top to bottom in ``rows`` order."""
 
-    def bar(self, entry: str, group: str) -> Bar | None:
-        return next((b for b in self.bars if b.entry == entry and b.group == group), None)
+    title: str
+    xlabel: str
+    rows: list[Row]
+    bars: list[Bar]
+    xmax: float
+    series: list[BarSeries] = field(default_factory=list)   # empty: one bar per row
+    limit_label: str = ""    # legend text of the limit marks, "" when none
+    sorted_by: str = ""      # how rows are ordered, said in the caption ("" = entry order)
+
+    def bar(self, row: str, series: str = "") -> Bar | None:
+        return next((b for b in self.bars if b.row == row and b.series == series), None)
 
 
 @dataclass
-class Series:
+class Cell:
+    value: float | None
+    text: str
+    fill: str
+    ink: str
+    gap: str = ""
+
+
+@dataclass
+class HeatPanel:
+    """Rows (entries) by columns (points); each cell coloured by its value."""
+
+    title: str
+    rows: list[Row]
+    columns: list[str]
+    cells: list[list[Cell]]          # [row][column]
+    vmin: float                      # the colour scale: vmin dark .. vmax light
+    vmax: float
+    unit: str
+
+
+@dataclass
+class Curve:
     label: str
-    entry: str               # Entry.key: the colour
+    colour: str
+    marker: str
     points: list[tuple[float, float]]
-    linestyle: str = "-"
-    marker: str = "o"
-    flagged: list[tuple[float, float]] = field(default_factory=list)  # above the line rate
+    dash: str = ""           # "" solid, else an SVG dash array
+    flagged: list[tuple[float, float]] = field(default_factory=list)  # above the limit
+    entry: str | None = None
 
 
 @dataclass
@@ -89,7 +135,7 @@ class Reference:
 
     y: float
     label: str
-    linestyle: str = "--"
+    dash: str = "6 3"
 
 
 @dataclass
@@ -97,35 +143,74 @@ class LinePanel:
     title: str
     xlabel: str
     ylabel: str
-    series: list[Series]
+    curves: list[Curve]
     references: list[Reference] = field(default_factory=list)
     xlog: bool = True
+    ymax: float = 0.0
+
+
+@dataclass
+class Dot:
+    x: float
+    y: float
+    colour: str
+    marker: str
+    label: str               # what the dot is: "adapter, MTU 1500"
+    entry: str | None = None
+
+
+@dataclass
+class ScatterPanel:
+    title: str
+    xlabel: str
+    ylabel: str
+    dots: list[Dot]
+    xmax: float
+    ymax: float
+
+
+Panel = Union[BarPanel, HeatPanel, LinePanel, ScatterPanel]
+
+
+@dataclass
+class LegendItem:
+    label: str
+    colour: str
+    shape: str               # "bar" | "line" | a marker name | "limit" | "whisker"
+    dash: str = ""
 
 
 @dataclass
 class Figure:
     id: str                  # file stem under figures/ and tables/
-    family: str              # speed | cpu | netpipe-adapter | netpipe-mtu | netpipe-peak
+    family: str              # speed | heatmap | cpu | cost | netpipe-adapter | netpipe-mtu |
+    #                          netpipe-plateau | published
     title: str
     caption: str
-    panels: list[Any]        # BarPanel | LinePanel
-    entries: list[str]       # Entry.key shown in the legend
-    notes: list[str] = field(default_factory=list)   # flags, gaps, caveats
-    files: dict[str, str] = field(default_factory=dict)  # svg/png/csv -> path under OUT
-    size_px: tuple[int, int] = (0, 0)                     # the PNG's size, set by render
+    panels: list[Panel]
+    entries: list[str]       # Entry.key of every entry the chart shows
+    legend: list[LegendItem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)     # flags, caveats
+    missing: list[str] = field(default_factory=list)   # who is not in the chart, and why
+    columns: int = 1         # small multiples: panels per row
+    files: dict[str, str] = field(default_factory=dict)  # svg/csv -> path under OUT
+    svg: str = ""            # the drawing, set by svg.render_all
+    size_px: tuple[int, int] = (0, 0)
 
 
 @dataclass
 class Table:
     id: str
-    family: str              # summary | failures | netio | iperf-length | netpipe-peak | ...
+    family: str              # verdict | comparison | summary | failures | netio | ...
     title: str
     columns: list[str]
-    rows: list[list[Any]] = field(default_factory=list)
+    rows: list[list[object]] = field(default_factory=list)
     caption: str = ""
     notes: list[str] = field(default_factory=list)
     row_entries: list[str | None] = field(default_factory=list)  # Entry.key per row
     files: dict[str, str] = field(default_factory=dict)
+    csv_columns: list[str] = field(default_factory=list)    # when the CSV differs
+    csv_rows: list[list[object]] = field(default_factory=list)
 
 
 @dataclass
@@ -138,10 +223,26 @@ class Failure:
     point: str
     mtu: int
     status: str              # skipped | failed | partial
-    n_ok: int
-    n: int
+    word: str                # the gap word of the charts
+    counts: str              # "0/15 (3 failed, 12 not run)"
     reasons: list[tuple[str, int]]   # (reason, how many trials gave it)
     kernel_message: str | None = None
+
+
+@dataclass
+class Sentence:
+    """A line of the verdict: text with the entries it names (for their colours)."""
+
+    method: str
+    text: str
+
+
+@dataclass
+class MethodWarning:
+    """A difference in method between runs that are compared."""
+
+    what: str
+    text: str
 
 
 @dataclass
@@ -150,10 +251,13 @@ class Report:
     figures: list[Figure]
     tables: list[Table]
     failures: list[Failure]
-    setup: list[dict]
+    setup: list["RunSetup"]
+    verdict: list[Sentence] = field(default_factory=list)
+    warnings: list[MethodWarning] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     title: str = "nicbench report"
     created_at: float = 0.0
+    comparison: bool = False
 
     def entry(self, key: str) -> Entry:
         return next(e for e in self.entries if e.key == key)
@@ -163,3 +267,39 @@ class Report:
 
     def tables_of(self, family: str) -> list[Table]:
         return [t for t in self.tables if t.family == family]
+
+
+@dataclass
+class Command:
+    entry: str
+    point: str
+    test: str
+    server: str
+    client: str
+    receiver: str
+    sender: str
+    trials: int
+    variants: int
+    raw: str = ""            # a raw output of the configuration, relative to the report
+
+
+@dataclass
+class RunSetup:
+    """What the setup section says of one run."""
+
+    index: int
+    label: str
+    run_id: str
+    name: str
+    data_dir: str            # the copy of the run's files, relative to the report
+    facts: list[tuple[str, str]]
+    hosts: list[list[object]]
+    adapters: list[list[object]]
+    interfaces: list[list[object]]
+    tests: list[list[object]]
+    points: list[list[object]]
+    commands: list[Command]
+    record_versions: str = ""
+    restore_problems: list[str] = field(default_factory=list)
+    no_manifest: bool = False
+    torn_line: int | None = None

@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 
 from nicbench.config.fields import parse_rate
+from nicbench.config.inventory import Adapter
+from nicbench.config.profile import Point, Profile
 from nicbench.errors import UsageError
 
 WIRE_OVERHEAD_BYTES = 38      # Ethernet header 14 + FCS 4 + preamble/SFD 8 + gap 12
@@ -55,14 +57,15 @@ def goodput_formula(protocol: str = "tcp", timestamps: bool = True) -> str:
     return "R × (MTU − 52) / (MTU + 38)" if timestamps else "R × (MTU − 40) / (MTU + 38)"
 
 
-def timestamps_on(profile: dict, point: dict) -> bool:
+def timestamps_on(profile: Profile | None, point: Point | None) -> bool:
     """Whether TCP timestamps were in force at a point: Linux sends them unless
-    net.ipv4.tcp_timestamps is 0; Windows only with Tcp1323Opts 2 or 3."""
-    sysctl = {**(profile.get("sysctl") or {}), **(point.get("sysctl") or {})}
+    net.ipv4.tcp_timestamps is 0; Windows only with Tcp1323Opts 2 or 3. Without a profile
+    (a run with no manifest), Linux's default."""
+    sysctl = {**(profile.sysctl if profile else {}), **(point.sysctl if point else {})}
     if "net.ipv4.tcp_timestamps" in sysctl:
         return str(sysctl["net.ipv4.tcp_timestamps"]).strip() != "0"
-    if profile.get("platform") == "windows":
-        opts = (point.get("registry") or {}).get("Tcp1323Opts")
+    if profile is not None and profile.platform == "windows":
+        opts = point.registry.get("Tcp1323Opts") if point else None
         return opts in (2, 3)
     return True
 
@@ -93,16 +96,18 @@ def rate_from_text(text: str | None) -> float | None:
     return found.pop() if len(found) == 1 else None
 
 
-def link_rate(pair: str, adapter: dict, given: dict[str, float]) -> tuple[float | None, str]:
+def link_rate(pair: str, adapter: Adapter | None,
+              given: dict[str, float]) -> tuple[float | None, str]:
     """(rate in bit/s or None, where it came from) for one pair of one run."""
-    for name in (pair, adapter.get("id")):
+    for name in (pair, adapter.id if adapter else None):
         if name and name in given:
             return given[name], f"--link-rate {name}"
-    if adapter.get("link_rate"):
-        rate = float(adapter["link_rate"])
+    if adapter is not None and adapter.link_rate:
+        rate = float(adapter.link_rate)
         return rate, f"inventory adapter link_rate: {rate / 1e6:g} Mbit/s"
-    for key in ("chipset", "notes"):
-        rate = rate_from_text(adapter.get(key))
-        if rate:
-            return rate, f"inventory adapter {key}: \"{adapter.get(key)}\""
+    if adapter is not None:
+        for key, text in (("chipset", adapter.chipset), ("notes", adapter.notes)):
+            found = rate_from_text(text)
+            if found:
+                return found, f"inventory adapter {key}: \"{text}\""
     return None, "not recorded (give --link-rate NAME=RATE for a reference line)"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import csv
 import statistics
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Iterable
 
@@ -143,7 +143,3 @@ def write_summary(run_dir, profile: Profile | None = None) -> list[SummaryRow]:
     write_csv(run_dir.summary_file, COLUMNS,
               ([getattr(r, c) for c in COLUMNS] for r in rows))
     return rows
-
-
-def row_dict(row: SummaryRow) -> dict:
-    return asdict(row)

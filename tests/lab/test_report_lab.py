@@ -1,7 +1,8 @@
 """``nicbench run`` then ``nicbench report`` on the session lab, as a user runs them: a tiny
 roundup of the gbe and nojumbo cards at MTU 1500 and 9000 (iperf3 1 s x2, a short
-netPIPE) through the real CLI, then the report of it. The report must show both adapters
-in its charts and list the nojumbo card's MTU 9000 refusal in the kernel's own words.
+netPIPE) through the real CLI, then the report of it. The report must open with the
+verdict, show both adapters in its charts, name the refusal "refused" in the gap, and list
+the nojumbo card's MTU 9000 refusal in the kernel's own words.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ def test_report_of_a_tiny_roundup_shows_both_cards_and_the_refusal(lab, tmp_path
 
     gbe, nojumbo = "LX-1000 Gigabit (veth tbf-1g)", "LX-1000NJ Gigabit (macvlan mtu-1500)"
     with open(out / "tables" / "figure-speed-iperf3-tcp.csv", newline="") as fh:
-        bars = {(r["adapter"], r["point"]): r for r in csv.DictReader(fh)}
+        bars = {(r["adapter"], r["panel"]): r for r in csv.DictReader(fh)}
     assert set(bars) == {(gbe, "MTU 1500"), (gbe, "MTU 9000"), (nojumbo, "MTU 1500"),
                          (nojumbo, "MTU 9000")}
     slow = []
@@ -71,11 +72,22 @@ def test_report_of_a_tiny_roundup_shows_both_cards_and_the_refusal(lab, tmp_path
         if float(bars[key]["value"]) <= 900:
             slow.append(bars[key])
         assert bars[key]["n_ok"] == "2" and bars[key]["n"] == "2"
+        # never above the link's goodput limit (by more than the tools' rounding)
+        assert float(bars[key]["value"]) < 1.015 * float(bars[key]["limit"])
     if slow:     # a busy machine only makes iperf3 slower: judged only on a quiet one
         load = machine_load()
         assert load.busy, f"{slow} on a quiet machine ({load})"
     assert bars[(nojumbo, "MTU 9000")]["gap"] == "refused"
     assert bars[(nojumbo, "MTU 9000")]["value"] == ""
+    assert bars[(nojumbo, "MTU 9000")]["label"] == "refused 0/2 (2 not run)"
+    # the verdict first: gbe fastest at MTU 9000, the refusal named
+    assert page.index('<section id="verdict">') < page.index("<figure")
+    with open(out / "tables" / "verdict.csv", newline="") as fh:
+        verdict = {(r["adapter"], r["test"]): r for r in csv.DictReader(fh)}
+    assert verdict[(gbe, "iperf3-tcp")]["point"] == "mtu9000"
+    assert verdict[(gbe, "iperf3-tcp")]["rank"] == "1"
+    assert verdict[(nojumbo, "iperf3-tcp")]["not_measured"] == \
+        "MTU 9000: refused 0/2 (2 not run)"
 
     # both adapters in the page and its charts; the refusal with the kernel's words
     assert html.escape(gbe) in page and html.escape(nojumbo) in page
@@ -83,7 +95,12 @@ def test_report_of_a_tiny_roundup_shows_both_cards_and_the_refusal(lab, tmp_path
     assert html.escape(nojumbo) in failures
     assert "RTNETLINK answers: Invalid argument" in failures
     assert html.escape(gbe) not in failures
-    for family in ("speed", "cpu", "netpipe-adapter", "netpipe-mtu", "netpipe-peak"):
+    for family in ("speed", "heatmap", "cpu", "cost", "netpipe-adapter", "netpipe-mtu",
+                   "netpipe-plateau"):
         assert f'data-family="{family}"' in page
     assert (out / "figures" / "speed-iperf3-tcp.svg").is_file()
-    assert (out / "figures" / "speed-iperf3-tcp.png").is_file()
+    # the run's records and raw outputs travel with the report
+    assert (out / "data" / "A-results" / "trials.jsonl").read_bytes() == \
+        (results / "trials.jsonl").read_bytes()
+    assert len(list((out / "data" / "A-results" / "raw").iterdir())) == \
+        len(list((results / "raw").iterdir()))

@@ -3,6 +3,7 @@ line (exit 2, never a traceback) for a directory that is missing, not a run, or 
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import subprocess
@@ -14,7 +15,8 @@ import pytest
 from nicbench.cli import main
 
 DATA = Path(__file__).parent / "data"
-RUN_A = DATA / "run-a"
+RUN_A, RUN_B = DATA / "run-a", DATA / "run-b"
+REFERENCE = Path(__file__).resolve().parents[2] / "references" / "arnold-2002-netio.yaml"
 
 
 @pytest.fixture
@@ -46,7 +48,11 @@ def test_report_prints_the_path_of_the_page(small_run, tmp_path, monkeypatch, ca
     page = tmp_path / out.split(" ", 1)[1]
     assert page.is_file()
     assert sorted(p.name for p in (page.parent / "figures").iterdir()) == [
-        "cpu-iperf3-tcp.png", "cpu-iperf3-tcp.svg", "speed-iperf3-tcp.png", "speed-iperf3-tcp.svg"]
+        "cost-iperf3-tcp.svg", "cpu-iperf3-tcp.svg", "heatmap-iperf3-tcp.svg",
+        "speed-iperf3-tcp.svg"]
+    assert (page.parent / "tables" / "verdict.csv").is_file()
+    assert not (page.parent / "tables" / "comparison.csv").exists()     # one run
+    assert (page.parent / "data" / "A-small" / "trials.jsonl").is_file()
 
 
 def test_report_again_into_the_same_out_replaces_it(small_run, tmp_path, capsys):
@@ -113,6 +119,40 @@ def test_bad_link_rate_and_out(capsys, tmp_path):
     assert "holds more than a report" in line
     line = one_error(capsys, ["report", str(RUN_A), str(RUN_A)])
     assert "given twice" in line
+    line = one_error(capsys, ["report", str(RUN_A), "--label", "B=x"])
+    assert line.endswith("--label 'B=x': no run 'B' (runs: A=run-a)")
+
+
+def test_two_runs_labelled_and_single_file(tmp_path, capsys):
+    out = tmp_path / "cmp"
+    assert main(["report", str(RUN_A), str(RUN_B), "--label", "A=driver-7.1", "--label",
+                 "B=night-2", "--single-file", "--out", str(out)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"report: {out / 'report.html'}"
+    text = (out / "report.html").read_text()
+    assert "LX-1000 Gigabit (veth tbf-1g) [driver-7.1]" in text
+    assert "LX-1000 Gigabit (veth tbf-1g) [night-2]" in text
+    assert "<img" not in text and text.count("<svg ") > 10
+    with open(out / "tables" / "comparison.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert {(r["a_run"], r["b_run"]) for r in rows} == {("driver-7.1", "night-2")}
+
+
+def test_reference_file(tmp_path, capsys):
+    out = tmp_path / "ref"
+    assert main(["report", str(RUN_A), "--reference", str(REFERENCE), "--out", str(out)]) == 0
+    assert (out / "tables" / "published.csv").is_file()
+    assert "(published)" in (out / "report.html").read_text()
+
+
+def test_bad_reference_file_is_one_line(capsys, tmp_path):
+    line = one_error(capsys, ["report", str(RUN_A), "--reference", str(tmp_path / "no.yaml")])
+    assert "no.yaml: file not found" in line
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("title: t\nsource: s\nfigures:\n  - {adapter: x, method: netio, point: 1K,"
+                   " value: -3, section: s}\n")
+    line = one_error(capsys, ["report", str(RUN_A), "--reference", str(bad)])
+    assert "bad.yaml:4: figures[0].value: Input should be greater than 0" in line
+    assert not (tmp_path / "reports").exists()
 
 
 def test_as_a_subprocess_one_line_and_exit_2(tmp_path):

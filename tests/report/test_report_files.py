@@ -1,5 +1,6 @@
-"""What the report writes: figures (SVG and PNG), CSV tables, and a self-contained page
-whose every reference exists; escaping of text from results; netio tables; no manifest."""
+"""What the report writes: SVG figures, CSV tables (verdict.csv, comparison.csv), the runs'
+files, and a page whose every reference exists; escaping of text from results; the print
+and dark-mode CSS; --single-file; netio tables; a run without manifest."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import csv
 import html
 import json
 import re
+import statistics
 import xml.etree.ElementTree as ET
 from dataclasses import asdict
 from html.parser import HTMLParser
@@ -14,69 +16,102 @@ from pathlib import Path
 
 import pytest
 
-DATA = Path(__file__).parent / "data"
-RUN_A = DATA / "run-a"
+from conftest import REFERENCE, write_report
+from test_report_model import (A_GBE, A_NJ, B_GBE, B_STALL, LIMIT, RUN_A, RUN_B, oks,
+                               ok_values, selected, shown)
+
 GOLDEN = Path(__file__).parents[1] / "golden"
+SVG_NS = "{http://www.w3.org/2000/svg}"
 
 
 class Refs(HTMLParser):
-    """Every src/href of a page, every id, and the tags used."""
+    """Every src/href of a page, every id, the tags used and the figures."""
 
     def __init__(self):
         super().__init__()
         self.refs: list[tuple[str, str, str]] = []
-        self.ids: set[str] = set()
+        self.ids: list[str] = []
         self.tags: set[str] = set()
         self.figures: list[dict] = []
+        self.h2: list[str] = []
+        self._in_h2 = False
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         self.tags.add(tag)
         if "id" in a:
-            self.ids.add(a["id"])
+            self.ids.append(a["id"])
         if tag == "figure":
             self.figures.append(a)
+        self._in_h2 = tag == "h2"
         for key in ("src", "href"):
             if key in a:
                 self.refs.append((tag, key, a[key]))
 
+    def handle_data(self, data):
+        if self._in_h2:
+            self.h2.append(data)
+            self._in_h2 = False
 
-def parse_page(path: Path) -> Refs:
+
+def parse_page(text: str) -> Refs:
     p = Refs()
-    p.feed(path.read_text(encoding="utf-8"))
+    p.feed(text)
     return p
 
 
-def test_every_figure_is_written_as_svg_and_png(rendered):
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+# -- figures --------------------------------------------------------------------------------
+def test_every_figure_is_one_svg_file_with_readable_text(rendered):
     report, page = rendered
     out = page.parent
     families = {f.family for f in report.figures}
-    assert families == {"speed", "cpu", "netpipe-adapter", "netpipe-mtu", "netpipe-peak"}
+    assert families == {"speed", "heatmap", "cpu", "cost", "netpipe-adapter", "netpipe-mtu",
+                        "netpipe-plateau", "published"}
+    assert sorted(p.name for p in (out / "figures").iterdir()) == \
+        sorted(f"{f.id}.svg" for f in report.figures)          # written once, SVG only
     for f in report.figures:
-        png = out / f.files["png"]
-        svg = out / f.files["svg"]
-        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", png
-        assert ET.parse(svg).getroot().tag.endswith("svg"), svg
-        assert f.size_px[0] > 300 and f.size_px[1] > 300
+        root = ET.parse(out / f.files["svg"]).getroot()
+        assert root.tag == SVG_NS + "svg"
+        assert (int(root.get("width")), int(root.get("height"))) == f.size_px
+        assert f.size_px[0] == 720 and f.size_px[1] > 60
+        assert root.find(SVG_NS + "title").text == f.title
+        sizes = [float(t.get("font-size")) for t in root.iter(SVG_NS + "text")]
+        # at least 8 pt (11 px) at the size the page draws it, which fits A4 in print
+        assert sizes and min(sizes) >= 11, f.id
+        # value labels are horizontal: only the y axis title is turned
+        turned = [t for t in root.iter(SVG_NS + "text") if t.get("transform")]
+        assert all("rotate(-90" in t.get("transform") for t in turned)
+        assert len(turned) <= len(f.panels)
 
 
-def test_one_colour_per_adapter_in_every_chart(rendered):
-    """Each chart's SVG uses the colour of every adapter it shows, and no other adapter's."""
+def test_each_adapter_keeps_its_colour_in_every_chart(rendered):
+    """A chart that draws adapters uses the colour of each adapter it shows, and no other
+    adapter's (per-adapter netPIPE charts draw MTUs, not adapters)."""
     report, page = rendered
     colours = {e.key: e.colour for e in report.entries}
     assert len(set(colours.values())) == len(colours)
     for f in report.figures:
+        if f.family in ("netpipe-adapter", "published") and not f.entries:
+            continue
         svg = (page.parent / f.files["svg"]).read_text().lower()
         for key, colour in colours.items():
-            if key in f.entries:
+            if f.family == "netpipe-adapter":
+                assert colour not in svg, (f.id, key)
+            elif key in f.entries:
                 assert colour in svg, (f.id, key)
             else:
                 assert colour not in svg, (f.id, key)
 
 
+# -- the page ---------------------------------------------------------------------------------
 def test_every_reference_of_the_page_exists_and_nothing_is_remote(rendered):
     report, page = rendered
-    refs = parse_page(page)
+    refs = parse_page(page.read_text())
     assert refs.refs, "the page references its figures and tables"
     for tag, key, value in refs.refs:
         assert not re.match(r"^[a-z][a-z0-9+.-]*:", value, re.I), f"{tag} {key}={value}"
@@ -85,50 +120,163 @@ def test_every_reference_of_the_page_exists_and_nothing_is_remote(rendered):
         else:
             assert (page.parent / value).is_file(), f"missing {value}"
     assert "script" not in refs.tags and "link" not in refs.tags
+    assert len(refs.ids) == len(set(refs.ids))
     imgs = [v for t, k, v in refs.refs if t == "img"]
     assert sorted(imgs) == sorted(f.files["svg"] for f in report.figures)
     assert {f["data-family"] for f in refs.figures} == {f.family for f in report.figures}
 
 
+def test_the_verdict_comes_first_then_the_comparison(rendered):
+    report, page = rendered
+    text = page.read_text()
+    refs = parse_page(text)
+    assert refs.h2[:4] == ["Verdict", "Run against run", "Adapters in this report",
+                           "Throughput per adapter and MTU"]
+    verdict = text[text.index('<section id="verdict">'):text.index('<section id="comparison">')]
+    assert "<img" not in verdict                      # the first screen is words and figures
+    for s in report.verdict:
+        assert s.text in html.unescape(verdict)
+    assert text.index('<section id="verdict">') < text.index("<figure")
+    comparison = text[text.index('<section id="comparison">'):
+                      text.index('<section id="adapters">')]
+    # the method differences stand next to the table
+    assert comparison.index('<ul class="warn">') < comparison.index('<table')
+    assert "A keeps the best of 2, B the median of 3" in comparison
+
+
 def test_the_page_has_contents_failures_and_setup(rendered):
     report, page = rendered
     text = page.read_text()
-    refs = parse_page(page)
-    assert {"toc", "overview", "throughput", "cpu", "netpipe", "size-tables", "summary",
-            "failures", "setup", "method"} <= refs.ids
+    refs = parse_page(text)
+    assert {"toc", "verdict", "comparison", "adapters", "throughput", "cpu", "netpipe", "published",
+            "size-tables", "summary", "failures", "setup", "method"} <= set(refs.ids)
     assert "RTNETLINK answers: Invalid argument" in text
     assert "timeout: the sender ran past 5 s and was killed" in text
     assert "iperf -c 198.18.0.1 -B 198.18.0.2 -p 5001 -l 8192 -e -t 1" in text
+    assert "2^20 bit/s" in text
     for e in report.entries:
         assert html.escape(e.label) in text
 
 
+def test_no_path_of_this_machine_in_the_page(rendered):
+    report, page = rendered
+    text = page.read_text()
+    for local in (str(RUN_A.resolve()), str(RUN_B.resolve()), str(page.parent),
+                  str(Path.cwd()), str(Path.home())):
+        assert local not in text
+    assert not re.search(r'(href|src)="/', text)
+
+
+def test_the_runs_files_travel_with_the_report(rendered):
+    report, page = rendered
+    for s in report.setup:
+        d = page.parent / s.data_dir
+        src = RUN_A if s.index == 0 else RUN_B
+        for name in ("trials.jsonl", "manifest.json", "summary.csv"):
+            assert (d / name).read_bytes() == (src / name).read_bytes()
+        raw = sorted(p.name for p in (src / "raw").iterdir())
+        assert raw and sorted(p.name for p in (d / "raw").iterdir()) == raw
+        # every raw output a command row links to is there
+        for c in s.commands:
+            if c.raw:
+                assert (page.parent / c.raw).is_file()
+
+
+def test_print_dark_and_narrow_css(rendered):
+    _, page = rendered
+    css = re.search(r"<style>(.*?)</style>", page.read_text(), re.S).group(1)
+    assert "@page{size:A4" in css
+    print_css = css[css.index("@media print"):]
+    # tables fit the page: full width, cells wrap, long words break; nothing scrolls
+    assert "table{font-size:7pt;width:100%" in print_css
+    assert "overflow-wrap:anywhere" in print_css and ".scroll{overflow:visible}" in print_css
+    # headings stay with what follows, figures and rows are not cut
+    assert "h2,h3,h4{break-after:avoid" in css
+    assert "tr,figure{break-inside:avoid" in print_css
+    assert "@media (prefers-color-scheme:dark)" in css
+    assert "@media (max-width:760px)" in css
+    assert '<meta name="color-scheme" content="light dark">' in page.read_text()
+
+
+# -- CSV --------------------------------------------------------------------------------------
 def test_csv_tables_hold_what_the_charts_and_tables_show(rendered):
     report, page = rendered
     out = page.parent
     for t in report.tables:
         with open(out / t.files["csv"], newline="") as fh:
             rows = list(csv.reader(fh))
-        assert rows[0] == t.columns and len(rows) == len(t.rows) + 1
+        assert rows[0] == (t.csv_columns or t.columns)
+        assert len(rows) == len(t.csv_rows or t.rows) + 1
     f = next(f for f in report.figures if f.id == "speed-iperf3-tcp")
-    with open(out / f.files["csv"], newline="") as fh:
-        rows = list(csv.DictReader(fh))
-    assert len(rows) == len(f.panels[0].bars)
+    rows = read_csv(out / f.files["csv"])
+    assert len(rows) == sum(len(p.bars) for p in f.panels)
     gap = next(r for r in rows if r["adapter"] == "LX-1000NJ Gigabit (macvlan mtu-1500)"
-               and r["point"] == "MTU 9000")
+               and r["panel"] == "MTU 9000")
     assert gap["value"] == "" and gap["gap"] == "refused" and gap["status"] == "skipped"
+    assert gap["label"] == "refused 0/2 (2 not run)"
 
 
+def test_verdict_csv(rendered):
+    report, page = rendered
+    rows = read_csv(page.parent / "tables" / "verdict.csv")
+    assert {"adapter", "test", "point", "selected_bps", "limit_pct", "cpu_sender_pct",
+            "cpu_receiver_pct", "mbit_per_cpu_pct", "status"} <= set(rows[0])
+    labels = {e.key: e.label for e in report.entries}
+    by = {(r["adapter"], r["test"]): r for r in rows}
+    # one row per adapter and method
+    # one row per adapter and method: two iperf 2 tests of run A's 2 adapters, iperf3 and
+    # netPIPE of all 4
+    assert len(rows) == len(by) == 2 * 2 + 4 + 4
+    for key in (A_GBE, A_NJ, B_GBE, B_STALL):
+        r = by[(labels[key], "iperf3-tcp")]
+        mtus = [m for m in (1500, 9000) if oks(key, m, "iperf3-tcp")]
+        best = max(mtus, key=lambda m: selected(key, m, "iperf3-tcp"))
+        v = selected(key, best, "iperf3-tcp")
+        (rec,) = shown(key, best, "iperf3-tcp")
+        assert r["point"] == f"mtu{best}"
+        assert float(r["selected_bps"]) == pytest.approx(v * 1e6, abs=0.1)
+        assert float(r["limit_pct"]) == pytest.approx(100 * v / LIMIT[best], abs=0.01)
+        assert float(r["cpu_sender_pct"]) == pytest.approx(rec.cpu_sender_pct, abs=0.01)
+        assert float(r["cpu_receiver_pct"]) == pytest.approx(rec.cpu_receiver_pct, abs=0.01)
+        assert float(r["mbit_per_cpu_pct"]) == pytest.approx(
+            v / max(rec.cpu_sender_pct, rec.cpu_receiver_pct), abs=0.001)
+        assert r["status"] == ("ok" if len(mtus) == 2 else "partial")
+    assert by[(labels[A_NJ], "iperf3-tcp")]["not_measured"] == \
+        "MTU 9000: refused 0/2 (2 not run)"
+    assert by[(labels[B_STALL], "netpipe")]["not_measured"] == \
+        "MTU 9000: timed out 0/1 (1 failed)"
+    assert by[(labels[A_GBE], "netpipe")]["figure"] == "plateau"
+    assert [r["rank"] for r in rows if r["test"] == "iperf3-tcp"] == ["1", "2", "3", "4"]
+
+
+def test_comparison_csv(rendered):
+    report, page = rendered
+    rows = read_csv(page.parent / "tables" / "comparison.csv")
+    assert {"adapter", "test", "point", "a_bps", "b_bps", "change_pct", "p_value",
+            "verdict"} <= set(rows[0])
+    assert {r["verdict"] for r in rows} <= {"faster", "slower", "within noise",
+                                            "not comparable"}
+    r = next(r for r in rows if r["test"] == "iperf3-tcp" and r["point"] == "mtu9000")
+    a, b = ok_values(A_GBE, 9000, "iperf3-tcp"), ok_values(B_GBE, 9000, "iperf3-tcp")
+    assert (r["adapter"], r["a_run"], r["b_run"]) == ("LX-1000 Gigabit (veth tbf-1g)", "A", "B")
+    assert float(r["a_bps"]) == pytest.approx(statistics.median(a) * 1e6, abs=0.1)
+    assert float(r["b_bps"]) == pytest.approx(statistics.median(b) * 1e6, abs=0.1)
+    assert float(r["p_value"]) == pytest.approx(0.2)      # 2 against 3: nothing can show
+    assert r["verdict"] == "within noise"
+    assert r["significance_test"].startswith("two-sided Mann-Whitney U")
+    np = next(r for r in rows if r["test"] == "netpipe" and r["point"] == "mtu1500")
+    assert np["statistic"].startswith("plateau")
+    nc = [r for r in rows if r["verdict"] == "not comparable"]
+    assert {r["test"] for r in nc} == {"iperf2-l8k", "iperf2-l64k"}
+
+
+# -- escaping ---------------------------------------------------------------------------------
 def _rewrite(path: Path, change) -> None:
     lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     path.write_text("".join(json.dumps(change(r)) + "\n" for r in lines))
 
 
-def test_text_from_results_is_escaped(copy_run):
-    from nicbench.report.build import build
-    from nicbench.report.load import load_runs
-    from nicbench.report.page import render_page
-
+def test_text_from_results_is_escaped_in_the_page_and_the_charts(copy_run, tmp_path):
     run = copy_run(RUN_A, "evil")
     evil_label = 'Card <img src=x onerror="alert(1)"> & "Co"'
 
@@ -140,21 +288,40 @@ def test_text_from_results_is_escaped(copy_run):
         return r
 
     _rewrite(run / "trials.jsonl", change)
-    text = render_page(build(load_runs([run])))     # the page alone: no figures needed
-    assert "<script>" not in text and "<img src=x" not in text
-    assert "&lt;script&gt;alert(2)&lt;/script&gt;" in text
-    assert "Card &lt;img src=x onerror=&quot;alert(1)&quot;&gt; &amp; &quot;Co&quot;" in text
+    for single in (False, True):
+        report, page = write_report(tmp_path / f"out-{single}", [run], single_file=single)
+        text = page.read_text()
+        assert "<script>" not in text and "<img src=x" not in text
+        assert "&lt;script&gt;alert(2)&lt;/script&gt;" in text
+        assert "Card &lt;img src=x onerror=&#34;alert(1)&#34;&gt; &amp; &#34;Co&#34;" in text \
+            or "Card &lt;img src=x onerror=&quot;alert(1)&quot;&gt; &amp; &quot;Co&quot;" in text
+        for f in report.figures:
+            root = ET.fromstring(f.svg)            # still well-formed XML
+            texts = [t.text or "" for t in root.iter()]
+            assert not any("<img" in (a or "") for el in root.iter() for a in el.attrib)
+            if "0/nojumbo" in f.entries and f.family == "speed":
+                assert any(t.startswith("Card <img src=x") for t in texts)
 
 
-def test_netio_results_make_a_table_per_client_in_kbytes(tmp_path):
+def test_single_file_is_self_contained(tmp_path):
+    report, page = write_report(tmp_path / "single", [RUN_A, RUN_B], single_file=True)
+    text = page.read_text()
+    refs = parse_page(text)
+    assert "img" not in refs.tags and not [r for r in refs.refs if r[1] == "src"]
+    assert not (tmp_path / "single" / "figures").exists()
+    assert text.count("<svg ") == len(report.figures)
+    # every href left is an anchor of the page itself: mailed alone, nothing breaks
+    assert all(v.startswith("#") for _, k, v in refs.refs if k == "href")
+    assert len(refs.ids) == len(set(refs.ids))               # SVG ids do not collide
+
+
+# -- netio and references ---------------------------------------------------------------------
+def _netio_run(tmp_path: Path) -> Path:
     """Records around a real netio 1.26 output (the golden sample), two repetitions."""
-    from nicbench.report import build_report
-    from nicbench.report.build import build
-    from nicbench.report.load import load_runs
     from nicbench.config.inventory import Inventory
     from nicbench.config.profile import Profile
     from nicbench.results.manifest import Manifest
-    from nicbench.results.records import TrialRecord
+    from nicbench.results.records import Kind, Status, TrialRecord
     from nicbench.tools import netio
 
     parsed = netio.parse((GOLDEN / "samples" / "netio_v1.26_tcp_client_lkml.txt").read_text())
@@ -165,8 +332,8 @@ def test_netio_results_make_a_table_per_client_in_kbytes(tmp_path):
         rec = TrialRecord(
             run_id="r1", trial_id=f"mca.mtu1500.netio.r{rep}", pair="mca", adapter="ne2",
             adapter_label="NE/2 (netio)", tool="netio", test="netio", protocol="tcp",
-            point="mtu1500", mtu=1500, repetition=rep, kind="repetition", status="ok",
-            throughput_bps=parsed.throughput_bps, cpu_sender_pct=cpu,
+            point="mtu1500", mtu=1500, repetition=rep, kind=Kind.REPETITION,
+            status=Status.OK, throughput_bps=parsed.throughput_bps, cpu_sender_pct=cpu,
             points=[asdict(p) for p in parsed.points],
             hosts={"receiver": "server", "sender": "client-486"})
         lines.append(json.dumps(asdict(rec)))
@@ -186,6 +353,15 @@ def test_netio_results_make_a_table_per_client_in_kbytes(tmp_path):
                             "b": {"host": "client-486", "interface": "eth0",
                                   "address": "198.18.0.2"}}]}),
              ).write(run / "manifest.json")
+    return run
+
+
+def test_netio_results_make_a_table_per_client_in_kbytes(tmp_path):
+    from nicbench.report import build_report
+    from nicbench.report.build import build
+    from nicbench.report.load import load_runs
+
+    run = _netio_run(tmp_path)
     report = build(load_runs([run]))
     (t,) = report.tables_of("netio")
     assert t.title == "netio TCP, client client-486, MTU 1500: test netio"
@@ -209,13 +385,16 @@ def test_a_run_without_manifest_has_no_rate_and_says_so(copy_run):
 
     run = copy_run(RUN_A, "nomanifest")
     (run / "manifest.json").unlink()
-    warnings = []
+    warnings: list[str] = []
     report = build(load_runs([run], warnings.append))
     assert warnings == [f"{run / 'manifest.json'}: missing: the report has no hosts, "
                         "versions or link rates for this run"]
     assert all(e.rate_bps is None for e in report.entries)
-    p = next(f for f in report.figures if f.id == "speed-iperf3-tcp").panels[0]
-    assert all(b.limit is None and not b.flag for b in p.bars)
+    f = next(f for f in report.figures if f.id == "speed-iperf3-tcp")
+    assert all(b.limit is None and not b.flag for p in f.panels for b in p.bars)
+    # without the profile, the planned repetitions of a refused point come from its record
+    b = next(p for p in f.panels if p.title == "MTU 9000").bar("0/nojumbo")
+    assert b.gap == "refused"
     assert "no manifest.json" in render_page(report)
 
 
@@ -227,6 +406,7 @@ def test_goodput_limit_matches_the_methodology(mtu, expected):
 
 
 def test_goodput_variants_and_rates():
+    from nicbench.config.profile import Point, Profile
     from nicbench.errors import UsageError
     from nicbench.report.theory import (goodput_bps, parse_link_rates, rate_from_text,
                                         timestamps_on)
@@ -241,19 +421,85 @@ def test_goodput_variants_and_rates():
     for bad in ("gbe", "=1G", "gbe=fast", "gbe=0"):
         with pytest.raises(UsageError):
             parse_link_rates([bad])
-    assert timestamps_on({}, {}) is True
-    assert timestamps_on({"sysctl": {"net.ipv4.tcp_timestamps": 0}}, {}) is False
-    assert timestamps_on({"platform": "windows"}, {"registry": {"Tcp1323Opts": 3}}) is True
-    assert timestamps_on({"platform": "windows"}, {}) is False
+
+    def profile(**kw):
+        return Profile.model_validate({"name": "p", "source": "s", "mtu": [1500],
+                                       "tests": [{"name": "t", "tool": "iperf3"}], **kw})
+    assert timestamps_on(None, None) is True
+    assert timestamps_on(profile(sysctl={"net.ipv4.tcp_timestamps": 0}), None) is False
+    win = profile(platform="windows")
+    assert timestamps_on(win, Point(frame_size=1514, registry={"Tcp1323Opts": 3})) is True
+    assert timestamps_on(win, Point(frame_size=1514)) is False
 
 
 def test_link_rate_order_user_then_inventory_field_then_text():
+    from nicbench.config.inventory import Adapter
     from nicbench.report.theory import link_rate
 
-    adapter = {"id": "lab-pci32", "chipset": "veth, shaped to 600 Mbit/s",
-               "link_rate": 1_000_000_000}
+    adapter = Adapter.model_validate({"id": "lab-pci32", "vendor": "lab", "model": "m",
+                                      "chipset": "veth, shaped to 600 Mbit/s",
+                                      "driver": {"name": "veth"}, "link_rate": "1gbit"})
     # The bus caps this card at 600 Mbit/s, but its link is Gigabit: the field wins.
     assert link_rate("pci32", adapter, {}) == (1e9, "inventory adapter link_rate: 1000 Mbit/s")
     assert link_rate("pci32", adapter, {"lab-pci32": 5e8})[0] == 5e8
-    del adapter["link_rate"]
-    assert link_rate("pci32", adapter, {})[0] == 600e6
+    assert link_rate("pci32", adapter.model_copy(update={"link_rate": None}), {})[0] == 600e6
+    assert link_rate("pci32", None, {})[0] is None
+
+
+def test_reference_file_is_drawn_beside_a_run(tmp_path):
+    """--reference: the shipped netio figures as published bars, and the netio run's
+    adapter beside them at the same packet sizes, in the publication's unit."""
+    import yaml
+
+    run = _netio_run(tmp_path)
+    report, page = write_report(tmp_path / "out", [run], reference=REFERENCE)
+    data = yaml.safe_load(REFERENCE.read_text())
+    published = report.figures_of("published")
+    setups = list(dict.fromkeys(f["setup"] for f in data["figures"]))
+    assert [f.title for f in published] == [f"Published: netio, {s}" for s in setups]
+    f56 = published[0]
+    assert [p.title for p in f56.panels] == [f"netio {s}" for s in
+                                             ("1K", "2K", "4K", "8K", "16K", "32K")]
+    p1k = f56.panels[0]
+    mine = [x for x in data["figures"] if x["setup"] == setups[0] and x["point"] == "1K"]
+    pub = [b for b in p1k.bars if b.status == "published"]
+    assert sorted(b.value for b in pub) == sorted(x["value"] for x in mine)
+    assert all(r.published.startswith(data["title"]) for r in p1k.rows if r.entry is None)
+    assert all(b.text.endswith("(published)") for b in pub)
+    assert p1k.xlabel == "KB/s (1024 bytes/s)"
+    # today's netio run beside them: 72320 KByte/s Tx at 1K in the golden output
+    ne2 = p1k.bar("0/mca")
+    assert ne2 is not None and ne2.value == pytest.approx(72320, rel=1e-6)
+    assert "../shared/seeds/004_5443acf57e752bd8.txt" in f56.caption
+    (t,) = report.tables_of("published")
+    assert len(t.rows) == len(data["figures"])
+    text = page.read_text()
+    assert "Published figures" in text and "(published)" in text
+
+
+def test_shipped_reference_matches_the_seed_it_cites():
+    """Every figure of references/arnold-2002-netio.yaml is the number the seed prints in
+    the table its section names, for that adapter and packet size."""
+    import yaml
+
+    data = yaml.safe_load(REFERENCE.read_text())
+    seed = (REFERENCE.parents[1] / data["source"]).resolve()
+    if not seed.is_file():
+        pytest.skip(f"{data['source']} is not beside this clone")
+    lines = seed.read_text().splitlines()
+    sizes = ["1K", "2K", "4K", "8K", "16K", "32K"]
+    checked = 0
+    for f in data["figures"]:
+        line = int(re.search(r"\(line (\d+)\)", f["section"]).group(1))
+        table = lines[line - 1:line + 15]
+        if table[0].startswith("Adapter |"):
+            row = next(r for r in table[1:] if r.split("|")[0].strip() == f["adapter"])
+            cells = [c.strip() for c in row.split("|")]
+            assert float(cells[1 + sizes.index(f["point"])]) == f["value"], f
+            assert float(cells[7]) == f["cpu_pct"], f
+        else:
+            assert table[0].startswith("Packet Size (KB) | Rate (KB/s)")
+            row = next(r for r in table[1:] if r.split("|")[0].strip() + "K" == f["point"])
+            assert float(row.split("|")[1]) == f["value"], f
+        checked += 1
+    assert checked == len(data["figures"]) == 12 * 6 + 11 * 6 * 2 + 6

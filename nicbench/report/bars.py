@@ -1,0 +1,409 @@
+"""Speed, CPU and cost charts of the rate tools (iperf 2, iperf3, NTttcp), and the heatmaps.
+
+Speed: one chart per tool and protocol (per test where a profile has two of one tool),
+small multiples per tuning point: at each MTU a ranking, horizontal bars sorted fastest
+first, the entries of one adapter (runs of a comparison) kept side by side. The bar is the
+configuration's selected value (the profile's ``select``, as summary.csv has it); the
+whisker spans the repetitions that succeeded, drawn in the ink that shows on the bar; the
+label says ``n ok/n`` and, when some did not measure, how many failed and were not run. A
+configuration that did not measure is a gap with the word of what happened
+(``Failure.word``). The axis ends near 1.1 x the highest limit or value, so a jumbo-frame
+gain of a few percent is visible and nothing is cut.
+
+Reference marks and flags: where the link's rate is known (``theory.link_rate``), each bar
+carries the link's best goodput at its MTU (``theory.goodput_bps``); a value more than
+``FLAG_MARGIN`` above it is flagged, with a note saying by how much and, for the lab's
+emulated links, why (the token bucket lets a burst through without per-frame
+serialization).
+
+CPU: the CPU load of both hosts in the repetition whose speed is shown (``Config.shown``:
+the best one for best-of-N), whiskers over all repetitions, on an axis that stops at 100 %;
+the tool's own figure, where it prints one, as a marker. Cost: speed against the CPU of
+the busier host, one dot per adapter at each point.
+
+Heatmap: adapters by points, each cell the selected value, coloured on one scale; the
+compact view of 50 adapters.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Callable, Iterable
+
+from nicbench.report.colours import PUBLISHED, ink_on, scale
+from nicbench.report.configs import (MBIT, Config, Group, Index, chart_title, fmt, mbit,
+                                     slug, sorted_groups, tool_title)
+from nicbench.report.model import (Bar, BarPanel, BarSeries, Cell, Dot, Entry, Figure,
+                                   HeatPanel, LegendItem, Row, ScatterPanel)
+from nicbench.report.theory import FLAG_MARGIN, goodput_formula, timestamps_on
+from nicbench.tools.registry import display_name
+
+AXIS_HEADROOM = 1.1      # speed axes end near 1.1 x the highest limit or value
+
+TBF_EXPLANATION = (
+    "The lab emulates links with a token bucket (tc tbf): a burst up to the bucket's size "
+    "leaves at memory speed, with no per-frame serialization on a wire, so short "
+    "messages and the start of a transfer can show rates no real Ethernet link carries. "
+    "These values are an artefact of the emulation, kept and flagged rather than hidden.")
+REAL_EXPLANATION = (
+    "No Ethernet link of this rate can carry this much: check the link rate (the "
+    "inventory, or --link-rate) and the tool's raw output.")
+
+Value = Callable[[Config], float | None]
+
+
+def row_of(e: Entry) -> Row:
+    return Row(key=e.key, label=e.label, colour=e.colour, marker=e.marker, entry=e.key)
+
+
+def selected(c: Config) -> float | None:
+    return mbit(c.row.selected_bps)
+
+
+def explanation(e: Entry) -> str:
+    return TBF_EXPLANATION if e.emulated else REAL_EXPLANATION
+
+
+def flag_text(e: Entry, glabel: str, what: str, value: float, limit: float) -> str:
+    over = 100.0 * (value / limit - 1.0)
+    text = (f"{e.label}, {glabel}: {what} {value:.1f} Mbit/s is {over:.1f} % above "
+            f"the link's goodput limit of {limit:.1f} Mbit/s")
+    rate = e.rate_bps / MBIT if e.rate_bps else None
+    if rate and value > rate:
+        text += f", and above the line rate itself ({rate:g} Mbit/s)"
+    return text
+
+
+def ranking_order(ix: Index, configs: list[Config], value: Value) -> list[Entry]:
+    """Entries fastest first by ``value``; the entries of one adapter (its runs in a
+    comparison) side by side, in run order, placed by their best; gaps last."""
+    best: dict[str, float] = defaultdict(lambda: -1.0)
+    per_entry: dict[str, float] = {}
+    for c in configs:
+        v = value(c)
+        if v is not None:
+            per_entry[c.entry.key] = max(v, per_entry.get(c.entry.key, -1.0))
+            best[c.entry.adapter] = max(best[c.entry.adapter], v)
+    entries = ix.entries_of(configs)
+    return sorted(entries, key=lambda e: (-best[e.adapter], e.adapter, e.run_index,
+                                          ix.order[e.key]))
+
+
+def axis_max(values: Iterable[float | None]) -> float:
+    top = max((v for v in values if v is not None), default=0.0)
+    return top * AXIS_HEADROOM if top > 0 else 1.0
+
+
+def ranking_panel(ix: Index, configs: list[Config], group: Group, value: Value,
+                  xlabel: str, whiskers: bool = True) -> tuple[BarPanel, list[str], set[str]]:
+    """One point's ranking: a bar per entry that has the configuration."""
+    mine = [c for c in configs if c.group.key == group.key]
+    by_entry = {c.entry.key: c for c in mine}
+    bars: list[Bar] = []
+    notes: list[str] = []
+    explain: set[str] = set()
+    rows = [row_of(e) for e in ranking_order(ix, mine, value)]
+    for row in rows:
+        c = by_entry[row.key]
+        e = c.entry
+        v = value(c)
+        bar = Bar(row=e.key, value=v, n_ok=len(c.ok), n=c.planned, status=c.row.status,
+                  fill=e.colour, whisker=ink_on(e.colour))
+        if whiskers and v is not None and not c.search and len(c.ok) > 1:
+            vals = [r.throughput_bps / MBIT for r in c.ok if r.throughput_bps is not None]
+            bar.lo, bar.hi = min(vals), max(vals)
+        if c.limit_bps:
+            bar.limit = c.limit_bps / MBIT
+            bar.line_rate = (e.rate_bps or 0) / MBIT
+        if v is None:
+            bar.gap = c.word
+            bar.text = f"{c.word} {c.counts}"
+        else:
+            bar.text = (f"{v:.1f} · search, {c.planned} trials" if c.search
+                        else f"{v:.1f} · {c.counts}")
+            top = max(x for x in (v, bar.hi) if x is not None)
+            if bar.limit and top > bar.limit * (1 + FLAG_MARGIN):
+                what = "best repetition" if top != v else "value"
+                bar.flag = flag_text(e, group.label, what, top, bar.limit)
+                bar.text = "! " + bar.text
+                notes.append(bar.flag + ".")
+                explain.add(explanation(e))
+        bars.append(bar)
+    panel = BarPanel(title=group.label, xlabel=xlabel, rows=rows, bars=bars, xmax=0.0,
+                     limit_label="goodput limit" if any(b.limit for b in bars) else "",
+                     sorted_by="fastest first")
+    return panel, notes, explain
+
+
+def set_axis(panels: list[BarPanel]) -> None:
+    """One axis for every panel of a figure: 1.1 x the highest limit, value or whisker."""
+    top = axis_max([x for p in panels for b in p.bars for x in (b.value, b.hi, b.limit)])
+    for p in panels:
+        p.xmax = top
+
+
+def bar_legend(panels: list[BarPanel]) -> list[LegendItem]:
+    items = []
+    bars = [b for p in panels for b in p.bars]
+    if any(b.limit for b in bars):
+        items.append(LegendItem("the link's goodput limit at that MTU", "#000000", "limit"))
+    if any(b.lo is not None for b in bars):
+        items.append(LegendItem("lowest to highest repetition", "#000000", "whisker"))
+    if any(b.flag for b in bars):
+        items.append(LegendItem("above the limit (! in the label; see the notes)",
+                                "#000000", "flag"))
+    if any(b.status == "published" for b in bars):
+        items.append(LegendItem("published figure (--reference)", PUBLISHED, "bar"))
+    return items
+
+
+def speed_caption(configs: list[Config], protocol: str) -> str:
+    rules = sorted({c.rule for c in configs})
+    sel = ", ".join(r.replace("udp-", "UDP search ") for r in rules)
+    reps = sorted({c.planned for c in configs if not c.search})
+    of = f" of {'/'.join(str(n) for n in reps)}" if reps else ""
+    text = (f"At each point a ranking, fastest first: the bar is the selected value "
+            f"({sel}{of} repetitions), the whisker runs from the lowest to the highest "
+            "repetition that succeeded, and n ok/n counts them against the repetitions "
+            "planned (failed and not run ones named). A gap names what happened.")
+    if any(c.limit_bps for c in configs):
+        ts = {timestamps_on(c.run.profile, c.point_spec) for c in configs}
+        formulas = ", ".join(sorted(goodput_formula(protocol, t) for t in ts))
+        text += (f" The black mark on each bar is the link's best {protocol.upper()} "
+                 f"goodput, {formulas}, R the line rate; values more than "
+                 f"{FLAG_MARGIN:.0%} above it are marked ! and listed below.")
+    return text
+
+
+# -- speed ------------------------------------------------------------------------------
+def speed_figures(ix: Index) -> list[Figure]:
+    figures = []
+    for (tool, protocol, test), configs in ix.charts("rate").items():
+        title = f"{chart_title(tool, protocol, test)}: throughput"
+        groups = sorted_groups(c.group for c in configs)
+        panels, notes, explain = [], [], set()
+        for g in groups:
+            p, n, x = ranking_panel(ix, configs, g, selected, "throughput, Mbit/s")
+            panels.append(p)
+            notes += n
+            explain |= x
+        set_axis(panels)
+        figures.append(Figure(
+            id=slug("speed", tool, protocol, test), family="speed", title=title,
+            caption=speed_caption(configs, protocol), panels=list(panels),
+            entries=[e.key for e in ix.entries_of(configs)], legend=bar_legend(panels),
+            notes=notes + sorted(explain)))
+    return figures
+
+
+# -- heatmaps ---------------------------------------------------------------------------
+def heatmap(ix: Index, configs: list[Config], value: Value, fig_id: str, title: str,
+            caption: str, unit: str = "Mbit/s") -> Figure:
+    groups = sorted_groups(c.group for c in configs)
+    entries = ranking_order(ix, configs, value)
+    by = {(c.entry.key, c.group.key): c for c in configs}
+    measured = [v for v in (value(c) for c in configs) if v is not None]
+    vmin, vmax = (min(measured), max(measured)) if measured else (0.0, 1.0)
+    cells: list[list[Cell]] = []
+    for e in entries:
+        line = []
+        for g in groups:
+            c = by.get((e.key, g.key))
+            v = value(c) if c is not None else None
+            if c is None:
+                line.append(Cell(None, "", "#ffffff", "#777777", gap="not in the profile"))
+            elif v is None:
+                line.append(Cell(None, c.word, "#f2f2f2", "#444444", gap=c.word))
+            else:
+                fill = scale((v - vmin) / (vmax - vmin) if vmax > vmin else 1.0)
+                line.append(Cell(v, f"{v:.0f}", fill, ink_on(fill)))
+        cells.append(line)
+    panel = HeatPanel(title="", rows=[row_of(e) for e in entries],
+                      columns=[g.label for g in groups], cells=cells, vmin=vmin, vmax=vmax,
+                      unit=unit)
+    return Figure(id=fig_id, family="heatmap", title=title, caption=caption, panels=[panel],
+                  entries=[e.key for e in entries])
+
+
+def heatmap_figures(ix: Index) -> list[Figure]:
+    figures = []
+    for (tool, protocol, test), configs in ix.charts("rate").items():
+        figures.append(heatmap(
+            ix, configs, selected, slug("heatmap", tool, protocol, test),
+            f"{chart_title(tool, protocol, test)}: every adapter at every point",
+            "The selected value in Mbit/s, one row per adapter (fastest first at its best "
+            "point), one column per point; the colour runs from the lowest value of the "
+            "chart (dark) to the highest (light), so small differences show; the numbers "
+            "are the figures. A grey cell names what happened."))
+    return figures
+
+
+# -- CPU --------------------------------------------------------------------------------
+CPU_SERIES = [BarSeries("sender", "sending host"), BarSeries("receiver", "receiving host",
+                                                             opacity=0.5)]
+
+
+def cpu_figures(ix: Index) -> list[Figure]:
+    figures = []
+    shared = shared_hosts(ix)
+    for (tool, protocol, test), configs in ix.charts().items():
+        if not any(c.cpu_values("cpu_sender_pct") or c.cpu_values("cpu_receiver_pct")
+                   for c in configs):
+            continue
+        groups = sorted_groups(c.group for c in configs)
+        order = ranking_order(ix, configs, selected)
+        panels = []
+        tool_cpu = False
+        over: list[str] = []
+        for g in groups:
+            by = {c.entry.key: c for c in configs if c.group.key == g.key}
+            rows = [row_of(e) for e in order if e.key in by]
+            bars = []
+            for row in rows:
+                c = by[row.key]
+                for series, field_name in (("sender", "cpu_sender_pct"),
+                                           ("receiver", "cpu_receiver_pct")):
+                    v = c.shown_cpu(field_name)
+                    vals = c.cpu_values(field_name)
+                    bar = Bar(row=row.key, series=series, value=v, n_ok=len(vals),
+                              n=c.planned, status=c.row.status, fill=c.entry.colour,
+                              whisker=ink_on(c.entry.colour))
+                    if v is None:
+                        bar.gap = c.word or "no data"
+                        bar.text = bar.gap if series == "sender" else ""
+                    else:
+                        if len(vals) > 1:
+                            bar.lo, bar.hi = min(vals), max(vals)
+                        bar.text = f"{v:.0f} %"
+                        if series == "sender":
+                            mark = c.shown_cpu("cpu_tool_pct")
+                            if mark is not None:
+                                tool_cpu = True
+                                bar.mark = min(mark, 100.0)
+                                if mark > 100:
+                                    over.append(f"{c.entry.label}, {g.label}: "
+                                                f"{display_name(tool)}'s own figure "
+                                                f"{mark:.0f} % (drawn at 100 %)")
+                    bars.append(bar)
+            panels.append(BarPanel(title=g.label, xlabel="CPU busy, % of all cores",
+                                   rows=rows, bars=bars, xmax=100.0,
+                                   series=list(CPU_SERIES)))
+        statistics_used = sorted({c.statistic for c in configs if c.ok})
+        legend = [LegendItem("sending host (/proc/stat)", "#555555", "bar"),
+                  LegendItem("receiving host (/proc/stat)", "#aaaaaa", "bar"),
+                  LegendItem("lowest to highest repetition", "#000000", "whisker")]
+        notes = []
+        if tool_cpu:
+            legend.append(LegendItem(f"{display_name(tool)}'s own CPU figure", "#000000",
+                                     "diamond"))
+            notes.append(tool_cpu_source(configs, tool))
+        notes += over
+        if shared:
+            notes.append(shared)
+        figures.append(Figure(
+            id=slug("cpu", tool, protocol, test), family="cpu",
+            title=f"{chart_title(tool, protocol, test)}: CPU load",
+            caption=("CPU load of both hosts in the repetition whose speed the speed chart "
+                     f"shows ({'; '.join(statistics_used)}), as /proc/stat counts it: the "
+                     "share of all cores busy while the sender ran; the axis stops at "
+                     "100 %. Whiskers: lowest to highest over the repetitions. Rows in "
+                     "the order of the speed ranking."),
+            panels=list(panels), entries=[e.key for e in order], legend=legend,
+            notes=notes))
+    return figures
+
+
+def cost_figures(ix: Index) -> list[Figure]:
+    """Speed against CPU: what each adapter's figure costs the busier host."""
+    figures = []
+    for (tool, protocol, test), configs in ix.charts("rate").items():
+        groups = sorted_groups(c.group for c in configs)
+        panels = []
+        for g in groups:
+            dots = []
+            for c in configs:
+                if c.group.key != g.key:
+                    continue
+                v, cpu = selected(c), busier_cpu(c)
+                if v is None or cpu is None:
+                    continue
+                dots.append(Dot(x=cpu, y=v, colour=c.entry.colour, marker=c.entry.marker,
+                                label=c.entry.label, entry=c.entry.key))
+            panels.append(ScatterPanel(title=g.label, xlabel="CPU of the busier host, %",
+                                       ylabel="Mbit/s", dots=dots, xmax=100.0, ymax=0.0))
+        if not any(p.dots for p in panels):
+            continue
+        top = axis_max([d.y for p in panels for d in p.dots]
+                       + [(c.limit_bps or 0) / MBIT for c in configs])
+        for p in panels:
+            p.ymax = top
+        keys = {d.entry for p in panels for d in p.dots}
+        figures.append(Figure(
+            id=slug("cost", tool, protocol, test), family="cost",
+            title=f"{chart_title(tool, protocol, test)}: speed against CPU",
+            caption=("Each dot is an adapter at one point: its selected speed against the "
+                     "CPU load of the busier of the two hosts in that repetition. Up and "
+                     "to the left is fast and cheap; the verdict table gives Mbit/s per "
+                     "CPU %."),
+            panels=list(panels), entries=[e.key for e in ix.entries if e.key in keys],
+            columns=2 if len(panels) > 1 else 1,
+            legend=[LegendItem(e.label, e.colour, e.marker) for e in ix.entries
+                    if e.key in keys] if len(keys) <= 12 else []))
+    return figures
+
+
+def busier_cpu(c: Config) -> float | None:
+    vals = [v for v in (c.shown_cpu("cpu_sender_pct"), c.shown_cpu("cpu_receiver_pct"))
+            if v is not None]
+    return max(vals) if vals else None
+
+
+def shared_hosts(ix: Index) -> str:
+    for run in ix.runs:
+        if run.manifest is None:
+            continue
+        seen: dict[tuple[object, object], list[str]] = defaultdict(list)
+        for name, facts in run.manifest.hosts.items():
+            if facts.get("hostname"):
+                seen[(facts.get("hostname"), facts.get("kernel"))].append(name)
+        for (hostname, _), names in seen.items():
+            if len(names) > 1:
+                return (f"Hosts {', '.join(sorted(names))} report the same machine "
+                        f"(hostname '{hostname}', same kernel): in the lab the hosts are "
+                        "namespaces of one machine, so sender and receiver /proc/stat are "
+                        "the same CPUs and the two bars show the same load.")
+    return ""
+
+
+def tool_cpu_source(configs: list[Config], tool: str) -> str:
+    sides, bases = set(), set()
+    for c in configs:
+        for r in c.ok:
+            if r.cpu_tool_pct is not None:
+                if r.extra.get("side"):
+                    sides.add(str(r.extra["side"]))
+                if r.extra.get("cpu_pct_basis"):
+                    bases.add(str(r.extra["cpu_pct_basis"]))
+    text = f"Diamond: the CPU load {display_name(tool)} itself printed"
+    if tool == "iperf3":
+        text += " (cpu_utilization_percent host_total: the iperf3 process's own CPU time"
+        text += f", on the {'/'.join(sorted(sides))} side)" if sides else ")"
+    elif bases:
+        text += f" ({'; '.join(sorted(bases))})"
+    elif sides:
+        text += f" ({'/'.join(sorted(sides))} side)"
+    return text + ", not /proc/stat."
+
+
+def limit_cells(c: Config) -> tuple[str, str]:
+    """(limit in Mbit/s, how far the value is above it) for the tables."""
+    limit = c.limit_bps
+    top = max((v for v in (c.row.selected_bps, c.row.max_bps) if v is not None and v == v),
+              default=None)
+    flag = ""
+    if top is not None and limit and top > limit * (1 + FLAG_MARGIN):
+        flag = f"{100 * (top / limit - 1):.1f} % above"
+    return fmt(mbit(limit)), flag
+
+
+__all__ = ["speed_figures", "heatmap_figures", "cpu_figures", "cost_figures", "tool_title"]

@@ -1,0 +1,377 @@
+"""Entries and configurations: what every chart family reads, built once per report.
+
+Entries and their names
+    An entry is an adapter on one pair in one run, named by the trials' ``adapter_label``
+    ("model (driver version)"). When several entries share a label -- the same card in two
+    runs (a comparison: two drivers, two nights), or on two pairs of one run -- each gets
+    a suffix in brackets: the run's short label ("A", or ``--label A=driver-7.1``) when
+    the runs differ, the pair's name when the pairs differ. An adapter's colour and marker
+    come from its inventory id (``colours.py``): the same card keeps them in every report,
+    and its entries in later runs are shades of that colour.
+
+Configurations
+    A configuration is (run, pair, point, test): its records, the engine's summary row,
+    the profile's test and point. It knows what the charts need once: the repetitions
+    planned (``Profile.repetitions_for``), how many failed and were not run, the word for a
+    gap (``Failure.word`` of what happened), the repetition(s) whose value is shown (the
+    CPU of that repetition goes with it), and the link's goodput limit at its MTU.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Iterable
+
+from nicbench.config.profile import Point, TestSpec
+from nicbench.report.colours import adapter_colour, adapter_marker, shade
+from nicbench.report.load import Run
+from nicbench.report.model import Entry
+from nicbench.report.theory import goodput_bps, link_rate, timestamps_on
+from nicbench.results.records import Failure, Kind, Status, TrialRecord
+from nicbench.results.summary import SummaryRow
+from nicbench.tools.registry import TOOLS, display_name
+
+MBIT = 1e6
+
+# What a gap says when several failures happened: the event, not its aftermath (given up,
+# not run), and the configuration-level refusal before any trial's failure.
+_AFTERMATH = (Failure.GIVEN_UP, Failure.NOT_RUN)
+
+
+def tools_with(result: str) -> tuple[str, ...]:
+    """The tools whose result a report draws as ``result`` (rate | curve | sizes)."""
+    return tuple(name for name, tool in TOOLS.items() if tool.result == result)
+
+
+def tool_title(tool: str, protocol: str) -> str:
+    return f"{display_name(tool)} {protocol.upper()}"
+
+
+def point_label(point: str, mtu: int) -> str:
+    if point == f"mtu{mtu}":
+        return f"MTU {mtu}"
+    m = re.fullmatch(r"frame(\d+)", point)
+    if m:
+        return f"frame {m.group(1)} (MTU {mtu})"
+    return f"{point} (MTU {mtu})"
+
+
+def mbit(bps: float | None) -> float | None:
+    return None if bps is None or bps != bps else bps / MBIT
+
+
+def fmt(value: float | None, digits: int = 1) -> str:
+    return "" if value is None or value != value else f"{value:.{digits}f}"
+
+
+def slug(*parts: str) -> str:
+    text = "-".join(p for p in parts if p)
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
+
+
+@dataclass(frozen=True)
+class Group:
+    """A tuning point on a chart: an MTU or a frame size."""
+
+    key: str
+    label: str
+    mtu: int
+
+
+def group_of(point: str, mtu: int) -> Group:
+    return Group(key=f"{mtu}:{point}", label=point_label(point, mtu), mtu=mtu)
+
+
+def sorted_groups(groups: Iterable[Group]) -> list[Group]:
+    unique = {g.key: g for g in groups}
+    return sorted(unique.values(), key=lambda g: (g.mtu, g.key))
+
+
+# -- entries ----------------------------------------------------------------------------
+def build_entries(runs: list[Run], rates: dict[str, float]) -> list[Entry]:
+    entries: list[Entry] = []
+    for run in runs:
+        order = list(run.manifest.pairs) if run.manifest is not None else []
+        firsts: dict[str, TrialRecord] = {}
+        for r in run.records:
+            firsts.setdefault(r.pair, r)
+            if r.pair not in order:
+                order.append(r.pair)
+        for pair in order:
+            first = firsts.get(pair)
+            if first is None:
+                continue
+            adapter = run.adapter(first.adapter)
+            rate, source = link_rate(pair, adapter, rates)
+            entries.append(Entry(
+                key=f"{run.index}/{pair}", run_index=run.index, run_label=run.label,
+                run_id=run.run_id, run_name=run.name, pair=pair, adapter=first.adapter,
+                adapter_label=first.adapter_label or first.adapter,
+                rate_bps=rate, rate_source=source,
+                emulated=bool(adapter.emulated) if adapter else False))
+    _name_entries(entries)
+    _colour_entries(entries)
+    return entries
+
+
+def _name_entries(entries: list[Entry]) -> None:
+    by_label: dict[str, list[Entry]] = defaultdict(list)
+    for e in entries:
+        by_label[e.adapter_label].append(e)
+    for label, same in by_label.items():
+        several_runs = len({e.run_index for e in same}) > 1
+        for e in same:
+            parts = []
+            if several_runs:
+                parts.append(e.run_label)
+            if sum(1 for o in same if o.run_index == e.run_index) > 1:
+                parts.append(f"pair {e.pair}")
+            e.label = f"{label} [{', '.join(parts)}]" if parts else label
+
+
+def _colour_entries(entries: list[Entry]) -> None:
+    """The adapter's colour for its first entry, shades of it for the others (later runs,
+    other pairs)."""
+    seen: Counter[str] = Counter()
+    for e in entries:
+        e.base_colour = adapter_colour(e.adapter)
+        e.colour = shade(e.base_colour, seen[e.adapter])
+        e.marker = adapter_marker(e.adapter)
+        seen[e.adapter] += 1
+
+
+# -- configurations ---------------------------------------------------------------------
+@dataclass
+class Config:
+    """One (run, pair, point, test) with everything a chart or table says about it."""
+
+    run: Run
+    entry: Entry
+    row: SummaryRow
+    records: list[TrialRecord]
+    test_spec: TestSpec | None = None
+    point_spec: Point | None = None
+    _limit: float | None = field(default=None, repr=False)
+
+    @property
+    def tool(self) -> str:
+        return self.row.tool
+
+    @property
+    def test(self) -> str:
+        return self.row.test
+
+    @property
+    def point(self) -> str:
+        return self.row.point
+
+    @property
+    def mtu(self) -> int:
+        return self.row.mtu
+
+    @property
+    def group(self) -> Group:
+        return group_of(self.row.point, self.row.mtu)
+
+    @cached_property
+    def ok(self) -> list[TrialRecord]:
+        return [r for r in self.records if r.ok]
+
+    @cached_property
+    def failed(self) -> int:
+        return sum(1 for r in self.records if r.status is Status.FAILED)
+
+    @cached_property
+    def search(self) -> bool:
+        return any(r.kind is Kind.UDP_SEARCH for r in self.records)
+
+    @cached_property
+    def planned(self) -> int:
+        """Repetitions planned: run, failed and not run alike (a UDP search: the rates it
+        tried)."""
+        if self.search:
+            return sum(1 for r in self.records if r.kind is Kind.UDP_SEARCH)
+        reps = sum(1 for r in self.records if r.kind is Kind.REPETITION)
+        if reps == 0 and any(r.kind is Kind.SKIPPED for r in self.records):
+            if self.run.profile is not None and self.test_spec is not None:
+                return self.run.profile.repetitions_for(self.test_spec)
+            return sum(r.not_run or 1 for r in self.records if r.kind is Kind.SKIPPED)
+        return reps + self.not_run_given_up
+
+    @cached_property
+    def not_run_given_up(self) -> int:
+        return sum(r.not_run or 0 for r in self.records if r.kind is Kind.GIVEN_UP)
+
+    @cached_property
+    def not_run(self) -> int:
+        """Repetitions planned that never ran (given up, or the whole point skipped)."""
+        if any(r.kind is Kind.SKIPPED for r in self.records) and not self.ok and \
+                not self.failed:
+            return self.planned
+        return self.not_run_given_up
+
+    @cached_property
+    def failure(self) -> Failure | None:
+        """What happened to a configuration that did not measure in full: the skipped
+        record's failure (a refusal, a path that did not carry the MTU), else the most
+        frequent failure of its trials; giving up is what followed, not the event."""
+        bad = [r.failure for r in self.records
+               if r.failure is not None and r.status is not Status.OK]
+        if not bad:
+            return None
+        skipped = [r.failure for r in self.records
+                   if r.kind is Kind.SKIPPED and r.failure is not None]
+        if skipped:
+            return skipped[0]
+        events = [f for f in bad if f not in _AFTERMATH] or bad
+        counts = Counter(events)
+        return max(counts, key=lambda f: (counts[f], -events.index(f)))
+
+    @property
+    def word(self) -> str:
+        """The gap's word: ``Failure.word`` of what happened, the same for the same event
+        whatever the tool."""
+        f = self.failure
+        return f.word if f is not None else ("no data" if not self.ok else "")
+
+    @property
+    def counts(self) -> str:
+        """``n ok/n`` and, when some did not measure, how many failed and were not run:
+        "0/15 (3 failed, 12 not run)"."""
+        text = f"{len(self.ok)}/{self.planned}"
+        parts = []
+        if self.failed:
+            parts.append(f"{self.failed} failed")
+        if self.not_run:
+            parts.append(f"{self.not_run} not run")
+        return text + (f" ({', '.join(parts)})" if parts else "")
+
+    @property
+    def rule(self) -> str:
+        return self.row.select
+
+    @cached_property
+    def shown(self) -> list[TrialRecord]:
+        """The repetition(s) whose throughput is the selected value: the best one, the
+        median one (the two middle ones of an even count), every one for a mean, the
+        trial a UDP search found its rate in."""
+        ok = sorted(self.ok, key=lambda r: r.throughput_bps or 0.0)
+        if not ok:
+            return []
+        if self.rule == "mean":
+            return ok
+        if self.rule == "median":
+            mid = len(ok) // 2
+            return ok[mid:mid + 1] if len(ok) % 2 else ok[mid - 1:mid + 1]
+        if self.search and self.row.selected_bps is not None:
+            hit = [r for r in ok if r.throughput_bps == self.row.selected_bps]
+            return hit[:1] or ok[-1:]
+        return ok[-1:]
+
+    @property
+    def statistic(self) -> str:
+        """Which repetition(s) the CPU figures go with, in words."""
+        n = len(self.shown)
+        if self.rule == "mean":
+            return f"mean of the {n} repetitions"
+        if self.rule == "median":
+            return "median repetition" if n == 1 else "mean of the 2 middle repetitions"
+        if self.search:
+            return "the trial at the rate found"
+        return "best repetition"
+
+    def shown_cpu(self, field_name: str) -> float | None:
+        """The CPU figure (cpu_sender_pct, cpu_receiver_pct, cpu_tool_pct) of the
+        repetition(s) whose throughput is shown."""
+        values = [getattr(r, field_name) for r in self.shown]
+        values = [v for v in values if v is not None]
+        return statistics.fmean(values) if values else None
+
+    def cpu_values(self, field_name: str) -> list[float]:
+        return [v for v in (getattr(r, field_name) for r in self.ok) if v is not None]
+
+    @property
+    def limit_bps(self) -> float | None:
+        """The link's best goodput at this MTU (None without a known line rate)."""
+        return self._limit
+
+    def compute_limit(self) -> None:
+        if not self.entry.rate_bps:
+            return
+        ts = timestamps_on(self.run.profile, self.point_spec)
+        self._limit = goodput_bps(self.entry.rate_bps, self.row.mtu, self.row.protocol, ts)
+
+    @property
+    def reasons(self) -> list[tuple[str, int]]:
+        bad = [r for r in self.records if r.status is not Status.OK or r.kind is Kind.GIVEN_UP]
+        return Counter((r.reason or "no reason recorded") for r in bad).most_common()
+
+    @property
+    def kernel_message(self) -> str | None:
+        return next((r.kernel_message for r in self.records if r.kernel_message), None)
+
+
+class Index:
+    """The runs' configurations, looked up by (run, pair, point, test) and by chart."""
+
+    def __init__(self, runs: list[Run], entries: list[Entry]):
+        self.runs = runs
+        self.entries = entries
+        self.entry_of = {(e.run_index, e.pair): e for e in entries}
+        records: dict[tuple[int, str, str, str], list[TrialRecord]] = defaultdict(list)
+        for run in runs:
+            for r in run.records:
+                records[(run.index, r.pair, r.point, r.test)].append(r)
+        self.configs: list[Config] = []
+        for run in runs:
+            for row in run.summary:
+                c = Config(run=run, entry=self.entry_of[(run.index, row.pair)], row=row,
+                           records=records[(run.index, row.pair, row.point, row.test)],
+                           test_spec=run.test_spec(row.test),
+                           point_spec=run.point_spec(row.point))
+                c.compute_limit()
+                self.configs.append(c)
+        self._by_key = {(c.run.index, c.row.pair, c.row.point, c.row.test): c
+                        for c in self.configs}
+        self.order = {e.key: k for k, e in enumerate(entries)}
+
+    def get(self, run_index: int, pair: str, point: str, test: str) -> Config | None:
+        return self._by_key.get((run_index, pair, point, test))
+
+    def test_order(self, c: Config) -> int:
+        names = [t.name for t in c.run.profile.tests] if c.run.profile else []
+        return names.index(c.test) if c.test in names else len(names)
+
+    def charts(self, result: str | None = None) -> dict[tuple[str, str, str], list[Config]]:
+        """Configurations by chart: one chart per (tool, protocol), split by test name
+        where a profile has two tests with the same tool and protocol; only tools whose
+        result is drawn as ``result`` when given. Tools in the registry's order."""
+        per_run: dict[tuple[int, str, str], set[str]] = defaultdict(set)
+        for c in self.configs:
+            per_run[(c.run.index, c.tool, c.row.protocol)].add(c.test)
+        wanted = tools_with(result) if result is not None else None
+        charts: dict[tuple[str, str, str], list[Config]] = defaultdict(list)
+        for c in self.configs:
+            if wanted is not None and c.tool not in wanted:
+                continue
+            split = len(per_run[(c.run.index, c.tool, c.row.protocol)]) > 1
+            charts[(c.tool, c.row.protocol, c.test if split else "")].append(c)
+        tools = list(TOOLS)
+
+        def order(key: tuple[str, str, str]) -> tuple[int, int, tuple[str, str, str]]:
+            first = charts[key][0]
+            return (tools.index(key[0]) if key[0] in tools else len(tools),
+                    self.test_order(first), key)
+        return {k: charts[k] for k in sorted(charts, key=order)}
+
+    def entries_of(self, configs: Iterable[Config]) -> list[Entry]:
+        keys = {c.entry.key for c in configs}
+        return [e for e in self.entries if e.key in keys]
+
+
+def chart_title(tool: str, protocol: str, test: str) -> str:
+    return tool_title(tool, protocol) + (f": test {test}" if test else "")
