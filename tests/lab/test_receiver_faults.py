@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
+from loadcheck import assert_at_least_unless_busy
 
 pytestmark = pytest.mark.lab
 
@@ -130,7 +131,8 @@ def test_a_receiver_killed_mid_trial_fails_that_trial_and_the_run_goes_on(lab, t
         assert first["wall_s"] < 3 + 2, first["wall_s"]
         assert f"{test} #1/2: FAILED: {first['reason']}" in proc.stdout
         assert second["status"] == "ok", second["reason"]
-        assert second["throughput_bps"] > 900e6
+        assert_at_least_unless_busy(second["throughput_bps"], 900e6, f"{test} #2 bit/s",
+                                    [second["cpu_sender_pct"]])
         for rel in first["raw"].values():
             assert (out / rel).is_file()
     summary = (out / "summary.csv").read_text().splitlines()

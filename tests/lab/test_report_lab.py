@@ -8,6 +8,7 @@ the nojumbo card's MTU 9000 refusal in the kernel's own words.
 from __future__ import annotations
 
 import csv
+import json
 import html
 import os
 import subprocess
@@ -16,7 +17,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from loadcheck import machine_load
+from loadcheck import busy_during, machine_load
 
 pytestmark = pytest.mark.lab
 
@@ -75,8 +76,10 @@ def test_report_of_a_tiny_roundup_shows_both_cards_and_the_refusal(lab, tmp_path
         # never above the link's goodput limit (by more than the tools' rounding)
         assert float(bars[key]["value"]) < 1.015 * float(bars[key]["limit"])
     if slow:     # a busy machine only makes iperf3 slower: judged only on a quiet one
-        load = machine_load()
-        assert load.busy, f"{slow} on a quiet machine ({load})"
+        recs = [json.loads(line) for line in (results / "trials.jsonl").read_text().splitlines()]
+        if not busy_during([r.get("cpu_sender_pct") for r in recs]):
+            load = machine_load()
+            assert load.busy, f"{slow} on a quiet machine ({load})"
     assert bars[(nojumbo, "MTU 9000")]["gap"] == "refused"
     assert bars[(nojumbo, "MTU 9000")]["value"] == ""
     assert bars[(nojumbo, "MTU 9000")]["label"] == "refused 0/2 (2 not run)"

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from loadcheck import machine_load
+from loadcheck import busy_during, machine_load
 
 from nicbench.config.loader import load_profile
 
@@ -137,8 +137,10 @@ def test_quick_profile_end_to_end(lab, tmp_path, mtus):
                          f"{theory_bps(mtu) / 1e6:.1f}")
     if short:
         load = machine_load()
-        if load.busy:
-            pytest.skip(f"{'; '.join(short)}: the machine is busy ({load}), physics not judged")
+        if load.busy or busy_during([r["cpu_sender_pct"] for r in recs]):
+            pytest.skip(f"{'; '.join(short)}: the machine was busy ({load} now; trials' host "
+                        f"CPU up to {max(r['cpu_sender_pct'] or 0 for r in recs):.0f} %), "
+                        "physics not judged")
         raise AssertionError(f"{'; '.join(short)} on a quiet machine ({load})")
 
 
