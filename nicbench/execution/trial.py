@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from nicbench.errors import (CommandTimeout, ConnectError, HostKeyError, NicbenchError,
-                             ParseError, RemoteError, ResultsWriteError, TrialError)
+                             ParseError, RemoteError, ResultsWriteError)
 from nicbench.interrupts import interrupts_held
 from nicbench.remote.result import Result
-from nicbench.platforms.base import Platform
+from nicbench.platforms.base import Platform, ServerEnd
 from nicbench.platforms.tuning import TuningSession
 from nicbench.remote.command import display
 from nicbench.remote.connection import Background
@@ -94,16 +94,17 @@ def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: in
         client_timeout = (plan.expected_s + TIMEOUT_MARGIN_S) if plan.expected_s else timeout_s
         with interrupts_held():     # a Ctrl-C here would leave a server nobody stops
             ctx.expect(ctx.receiver, server_dir, f"server {display(plan.server)}", plan.port)
-            server = ctx.receiver.start(plan.server, server_dir)
-        try:
-            ctx.receiver.wait_listening(plan.port, plan.listen_protocol, LISTEN_TIMEOUT_S)
-        except TrialError as exc:
-            rec.fail(Failure.NOT_LISTENING, exc.one_line())
+            started = ctx.receiver.start_server(plan.server, server_dir, plan.port,
+                                                plan.listen_protocol, LISTEN_TIMEOUT_S)
+            server = started.server
+        if not started.listening and not started.ended:
+            rec.fail(Failure.NOT_LISTENING, f"{ctx.receiver.host}: nothing listened on "
+                     f"{plan.listen_protocol} port {plan.port} within {LISTEN_TIMEOUT_S:g} s")
             return rec
         # Something listens on the port, but it may not be our server: one that could not
         # bind (another tool holds the port; NPtcp binds every address) has ended by now,
         # and the client would measure whatever does listen there.
-        if server.ended():
+        if started.ended:
             res = server.collect()
             server_text = res.stdout + res.stderr
             rec.exit_status["server"] = res.exit_status
@@ -111,14 +112,12 @@ def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: in
                      f"the receiver's server ended before the transfer (exit "
                      f"{res.exit_status}): {_error_words(res.stdout + chr(10) + res.stderr)}")
             return rec
-        cpu0 = _cpu(ctx)
         if plan.client_outfile:
             ctx.expect(ctx.sender, plan.client_outfile, f"output of {plan.client[0]}")
         ctx.expect(ctx.sender, client_pid, f"client {display(plan.client)}")
         try:
-            client = ctx.sender.run(plan.client, timeout=client_timeout, warn=True,
-                                    pidfile=client_pid)
-            ctx.cleared(ctx.sender, client_pid)     # the wrapper removed it as it ended
+            ran = ctx.sender.run_client(plan.client, client_timeout, client_pid,
+                                        plan.client_outfile)
         except CommandTimeout as exc:
             client_text = exc.result.stdout + exc.result.stderr
             rec.fail(Failure.TIMEOUT,
@@ -126,18 +125,21 @@ def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: in
             _reap(ctx, ctx.sender, [client_pid] + ([plan.client_outfile]
                                                    if plan.client_outfile else []))
             return rec
-        finally:
-            cpu1 = _cpu(ctx)
-            if cpu0 and cpu1:
-                rec.cpu_sender_pct = cpu1[0].busy_pct_since(cpu0[0])
-                rec.cpu_receiver_pct = cpu1[1].busy_pct_since(cpu0[1])
+        ctx.cleared(ctx.sender, client_pid)         # the wrapper removed it as it ended
+        if plan.client_outfile:
+            ctx.cleared(ctx.sender, plan.client_outfile)
+        client = ran.result
         client_text = client.stdout + (("\n" + client.stderr) if client.stderr.strip() else "")
         rec.exit_status["client"] = client.exit_status
-        if plan.client_outfile:
-            outfile_text = ctx.sender.read_and_remove(plan.client_outfile)
-            ctx.cleared(ctx.sender, plan.client_outfile)
-        server_text, server_status = _finish_server(server, plan)
-        rec.exit_status["server"] = server_status
+        outfile_text = ran.outfile
+        finish = ctx.receiver.finish_server(server, _server_end(plan))
+        server_text = finish.result.stdout + (("\n" + finish.result.stderr)
+                                              if finish.result.stderr.strip() else "")
+        rec.exit_status["server"] = finish.result.exit_status
+        if ran.cpu0 and ran.cpu1:
+            rec.cpu_sender_pct = ran.cpu1.busy_pct_since(ran.cpu0)
+        if started.cpu and finish.cpu:
+            rec.cpu_receiver_pct = finish.cpu.busy_pct_since(started.cpu)
         _judge(rec, driver, client, client_text, server_text, outfile_text)
         return rec
     except ResultsWriteError:
@@ -201,26 +203,13 @@ def _tool_version(platform: Platform, tool: str) -> str | None:
         return None
 
 
-def _cpu(ctx: TrialContext):
-    try:
-        return ctx.sender.cpu_times(), ctx.receiver.cpu_times()
-    except NicbenchError:
-        return None
-
-
-def _finish_server(server: Background, plan: Plan) -> tuple[str, int | None]:
+def _server_end(plan: Plan) -> ServerEnd:
     if plan.server_exits:
-        ended = server.ended(wait_s=SERVER_EXIT_WAIT_S)
-    elif plan.report_re:
-        ended = server.stop_after_output(plan.report_re, plan.report_count,
-                                         plan.report_wait_s,
-                                         plan.stop_signal) in ("stopped", "exited")
-    else:
-        ended = server.wait(plan.settle_s)
-    if not ended:
-        server.stop(grace_s=2.0, signal=plan.stop_signal)
-    res = server.collect()
-    return res.stdout + (("\n" + res.stderr) if res.stderr.strip() else ""), res.exit_status
+        return ServerEnd(True, None, 1, SERVER_EXIT_WAIT_S, plan.stop_signal, plan.port,
+                         plan.listen_protocol)
+    return ServerEnd(False, plan.report_re, plan.report_count,
+                     plan.report_wait_s if plan.report_re else plan.settle_s,
+                     plan.stop_signal, plan.port, plan.listen_protocol)
 
 
 def _judge(rec: TrialRecord, driver: Driver, client: Result, client_text: str,

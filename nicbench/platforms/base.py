@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from nicbench.errors import RemoteError, UsageError
+from nicbench.errors import NicbenchError, RemoteError, TrialError, UsageError
 from nicbench.remote.connection import DEFAULT_TIMEOUT_S, Background, Connection
 from nicbench.remote.result import Result
 from nicbench.tools.registry import TOOLS
@@ -56,6 +56,50 @@ class CpuTimes:
         if dt <= 0:
             return None
         return max(0.0, min(100.0, 100.0 * (self.busy - earlier.busy) / dt))
+
+
+@dataclass
+class ServerStart:
+    """A trial's server, started: did something listen on its port, had it ended
+    already (it could not bind), and the host's CPU time as the transfer starts."""
+
+    server: Background
+    listening: bool
+    ended: bool
+    cpu: CpuTimes | None
+
+
+@dataclass
+class ClientRun:
+    """A trial's client, run: its result, the host's CPU time just before and after it,
+    and the text of the file it wrote its figures to (None: none asked, or none there)."""
+
+    result: Result
+    cpu0: CpuTimes | None
+    cpu1: CpuTimes | None
+    outfile: str | None
+
+
+@dataclass(frozen=True)
+class ServerEnd:
+    """How a trial's server ends once its client is done (from the tool's Plan): it exits
+    by itself; or it is stopped once its output holds ``report_count`` lines matching
+    ``report_re`` (within ``wait_s``); or after ``wait_s``. ``port``/``protocol``: what it
+    listened on, free again before the next trial."""
+
+    exits: bool
+    report_re: str | None
+    report_count: int
+    wait_s: float
+    stop_signal: str
+    port: int
+    protocol: str
+
+
+@dataclass
+class ServerFinish:
+    result: Result               # its output, error output and exit status
+    cpu: CpuTimes | None         # the host's CPU time as the transfer has just ended
 
 
 def same_sysctl_value(a: object, b: object) -> bool:
@@ -120,6 +164,48 @@ class Platform(ABC):
         file is gone."""
         res = self.conn.run(self.conn.shell.read_and_remove_argv(path), warn=True)
         return res.stdout or None
+
+    # -- a trial's three steps: one remote call each where the platform can ------------
+    # The defaults compose the seam's single operations (several calls); a platform may
+    # do each step in one call (Linux: remote/scripts/server_start.sh, client_run.sh,
+    # server_finish.sh), which is most of a trial's cost beyond the tool's own run.
+    def start_server(self, argv: Sequence[str], workdir: str, port: int, protocol: str,
+                     listen_timeout_s: float) -> ServerStart:
+        server = self.start(argv, workdir)
+        try:
+            self.wait_listening(port, protocol, listen_timeout_s)
+        except TrialError:
+            return ServerStart(server, listening=False, ended=server.ended(), cpu=None)
+        ended = server.ended()
+        return ServerStart(server, True, ended, None if ended else self._cpu_or_none())
+
+    def run_client(self, argv: Sequence[str], timeout: float, pidfile: str | None,
+                   outfile: str | None) -> ClientRun:
+        """Run the client (CommandTimeout if it runs past ``timeout``)."""
+        cpu0 = self._cpu_or_none()
+        res = self.run(argv, timeout=timeout, warn=True, pidfile=pidfile)
+        cpu1 = self._cpu_or_none()
+        text = self.read_and_remove(outfile) if outfile else None
+        return ClientRun(res, cpu0, cpu1, text)
+
+    def finish_server(self, server: Background, end: ServerEnd) -> ServerFinish:
+        cpu = self._cpu_or_none()
+        if end.exits:
+            ended = server.ended(wait_s=end.wait_s)
+        elif end.report_re:
+            ended = server.stop_after_output(end.report_re, end.report_count, end.wait_s,
+                                             end.stop_signal) in ("stopped", "exited")
+        else:
+            ended = server.wait(end.wait_s)
+        if not ended:
+            server.stop(grace_s=2.0, signal=end.stop_signal)
+        return ServerFinish(server.collect(), cpu)
+
+    def _cpu_or_none(self) -> CpuTimes | None:
+        try:
+            return self.cpu_times()
+        except NicbenchError:
+            return None
 
     @abstractmethod
     def scratch_file(self, name: str) -> str:

@@ -99,6 +99,12 @@ class FakePlatform(LinuxPlatform):
     """A Linux host in memory: every method the engine calls is answered here, none by
     a command (the connection is a FakeConnection that answers nothing useful)."""
 
+    # A trial's steps as the seam composes them from the single operations below, not
+    # Linux's one-call scripts.
+    start_server = Platform.start_server
+    run_client = Platform.run_client
+    finish_server = Platform.finish_server
+
     def __init__(self, name: str, hosts: "FakeHosts",
                  interfaces: Mapping[str, FakeInterface],
                  sysctls: Mapping[str, str] | None = None,

@@ -10,13 +10,18 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Mapping
+from dataclasses import replace
+from typing import Mapping, Sequence
 
-from nicbench.errors import CommandTimeout, TrialError, TuningError
-from nicbench.remote.connection import Connection
-from nicbench.tools.registry import TOOLS
-from nicbench.platforms.base import (CpuTimes, HostFacts, InterfaceFacts, Platform,
+from nicbench.errors import CommandTimeout, RemoteError, TrialError, TuningError
+from nicbench.platforms.base import (ClientRun, CpuTimes, HostFacts, InterfaceFacts, Platform,
+                                     ServerEnd, ServerFinish, ServerStart,
                                      same_sysctl_value)
+from nicbench.remote.command import display
+from nicbench.remote.connection import Background, Connection
+from nicbench.remote.result import make_result
+from nicbench.remote.shell import posix_script
+from nicbench.tools.registry import TOOLS
 
 def parse_ip_link_json(text: str, iface: str) -> dict:
     data = json.loads(text)
@@ -54,6 +59,22 @@ def parse_proc_stat(text: str) -> CpuTimes:
             total = sum(values[:8])
             return CpuTimes(busy=total - idle, total=total)
     raise ValueError("no 'cpu ' line in /proc/stat")
+
+
+_CPU_MARK = re.compile(r"^@@nicbench-cpu(?P<n>[01])@@ (?P<stat>.*?)\n?$")
+_OUTFILE_MARK = "\n@@nicbench-outfile@@\n"
+
+
+def _sh(script: str, *args: object) -> list[str]:
+    return ["sh", "-c", posix_script(script), "nicbench", *(str(a) for a in args)]
+
+
+def _stat_line(lines: list[str]) -> CpuTimes | None:
+    """CPU time from a /proc/stat 'cpu ' line a script printed (None if it did not)."""
+    try:
+        return parse_proc_stat(lines[0]) if lines else None
+    except ValueError:
+        return None
 
 
 def mtu_refusal(stderr: str, stdout: str = "") -> str:
@@ -215,6 +236,64 @@ class LinuxPlatform(Platform):
         except CommandTimeout:
             raise TrialError(f"{self.host}: nothing listened on {protocol} port {port} "
                              f"within {timeout_s:g} s") from None
+
+    # -- a trial's three steps, one call each (see Platform.start_server) -------------
+    def start_server(self, argv: Sequence[str], workdir: str, port: int, protocol: str,
+                     listen_timeout_s: float) -> ServerStart:
+        polls = max(1, round(listen_timeout_s / 0.005))
+        res = self.conn.run(_sh("server_start.sh", workdir, f"{int(port):04X}", protocol,
+                                polls, *argv), timeout=listen_timeout_s * 2 + 10)
+        lines = res.stdout.splitlines()
+        try:
+            pid_s, where = lines[0].split(" ", 1)
+            server = Background(self.conn, list(argv), int(pid_s), where)
+            listening = lines[1] == "listening yes"
+            ended = lines[2] == "ended yes"
+        except (IndexError, ValueError) as exc:
+            raise RemoteError(self.host, f"could not start `{display(argv)}`: unexpected "
+                                         f"reply {res.stdout.strip()[:200]!r}") from exc
+        return ServerStart(server, listening, ended, _stat_line(lines[3:4]))
+
+    def run_client(self, argv: Sequence[str], timeout: float, pidfile: str | None,
+                   outfile: str | None) -> ClientRun:
+        # The script keeps the pid file itself (one shell less than Connection.run's
+        # pidfile wrapper): its pid is the one the SSH layer kills on a timeout.
+        res = self.conn.run(_sh("client_run.sh", pidfile or "/dev/null", outfile or "", *argv),
+                            timeout=timeout, warn=True)
+        cpu: dict[str, CpuTimes | None] = {"0": None, "1": None}
+        err = []
+        for line in res.stderr.splitlines(keepends=True):
+            m = _CPU_MARK.match(line)
+            if m:
+                cpu[m["n"]] = _stat_line([m["stat"]])
+            else:
+                err.append(line)
+        out, mark, filed = res.stdout.partition(_OUTFILE_MARK)
+        clean = replace(res, stdout=out, stderr="".join(err), argv=tuple(argv),
+                        command=display(argv))
+        return ClientRun(clean, cpu["0"], cpu["1"], (filed or None) if mark else None)
+
+    def finish_server(self, server: Background, end: ServerEnd) -> ServerFinish:
+        # A server that exits by itself is waited for at a fine grain (a test for a file);
+        # a report is looked for less often (each look runs grep).
+        poll = 0.005 if end.exits else self.conn.shell.OUTPUT_POLL_S
+        mode = "exits" if end.exits else "report" if end.report_re else "settle"
+        polls = max(1, round(end.wait_s / poll))
+        argv = ["sh", "-c", posix_script("server_finish.sh"), "nicbench", str(server.pid),
+                server.workdir, mode, end.report_re or "", str(end.report_count),
+                str(polls), end.stop_signal, f"{int(end.port):04X}", end.protocol, f"{poll:g}"]
+        res = self.conn.run(argv, timeout=end.wait_s + 15, warn=True)
+        head, _, rest = res.stdout.partition("\n")
+        m = _CPU_MARK.match(head)
+        sections = rest.partition("@@nicbench-out@@\n")[2]
+        out, _, rest = sections.partition("\n@@nicbench-err@@\n")
+        err, _, rc = rest.partition("\n@@nicbench-rc@@\n")
+        rc = rc.strip()
+        result = make_result(self.host, server.argv, stdout=out, stderr=err,
+                             exit_status=int(rc) if rc.lstrip("-").isdigit() else None,
+                             started_at=server.started_at)
+        server.finished(result)
+        return ServerFinish(result, _stat_line([m["stat"]]) if m else None)
 
     def probe_version(self, tool: str, exe: str) -> str | None:
         found = self.conn.run(["sh", "-c", 'command -v "$1"', "nicbench", exe], warn=True)

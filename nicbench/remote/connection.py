@@ -155,6 +155,11 @@ class Background:
             self.conn.run(self.conn.shell.kill_argv(self.pid, "KILL"), warn=True)
             self.wait(grace_s)
 
+    def finished(self, result: Result) -> None:
+        """Its output, collected (and its directory removed) by another step, such as a
+        platform's one-call server finish: :meth:`collect` returns it from now on."""
+        self._collected = result
+
     def collect(self) -> Result:
         """Output so far and the exit status (None if it was killed or still runs).
 

@@ -96,9 +96,13 @@ def posix_scripts() -> dict[str, str]:
     plain = ("pid_exec.sh", "kill_group.sh", "collect.sh", "ended.sh",
              "read_and_remove.sh", "cleanup.sh")
     grouped = ("alive_now.sh", "wait_gone.sh", "stop_after_output.sh")
-    timed = ("background.sh", "pid_tracked.sh", "reap.sh")
+    timed = ("background.sh", "pid_tracked.sh", "reap.sh", "client_run.sh")
     return {**{n: _script(n) for n in plain}, **{n: _with_alive(n) for n in grouped},
-            **{n: _with_starttime(n) for n in timed}}
+            **{n: _with_starttime(n) for n in timed},
+            "server_start.sh": _script("starttime.sh") + _script("listening.sh")
+            + _script("server_start.sh"),
+            "server_finish.sh": _GROUP_PRELUDE + _script("alive.sh") + _script("listening.sh")
+            + _script("server_finish.sh")}
 
 
 class PosixShell:

@@ -42,6 +42,10 @@ from nicbench.remote.ssh_keys import Agents, Identity, agent_socket, identities
 
 
 EOF_GRACE_S = 1.0
+# How late, at most, the end of a long command is noticed: its exit status does not wake
+# select(). 50 ms cost every 1-second trial up to 50 ms; 5 ms costs ~200 cheap wakeups a
+# second while a command runs.
+MAX_POLL_S = 0.005
 MAX_HOPS = 8                # jump hosts and the host itself
 
 # paramiko logs what it also raises (a refused channel: "Secsh channel 1 open FAILED");
@@ -403,7 +407,7 @@ class SshConnection(Connection):
         deadline = t0 + timeout
         timed_out = False
         # The exit status does not wake select(), so poll: fast at first (most commands
-        # end in milliseconds), backing off to 50 ms for long ones.
+        # end in milliseconds), backing off to MAX_POLL_S for long ones.
         poll = 0.001
         # sshd sends the exit status as soon as the command exits, possibly before the rest
         # of its output (measured: 262144 of 300007 bytes had arrived). The output is
@@ -438,7 +442,7 @@ class SshConnection(Connection):
                     timed_out = True
                     break
                 select.select([chan], [], [], min(left, poll))
-                poll = min(poll * 2, 0.05)
+                poll = min(poll * 2, MAX_POLL_S)
         except _Lost:
             self.close()
             raise ConnectError(self.host, f"the connection was lost while `{display(argv)}` "

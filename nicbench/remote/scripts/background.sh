@@ -8,9 +8,11 @@ d=$1
 shift
 mkdir -m 700 -- "$d" || exit 97
 # shellcheck disable=SC2016  # expanded by the inner sh, not here
-setsid sh -c '"$@" >"$0/out" 2>"$0/err" </dev/null; echo "$?" >"$0/rc"' "$d" "$@" \
-    >/dev/null 2>&1 </dev/null &
+# The command runs as a child of a small wrapper that keeps its pid in "cpid" and writes
+# its exit status to "rc" when it ends, by itself or by a signal sent to that pid.
+setsid sh -c '"$@" >"$0/out" 2>"$0/err" </dev/null & echo "$!" >"$0/cpid"; wait "$!"
+echo "$?" >"$0/rc"' "$d" "$@" >/dev/null 2>&1 </dev/null &
 pid=$!
-st=$(starttime "$pid")
-echo "$pid $st" >"$d/pid"
+starttime "$pid"
+echo "$pid $ST" >"$d/pid"
 echo "$pid $d"

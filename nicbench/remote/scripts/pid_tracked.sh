@@ -4,7 +4,8 @@
 # in this same process group and removes the file when it ends.
 pf=$1
 shift
-echo "$$ $(starttime "$$")" >"$pf" || exit 97
+starttime "$$"
+echo "$$ $ST" >"$pf" || exit 97
 echo "$$"
 "$@"
 rc=$?

@@ -20,7 +20,8 @@ for p in "$@"; do
         case $pid in
             ''|*[!0-9]*) ;;
             *)
-                if [ -n "$pid" ] && [ "$(starttime "$pid")" = "$st" ]; then
+                starttime "$pid"
+                if [ -n "$pid" ] && [ "$ST" = "$st" ]; then
                     kill -KILL -"$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null
                     what=stopped
                 fi ;;
