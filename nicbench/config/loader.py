@@ -70,6 +70,10 @@ def _load_with_extends(path: Path, chain: list[Path]) -> tuple[Any, Where]:
     if not parent.exists():
         raise where.error(("extends",), f"parent profile {parent} not found")
     base, base_where = _load_with_extends(parent, chain + [path])
+    # mtu: and points: are two spellings of one key: the child's replaces the parent's.
+    for mine, other in (("mtu", "points"), ("points", "mtu")):
+        if mine in data and isinstance(base, dict):
+            base.pop(other, None)
     merged = merge(base, base_where, data, where)
     base_where.default_file = where.default_file
     return merged, base_where

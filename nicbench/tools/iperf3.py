@@ -31,7 +31,7 @@ from typing import Any
 
 from pydantic import Field
 
-from nicbench.config.fields import Rate, Size, Strict
+from nicbench.config.fields import Float, Int, Rate, Size, Strict
 from nicbench.errors import ParseError
 from nicbench.tools.base import (IPERF_NUM, ParsedRun, UdpStats, iperf_bytes, iperf_row_rate,
                                  iperf_row_re)
@@ -468,13 +468,13 @@ def _text_view(rows: list[_Row], conn_ids: set[str]) -> _View:
 
 # -- parameters, driver and the tool -------------------------------------------------
 class Iperf3Params(Strict):
-    duration_s: float = Field(10, gt=0, le=3600)
+    duration_s: Float = Field(10, ge=1, le=3600)   # -t: iperf3 reads whole seconds
     window: Size | VarRef | None = None
     length: Size | VarRef | None = None
-    streams: int = Field(1, ge=1, le=128)
+    streams: Int = Field(1, ge=1, le=128)
     rate: Rate | VarRef | None = None
-    omit_s: float = Field(0, ge=0, le=60)
-    port: int = Field(5201, ge=1024, le=65535)
+    omit_s: Float = Field(0, ge=0, le=60)
+    port: Int = Field(5201, ge=1024, le=65535)
 
 
 class Iperf3Driver(Driver):

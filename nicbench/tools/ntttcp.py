@@ -60,7 +60,7 @@ from typing import Any
 
 from pydantic import Field
 
-from nicbench.config.fields import Size, Strict
+from nicbench.config.fields import Float, Int, Size, Strict
 from nicbench.errors import ParseError, UsageError
 from nicbench.tools.base import KIB, MIB, MBIT_SI, ParsedRun
 from nicbench.tools.driver import Driver, Endpoints, Plan, Tool, VersionProbe
@@ -667,14 +667,14 @@ def _log_name(name: str, option: str) -> str:
 
 # -- parameters, driver and the tool -------------------------------------------------
 class NtttcpParams(Strict):
-    threads: int = Field(1, ge=1, le=64)      # -m threads,cpu,ip
-    cpu: int = Field(0, ge=-1, le=1024)
-    async_count: int = Field(4, ge=1, le=64)  # -a
+    threads: Int = Field(1, ge=1, le=64)      # -m threads,cpu,ip
+    cpu: Int = Field(0, ge=-1, le=1024)
+    async_count: Int = Field(4, ge=1, le=64)  # -a
     length: Size | VarRef = 262144            # -l
-    count: int | None = Field(None, ge=1)     # -n buffers (Windows DDK method)
-    duration_s: float | None = Field(None, gt=0, le=3600)  # -t
+    count: Int | None = Field(None, ge=1, le=10 ** 9)  # -n buffers (Windows DDK method)
+    duration_s: Float | None = Field(None, ge=1, le=3600)  # -t, whole seconds
     receive_buffer: Size | VarRef | None = None  # -rb
-    port: int = Field(5001, ge=1024, le=65535)
+    port: Int = Field(5001, ge=1024, le=65535)
 
 
 class NtttcpDriver(Driver):
