@@ -7,9 +7,12 @@ sizes in bytes, durations in seconds, CPU in percent.
 
 from __future__ import annotations
 
+import math
 import re
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Iterator, Literal
+
+from nicbench.errors import ParseError
 
 Protocol = Literal["tcp", "udp"]
 
@@ -103,6 +106,13 @@ class ParsedRun:
     # never ended there (a stalled link), whatever the sender printed.
     no_receiver_report: bool = False
 
+    def __post_init__(self) -> None:
+        # A NaN or an infinity is never a measurement (a corrupted file, an overflowed
+        # sum): refused here, whichever parser read it, so no row shows "inf" or "-".
+        for where, value in _floats(self):
+            if not math.isfinite(value):
+                raise ParseError(self.tool, "finite numbers", f"{where} is {value}")
+
     def to_json(self) -> dict[str, Any]:
         """The object ``nicbench parse --json`` prints."""
         out: dict[str, Any] = {
@@ -125,3 +135,18 @@ class ParsedRun:
         if self.extra:
             out["extra"] = self.extra
         return out
+
+
+def _floats(value: Any, where: str = "") -> Iterator[tuple[str, float]]:
+    """Every float in a ParsedRun (fields, udp, points, extra), with its path."""
+    if isinstance(value, float):
+        yield where, value
+    elif isinstance(value, (ParsedRun, UdpStats, Point)):
+        for f in fields(value):
+            yield from _floats(getattr(value, f.name), f"{where}.{f.name}".lstrip("."))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _floats(item, f"{where}.{key}")
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            yield from _floats(item, f"{where}[{i}]")

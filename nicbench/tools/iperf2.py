@@ -345,7 +345,7 @@ def _int(value: str, lineno: int) -> int:
     except ValueError:
         try:  # some builds print byte counts and rates as floats
             return int(float(value))
-        except ValueError:
+        except (ValueError, OverflowError):   # "nan", "inf"
             raise ParseError(NAME, "an integer CSV field", f"line {lineno}: {value!r}") from None
 
 

@@ -25,6 +25,7 @@ sessions, server (the embedded server output, parsed), server_parse_error.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, replace
 from typing import Any
@@ -216,6 +217,10 @@ def _sum(end: dict[str, Any], key: str, where: str) -> dict[str, Any] | None:
         return None
     if not isinstance(value, dict) or "bits_per_second" not in value:
         raise ParseError(NAME, "an object with bits_per_second", f"{where}end.{key}")
+    rate = value["bits_per_second"]
+    if _number(rate) is None or not math.isfinite(rate):
+        raise ParseError(NAME, "a finite number in bits_per_second",
+                         f"{where}end.{key}.bits_per_second: {rate!r}")
     return value
 
 

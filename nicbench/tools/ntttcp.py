@@ -28,8 +28,8 @@ Output formats parsed (``extra["format"]`` names which one a run came from)
 CPU: ``cpu_pct`` is the tool's own figure. Windows: ``<cpu metric="%">`` / ``Avg. CPU %``
 (the figure the reviews charted; taken as printed). ntttcp-for-linux: ``cpu busy (all)`` /
 ``<cpu_busy_all>`` / JSON ``cpu``, which src/util.c computes as the process's clock() time over
-wall time: the process's own CPU as % of ONE core (it can exceed 100 on several cores);
-``extra["cpu_pct_basis"]`` says which.
+wall time: the process's own CPU as % of ONE core (it can exceed 100 on several cores;
+before 1.4.0 the XML wrote it as ``<cpu metric="%">``); ``extra["cpu_pct_basis"]`` says which.
 
 Throughput: ``throughput_bps`` is the tool's own total for the end that wrote the file (the
 receiver's rate in a receiver file, the sender's in a sender file); ``sent_bps`` is set for
@@ -53,6 +53,7 @@ Command builders and their sources
 from __future__ import annotations
 
 import json
+import math
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import replace
@@ -193,6 +194,11 @@ def _parse_xml(text: str) -> ParsedRun:
 
     if linux:
         cpu = metric("cpu_busy_all", "%", required=False)
+        if cpu is None:
+            # ntttcp-for-linux before 1.4.0 wrote the same figure (cpu_busy_percent) as
+            # <cpu metric="%"> (src/util.c until commit 60fda25, "Add missing outputs to
+            # xml logging").
+            cpu = metric("cpu", "%", required=False)
         extra["cpu_pct_basis"] = _CPU_BASIS_LINUX
     else:
         cpu = metric("cpu", "%", required=False)
@@ -516,9 +522,12 @@ def _is_number(s: str) -> bool:
 
 def _number(raw: object, where: str) -> float:
     try:
-        return float(str(raw).strip())
+        value = float(str(raw).strip())
     except (TypeError, ValueError):
         raise ParseError(NAME, "a number", f"{where}: {raw!r}") from None
+    if not math.isfinite(value):
+        raise ParseError(NAME, "a finite number", f"{where}: {raw!r}")
+    return value
 
 
 # --------------------------------------------------------------------------- builders
