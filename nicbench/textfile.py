@@ -68,12 +68,18 @@ def open_regular(path: str | Path):
         raise
 
 
-def read_bytes(path: str | Path, limit: int) -> bytes:
-    """The whole of a regular file of at most ``limit`` bytes."""
+def read_bytes(path: str | Path, limit: int, too_big: str) -> bytes:
+    """The whole of a regular file of at most ``limit`` bytes; ``too_big`` says why a
+    larger one cannot be what it should be."""
     with open_regular(path) as fh:
-        data = fh.read(limit + 1)
+        return read_limited(fh, limit, too_big)
+
+
+def read_limited(fh, limit: int, too_big: str) -> bytes:
+    """At most ``limit`` bytes of an open binary stream, or TextFileError."""
+    data = fh.read(limit + 1)
     if len(data) > limit:
-        raise TextFileError(f"larger than {size_text(limit)}: not a file of this kind")
+        raise TextFileError(f"larger than {size_text(limit)}: {too_big}")
     return data
 
 

@@ -74,7 +74,7 @@ def load_yaml(path: str | Path) -> tuple[Any, Where]:
     name = _display_name(path)
     where = Where(name)
     try:
-        text = decode_utf8(read_bytes(path, MAX_FILE_BYTES))
+        text = decode_utf8(read_bytes(path, MAX_FILE_BYTES, "not an inventory or profile"))
     except FileNotFoundError:
         raise ConfigError("file not found (check the path; for the local lab the "
                           "repository's inventory.yaml works after `nicbench lab up`)",
