@@ -88,6 +88,10 @@ def _json_documents(text: str) -> list[dict[str, Any]]:
         except json.JSONDecodeError as exc:
             raise ParseError(NAME, f"a complete JSON document ({exc.msg})",
                              f"line {exc.lineno} column {exc.colno}") from None
+        except RecursionError:
+            raise ParseError(NAME, "a JSON document as iperf3 writes it",
+                             f"line {text.count(chr(10), 0, begin) + 1}: nested too deep"
+                             ) from None
         if not isinstance(doc, dict):
             raise ParseError(NAME, "a JSON object at the top level",
                              f"line {text.count(chr(10), 0, begin) + 1}")

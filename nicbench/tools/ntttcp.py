@@ -244,6 +244,8 @@ def _parse_json(text: str) -> ParsedRun:
     except json.JSONDecodeError as exc:
         raise ParseError(NAME, "a well-formed ntttcp-for-linux JSON document",
                          f"line {exc.lineno}, column {exc.colno}: {exc.msg}") from exc
+    except RecursionError:
+        raise ParseError(NAME, "an ntttcp-for-linux JSON document", "nested too deep") from None
     if not isinstance(doc, dict) or not ({"ntttcps", "ntttcpr"} & set(doc)):
         raise ParseError(NAME, "a top-level \"ntttcps\" or \"ntttcpr\" object", "$")
     key = "ntttcps" if "ntttcps" in doc else "ntttcpr"
