@@ -40,6 +40,23 @@ def load_profile(path: str | Path,
     return profile
 
 
+# Keys that tell the two kinds of file apart (``nicbench validate`` takes either).
+_INVENTORY_KEYS = {"hosts", "adapters", "pairs"}
+_PROFILE_KEYS = {"tests", "source", "points", "mtu", "extends"}
+
+
+def load_any(path: str | Path) -> inv_mod.Inventory | prof_mod.Profile:
+    """An inventory or a profile, told apart by its top-level keys."""
+    data, where = load_yaml(path)
+    keys = set(data) if isinstance(data, dict) else set()
+    if keys & _INVENTORY_KEYS:
+        return load_inventory(path)
+    if keys & _PROFILE_KEYS:
+        return load_profile(path)
+    raise ConfigError("neither an inventory (hosts:, adapters:, pairs:) nor a profile "
+                      "(tests:, source:, mtu: or points:)", file=where.default_file, line=1)
+
+
 def resolve_profile_path(name: str, search_dir: str | Path = "profiles") -> Path:
     """``quick`` or ``profiles/quick.yaml`` or any path -> an existing file."""
     p = Path(name)
