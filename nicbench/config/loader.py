@@ -32,6 +32,8 @@ def load_inventory(path: str | Path) -> inv_mod.Inventory:
 def load_profile(path: str | Path,
                  validate_params: Callable | None = None) -> prof_mod.Profile:
     data, where = _load_with_extends(Path(path), [])
+    if isinstance(data, dict) and isinstance(data.get("mtu"), list) and not data.get("points"):
+        where.as_written = _mtu_shorthand
     profile = _validate(prof_mod.Profile, data, where)
     profile = profile.model_copy(update={"file": where.default_file})
     if validate_params is None:
@@ -48,7 +50,10 @@ _PROFILE_KEYS = {"tests", "source", "points", "mtu", "extends"}
 def load_any(path: str | Path) -> inv_mod.Inventory | prof_mod.Profile:
     """An inventory or a profile, told apart by its top-level keys."""
     data, where = load_yaml(path)
-    keys = set(data) if isinstance(data, dict) else set()
+    if not isinstance(data, dict):
+        raise ConfigError("expected a mapping of keys at the top level (an inventory or a "
+                          "profile)", file=where.default_file, line=1)
+    keys = set(data)
     if keys & _INVENTORY_KEYS:
         return load_inventory(path)
     if keys & _PROFILE_KEYS:
@@ -94,6 +99,13 @@ def _load_with_extends(path: Path, chain: list[Path]) -> tuple[Any, Where]:
     merged = merge(base, base_where, data, where)
     base_where.default_file = where.default_file
     return merged, base_where
+
+
+def _mtu_shorthand(path: KeyPath) -> KeyPath:
+    """points[i] and points[i].mtu of a profile that wrote mtu: [..] are its mtu[i]."""
+    if path[:1] == ("points",) and (len(path) == 1 or path[2:] in ((), ("mtu",))):
+        return ("mtu",) + path[1:2]
+    return path
 
 
 def _raise_all(errors: list[ConfigError]) -> None:

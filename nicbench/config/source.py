@@ -12,7 +12,7 @@ Profiles that ``extends:`` another are merged here too, keeping each key's own o
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import yaml
 
@@ -38,6 +38,9 @@ class Where:
     def __init__(self, default_file: str):
         self.default_file = default_file
         self.lines: dict[KeyPath, tuple[str, int]] = {}
+        # Maps a path of the validated data to the one the file wrote, where they differ
+        # (a profile's mtu: [..] shorthand becomes points: [..]).
+        self.as_written: Callable[[KeyPath], KeyPath] = lambda path: path
 
     def find(self, path: KeyPath) -> tuple[str, int | None]:
         """The origin of ``path`` or of its closest ancestor that has one."""
@@ -50,6 +53,7 @@ class Where:
             path = path[:-1]
 
     def error(self, path: KeyPath, message: str) -> ConfigError:
+        path = self.as_written(tuple(path))
         file, line = self.find(path)
         return ConfigError(message, file=file, line=line, key=render_path(path) or None)
 
@@ -89,6 +93,9 @@ def load_yaml(path: str | Path) -> tuple[Any, Where]:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc)
+        context = getattr(exc, "context", None)
+        if context and problem.startswith("but "):   # "... a single document ... but found"
+            problem = f"{context} {problem}"
         raise ConfigError(f"not valid YAML: {problem}", file=name,
                           line=mark.line + 1 if mark else None) from exc
     finally:
@@ -155,6 +162,13 @@ class _Converter:
                               "not an inventory or profile", file=self.name,
                               line=node.start_mark.line + 1)
         self.where.lines[path] = (self.name, node.start_mark.line + 1)
+        if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) \
+                and node.tag not in _PLAIN_COLLECTIONS:
+            # A scalar's tag is refused when it is constructed; a collection's would be
+            # silently dropped (!!python/object/apply:os.system [..] read as a list).
+            raise ConfigError(f"not valid YAML: the tag {node.tag!r} is not allowed here "
+                              "(plain mappings, lists and values only)", file=self.name,
+                              line=node.start_mark.line + 1)
         if isinstance(node, yaml.MappingNode):
             out: dict[Any, Any] = {}
             for key_node, value_node in node.value:
@@ -173,6 +187,7 @@ class _Converter:
 
 
 _SCALARS = yaml.SafeLoader("")
+_PLAIN_COLLECTIONS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 
 
 def _scalar(node: yaml.Node, name: str) -> Any:
