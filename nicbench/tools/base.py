@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Iterator, Literal
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
 
 from nicbench.errors import ParseError
 
@@ -109,9 +109,9 @@ class ParsedRun:
     def __post_init__(self) -> None:
         # A NaN or an infinity is never a measurement (a corrupted file, an overflowed
         # sum): refused here, whichever parser read it, so no row shows "inf" or "-".
-        for where, value in _floats(self):
-            if not math.isfinite(value):
-                raise ParseError(self.tool, "finite numbers", f"{where} is {value}")
+        bad = _non_finite(self)
+        if bad is not None:
+            raise ParseError(self.tool, "finite numbers", f"{bad[0]} is {bad[1]}")
 
     def to_json(self) -> dict[str, Any]:
         """The object ``nicbench parse --json`` prints."""
@@ -137,16 +137,31 @@ class ParsedRun:
         return out
 
 
-def _floats(value: Any, where: str = "") -> Iterator[tuple[str, float]]:
-    """Every float in a ParsedRun (fields, udp, points, extra), with its path."""
-    if isinstance(value, float):
-        yield where, value
-    elif isinstance(value, (ParsedRun, UdpStats, Point)):
-        for f in fields(value):
-            yield from _floats(getattr(value, f.name), f"{where}.{f.name}".lstrip("."))
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _floats(item, f"{where}.{key}")
-    elif isinstance(value, (list, tuple)):
-        for i, item in enumerate(value):
-            yield from _floats(item, f"{where}[{i}]")
+def _non_finite(run: ParsedRun) -> tuple[str, float] | None:
+    """The first float of a run (fields, udp, points, extra) that is NaN or infinite, with
+    its path. Written out flat: a netPIPE sweep can hold 10^5 points."""
+    for name in ("throughput_bps", "duration_s", "cpu_pct", "bytes_total", "sent_bps"):
+        value = getattr(run, name)
+        if isinstance(value, float) and not math.isfinite(value):
+            return name, value
+    if run.udp is not None:
+        for name in ("loss_pct", "jitter_ms"):
+            value = getattr(run.udp, name)
+            if isinstance(value, float) and not math.isfinite(value):
+                return f"udp.{name}", value
+    for i, p in enumerate(run.points):
+        for name, value in (("throughput_bps", p.throughput_bps), ("tx_bps", p.tx_bps),
+                            ("rx_bps", p.rx_bps)):
+            if isinstance(value, float) and not math.isfinite(value):
+                return f"points[{i}].{name}", value
+    todo: list[tuple[str, Any]] = [("extra", run.extra)]
+    while todo:
+        where, value = todo.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            return where, value
+        if isinstance(value, dict):
+            todo.extend((f"{where}.{k}", v) for k, v in value.items())
+        elif isinstance(value, (list, tuple)):
+            todo.extend((f"{where}[{i}]", v) for i, v in enumerate(value)
+                        if not isinstance(v, (int, float)) or not math.isfinite(v))
+    return None

@@ -240,14 +240,18 @@ def _duration(s: dict[str, Any]) -> float | None:
 
 
 def _udp_stats(s: dict[str, Any]) -> UdpStats:
-    lost = s.get("lost_packets")
-    total = s.get("packets")
-    lost = int(lost) if isinstance(lost, (int, float)) else None
-    total = int(total) if isinstance(total, (int, float)) else None
+    lost, total = _count(s, "lost_packets"), _count(s, "packets")
     # lost_percent is not trusted: in a 3.12 client's sum_received it is computed against
     # the client's packet count, and a server's per-stream entry reads 0 despite losses.
     pct = 100.0 * lost / total if lost is not None and total else None
     return UdpStats(lost=lost, total=total, loss_pct=pct, jitter_ms=_number(s.get("jitter_ms")))
+
+
+def _count(s: dict[str, Any], key: str) -> int | None:
+    value = _number(s.get(key))
+    if value is not None and not math.isfinite(value):   # int(NaN) would be a ValueError
+        raise ParseError(NAME, f"a packet count in {key}", f"{value}")
+    return None if value is None else int(value)
 
 
 def _version(value: Any) -> str | None:

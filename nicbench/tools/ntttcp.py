@@ -360,7 +360,7 @@ def _parse_linux_console(text: str) -> ParsedRun:
     rate = _LINUX_RATE.match(raw)
     if not rate:
         raise ParseError(NAME, "a throughput like '955.28Mbps'", f"line {where}: {raw!r}")
-    throughput_bps = float(rate["v"]) * _LINUX_RATE_PREFIX[rate["unit"]]
+    throughput_bps = _number(rate["v"], f"line {where}") * _LINUX_RATE_PREFIX[rate["unit"]]
     raw, where = need("test duration")
     duration = _number(raw.removesuffix("seconds").strip(), f"line {where}")
     raw, where = need("total bytes")
