@@ -4,7 +4,7 @@ with the line of whatever is wrong.
 Every input nicbench reads (inventories, profiles, tool outputs, results directories) goes
 through :func:`read_bytes` and one of the decoders, so that ``/dev/zero``, a FIFO or a
 directory given by mistake is refused at once instead of being read forever or blocking,
-and a file larger than its kind ever is (a 1 MB inventory, a 64 MB tool output) is
+and a file larger than its kind ever is (a 1 MB inventory, an 8 MB tool output) is
 refused before it is read whole.
 
 Problems are :class:`TextFileError` (a message and, where known, a line); each caller turns

@@ -27,16 +27,18 @@ def parse_text(tool: str, text: str) -> ParsedRun:
     return TOOLS[tool].parse(text)
 
 
-# No tool prints this much for one run (netPIPE's longest sweep is a few hundred lines):
-# a larger input is the wrong file, and is refused before it is read.
-MAX_OUTPUT_BYTES = 64 << 20
+# One run's output is KB (a netPIPE sweep, a few hundred lines) to a few MB (iperf3 -J of an
+# hour with per-second intervals). The parsers read line by line in Python: at 8 MB the
+# slowest takes about 5 s and the hungriest under 200 MB, inside the 10 s and 300 MB a bad
+# input may cost; a larger file is refused before it is read.
+MAX_OUTPUT_BYTES = 8 << 20
 
 
 def read_output(tool: str, name: str) -> str:
     """The text of a saved output (``-`` for standard input): a regular file of at most
-    64 MB, UTF-8 or UTF-16 (what Windows PowerShell's ``>`` writes). Anything else is a
+    8 MB, UTF-8 or UTF-16 (what Windows PowerShell's ``>`` writes). Anything else is a
     ParseError (exit 3), like output that cannot be read."""
-    too_big = "no tool prints that much for one run"
+    too_big = "give the output of one run (nicbench parse reads at most 8 MB)"
     try:
         if name != "-":
             data = read_bytes(name, MAX_OUTPUT_BYTES, too_big)

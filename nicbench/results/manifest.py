@@ -25,8 +25,8 @@ from nicbench.errors import UsageError
 from nicbench.textfile import TextFileError, decode_utf8, read_bytes
 
 MANIFEST_VERSION = 2
-# Profile, inventory and the facts of a few hosts: tens of KB. Far more is not a manifest.
-MAX_MANIFEST_BYTES = 16 << 20
+# Profile, inventory and the facts of a few hosts: tens of KB. 4 MB is not a manifest.
+MAX_MANIFEST_BYTES = 4 << 20
 
 
 class Manifest(BaseModel):

@@ -10,7 +10,7 @@
 
 Every record carries ``format_version``; readers accept older versions and refuse newer
 ones. Resuming a run reads trials.jsonl and skips the (pair, point, test, repetition) keys
-already there. What is read must be a regular file with lines of at most 16 MB, and each
+already there. What is read must be a regular file with lines of at most 1 MB, and each
 record's stored types are checked before it is used: a corrupt directory is one line
 naming the file and line, never an internal error or a half-read run.
 """
@@ -24,15 +24,15 @@ import shutil
 import time
 from dataclasses import fields
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from nicbench.errors import ResultsWriteError, UsageError
 from nicbench.results.records import FORMAT_VERSION, TrialKey, TrialRecord, current, settled
 from nicbench.textfile import TextFileError, open_regular, size_text
 
-# A trial record is a few KB (a netPIPE curve of a few hundred points at most): a longer
-# line is not one, and is refused before it is read whole.
-MAX_RECORD_BYTES = 16 << 20
+# A trial record is a few KB (a netPIPE curve of a few hundred points at most): a line of
+# more than 1 MB is not one, and is refused before it is read whole.
+MAX_RECORD_BYTES = 1 << 20
 
 class RunDir:
     def __init__(self, path: str | Path):
@@ -196,15 +196,24 @@ def _check_types(data: dict) -> None:
         if value is None and kind.endswith("| None"):
             continue
         core = kind.removesuffix(" | None").split("[")[0]
-        ok = {"float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
-              and math.isfinite(v),
-              "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
-              "str": lambda v: isinstance(v, str), "Kind": lambda v: isinstance(v, str),
-              "Status": lambda v: isinstance(v, str), "Failure": lambda v: isinstance(v, str),
-              "dict": lambda v: isinstance(v, dict), "list": lambda v: isinstance(v, list),
-              }.get(core)
-        if ok is not None and not ok(value):
-            raise ValueError(f"{f.name} {_short(value)} is not a {core}")
+        if core in _TYPES and not _TYPES[core][1](value):
+            raise ValueError(f"{f.name} {_short(value)} is not {_TYPES[core][0]}")
+
+
+def _number(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+_TYPES: dict[str, tuple[str, Callable[[object], bool]]] = {
+    "float": ("a finite number", _number),
+    "int": ("a whole number", lambda v: isinstance(v, int) and not isinstance(v, bool)),
+    "str": ("a string", lambda v: isinstance(v, str)),
+    "Kind": ("a string", lambda v: isinstance(v, str)),
+    "Status": ("a string", lambda v: isinstance(v, str)),
+    "Failure": ("a string", lambda v: isinstance(v, str)),
+    "dict": ("a JSON object", lambda v: isinstance(v, dict)),
+    "list": ("a JSON list", lambda v: isinstance(v, list)),
+}
 
 
 def _short(value: object) -> str:
