@@ -11,7 +11,7 @@ import ipaddress
 import re
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BeforeValidator, ConfigDict, BaseModel
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationInfo
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 LINUX_IFNAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,14}$")   # IFNAMSIZ-1
@@ -101,6 +101,14 @@ def parse_rate(value: Any) -> int:
 
 
 Name = Annotated[str, AfterValidator(_pattern(NAME_RE, "name", "letters, digits, _ . -"))]
+
+
+def _label(value: Any, info: ValidationInfo) -> Any:
+    return value if stored(info) else _pattern(NAME_RE, "name", "letters, digits, _ . -")(value)
+
+
+# A point's label names files and results: a Name, except in a run saved before labels were.
+Label = Annotated[str, AfterValidator(_label)]
 HostAddress = Annotated[str, BeforeValidator(_host_address)]
 IpAddress = Annotated[str, BeforeValidator(_address)]
 FilePath = Annotated[str, AfterValidator(_pattern(
@@ -117,8 +125,20 @@ SYSCTLS_OUTSIDE_NET = {
 }
 
 
-def _sysctl_name(value: Any) -> Any:
+# Validation context of a run's saved profile and inventory (manifest.json): the rules of
+# what a file may ask for (these sysctls, these tool names) apply to new runs; a run made
+# before a rule existed is still read back.
+STORED = {"stored": True}
+
+
+def stored(info: ValidationInfo) -> bool:
+    return bool(info.context and info.context.get("stored"))
+
+
+def _sysctl_name(value: Any, info: ValidationInfo) -> Any:
     _pattern(SYSCTL_RE, "sysctl name", "like net.core.rmem_max")(value)
+    if stored(info):
+        return value
     if not value.startswith("net.") and value not in SYSCTLS_OUTSIDE_NET:
         raise ValueError(f"{value!r}: a profile may set net.* sysctls only (and "
                          f"{', '.join(sorted(SYSCTLS_OUTSIDE_NET))})")

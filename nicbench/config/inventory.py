@@ -9,7 +9,7 @@ from pydantic import AfterValidator, Field
 
 from nicbench.config.fields import (FilePath, Float, HostAddress, Int, IpAddress, Name, Rate,
                                     Strict, UserName, is_linux_ifname, is_windows_ifname)
-from nicbench.config.profile import ToolName
+from nicbench.config.profile import ToolKey
 from nicbench.config.source import Where
 from nicbench.errors import ConfigError, UsageError
 from nicbench.remote.ssh_config import parse_proxy_jump
@@ -53,7 +53,7 @@ class Host(Strict):
     address: HostAddress | None = None    # required unless ssh.alias names it
     os: Literal["linux", "windows"] = "linux"
     ssh: SshSettings
-    tools: dict[ToolName, FilePath] = Field(default_factory=dict,
+    tools: dict[ToolKey, FilePath] = Field(default_factory=dict,
                                         description="tool name -> executable path on the host")
 
 

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
-from nicbench.config.fields import (Float, Int, Name, Rate, RegistryName, Strict, SysctlName,
-                                    SysctlValue, ToolArg, ToolParam)
+from nicbench.config.fields import (Float, Int, Label, Name, Rate, RegistryName, Strict,
+                                    SysctlName, SysctlValue, ToolArg, ToolParam, stored)
 from nicbench.config.source import Where
 from nicbench.errors import ConfigError, UsageError
 
@@ -34,6 +34,14 @@ def _known_tool(name: str) -> str:
 
 
 ToolName = Annotated[str, AfterValidator(_known_tool)]
+
+
+def _tool_key(name: str, info: ValidationInfo) -> str:
+    return name if stored(info) else _known_tool(name)
+
+
+# hosts[].tools keys: tools nicbench knows (a run saved before that rule still reads back).
+ToolKey = Annotated[str, AfterValidator(_tool_key)]
 
 
 class UdpSearch(Strict):
@@ -85,7 +93,7 @@ class Point(Strict):
     # out at this point (NTttcp's -rb, given at jumbo frames only in the Jan 2003 review)
     vars: dict[Name, ToolArg | None] = Field(default_factory=dict)
     # The point's name in results, file names and reports: a name like any other.
-    label: Name | None = None
+    label: Label | None = None
 
     @model_validator(mode="after")
     def _one_size(self):

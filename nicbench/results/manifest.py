@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from nicbench.config.fields import STORED
 from nicbench.config.inventory import Inventory
 from nicbench.config.profile import Profile
 from nicbench.errors import UsageError
@@ -107,7 +108,7 @@ class Manifest(BaseModel):
         if not isinstance(data, dict):
             raise UsageError(f"{path}: not a JSON object: the file is corrupt")
         try:
-            return cls.model_validate(data)
+            return cls.model_validate(data, context=STORED)
         except ValidationError as exc:
             err = exc.errors()[0]
             where = ".".join(str(s) for s in err["loc"]) or "top level"
