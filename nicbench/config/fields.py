@@ -107,7 +107,7 @@ def _label(value: Any, info: ValidationInfo) -> Any:
     return value if stored(info) else _pattern(NAME_RE, "name", "letters, digits, _ . -")(value)
 
 
-# A point's label names files and results: a Name, except in a run saved before labels were.
+# A point's label names files and results: a Name (a run saved before that rule reads back).
 Label = Annotated[str, AfterValidator(_label)]
 HostAddress = Annotated[str, BeforeValidator(_host_address)]
 IpAddress = Annotated[str, BeforeValidator(_address)]

@@ -54,7 +54,7 @@ class Host(Strict):
     os: Literal["linux", "windows"] = "linux"
     ssh: SshSettings
     tools: dict[ToolKey, FilePath] = Field(default_factory=dict,
-                                        description="tool name -> executable path on the host")
+                                           description="tool name -> executable path on the host")
 
 
 class Driver(Strict):
