@@ -25,17 +25,17 @@ import sys
 import tempfile
 import time
 
-import nicbench.cli
+import importlib
+import pkgutil
+
+import nicbench
+
 # What the commands import on first use (report: pandas and matplotlib; run: paramiko),
-# loaded once here rather than in every child.
-import nicbench.cli.check  # noqa: F401
-import nicbench.config.loader  # noqa: F401
-import nicbench.execution.runner  # noqa: F401
-import nicbench.report.build  # noqa: F401
-import nicbench.report.load  # noqa: F401
-import nicbench.report.page  # noqa: F401
-import nicbench.report.render  # noqa: F401
-import nicbench.tools.registry  # noqa: F401
+# loaded once here rather than in every child: every module of the package.
+for _module in pkgutil.walk_packages(nicbench.__path__, "nicbench."):
+    if not _module.name.endswith("__main__"):
+        importlib.import_module(_module.name)
+import nicbench.cli  # noqa: E402
 
 
 def _vm_bytes() -> int:
@@ -113,6 +113,7 @@ def run(req: dict) -> dict:
 
 
 def main() -> None:
+    print("ready", flush=True)
     for line in sys.stdin:
         if line.strip():
             print(json.dumps(run(json.loads(line))), flush=True)

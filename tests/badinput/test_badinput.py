@@ -70,6 +70,8 @@ def forkrun():
     env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MPLBACKEND="Agg")
     proc = subprocess.Popen([sys.executable, str(HERE / "forkrun.py")], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, text=True, env=env, cwd=HERE)
+    assert proc.stdout is not None
+    assert proc.stdout.readline() == "ready\n", "forkrun.py did not start (see its stderr)"
 
     def run(argv: list[str], cwd: Path, env: dict[str, str] | None = None,
             code: str | None = None, timeout_s: float = TIME_LIMIT_S) -> dict:
