@@ -7,21 +7,34 @@ import sys
 
 from nicbench.cli import console
 from nicbench.cli.console import out
+from nicbench.errors import LabError, UsageError
+
+
+def _env_slot() -> int:
+    raw = os.environ.get("NICBENCH_LAB_SLOT", "0")
+    if not raw.strip().isdigit():
+        raise UsageError(f"NICBENCH_LAB_SLOT={raw!r}: not a slot number (0 to 14; unset "
+                         "it for slot 0)")
+    return int(raw)
 
 
 def _env_lab_spec(args):
     from nicbench.lab.lab import LabSpec
 
     adapters = tuple(a for a in (getattr(args, "adapters", None) or "").split(",") if a)
-    kw = {"prefix": os.environ.get("NICBENCH_LAB_PREFIX", "nb"),
-          "slot": int(os.environ.get("NICBENCH_LAB_SLOT", "0"))}
-    if getattr(args, "pairs", None):
+    kw = {"prefix": os.environ.get("NICBENCH_LAB_PREFIX", "nb"), "slot": _env_slot()}
+    if getattr(args, "pairs", None) is not None:
         kw["pairs"] = args.pairs
     if getattr(args, "rate", None):
         kw["rate"] = args.rate
     if adapters:
         kw["adapters"] = adapters
-    return LabSpec(**kw)
+    try:
+        return LabSpec(**kw)
+    except LabError as exc:
+        # Everything LabSpec checks came from the environment or the command line.
+        raise UsageError(f"{exc} (from NICBENCH_LAB_PREFIX, NICBENCH_LAB_SLOT or the "
+                         "command line)") from None
 
 
 def _lab_dir(args) -> str:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import json
 import sys
-from pathlib import Path
 
 from nicbench.cli.console import mbit, out
-from nicbench.errors import ParseError, UsageError
+from nicbench.errors import ParseError
+from nicbench.textfile import TextFileError, decode_output, read_bytes, read_limited
 from nicbench.tools.base import ParsedRun
 from nicbench.tools.registry import DETECT_ORDER, TOOLS
 
@@ -26,14 +27,38 @@ def parse_text(tool: str, text: str) -> ParsedRun:
     return TOOLS[tool].parse(text)
 
 
-def cmd_parse(args) -> int:
-    path = Path(args.file)
+# One run's output is KB (a netPIPE sweep, a few hundred lines) to a few MB (iperf3 -J of an
+# hour with per-second intervals). The parsers read line by line in Python: at 8 MB the
+# slowest takes about 5 s and the hungriest under 200 MB, inside the 10 s and 300 MB a bad
+# input may cost; a larger file is refused before it is read.
+MAX_OUTPUT_BYTES = 8 << 20
+
+
+def read_output(tool: str, name: str) -> str:
+    """The text of a saved output (``-`` for standard input): a regular file of at most
+    8 MB, UTF-8 or UTF-16 (what Windows PowerShell's ``>`` writes). Anything else is a
+    ParseError (exit 3), like output that cannot be read."""
+    too_big = "give the output of one run (nicbench parse reads at most 8 MB)"
     try:
-        text = sys.stdin.read() if args.file == "-" else path.read_text(errors="replace")
+        if name != "-":
+            data = read_bytes(name, MAX_OUTPUT_BYTES, too_big)
+        elif hasattr(sys.stdin, "buffer"):
+            data = read_limited(sys.stdin.buffer, MAX_OUTPUT_BYTES, too_big)
+        else:   # a text stream put in its place
+            data = read_limited(io.BytesIO(sys.stdin.read().encode()), MAX_OUTPUT_BYTES,
+                                too_big)
+        return decode_output(data)
+    except TextFileError as exc:
+        where = f"line {exc.line}: {exc.message}" if exc.line else exc.message
+        raise ParseError(tool, "a tool's text output", where) from None
     except OSError as exc:
-        raise UsageError(f"{args.file}: cannot read: {exc.strerror}") from exc
+        raise ParseError(tool, "a file holding a tool's output",
+                         f"cannot read: {exc.strerror or exc}") from None
+
+
+def cmd_parse(args) -> int:
     try:
-        parsed = parse_text(args.tool, text)
+        parsed = parse_text(args.tool, read_output(args.tool, args.file))
     except ParseError as exc:
         raise ParseError(exc.tool, exc.expected, f"{args.file}: {exc.where}" if exc.where
                          else args.file) from None

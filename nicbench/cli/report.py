@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from nicbench.cli import console
 from nicbench.cli.console import out
+from nicbench.errors import UsageError
 
 
 def cmd_report(args) -> int:
     from nicbench.report import build_report
 
+    if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
+        raise UsageError(f"--out {args.out}: exists and is not a directory: give a new "
+                         "name or a report directory")
     page = build_report(args.dirs, args.out, link_rates=args.link_rate, labels=args.label,
                         reference=args.reference, single_file=args.single_file,
                         warn=console.warn)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 from nicbench.cli import console
@@ -75,6 +76,10 @@ def cmd_run(args) -> int:
     from nicbench.config.loader import load_inventory, load_profile, resolve_profile_path
     from nicbench.execution.runner import Runner
 
+    if args.resume and not Path(args.resume).is_dir():
+        state = "not a directory" if Path(args.resume).exists() else "no such directory"
+        raise UsageError(f"--resume {args.resume}: {state}: give the results directory of "
+                         "the run to continue")
     profile = load_profile(resolve_profile_path(args.profile))
     inv = load_inventory(args.inventory)
     for name in args.pair or []:

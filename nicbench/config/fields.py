@@ -11,7 +11,7 @@ import ipaddress
 import re
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BeforeValidator, ConfigDict, BaseModel
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationInfo
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 LINUX_IFNAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,14}$")   # IFNAMSIZ-1
@@ -50,45 +50,108 @@ def _host_address(value: Any) -> str:
     return _address(value)
 
 
+# What a size or a rate in a file may be: a socket buffer or block of 1 byte to 1 GiB
+# (netPIPE's largest default block is 8 MB; a 10^12-byte "upper" is a typo), a rate of
+# 1 bit/s to 10 Tbit/s.
+MAX_SIZE = 1 << 30
+MAX_RATE = 10 ** 13
+
+
+def _no_bool(value: Any) -> Any:
+    # YAML 1.1 reads yes/no/on/off/true/false as booleans, and pydantic would then take
+    # True as the number 1: "port: yes" must not become port 1.
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is a YAML boolean (yes/no/on/off/true/false), "
+                         "not a number")
+    return value
+
+
+def _in_range(value: float, low: float, high: float, what: str, shown: str) -> int:
+    if not low <= value <= high:
+        raise ValueError(f"{shown} is out of range: {what}")
+    return int(value)
+
+
 def parse_size(value: Any) -> int:
     """``64K`` -> 65536, ``1M`` -> 1048576, ``24576`` -> 24576 (binary prefixes, as the
-    tools themselves read them)."""
-    if isinstance(value, bool):
-        raise ValueError(f"{value!r} is not a size")
+    tools themselves read them); 1 byte to 1G."""
+    _no_bool(value)
+    what = "a size is 1 byte to 1G"
     if isinstance(value, int):
-        if value < 0:
-            raise ValueError(f"{value} is negative")
-        return value
+        return _in_range(value, 1, MAX_SIZE, what, str(value))
     m = SIZE_RE.match(str(value).strip())
     if not m:
         raise ValueError(f"{value!r} is not a size (bytes, or a number with K, M or G)")
     mult = {"": 1, "k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}[m.group(2).lower()]
-    return int(float(m.group(1)) * mult)
+    return _in_range(float(m.group(1)) * mult, 1, MAX_SIZE, what, repr(value))
 
 
 def parse_rate(value: Any) -> int:
-    """``200M`` / ``200mbit`` -> 200000000 bit/s (SI prefixes, as iperf's -b reads them)."""
-    if isinstance(value, bool):
-        raise ValueError(f"{value!r} is not a rate")
+    """``200M`` / ``200mbit`` -> 200000000 bit/s (SI prefixes, as iperf's -b reads them);
+    1 bit/s to 10 Tbit/s."""
+    _no_bool(value)
+    what = "a rate is 1 bit/s to 10000G"
     if isinstance(value, (int, float)):
-        return int(value)
+        return _in_range(value, 1, MAX_RATE, what, repr(value))   # NaN is in no range
     m = RATE_RE.match(str(value).strip())
     if not m:
         raise ValueError(f"{value!r} is not a rate (bit/s, or a number with K, M or G)")
     mult = {"": 1, "k": 10 ** 3, "m": 10 ** 6, "g": 10 ** 9}[m.group(2).lower()]
-    return int(float(m.group(1)) * mult)
+    return _in_range(float(m.group(1)) * mult, 1, MAX_RATE, what, repr(value))
 
 
 Name = Annotated[str, AfterValidator(_pattern(NAME_RE, "name", "letters, digits, _ . -"))]
+
+
+def _label(value: Any, info: ValidationInfo) -> Any:
+    return value if stored(info) else _pattern(NAME_RE, "name", "letters, digits, _ . -")(value)
+
+
+# A point's label names files and results: a Name (a run saved before that rule reads back).
+Label = Annotated[str, AfterValidator(_label)]
 HostAddress = Annotated[str, BeforeValidator(_host_address)]
 IpAddress = Annotated[str, BeforeValidator(_address)]
 FilePath = Annotated[str, AfterValidator(_pattern(
     PATH_RE, "path", "letters, digits and _ . / ~ + - only; no spaces or shell characters"))]
 UserName = Annotated[str, AfterValidator(_pattern(USER_RE, "user name", "a plain login name"))]
-SysctlName = Annotated[str, AfterValidator(_pattern(SYSCTL_RE, "sysctl name", "like net.core.rmem_max"))]
+# A profile tunes the network stack: net.* only, plus the few other knobs network tuning
+# guides set for throughput (each with its reason). Anything else a profile could set as
+# root (kernel.core_pattern runs a program of its choosing) is refused at load.
+SYSCTLS_OUTSIDE_NET = {
+    "kernel.numa_balancing": "page migration moves a receiver's buffers mid-run "
+                             "(tuned's network-latency profile turns it off)",
+    "vm.min_free_kbytes": "headroom for atomic allocations on the receive path at high "
+                          "packet rates (NIC vendors' tuning guides raise it)",
+}
+
+
+# Validation context of a run's saved profile and inventory (manifest.json): the rules of
+# what a file may ask for (these sysctls, these tool names) apply to new runs; a run made
+# before a rule existed is still read back.
+STORED = {"stored": True}
+
+
+def stored(info: ValidationInfo) -> bool:
+    return bool(info.context and info.context.get("stored"))
+
+
+def _sysctl_name(value: Any, info: ValidationInfo) -> Any:
+    _pattern(SYSCTL_RE, "sysctl name", "like net.core.rmem_max")(value)
+    if stored(info):
+        return value
+    if not value.startswith("net.") and value not in SYSCTLS_OUTSIDE_NET:
+        raise ValueError(f"{value!r}: a profile may set net.* sysctls only (and "
+                         f"{', '.join(sorted(SYSCTLS_OUTSIDE_NET))})")
+    return value
+
+
+SysctlName = Annotated[str, AfterValidator(_sysctl_name)]
 RegistryName = Annotated[str, AfterValidator(_pattern(REGISTRY_NAME_RE, "registry value name", "like TcpWindowSize"))]
 Size = Annotated[int, BeforeValidator(parse_size)]
 Rate = Annotated[int, BeforeValidator(parse_rate)]
+# Numbers in files: as pydantic reads them (22, 22.0 or "22"), but never a YAML boolean.
+Int = Annotated[int, BeforeValidator(_no_bool)]
+Float = Annotated[float, BeforeValidator(_no_bool)]
 
 
 def is_linux_ifname(value: str) -> bool:
@@ -130,6 +193,9 @@ def check_sysctl_value(value: Any) -> Any:
     vector sysctls read (``net.ipv4.tcp_rmem: "4096 131072 16777216"``)."""
     if isinstance(value, str) and len(value) <= 128 and SYSCTL_VALUE_RE.match(value):
         return value
+    if isinstance(value, bool):     # it would be written as "True"
+        raise ValueError(f"{value!r} is a YAML boolean (yes/no/on/off/true/false): a "
+                         "sysctl takes a number such as 1 or 0")
     try:
         return check_arg(value)
     except ValueError:

@@ -7,8 +7,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field
 
-from nicbench.config.fields import (FilePath, HostAddress, IpAddress, Name, Rate, Strict,
-                                    UserName, is_linux_ifname, is_windows_ifname)
+from nicbench.config.fields import (FilePath, Float, HostAddress, Int, IpAddress, Name, Rate,
+                                    Strict, UserName, is_linux_ifname, is_windows_ifname)
+from nicbench.config.profile import ToolKey
 from nicbench.config.source import Where
 from nicbench.errors import ConfigError, UsageError
 from nicbench.remote.ssh_config import parse_proxy_jump
@@ -27,15 +28,15 @@ class SshSettings(Strict):
     ~/.ssh/config), what the host's entry there says fills in what is not written here;
     what is written here wins (see remote/ssh_config.py)."""
 
-    port: int = Field(22, ge=1, le=65535)
+    port: Int = Field(22, ge=1, le=65535)
     user: UserName = "root"
     key_file: FilePath | None = None
     # Required, unless the config gives UserKnownHostsFile: host keys are always verified.
     known_hosts: FilePath | None = None
-    connect_timeout_s: float = Field(10.0, gt=0, le=300)
+    connect_timeout_s: Float = Field(10.0, ge=0.5, le=300)
     # How long a run waits for a host whose SSH connection dropped to come back (sshd
     # restarted, a network blip) before it records the host as lost and goes on.
-    reconnect_s: float = Field(60.0, ge=0, le=3600)
+    reconnect_s: Float = Field(60.0, ge=0, le=3600)
     config: FilePath | None = None        # an ssh_config file
     alias: Name | None = None             # its Host entry for this host (default: address)
     proxy_jump: ProxyJump | None = None   # [user@]host[:port],... or none
@@ -52,8 +53,8 @@ class Host(Strict):
     address: HostAddress | None = None    # required unless ssh.alias names it
     os: Literal["linux", "windows"] = "linux"
     ssh: SshSettings
-    tools: dict[Name, FilePath] = Field(default_factory=dict,
-                                        description="tool name -> executable path on the host")
+    tools: dict[ToolKey, FilePath] = Field(default_factory=dict,
+                                           description="tool name -> executable path on the host")
 
 
 class Driver(Strict):

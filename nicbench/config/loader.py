@@ -32,12 +32,34 @@ def load_inventory(path: str | Path) -> inv_mod.Inventory:
 def load_profile(path: str | Path,
                  validate_params: Callable | None = None) -> prof_mod.Profile:
     data, where = _load_with_extends(Path(path), [])
+    if isinstance(data, dict) and isinstance(data.get("mtu"), list) and not data.get("points"):
+        where.as_written = _mtu_shorthand
     profile = _validate(prof_mod.Profile, data, where)
     profile = profile.model_copy(update={"file": where.default_file})
     if validate_params is None:
         from nicbench.tools.registry import validate_params  # the drivers know their params
     _raise_all(prof_mod.cross_check(profile, where, validate_params))
     return profile
+
+
+# Keys that tell the two kinds of file apart (``nicbench validate`` takes either).
+_INVENTORY_KEYS = {"hosts", "adapters", "pairs"}
+_PROFILE_KEYS = {"tests", "source", "points", "mtu", "extends"}
+
+
+def load_any(path: str | Path) -> inv_mod.Inventory | prof_mod.Profile:
+    """An inventory or a profile, told apart by its top-level keys."""
+    data, where = load_yaml(path)
+    if not isinstance(data, dict):
+        raise ConfigError("expected a mapping of keys at the top level (an inventory or a "
+                          "profile)", file=where.default_file, line=1)
+    keys = set(data)
+    if keys & _INVENTORY_KEYS:
+        return load_inventory(path)
+    if keys & _PROFILE_KEYS:
+        return load_profile(path)
+    raise ConfigError("neither an inventory (hosts:, adapters:, pairs:) nor a profile "
+                      "(tests:, source:, mtu: or points:)", file=where.default_file, line=1)
 
 
 def resolve_profile_path(name: str, search_dir: str | Path = "profiles") -> Path:
@@ -70,9 +92,20 @@ def _load_with_extends(path: Path, chain: list[Path]) -> tuple[Any, Where]:
     if not parent.exists():
         raise where.error(("extends",), f"parent profile {parent} not found")
     base, base_where = _load_with_extends(parent, chain + [path])
+    # mtu: and points: are two spellings of one key: the child's replaces the parent's.
+    for mine, other in (("mtu", "points"), ("points", "mtu")):
+        if mine in data and isinstance(base, dict):
+            base.pop(other, None)
     merged = merge(base, base_where, data, where)
     base_where.default_file = where.default_file
     return merged, base_where
+
+
+def _mtu_shorthand(path: KeyPath) -> KeyPath:
+    """points[i] and points[i].mtu of a profile that wrote mtu: [..] are its mtu[i]."""
+    if path[:1] == ("points",) and (len(path) == 1 or path[2:] in ((), ("mtu",))):
+        return ("mtu",) + path[1:2]
+    return path
 
 
 def _raise_all(errors: list[ConfigError]) -> None:

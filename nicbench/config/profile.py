@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
-from nicbench.config.fields import (Name, Rate, RegistryName, Strict, SysctlName, SysctlValue,
-                                    ToolArg, ToolParam)
+from nicbench.config.fields import (Float, Int, Label, Name, Rate, RegistryName, Strict,
+                                    SysctlName, SysctlValue, ToolArg, ToolParam, stored)
 from nicbench.config.source import Where
 from nicbench.errors import ConfigError, UsageError
 
@@ -36,6 +36,14 @@ def _known_tool(name: str) -> str:
 ToolName = Annotated[str, AfterValidator(_known_tool)]
 
 
+def _tool_key(name: str, info: ValidationInfo) -> str:
+    return name if stored(info) else _known_tool(name)
+
+
+# hosts[].tools keys: tools nicbench knows (a run saved before that rule still reads back).
+ToolKey = Annotated[str, AfterValidator(_tool_key)]
+
+
 class UdpSearch(Strict):
     """How to find the highest UDP rate that gets through.
 
@@ -47,8 +55,8 @@ class UdpSearch(Strict):
     start_bps: Rate = 200_000_000
     stop_bps: Rate = 800_000_000
     step_bps: Rate = 10_000_000
-    loss_pct: float = Field(DEFAULT_LOSS_PCT, ge=0, le=100)
-    trials_per_rate: int = Field(1, ge=1, le=15)   # each rate offered N times, best kept
+    loss_pct: Float = Field(DEFAULT_LOSS_PCT, ge=0, le=100)
+    trials_per_rate: Int = Field(1, ge=1, le=15)   # each rate offered N times, best kept
 
     @model_validator(mode="after")
     def _order(self):
@@ -66,10 +74,10 @@ class TestSpec(Strict):
     tool: ToolName
     protocol: Literal["tcp", "udp"] = "tcp"
     params: dict[Name, ToolParam] = Field(default_factory=dict)
-    repetitions: int | None = Field(None, ge=1, le=1000)
+    repetitions: Int | None = Field(None, ge=1, le=1000)
     select: Select | None = None
-    timeout_s: float | None = Field(None, gt=0, le=86_400)
-    give_up_after: int | None = Field(None, ge=0, le=1000)
+    timeout_s: Float | None = Field(None, ge=1, le=86_400)
+    give_up_after: Int | None = Field(None, ge=0, le=1000)
     udp_search: UdpSearch | None = None
     description: str | None = None
 
@@ -77,14 +85,15 @@ class TestSpec(Strict):
 class Point(Strict):
     """One tuning point: a Linux MTU, or a Windows frame size with its registry values."""
 
-    mtu: int | None = Field(None, ge=68, le=65535)
-    frame_size: int | None = Field(None, ge=82, le=65549)
-    registry: dict[RegistryName, int] = Field(default_factory=dict)
+    mtu: Int | None = Field(None, ge=68, le=65535)
+    frame_size: Int | None = Field(None, ge=82, le=65549)
+    registry: dict[RegistryName, Int] = Field(default_factory=dict)
     sysctl: dict[SysctlName, SysctlValue] = Field(default_factory=dict)
     # "$name" in a test's params takes this point's value; null leaves the parameter
     # out at this point (NTttcp's -rb, given at jumbo frames only in the Jan 2003 review)
     vars: dict[Name, ToolArg | None] = Field(default_factory=dict)
-    label: str | None = None
+    # The point's name in results, file names and reports: a name like any other.
+    label: Label | None = None
 
     @model_validator(mode="after")
     def _one_size(self):
@@ -117,13 +126,13 @@ class Profile(Strict):
     source: str = Field(..., min_length=1,
                         description="which review and section this profile follows")
     platform: Literal["linux", "windows", "any"] = "linux"
-    repetitions: int = Field(15, ge=1, le=1000)
+    repetitions: Int = Field(15, ge=1, le=1000)
     select: Select = "best"
-    timeout_s: float = Field(120.0, gt=0, le=86_400)
+    timeout_s: Float = Field(120.0, ge=1, le=86_400)
     # A driver that hangs on jumbo frames fails every repetition the same way: after this
     # many consecutive failures the rest are recorded as not run (0 = never give up).
-    give_up_after: int = Field(3, ge=0, le=1000)
-    mtu: list[int] | None = None
+    give_up_after: Int = Field(3, ge=0, le=1000)
+    mtu: list[Int] | None = None
     points: list[Point] = Field(default_factory=list)
     sysctl: dict[SysctlName, SysctlValue] = Field(default_factory=dict)
     tests: list[TestSpec] = Field(min_length=1)
@@ -141,6 +150,15 @@ class Profile(Strict):
             data["points"] = [{"mtu": m} for m in data["mtu"]]
             data["mtu"] = None
         return data
+
+    @field_validator("points")
+    @classmethod
+    def _not_both(cls, points: list[Point], info: ValidationInfo) -> list[Point]:
+        # With both, one of them would be ignored without a word.
+        if points and info.data.get("mtu") is not None:
+            raise ValueError("mtu: and points: are both given; mtu: [..] is shorthand for "
+                             "points: [{mtu: ..}, ..]: keep one of them")
+        return points
 
     @model_validator(mode="after")
     def _has_points(self):
@@ -205,6 +223,17 @@ def cross_check(profile: Profile, where: Where, validate_params=None) -> list[Co
         if validate_params is not None:
             for subpath, message in validate_params(test, profile):
                 errors.append(where.error(("tests", i) + tuple(subpath), message))
+    # Results, resumes and reports know a point by its name: two points of one name would
+    # leave the second never measured (its trials look done).
+    points: dict[str, int] = {}
+    for j, point in enumerate(profile.points):
+        if point.name in points:
+            key = "label" if point.label else "mtu" if point.mtu is not None else "frame_size"
+            errors.append(where.error(("points", j, key),
+                                      f"duplicate point name '{point.name}' (also points"
+                                      f"[{points[point.name]}]): give each point its own "
+                                      "label:"))
+        points.setdefault(point.name, j)
     if profile.platform == "linux":
         for j, point in enumerate(profile.points):
             if point.registry:

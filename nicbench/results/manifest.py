@@ -19,11 +19,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from nicbench.config.fields import STORED
 from nicbench.config.inventory import Inventory
 from nicbench.config.profile import Profile
 from nicbench.errors import UsageError
+from nicbench.textfile import TextFileError, decode_utf8, read_bytes
 
 MANIFEST_VERSION = 2
+# Profile, inventory and the facts of a few hosts: tens of KB. 4 MB is not a manifest.
+MAX_MANIFEST_BYTES = 4 << 20
 
 
 class Manifest(BaseModel):
@@ -53,7 +57,9 @@ class Manifest(BaseModel):
         if not isinstance(data, dict):
             return data
         version = data.get("format_version", 1)
-        if isinstance(version, int) and version > MANIFEST_VERSION:
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            raise ValueError(f"format_version {version!r} is not a version number")
+        if version > MANIFEST_VERSION:
             raise ValueError(f"format_version {version} is newer than this nicbench reads "
                              f"({MANIFEST_VERSION}): read it with a newer nicbench")
         if version == 1:
@@ -84,20 +90,25 @@ class Manifest(BaseModel):
         """The manifest at ``path``; one UsageError line naming the file if it is not one."""
         path = Path(path)
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(decode_utf8(read_bytes(path, MAX_MANIFEST_BYTES,
+                                                     "not a nicbench manifest")))
         except FileNotFoundError:
             raise UsageError(f"{path}: missing (not a nicbench results directory, or one "
                              "whose run never started)") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") \
-                from exc
+        except TextFileError as exc:
+            raise UsageError(f"{path}{f':{exc.line}' if exc.line else ''}: {exc.message}") \
+                from None
+        except OSError as exc:
+            raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from exc
         except json.JSONDecodeError as exc:
             raise UsageError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg}): the file is "
                              "corrupt") from None
+        except RecursionError:
+            raise UsageError(f"{path}: JSON nested too deep: not a nicbench manifest") from None
         if not isinstance(data, dict):
             raise UsageError(f"{path}: not a JSON object: the file is corrupt")
         try:
-            return cls.model_validate(data)
+            return cls.model_validate(data, context=STORED)
         except ValidationError as exc:
             err = exc.errors()[0]
             where = ".".join(str(s) for s in err["loc"]) or "top level"

@@ -8,21 +8,31 @@
     DIR/summary.csv       one row per configuration (pair, point, test), rebuilt at the end
     DIR/tuning.json       the tuning journal: originals of every setting changed
 
-Every record carries ``format_version``; readers accept older versions. Resuming a run
-reads trials.jsonl and skips the (pair, point, test, repetition) keys already there.
+Every record carries ``format_version``; readers accept older versions and refuse newer
+ones. Resuming a run reads trials.jsonl and skips the (pair, point, test, repetition) keys
+already there. What is read must be a regular file with lines of at most 1 MB, and each
+record's stored types are checked before it is used: a corrupt directory is one line
+naming the file and line, never an internal error or a half-read run.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import time
+from dataclasses import fields
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from nicbench.errors import ResultsWriteError, UsageError
-from nicbench.results.records import TrialKey, TrialRecord, current, settled
+from nicbench.results.records import FORMAT_VERSION, TrialKey, TrialRecord, current, settled
+from nicbench.textfile import TextFileError, open_regular, size_text
+
+# A trial record is a few KB (a netPIPE curve of a few hundred points at most): a line of
+# more than 1 MB is not one, and is refused before it is read whole.
+MAX_RECORD_BYTES = 1 << 20
 
 class RunDir:
     def __init__(self, path: str | Path):
@@ -49,7 +59,14 @@ class RunDir:
         return self.path / "summary.csv"
 
     def create(self) -> "RunDir":
-        self.raw_dir.mkdir(parents=True, exist_ok=True)
+        if self.path.exists() and not self.path.is_dir():
+            raise UsageError(f"{self.path}: exists and is not a directory: a results "
+                             "directory is a new name or the directory of an earlier run")
+        try:
+            self.raw_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"{self.path}: cannot make the results directory: "
+                             f"{exc.strerror or exc}") from exc
         return self
 
     def write_raw(self, trial_id: str, role: str, text: str) -> str:
@@ -104,33 +121,53 @@ class RunDir:
             yield rec
 
     def numbered_records(self, *, strict: bool = False) -> Iterator[tuple[int, TrialRecord]]:
-        """(line number, record) for every record; see :meth:`records`."""
+        """(line number, record) for every record; see :meth:`records`. Whatever
+        ``strict`` says, trials.jsonl must be a regular file, no line may exceed
+        ``MAX_RECORD_BYTES``, and a record of a newer format is refused."""
         if not self.trials_file.exists():
             return
         try:
-            text = self.trials_file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            fh = open_regular(self.trials_file)
+        except (OSError, TextFileError) as exc:
             raise UsageError(f"{self.trials_file}: cannot read: "
                              f"{getattr(exc, 'strerror', None) or exc}") from exc
-        lines = text.split("\n")
-        torn_tail = not text.endswith("\n")
-        for i, line in enumerate(lines, start=1):
-            if not line.strip():
+        with fh:
+            yield from self._parse_lines(fh, strict)
+
+    def _parse_lines(self, fh, strict: bool) -> Iterator[tuple[int, TrialRecord]]:
+        where = self.trials_file
+        for i, raw in enumerate(iter(lambda: fh.readline(MAX_RECORD_BYTES + 1), b""),
+                                start=1):
+            if len(raw) > MAX_RECORD_BYTES:
+                raise UsageError(f"{where}:{i}: a line longer than "
+                                 f"{size_text(MAX_RECORD_BYTES)}: not a trial record (the "
+                                 "file is corrupt or not nicbench's)")
+            torn = not raw.endswith(b"\n")     # only the last line can be
+            if not raw.strip():
                 continue
             try:
-                data = json.loads(line)
+                data = json.loads(raw.decode("utf-8"))
                 if not isinstance(data, dict):
                     raise ValueError("not a JSON object")
+                version = data.get("format_version", 1)
+                if isinstance(version, int) and version > FORMAT_VERSION:
+                    raise UsageError(f"{where}:{i}: a trial record of format_version "
+                                     f"{version}, newer than this nicbench reads "
+                                     f"({FORMAT_VERSION}): read it with a newer nicbench")
+                _check_types(data)
                 rec = TrialRecord.from_dict(data)
-            except json.JSONDecodeError as exc:
-                if torn_tail and i == len(lines) or not strict:
+            except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+                if torn or not strict:
                     continue
-                raise UsageError(f"{self.trials_file}:{i}: not a JSON trial record ({exc.msg} "
-                                 f"at column {exc.colno}): the file is corrupt") from None
+                why = (f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError)
+                       else "not UTF-8" if isinstance(exc, UnicodeDecodeError)
+                       else "nested too deep")
+                raise UsageError(f"{where}:{i}: not a JSON trial record ({why}): the file "
+                                 "is corrupt") from None
             except (ValueError, TypeError, KeyError) as exc:
                 if not strict:
                     continue
-                raise UsageError(f"{self.trials_file}:{i}: not a nicbench trial record "
+                raise UsageError(f"{where}:{i}: not a nicbench trial record "
                                  f"({_why(exc)}): the file is corrupt or from another "
                                  "program") from None
             yield i, rec
@@ -144,8 +181,44 @@ class RunDir:
             return fh.read(1) != b"\n"
 
     def done_keys(self, keep_failed: bool = False) -> set[TrialKey]:
-        """The trials a resume does not run again (see records.settled)."""
-        return {r.key for r in current(self.records()) if settled(r, keep_failed)}
+        """The trials a resume does not run again (see records.settled). Read strictly, so
+        that a corrupt line is refused rather than its trial measured again beside it."""
+        return {r.key for r in current(self.records(strict=True)) if settled(r, keep_failed)}
+
+
+# Check the stored types before building a record: a string where a rate belongs would
+# only fail later, in a statistic or a chart, as an internal error.
+def _check_types(data: dict) -> None:
+    for f in fields(TrialRecord):
+        if f.name not in data:
+            continue
+        value, kind = data[f.name], str(f.type)
+        if value is None and kind.endswith("| None"):
+            continue
+        core = kind.removesuffix(" | None").split("[")[0]
+        if core in _TYPES and not _TYPES[core][1](value):
+            raise ValueError(f"{f.name} {_short(value)} is not {_TYPES[core][0]}")
+
+
+def _number(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+_TYPES: dict[str, tuple[str, Callable[[object], bool]]] = {
+    "float": ("a finite number", _number),
+    "int": ("a whole number", lambda v: isinstance(v, int) and not isinstance(v, bool)),
+    "str": ("a string", lambda v: isinstance(v, str)),
+    "Kind": ("a string", lambda v: isinstance(v, str)),
+    "Status": ("a string", lambda v: isinstance(v, str)),
+    "Failure": ("a string", lambda v: isinstance(v, str)),
+    "dict": ("a JSON object", lambda v: isinstance(v, dict)),
+    "list": ("a JSON list", lambda v: isinstance(v, list)),
+}
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _why(exc: Exception) -> str:

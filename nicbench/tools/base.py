@@ -7,9 +7,12 @@ sizes in bytes, durations in seconds, CPU in percent.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
+
+from nicbench.errors import ParseError
 
 Protocol = Literal["tcp", "udp"]
 
@@ -103,6 +106,13 @@ class ParsedRun:
     # never ended there (a stalled link), whatever the sender printed.
     no_receiver_report: bool = False
 
+    def __post_init__(self) -> None:
+        # A NaN or an infinity is never a measurement (a corrupted file, an overflowed
+        # sum): refused here, whichever parser read it, so no row shows "inf" or "-".
+        bad = _non_finite(self)
+        if bad is not None:
+            raise ParseError(self.tool, "finite numbers", f"{bad[0]} is {bad[1]}")
+
     def to_json(self) -> dict[str, Any]:
         """The object ``nicbench parse --json`` prints."""
         out: dict[str, Any] = {
@@ -125,3 +135,33 @@ class ParsedRun:
         if self.extra:
             out["extra"] = self.extra
         return out
+
+
+def _non_finite(run: ParsedRun) -> tuple[str, float] | None:
+    """The first float of a run (fields, udp, points, extra) that is NaN or infinite, with
+    its path. Written out flat: a netPIPE sweep can hold 10^5 points."""
+    for name in ("throughput_bps", "duration_s", "cpu_pct", "bytes_total", "sent_bps"):
+        value = getattr(run, name)
+        if isinstance(value, float) and not math.isfinite(value):
+            return name, value
+    if run.udp is not None:
+        for name in ("loss_pct", "jitter_ms"):
+            value = getattr(run.udp, name)
+            if isinstance(value, float) and not math.isfinite(value):
+                return f"udp.{name}", value
+    for i, p in enumerate(run.points):
+        for name, value in (("throughput_bps", p.throughput_bps), ("tx_bps", p.tx_bps),
+                            ("rx_bps", p.rx_bps)):
+            if isinstance(value, float) and not math.isfinite(value):
+                return f"points[{i}].{name}", value
+    todo: list[tuple[str, Any]] = [("extra", run.extra)]
+    while todo:
+        where, value = todo.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            return where, value
+        if isinstance(value, dict):
+            todo.extend((f"{where}.{k}", v) for k, v in value.items())
+        elif isinstance(value, (list, tuple)):
+            todo.extend((f"{where}[{i}]", v) for i, v in enumerate(value)
+                        if not isinstance(v, (int, float)) or not math.isfinite(v))
+    return None

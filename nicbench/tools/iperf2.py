@@ -27,7 +27,7 @@ from typing import Any, Iterable
 
 from pydantic import Field
 
-from nicbench.config.fields import Rate, Size, Strict
+from nicbench.config.fields import Float, Int, Rate, Size, Strict
 from nicbench.errors import ParseError
 from nicbench.tools.base import (IPERF_NUM, ParsedRun, UdpStats, iperf_bytes, iperf_row_rate,
                                  iperf_row_re)
@@ -345,7 +345,7 @@ def _int(value: str, lineno: int) -> int:
     except ValueError:
         try:  # some builds print byte counts and rates as floats
             return int(float(value))
-        except ValueError:
+        except (ValueError, OverflowError):   # "nan", "inf"
             raise ParseError(NAME, "an integer CSV field", f"line {lineno}: {value!r}") from None
 
 
@@ -465,14 +465,14 @@ def _build(rows: list[_Row], protocol: str, version: str | None, error: str | No
 
 # -- parameters, driver and the tool -------------------------------------------------
 class Iperf2Params(Strict):
-    duration_s: float = Field(10, gt=0, le=3600)
+    duration_s: Float = Field(10, ge=0.1, le=3600)   # -t: iperf 2 reads fractions
     window: Size | VarRef | None = None       # -w, both ends
     length: Size | VarRef | None = None       # -l, both ends
-    mss: int | VarRef | None = None           # -M, both ends (the reviews: 100000)
+    mss: Int | VarRef | None = None           # -M, both ends (the reviews: 100000)
     print_mss: bool = True                    # -m on the server, as the reviews did
-    streams: int = Field(1, ge=1, le=128)     # -P
+    streams: Int = Field(1, ge=1, le=128)     # -P
     rate: Rate | VarRef | None = None         # -b for UDP (the search sets it per trial)
-    port: int = Field(5001, ge=1024, le=65535)
+    port: Int = Field(5001, ge=1024, le=65535)
     enhanced: bool = True                     # -e: richer reports (iperf >= 2.0.10)
 
 

@@ -25,13 +25,14 @@ sessions, server (the embedded server output, parsed), server_parse_error.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import Field
 
-from nicbench.config.fields import Rate, Size, Strict
+from nicbench.config.fields import Float, Int, Rate, Size, Strict
 from nicbench.errors import ParseError
 from nicbench.tools.base import (IPERF_NUM, ParsedRun, UdpStats, iperf_bytes, iperf_row_rate,
                                  iperf_row_re)
@@ -87,6 +88,10 @@ def _json_documents(text: str) -> list[dict[str, Any]]:
         except json.JSONDecodeError as exc:
             raise ParseError(NAME, f"a complete JSON document ({exc.msg})",
                              f"line {exc.lineno} column {exc.colno}") from None
+        except RecursionError:
+            raise ParseError(NAME, "a JSON document as iperf3 writes it",
+                             f"line {text.count(chr(10), 0, begin) + 1}: nested too deep"
+                             ) from None
         if not isinstance(doc, dict):
             raise ParseError(NAME, "a JSON object at the top level",
                              f"line {text.count(chr(10), 0, begin) + 1}")
@@ -216,6 +221,10 @@ def _sum(end: dict[str, Any], key: str, where: str) -> dict[str, Any] | None:
         return None
     if not isinstance(value, dict) or "bits_per_second" not in value:
         raise ParseError(NAME, "an object with bits_per_second", f"{where}end.{key}")
+    rate = value["bits_per_second"]
+    if _number(rate) is None or not math.isfinite(rate):
+        raise ParseError(NAME, "a finite number in bits_per_second",
+                         f"{where}end.{key}.bits_per_second: {rate!r}")
     return value
 
 
@@ -231,14 +240,18 @@ def _duration(s: dict[str, Any]) -> float | None:
 
 
 def _udp_stats(s: dict[str, Any]) -> UdpStats:
-    lost = s.get("lost_packets")
-    total = s.get("packets")
-    lost = int(lost) if isinstance(lost, (int, float)) else None
-    total = int(total) if isinstance(total, (int, float)) else None
+    lost, total = _count(s, "lost_packets"), _count(s, "packets")
     # lost_percent is not trusted: in a 3.12 client's sum_received it is computed against
     # the client's packet count, and a server's per-stream entry reads 0 despite losses.
     pct = 100.0 * lost / total if lost is not None and total else None
     return UdpStats(lost=lost, total=total, loss_pct=pct, jitter_ms=_number(s.get("jitter_ms")))
+
+
+def _count(s: dict[str, Any], key: str) -> int | None:
+    value = _number(s.get(key))
+    if value is not None and not math.isfinite(value):   # int(NaN) would be a ValueError
+        raise ParseError(NAME, f"a packet count in {key}", f"{value}")
+    return None if value is None else int(value)
 
 
 def _version(value: Any) -> str | None:
@@ -468,13 +481,13 @@ def _text_view(rows: list[_Row], conn_ids: set[str]) -> _View:
 
 # -- parameters, driver and the tool -------------------------------------------------
 class Iperf3Params(Strict):
-    duration_s: float = Field(10, gt=0, le=3600)
+    duration_s: Float = Field(10, ge=1, le=3600)   # -t: iperf3 reads whole seconds
     window: Size | VarRef | None = None
     length: Size | VarRef | None = None
-    streams: int = Field(1, ge=1, le=128)
+    streams: Int = Field(1, ge=1, le=128)
     rate: Rate | VarRef | None = None
-    omit_s: float = Field(0, ge=0, le=60)
-    port: int = Field(5201, ge=1024, le=65535)
+    omit_s: Float = Field(0, ge=0, le=60)
+    port: Int = Field(5201, ge=1024, le=65535)
 
 
 class Iperf3Driver(Driver):

@@ -39,7 +39,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from nicbench.config.fields import Size, Strict
+from nicbench.config.fields import Int, Size, Strict
 from nicbench.errors import ParseError
 from nicbench.tools.base import GIB, KIB, MIB, ParsedRun, Point
 from nicbench.tools.driver import Driver, Endpoints, Plan, Tool, VersionProbe
@@ -148,7 +148,7 @@ def _pct(raw: str | None) -> float | None:
 
 # -- parameters, driver and the tool -------------------------------------------------
 class NetioParams(Strict):
-    port: int = Field(18767, ge=1024, le=65535)
+    port: Int = Field(18767, ge=1024, le=65535)
     # netio -b: one block size; unset, netio runs its own series 1k, 2k, ... 32k
     block: Size | None = None
 

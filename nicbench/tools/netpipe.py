@@ -47,7 +47,7 @@ from typing import Any
 
 from pydantic import Field
 
-from nicbench.config.fields import Size, Strict
+from nicbench.config.fields import Int, Size, Strict
 from nicbench.errors import ParseError, UsageError
 from nicbench.tools.base import MBIT_BINARY, ParsedRun, Point
 from nicbench.tools.driver import Driver, Endpoints, Plan, Tool, VersionProbe, size_arg
@@ -271,9 +271,9 @@ class NetpipeParams(Strict):
     buffer: Size | VarRef | None = None       # -b (the reviews: 65535)
     upper: Size | None = None                 # -u, largest block
     lower: Size | None = None                 # -l, smallest block
-    perturbation: int | None = Field(None, ge=0, le=1024)  # -p
-    repeats: int | None = Field(None, ge=1, le=100000)    # -n: fixed repeats per size
-    port: int = Field(5002, ge=1024, le=65535)
+    perturbation: Int | None = Field(None, ge=0, le=1024)  # -p
+    repeats: Int | None = Field(None, ge=1, le=100000)    # -n: fixed repeats per size
+    port: Int = Field(5002, ge=1024, le=65535)
 
 
 class NetpipeDriver(Driver):

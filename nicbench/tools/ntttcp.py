@@ -28,8 +28,8 @@ Output formats parsed (``extra["format"]`` names which one a run came from)
 CPU: ``cpu_pct`` is the tool's own figure. Windows: ``<cpu metric="%">`` / ``Avg. CPU %``
 (the figure the reviews charted; taken as printed). ntttcp-for-linux: ``cpu busy (all)`` /
 ``<cpu_busy_all>`` / JSON ``cpu``, which src/util.c computes as the process's clock() time over
-wall time: the process's own CPU as % of ONE core (it can exceed 100 on several cores);
-``extra["cpu_pct_basis"]`` says which.
+wall time: the process's own CPU as % of ONE core (it can exceed 100 on several cores;
+before 1.4.0 the XML wrote it as ``<cpu metric="%">``); ``extra["cpu_pct_basis"]`` says which.
 
 Throughput: ``throughput_bps`` is the tool's own total for the end that wrote the file (the
 receiver's rate in a receiver file, the sender's in a sender file); ``sent_bps`` is set for
@@ -53,6 +53,7 @@ Command builders and their sources
 from __future__ import annotations
 
 import json
+import math
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import replace
@@ -60,7 +61,7 @@ from typing import Any
 
 from pydantic import Field
 
-from nicbench.config.fields import Size, Strict
+from nicbench.config.fields import Float, Int, Size, Strict
 from nicbench.errors import ParseError, UsageError
 from nicbench.tools.base import KIB, MIB, MBIT_SI, ParsedRun
 from nicbench.tools.driver import Driver, Endpoints, Plan, Tool, VersionProbe
@@ -193,6 +194,11 @@ def _parse_xml(text: str) -> ParsedRun:
 
     if linux:
         cpu = metric("cpu_busy_all", "%", required=False)
+        if cpu is None:
+            # ntttcp-for-linux before 1.4.0 wrote the same figure (cpu_busy_percent) as
+            # <cpu metric="%"> (src/util.c until commit 60fda25, "Add missing outputs to
+            # xml logging").
+            cpu = metric("cpu", "%", required=False)
         extra["cpu_pct_basis"] = _CPU_BASIS_LINUX
     else:
         cpu = metric("cpu", "%", required=False)
@@ -238,6 +244,8 @@ def _parse_json(text: str) -> ParsedRun:
     except json.JSONDecodeError as exc:
         raise ParseError(NAME, "a well-formed ntttcp-for-linux JSON document",
                          f"line {exc.lineno}, column {exc.colno}: {exc.msg}") from exc
+    except RecursionError:
+        raise ParseError(NAME, "an ntttcp-for-linux JSON document", "nested too deep") from None
     if not isinstance(doc, dict) or not ({"ntttcps", "ntttcpr"} & set(doc)):
         raise ParseError(NAME, "a top-level \"ntttcps\" or \"ntttcpr\" object", "$")
     key = "ntttcps" if "ntttcps" in doc else "ntttcpr"
@@ -352,7 +360,7 @@ def _parse_linux_console(text: str) -> ParsedRun:
     rate = _LINUX_RATE.match(raw)
     if not rate:
         raise ParseError(NAME, "a throughput like '955.28Mbps'", f"line {where}: {raw!r}")
-    throughput_bps = float(rate["v"]) * _LINUX_RATE_PREFIX[rate["unit"]]
+    throughput_bps = _number(rate["v"], f"line {where}") * _LINUX_RATE_PREFIX[rate["unit"]]
     raw, where = need("test duration")
     duration = _number(raw.removesuffix("seconds").strip(), f"line {where}")
     raw, where = need("total bytes")
@@ -516,9 +524,12 @@ def _is_number(s: str) -> bool:
 
 def _number(raw: object, where: str) -> float:
     try:
-        return float(str(raw).strip())
+        value = float(str(raw).strip())
     except (TypeError, ValueError):
         raise ParseError(NAME, "a number", f"{where}: {raw!r}") from None
+    if not math.isfinite(value):
+        raise ParseError(NAME, "a finite number", f"{where}: {raw!r}")
+    return value
 
 
 # --------------------------------------------------------------------------- builders
@@ -667,14 +678,14 @@ def _log_name(name: str, option: str) -> str:
 
 # -- parameters, driver and the tool -------------------------------------------------
 class NtttcpParams(Strict):
-    threads: int = Field(1, ge=1, le=64)      # -m threads,cpu,ip
-    cpu: int = Field(0, ge=-1, le=1024)
-    async_count: int = Field(4, ge=1, le=64)  # -a
+    threads: Int = Field(1, ge=1, le=64)      # -m threads,cpu,ip
+    cpu: Int = Field(0, ge=-1, le=1024)
+    async_count: Int = Field(4, ge=1, le=64)  # -a
     length: Size | VarRef = 262144            # -l
-    count: int | None = Field(None, ge=1)     # -n buffers (Windows DDK method)
-    duration_s: float | None = Field(None, gt=0, le=3600)  # -t
+    count: Int | None = Field(None, ge=1, le=10 ** 9)  # -n buffers (Windows DDK method)
+    duration_s: Float | None = Field(None, ge=1, le=3600)  # -t, whole seconds
     receive_buffer: Size | VarRef | None = None  # -rb
-    port: int = Field(5001, ge=1024, le=65535)
+    port: Int = Field(5001, ge=1024, le=65535)
 
 
 class NtttcpDriver(Driver):

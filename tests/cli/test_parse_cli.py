@@ -16,7 +16,8 @@ Behaviour checked, as the code documents it:
 * output that cannot be read (wrong tool, garbage, empty, netPIPE's own error stop) is
   ``ParseError``: exit 3 and exactly one line on stderr naming the file;
 * an unknown tool is a command-line error: exit 2 (argparse);
-* a missing or unreadable file: exit 2, one line naming the file.
+* a missing or unreadable file (a directory, a FIFO, a device, over 64 MB): exit 3, one
+  line naming the file.
 """
 
 from __future__ import annotations
@@ -220,14 +221,35 @@ def test_unknown_tool_is_exit_2(capsys):
     assert "invalid choice: 'iperf4'" in err
 
 
-def test_missing_file_is_one_line(tmp_path, capsys):
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-8-sig"])
+@pytest.mark.parametrize("case_path", [p for p in CASES if _readable(_case(p))],
+                         ids=[p.stem for p in CASES if _readable(_case(p))])
+def test_a_re_encoded_capture_reads_the_same(case_path, encoding, tmp_path, capsys):
+    """Windows PowerShell's ``>`` writes UTF-16 with a byte-order mark (``utf-16``), some
+    editors without one (``utf-16-le``) or UTF-8 with one: the same figures come out."""
+    case = _case(case_path)
+    original = GOLDEN / case["input"]
+    copy = tmp_path / original.name
+    copy.write_bytes(original.read_bytes().decode(case.get("encoding", "utf-8"))
+                     .encode(encoding))
+    rc, want, err = nicbench(capsys, "parse", "auto", str(original), "--json")
+    assert (rc, err) == (0, "")
+    rc, got, err = nicbench(capsys, "parse", "auto", str(copy), "--json")
+    assert (rc, err) == (0, ""), err
+    assert json.loads(got) == json.loads(want)
+
+
+def test_missing_file_or_directory_is_exit_3_and_one_line(tmp_path, capsys):
+    # README: output it cannot read exits 3; a file that is not there is the first case.
     missing = tmp_path / "nope.txt"
     rc, out, err = nicbench(capsys, "parse", "iperf3", str(missing))
-    assert (rc, out) == (2, "")
-    assert err == f"nicbench: error: {missing}: cannot read: No such file or directory\n"
+    assert (rc, out) == (3, "")
+    assert err == (f"nicbench: error: iperf3: expected a file holding a tool's output "
+                   f"({missing}: cannot read: No such file or directory)\n")
     rc, out, err = nicbench(capsys, "parse", "auto", str(tmp_path))
-    assert (rc, out) == (2, "")
-    assert err == f"nicbench: error: {tmp_path}: cannot read: Is a directory\n"
+    assert (rc, out) == (3, "")
+    assert err == (f"nicbench: error: auto: expected a tool's text output "
+                   f"({tmp_path}: a directory, not a regular file)\n")
 
 
 def test_standard_input(capsys, monkeypatch):
@@ -272,5 +294,5 @@ def test_console_script_errors(tmp_path):
     proc = nicbench_proc("parse", "iperf9", str(garbage))
     assert proc.returncode == 2 and "invalid choice" in proc.stderr
     proc = nicbench_proc("parse", "netio", str(tmp_path / "missing"))
-    assert proc.returncode == 2
+    assert proc.returncode == 3
     assert proc.stderr.count("\n") == 1 and "cannot read" in proc.stderr

@@ -328,7 +328,7 @@ def test_bad_tool_parameter_value(workdir):
     text = edit(PROFILE, "duration_s: 4", "duration_s: 0")
     assert lines_of(profile_error({"p.yaml": text}, "p.yaml")) == [
         f"p.yaml:{line_of(text, 'duration_s: 0')}: tests[0].params.duration_s: "
-        "Input should be greater than 0 at mtu1500"]
+        "Input should be greater than or equal to 1 at mtu1500"]
 
 
 def test_shell_characters_in_a_parameter(workdir):

@@ -23,9 +23,10 @@ def test_one_block_size():
     assert plan.client == ["netio", "-t", "-p", "18767", "-b", "8k", "198.18.0.1"]
 
 
-@pytest.mark.parametrize("bad", ["1500", 0])
-def test_block_must_be_whole_kilobytes(bad):
-    with pytest.raises(ValidationError, match="whole kilobytes"):
+@pytest.mark.parametrize("bad, why", [("1500", "whole kilobytes"),
+                                      (0, "out of range: a size is 1 byte to 1G")])
+def test_block_must_be_whole_kilobytes(bad, why):
+    with pytest.raises(ValidationError, match=why):
         TOOLS["netio"].driver.parse_params({"block": bad})
 
 

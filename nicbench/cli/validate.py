@@ -1,0 +1,51 @@
+"""``nicbench validate FILE...``: check inventories and profiles without touching a host.
+
+Each file is told apart by its keys (``hosts:`` ... an inventory; ``tests:`` ... a
+profile) and validated exactly as ``check`` and ``run`` load it; every problem of every
+file is one ``nicbench: error: file:line: key: message`` line. Exit 0 when all are valid,
+2 otherwise.
+"""
+
+from __future__ import annotations
+
+from nicbench.cli import console
+from nicbench.cli.console import out
+from nicbench.errors import ConfigError
+
+
+def _n(count: int, what: str) -> str:
+    return f"{count} {what}" + ("" if count == 1 else "s")
+
+
+def summary(loaded) -> str:
+    from nicbench.config.inventory import Inventory
+
+    if isinstance(loaded, Inventory):
+        return (f"inventory: {_n(len(loaded.hosts), 'host')}, "
+                f"{_n(len(loaded.adapters), 'adapter')}, {_n(len(loaded.pairs), 'pair')}")
+    return (f"profile {loaded.name}: {_n(len(loaded.points), 'point')}, "
+            f"{_n(len(loaded.tests), 'test')}, platform {loaded.platform}")
+
+
+def cmd_validate(args) -> int:
+    from nicbench.config.loader import load_any
+
+    bad = 0
+    for name in args.files:
+        try:
+            loaded = load_any(name)
+        except ConfigError as exc:
+            bad += 1
+            for line in exc.lines():
+                console.error(line)
+            continue
+        out(f"{name}: ok ({summary(loaded)})")
+    return 2 if bad else 0
+
+
+def register(sub) -> None:
+    va = sub.add_parser("validate", help="check inventories and profiles (no host is "
+                                         "contacted)")
+    va.add_argument("files", nargs="+", metavar="FILE",
+                    help="inventory or profile files, told apart by their keys")
+    va.set_defaults(func=cmd_validate)

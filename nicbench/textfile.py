@@ -1,0 +1,146 @@
+"""Reading a file a person named on the command line: regular files only, bounded, decoded
+with the line of whatever is wrong.
+
+Every input nicbench reads (inventories, profiles, tool outputs, results directories) goes
+through :func:`read_bytes` and one of the decoders, so that ``/dev/zero``, a FIFO or a
+directory given by mistake is refused at once instead of being read forever or blocking,
+and a file larger than its kind ever is (a 1 MB inventory, an 8 MB tool output) is
+refused before it is read whole.
+
+Problems are :class:`TextFileError` (a message and, where known, a line); each caller turns
+them into its own error (a ``ConfigError`` for a profile, a ``ParseError`` for tool
+output, a ``UsageError`` for a results directory), since the exit code depends on what
+the file was for.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import stat
+from pathlib import Path
+
+
+class TextFileError(Exception):
+    def __init__(self, message: str, line: int | None = None):
+        self.message = message
+        self.line = line
+        super().__init__(message)
+
+
+def size_text(n: int) -> str:
+    """``1048576`` -> ``1 MB`` (binary units, as the limits are written)."""
+    for unit, factor in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if n >= factor and n % factor == 0:
+            return f"{n // factor} {unit}"
+    return f"{n} bytes"
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def open_regular(path: str | Path):
+    """A binary file object for ``path`` if it is a regular file; else TextFileError.
+
+    Opened non-blocking and checked with fstat on the open descriptor, so a FIFO with no
+    writer cannot hang the open and a file swapped after a stat is still caught.
+    OSError (missing file, permission) is left to the caller, who knows what to advise."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise TextFileError(f"{_kind(mode)}, not a regular file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_bytes(path: str | Path, limit: int, too_big: str) -> bytes:
+    """The whole of a regular file of at most ``limit`` bytes; ``too_big`` says why a
+    larger one cannot be what it should be."""
+    with open_regular(path) as fh:
+        return read_limited(fh, limit, too_big)
+
+
+def read_limited(fh, limit: int, too_big: str) -> bytes:
+    """At most ``limit`` bytes of an open binary stream, or TextFileError."""
+    data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise TextFileError(f"larger than {size_text(limit)}: {too_big}")
+    return data
+
+
+_UTF16_BOMS = (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE, codecs.BOM_UTF16_LE,
+               codecs.BOM_UTF16_BE)
+
+
+def line_at(data: bytes | str, offset: int) -> int:
+    newline: bytes | str = b"\n" if isinstance(data, bytes) else "\n"
+    return data.count(newline, 0, offset) + 1    # type: ignore[arg-type]
+
+
+def decode_utf8(data: bytes) -> str:
+    """Strict UTF-8 (a UTF-8 byte-order mark is dropped), for files people write: YAML.
+
+    UTF-16/32 (a byte-order mark), a NUL byte or bytes that are not UTF-8 are refused with
+    the line where they are."""
+    if data.startswith(_UTF16_BOMS):
+        raise TextFileError("not UTF-8 text: UTF-16 or UTF-32 (as Notepad's 'Unicode' or "
+                            "PowerShell's > write it); save it as UTF-8")
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8):]
+    nul = data.find(b"\0")
+    if nul >= 0:
+        raise TextFileError("a NUL byte: this is binary data, not a text file",
+                            line_at(data, nul))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = line_at(data, exc.start)
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise TextFileError(f"not UTF-8 text (byte 0x{data[exc.start]:02x} at column "
+                            f"{column}); save the file as UTF-8", line) from None
+
+
+def looks_utf16(data: bytes) -> str | None:
+    """The codec of UTF-16 text: from its byte-order mark, or, without one, from the NUL
+    byte beside every ASCII character (``utf-16-le`` / ``utf-16-be``); else None."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) \
+            and not data.startswith(codecs.BOM_UTF32_LE):
+        return "utf-16"
+    if len(data) >= 4 and len(data) % 2 == 0:
+        half = len(data) // 2
+        if data[1::2].count(0) > 0.9 * half and data[0::2].count(0) == 0:
+            return "utf-16-le"
+        if data[0::2].count(0) > 0.9 * half and data[1::2].count(0) == 0:
+            return "utf-16-be"
+    return None
+
+
+def decode_output(data: bytes) -> str:
+    """A tool's output as saved by hand: UTF-8, or UTF-16 (what Windows PowerShell's ``>``
+    writes). Bytes that are not UTF-8 (a console's code page) become U+FFFD, as the
+    figures the parsers read are ASCII; a NUL byte is refused as binary data."""
+    codec = looks_utf16(data)
+    if codec is not None:
+        text = data.decode(codec, errors="replace").removeprefix("\ufeff")
+    else:
+        text = data.removeprefix(codecs.BOM_UTF8).decode("utf-8", errors="replace")
+    nul = text.find("\0")
+    if nul >= 0:
+        raise TextFileError("a NUL byte: binary data, not a tool's text output",
+                            line_at(text, nul))
+    return text
