@@ -84,6 +84,12 @@ def cmd_run(args) -> int:
     inv = load_inventory(args.inventory)
     for name in args.pair or []:
         inv.pair(name)      # an unknown name is refused before anything is printed
+    if args.plan:
+        from nicbench.execution.plan import make_plan, render
+
+        for line in render(make_plan(profile, inv, args.pair)):
+            out(line)
+        return 0
     out_dir = args.out or args.resume or \
         f"reports/{profile.name}-{time.strftime('%Y%m%d-%H%M%S')}"
     out(f"nicbench run {profile.name} -> {out_dir}")
@@ -202,6 +208,10 @@ def register(sub) -> None:
                      help="with --resume: leave failed and given-up configurations as they "
                           "are (by default they are measured again)")
     run.add_argument("--trust-new-host-keys", action="store_true")
+    run.add_argument("--plan", action="store_true",
+                     help="print every command the run would send, per host and in order, "
+                          "the number of trials and an estimate of the time, and stop "
+                          "(connects to nothing)")
     run.add_argument("--report", action="store_true",
                      help="build the report of the run in DIR/report/ when it ends")
     run.set_defaults(func=cmd_run)

@@ -22,6 +22,11 @@ class RunStarted:
 
 
 @dataclass(frozen=True)
+class PairStarted:
+    pair: str
+
+
+@dataclass(frozen=True)
 class PointStarted:
     pair: str
     point: str
@@ -77,7 +82,7 @@ class Warning:
     message: str
 
 
-Event = Union[RunStarted, PointStarted, PointSkipped, TrialDone, GaveUp, UdpSearchDone,
+Event = Union[RunStarted, PairStarted, PointStarted, PointSkipped, TrialDone, GaveUp, UdpSearchDone,
               SettingRestored, Warning]
 
 

@@ -264,6 +264,7 @@ class Runner:
     # -- a pair ---------------------------------------------------------------------------
     def _run_pair(self, hosts: Hosts, pair: Pair) -> None:
         assert self.manifest is not None
+        self.listener(ev.PairStarted(pair=pair.name))
         adapter = self.inventory.adapter(pair.adapter)
         names = (pair.receiver_side.host, pair.sender_side.host)
         lost = [h for h in names if h in self.lost]

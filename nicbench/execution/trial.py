@@ -132,7 +132,7 @@ def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: in
         client_text = client.stdout + (("\n" + client.stderr) if client.stderr.strip() else "")
         rec.exit_status["client"] = client.exit_status
         outfile_text = ran.outfile
-        finish = ctx.receiver.finish_server(server, _server_end(plan))
+        finish = ctx.receiver.finish_server(server, server_end(plan))
         server_text = finish.result.stdout + (("\n" + finish.result.stderr)
                                               if finish.result.stderr.strip() else "")
         rec.exit_status["server"] = finish.result.exit_status
@@ -203,7 +203,8 @@ def _tool_version(platform: Platform, tool: str) -> str | None:
         return None
 
 
-def _server_end(plan: Plan) -> ServerEnd:
+def server_end(plan: Plan) -> ServerEnd:
+    """How the platform ends the server of a tool's plan."""
     if plan.server_exits:
         return ServerEnd(True, None, 1, SERVER_EXIT_WAIT_S, plan.stop_signal, plan.port,
                          plan.listen_protocol)

@@ -1,0 +1,350 @@
+"""``--plan``: every command a run would send, per host and in order, without connecting.
+
+The real engine plans: a :class:`~nicbench.execution.runner.Runner` runs over *planning
+hosts*, the real platform classes over a :class:`PlanConnection` that records each
+command and answers like a healthy host (every interface up at MTU 1500, every setting
+taken, every tool installed and listening at once), so the commands shown are exactly
+the ones the platform code builds: tuning, checks, each tool's receiver and sender with
+its ports, and the restore. Trials are planned, not judged: the trial function builds
+the tool's command lines with its driver and sends them through the platform's own
+three steps, then records a trial that passed (so a UDP search plans its first path).
+
+Nothing is written where the user can see it: the run's files go to a temporary
+directory that is removed afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from nicbench.config.inventory import Inventory
+from nicbench.config.profile import Profile, TestSpec
+from nicbench.execution import events as ev
+from nicbench.execution.runner import Runner, planned_trials
+from nicbench.execution.trial import (LISTEN_TIMEOUT_S, TIMEOUT_MARGIN_S, TrialContext,
+                                      server_end)
+from nicbench.platforms import PLATFORMS
+from nicbench.platforms.base import Platform
+from nicbench.remote.command import display
+from nicbench.remote.connection import Connection
+from nicbench.remote.result import Result, make_result
+from nicbench.remote.shell import SHELLS, posix_scripts
+from nicbench.results.records import Kind, Status, TrialRecord
+from nicbench.tools.driver import Endpoints, Plan
+from nicbench.tools.registry import TOOLS
+
+# What a trial costs beyond the tool's own run (bench/overhead.py measures it on the lab)
+# and what a point costs to tune, check and restore, for the estimate.
+TRIAL_OVERHEAD_S = 0.1
+POINT_OVERHEAD_S = 1.0
+# A tool that does not say how long it runs (netPIPE, netio): a guess for the estimate,
+# bounded by the test's timeout.
+UNKNOWN_TOOL_S = 15.0
+
+
+@dataclass
+class Sent:
+    host: str
+    where: str          # "gbe mtu9000 iperf3-tcp #1", "setup", "restore"
+    command: str
+
+
+@dataclass
+class PlanLog:
+    """Everything sent, in order, and where in the run it was."""
+
+    sent: list[Sent] = field(default_factory=list)
+    where: str = "setup"
+
+
+# -- a host that answers as a healthy one ----------------------------------------------------
+_SCRIPT_NAMES = {text: name for name, text in posix_scripts().items()}
+_STAT = "cpu  100 0 100 1000 0 0 0 0 0 0"
+
+
+def shown(argv: Sequence[str]) -> str:
+    """A command as the plan shows it: nicbench's own scripts by their file name."""
+    words = list(argv)
+    if len(words) >= 4 and words[:2] == ["sh", "-c"] and words[2] in _SCRIPT_NAMES:
+        return f"[{_SCRIPT_NAMES[words[2]]}] " + " ".join(shlex.quote(w) for w in words[4:])
+    return display(words)
+
+
+class PlanConnection(Connection):
+    """Records every command; answers as a healthy Linux host would."""
+
+    def __init__(self, host: str, log: PlanLog, interfaces: dict[str, str], shell: str):
+        super().__init__(host, SHELLS[shell]())
+        self.log = log
+        self.interfaces = interfaces          # name -> address
+        self.mtu: dict[str, int] = {i: 1500 for i in interfaces}
+        self.sysctl: dict[str, str] = {}
+
+    def _exec(self, argv: Sequence[str], timeout: float,
+              pidfile: str | None = None) -> Result:
+        words = list(argv)
+        self.log.sent.append(Sent(self.host, self.log.where, shown(words)))
+        out, rc = self._answer(words)
+        return make_result(self.host, words, stdout=out, exit_status=rc)
+
+    def _answer(self, w: list[str]) -> tuple[str, int]:
+        script = _SCRIPT_NAMES.get(w[2], "") if w[:2] == ["sh", "-c"] and len(w) > 2 else ""
+        if script == "server_start.sh":
+            return f"4242 {w[4]}\nlistening yes\nended no\n{_STAT}\n", 0
+        if script == "client_run.sh":
+            return "", 0
+        if script == "server_finish.sh":
+            return f"@@nicbench-cpu1@@ {_STAT}\n@@nicbench-out@@\n\n@@nicbench-err@@\n" \
+                   "\n@@nicbench-rc@@\n0\n", 0
+        if script == "reap.sh":
+            return "".join(f"gone {p}\n" for p in w[4:]), 0
+        if w[:2] == ["sh", "-c"] and "uname -r" in w[2]:
+            return f"(planned)\n{self.host}\n\n\n", 0
+        if w[:3] == ["ip", "-j", "-d"] and w[-1] in self.interfaces:
+            iface = w[-1]
+            return json.dumps([{"ifname": iface, "mtu": self.mtu[iface], "max_mtu": 65535,
+                                "operstate": "UP", "flags": ["UP", "LOWER_UP"],
+                                "addr_info": [{"local": self.interfaces[iface]}]}]), 0
+        if w[0] == "cat" and w[1].startswith("/sys/class/net/"):
+            return f"{self.mtu.get(w[1].split('/')[4], 1500)}\n", 0
+        if w[:3] == ["ip", "link", "set"]:
+            self.mtu[w[4]] = int(w[6])
+            return "", 0
+        if w[:2] == ["sysctl", "-n"]:
+            return self.sysctl.get(w[2], "(current)") + "\n", 0
+        if w[:2] == ["sysctl", "-w"]:
+            name, _, value = w[2].partition("=")
+            self.sysctl[name] = value
+            return "", 0
+        if w[0] == "head" and "/proc/stat" in w:
+            return _STAT + "\n", 0
+        if w[0] == "dpkg-query":
+            return "(planned)", 0
+        if w[0] == "ethtool":
+            return "", 1
+        return "", 0
+
+
+class PlanHosts:
+    """Planning hosts for a Runner: the inventory's platform classes over PlanConnections."""
+
+    def __init__(self, inventory: Inventory, log: PlanLog):
+        self.inventory = inventory
+        self.log = log
+        self._platforms: dict[str, Platform] = {}
+
+    def platform(self, name: str) -> Platform:
+        if name not in self._platforms:
+            host = self.inventory.host(name)
+            interfaces = {side.interface: side.address for p in self.inventory.pairs
+                          for side in (p.a, p.b) if side.host == name}
+            shell = "powershell" if host.os == "windows" else "posix"
+            conn = PlanConnection(name, self.log, interfaces, shell)
+            self._platforms[name] = PLATFORMS[host.os](conn, tools=host.tools)
+        return self._platforms[name]
+
+    def close(self) -> None:
+        pass
+
+
+# -- trials, planned ---------------------------------------------------------------------
+def plan_trial(ctx: TrialContext, test: TestSpec, params: dict[str, Any], *,
+               repetition: int, kind: Kind = Kind.REPETITION,
+               offered_bps: int | None = None, timeout_s: float = 120.0) -> TrialRecord:
+    """What run_trial sends, without judging anything: the tool's argv from its driver,
+    through the platforms' own three steps."""
+    driver = TOOLS[test.tool].driver
+    trial_id = f"{ctx.pair}.{ctx.point}.{test.name}.{kind.value[0]}{repetition}"
+    tag = f"nicbench-{trial_id}-@trial@"
+    ends = Endpoints(ctx.receiver_addr, ctx.sender_addr, test.protocol, offered_bps,
+                     receiver_os=ctx.receiver.os_name, sender_os=ctx.sender.os_name,
+                     client_file=ctx.sender.scratch_file(tag + ".out"))
+    plan: Plan = driver.plan(ctx.receiver.executable(test.tool),
+                             ctx.sender.executable(test.tool), params, ends, trial_id)
+    log = ctx.receiver.conn.log if isinstance(ctx.receiver.conn, PlanConnection) else None
+    if log is not None:
+        log.where = f"{ctx.pair} {ctx.point} {test.name} #{repetition}" + (
+            f" offered {offered_bps / 1e6:g} Mbit/s" if offered_bps else "")
+    started = ctx.receiver.start_server(plan.server, ctx.receiver.scratch_file(tag + ".d"),
+                                        plan.port, plan.listen_protocol, LISTEN_TIMEOUT_S)
+    timeout = (plan.expected_s + TIMEOUT_MARGIN_S) if plan.expected_s else timeout_s
+    ctx.sender.run_client(plan.client, timeout, ctx.sender.scratch_file(tag + ".pid"),
+                          plan.client_outfile)
+    ctx.receiver.finish_server(started.server, server_end(plan))
+    if log is not None:
+        log.where = f"{ctx.pair} {ctx.point}"
+    now = time.time()
+    return TrialRecord(
+        run_id=ctx.run_id, trial_id=trial_id, pair=ctx.pair, adapter=ctx.adapter,
+        adapter_label=ctx.adapter_label, tool=test.tool, test=test.name,
+        protocol=test.protocol, point=ctx.point, mtu=ctx.mtu, repetition=repetition,
+        kind=kind, status=Status.OK, offered_bps=offered_bps,
+        throughput_bps=float(offered_bps or 1e9), udp={"lost": 0, "total": 1000,
+                                                      "loss_pct": 0.0},
+        duration_s=plan.expected_s, commands={"server": display(plan.server),
+                                              "client": display(plan.client)},
+        started_at=now, ended_at=now)
+
+
+# -- the plan ---------------------------------------------------------------------------
+@dataclass
+class RunPlan:
+    profile: Profile
+    pairs: list[str]
+    sent: list[Sent]
+    trials: int
+    tool_s: float
+    estimate_s: float
+    schedule: list[list[str]]        # groups of pairs measured at the same time
+    trials_planned: list["TrialCommands"] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class TrialCommands:
+    """A planned trial's tool commands, as a run stores them in trials.jsonl (paths of
+    the trial's own files end in ``@trial@`` where a run has a random token)."""
+
+    pair: str
+    point: str
+    test: str
+    repetition: int | None
+    offered_bps: float | None
+    server: str
+    client: str
+
+
+def same_commands(planned: str, ran: str) -> bool:
+    """Is a command a run stored the planned one (its per-attempt token aside)?"""
+    return re.sub(r"-[0-9a-f]{8}(\.\w+)", r"-@trial@\1", ran) == planned
+
+
+def make_plan(profile: Profile, inventory: Inventory, pairs: list[str] | None = None,
+              parallel: int = 1) -> RunPlan:
+    log = PlanLog()
+
+    def where(event: ev.Event) -> None:
+        if isinstance(event, ev.PairStarted):
+            log.where = f"{event.pair} setup"
+        elif isinstance(event, ev.PointStarted):
+            log.where = f"{event.pair} {event.point}"
+
+    with tempfile.TemporaryDirectory(prefix="nicbench-plan-") as tmp:
+        runner = Runner(profile, inventory, Path(tmp) / "run", pairs=pairs,
+                        hosts=PlanHosts(inventory, log), trial=plan_trial, listener=where)
+        runner.run()
+        chosen = [p.name for p in runner.pairs]
+        trials = runner.progress.total
+        commands = [TrialCommands(r.pair, r.point, r.test, r.repetition, r.offered_bps,
+                                  r.commands["server"], r.commands["client"])
+                    for r in runner.run_dir.records() if r.commands]
+    per_point = sum(planned_trials(profile, t) * _tool_s(profile, t) for t in profile.tests)
+    tool_s = per_point * len(profile.points) * len(chosen)
+    schedule = schedule_pairs(inventory, chosen, parallel)
+    share = max(1, len(chosen)) / max(1, len(schedule))
+    estimate = (tool_s + trials * TRIAL_OVERHEAD_S
+                + len(profile.points) * len(chosen) * POINT_OVERHEAD_S) / share
+    return RunPlan(profile, chosen, log.sent, trials, tool_s, estimate, schedule, commands)
+
+
+def _tool_s(profile: Profile, test: TestSpec) -> float:
+    p = TOOLS[test.tool].params.model_validate(
+        {k: v for k, v in test.params.items() if not str(v).startswith("$")})
+    duration = getattr(p, "duration_s", None)
+    if duration:
+        return float(duration) + float(getattr(p, "omit_s", 0) or 0)
+    return min(UNKNOWN_TOOL_S, profile.timeout_for(test))
+
+
+def schedule_pairs(inventory: Inventory, pairs: list[str], parallel: int) -> list[list[str]]:
+    """Groups of pairs measured at the same time: no two in a group share a host, at most
+    ``parallel`` per group, in the pairs' order (greedy)."""
+    groups: list[list[str]] = []
+    hosts: list[set[str]] = []
+    for name in pairs:
+        pair = inventory.pair(name)
+        mine = {pair.a.host, pair.b.host}
+        for g, used in zip(groups, hosts):
+            if len(g) < max(1, parallel) and not used & mine:
+                g.append(name)
+                used |= mine
+                break
+        else:
+            groups.append([name])
+            hosts.append(set(mine))
+    return groups
+
+
+def render(plan: RunPlan, collapse: bool = True) -> list[str]:
+    """The plan as lines: a header, then per host every command in order; identical
+    commands of consecutive repetitions are shown once with their count."""
+    p = plan.profile
+    out = [f"plan: {p.name} on {len(plan.pairs)} pairs ({', '.join(plan.pairs)}), "
+           f"{len(p.points)} points, {len(p.tests)} tests: {plan.trials} trials",
+           f"estimated time: {_duration(plan.estimate_s)} (tools {_duration(plan.tool_s)}, "
+           f"harness ~{TRIAL_OVERHEAD_S:g} s per trial and ~{POINT_OVERHEAD_S:g} s per "
+           "point; a UDP bisection's trials depend on what it measures)",
+           "schedule: " + "; then ".join(" + ".join(g) for g in plan.schedule)]
+    hosts = list(dict.fromkeys(s.host for s in plan.sent))
+    for host in hosts:
+        out += ["", f"== {host}"]
+        mine = [s for s in plan.sent if s.host == host]
+        out += _collapsed(mine) if collapse else [f"   [{s.where}] {s.command}" for s in mine]
+    return out
+
+
+_REP = re.compile(r" #\d+")
+
+
+def _collapsed(sent: list[Sent]) -> list[str]:
+    lines: list[str] = []
+    i = 0
+    while i < len(sent):
+        s = sent[i]
+        # a block of one trial's commands, repeated with only the repetition number
+        # (and its #N in the paths) changing
+        if "#" in s.where:
+            block = [x for x in _trial_block(sent, i)]
+            n = len(block)
+            reps = 1
+            while _same_block(sent[i:i + n], sent[i + reps * n:i + (reps + 1) * n]):
+                reps += 1
+            for x in block:
+                lines.append(f"   [{x.where}] {x.command}")
+            if reps > 1:
+                lines.append(f"   ... and {reps - 1} more repetitions of the same")
+            i += reps * n
+            continue
+        lines.append(f"   [{s.where}] {s.command}")
+        i += 1
+    return lines
+
+
+def _trial_block(sent: list[Sent], i: int) -> list[Sent]:
+    where = sent[i].where
+    j = i
+    while j < len(sent) and sent[j].where == where:
+        j += 1
+    return sent[i:j]
+
+
+def _norm(s: Sent) -> tuple[str, str]:
+    return _REP.sub(" #N", s.where), re.sub(r"\.[ru]\d+(\.\d+k)?-@trial@", ".<rep>-@trial@",
+                                           s.command)
+
+
+def _same_block(a: list[Sent], b: list[Sent]) -> bool:
+    return bool(a) and len(a) == len(b) and [_norm(x) for x in a] == [_norm(y) for y in b]
+
+
+def _duration(s: float) -> str:
+    s = int(round(s))
+    if s >= 3600:
+        return f"{s // 3600} h {s % 3600 // 60:02d} min"
+    return f"{s // 60} min {s % 60:02d} s" if s >= 60 else f"{s} s"

@@ -1,0 +1,82 @@
+"""``--plan``: the real engine over planning hosts, connecting to nothing.
+
+The inventory here names known_hosts and addresses nothing could reach: a plan that
+tried to connect would fail. What the plan shows is what the platform code builds.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from nicbench.config.inventory import Inventory
+from nicbench.config.loader import load_profile
+from nicbench.execution.plan import make_plan, render, same_commands, schedule_pairs
+
+INVENTORY = Inventory.model_validate({
+    "hosts": [{"name": n, "address": f"198.19.{i}.2", "ssh": {"known_hosts": "/nonexistent"}}
+              for i, n in enumerate(("ha", "hb", "hc", "hd"), start=1)],
+    "adapters": [{"id": "card", "vendor": "v", "model": "Card", "driver": {"name": "d"}}],
+    "pairs": [{"name": "p1", "adapter": "card",
+               "a": {"host": "ha", "interface": "t0", "address": "198.18.0.1"},
+               "b": {"host": "hb", "interface": "t0", "address": "198.18.0.2"}},
+              {"name": "p2", "adapter": "card",
+               "a": {"host": "hc", "interface": "t1", "address": "198.18.1.1"},
+               "b": {"host": "hd", "interface": "t1", "address": "198.18.1.2"}},
+              {"name": "p3", "adapter": "card",
+               "a": {"host": "ha", "interface": "t2", "address": "198.18.2.1"},
+               "b": {"host": "hd", "interface": "t2", "address": "198.18.2.2"}}]})
+
+
+def profile(tmp_path):
+    path = tmp_path / "p.yaml"
+    path.write_text(textwrap.dedent("""\
+        name: planned
+        source: nicbench unit test
+        repetitions: 3
+        sysctl: {net.core.rmem_max: 4194304}
+        mtu: [1500, 9000]
+        tests:
+          - {name: tcp, tool: iperf3, params: {duration_s: 2}}
+        """))
+    return load_profile(path)
+
+
+def test_the_plan_lists_every_command_per_host_in_order(tmp_path):
+    plan = make_plan(profile(tmp_path), INVENTORY, ["p1"])
+    assert plan.trials == 6 and plan.pairs == ["p1"]
+    ha = [s.command for s in plan.sent if s.host == "ha"]
+    hb = [s.command for s in plan.sent if s.host == "hb"]
+    # tuning at 9000 on both, the path checked, the receiver's server and the sender's
+    # client, then everything put back
+    for cmds in (ha, hb):
+        assert "sysctl -w net.core.rmem_max=4194304" in cmds
+        assert "ip link set dev t0 mtu 9000" in cmds
+        assert cmds.index("ip link set dev t0 mtu 9000") < cmds.index("ip link set dev t0 mtu 1500")
+    servers = [c for c in ha if "iperf3 -s" in c]
+    clients = [c for c in hb if "iperf3 -c" in c]
+    assert len(servers) == len(clients) == 6
+    assert clients[0].endswith("iperf3 -c 198.18.0.1 -B 198.18.0.2 -p 5201 -J -t 2")
+    assert all("ping" in c for c in ha + hb if "-M do" in c)
+    assert any(c.startswith("ping -n -q -M do -s 8972") for c in hb)
+    # the plan's trials carry the commands a run stores in trials.jsonl
+    (first,) = [t for t in plan.trials_planned if t.point == "mtu9000" and t.repetition == 1]
+    assert first.client == "iperf3 -c 198.18.0.1 -B 198.18.0.2 -p 5201 -J -t 2"
+
+
+def test_repetitions_are_shown_once_with_their_count(tmp_path):
+    lines = render(make_plan(profile(tmp_path), INVENTORY, ["p1"]))
+    assert lines[0].startswith("plan: planned on 1 pairs (p1), 2 points, 1 tests: 6 trials")
+    assert lines.count("   ... and 2 more repetitions of the same") == 4   # 2 points x 2 hosts
+    assert "== ha" in lines and "== hb" in lines
+
+
+def test_pairs_that_share_a_host_are_never_scheduled_together():
+    assert schedule_pairs(INVENTORY, ["p1", "p2", "p3"], parallel=4) == [["p1", "p2"], ["p3"]]
+    assert schedule_pairs(INVENTORY, ["p1", "p2", "p3"], parallel=1) == [["p1"], ["p2"], ["p3"]]
+
+
+def test_a_run_s_stored_command_matches_its_plan_but_for_the_attempt_token():
+    planned = "NPtcp -h 198.18.0.1 -P 5002 -o /tmp/nicbench-g.mtu1500.netpipe.r1-@trial@.out"
+    assert same_commands(planned, planned.replace("@trial@", "0a1b2c3d"))
+    assert not same_commands(planned, planned.replace("5002", "5003").replace("@trial@",
+                                                                                "0a1b2c3d"))
