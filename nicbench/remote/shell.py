@@ -91,15 +91,17 @@ def posix_script(name: str) -> str:
     return posix_scripts()[name]
 
 
+@cache
 def posix_scripts() -> dict[str, str]:
     """Every script text PosixShell sends, by file name: what shellcheck checks."""
     plain = ("pid_exec.sh", "kill_group.sh", "collect.sh", "ended.sh",
              "read_and_remove.sh", "cleanup.sh")
     grouped = ("alive_now.sh", "wait_gone.sh", "stop_after_output.sh")
-    timed = ("background.sh", "pid_tracked.sh", "reap.sh", "client_run.sh")
+    timed = ("pid_tracked.sh", "reap.sh", "client_run.sh")
     return {**{n: _script(n) for n in plain}, **{n: _with_alive(n) for n in grouped},
             **{n: _with_starttime(n) for n in timed},
-            "server_start.sh": _script("starttime.sh") + _script("listening.sh")
+            "background.sh": _with_starttime("start_bg.sh") + _script("background.sh"),
+            "server_start.sh": _with_starttime("start_bg.sh") + _script("listening.sh")
             + _script("server_start.sh"),
             "server_finish.sh": _GROUP_PRELUDE + _script("alive.sh") + _script("listening.sh")
             + _script("server_finish.sh")}
@@ -128,7 +130,7 @@ class PosixShell:
         return self._sh(_script("kill_group.sh"), signal, int(pid))
 
     def background_argv(self, argv: Argv, workdir: str) -> list[str]:
-        return self._sh(_with_starttime("background.sh"), workdir, *argv)
+        return self._sh(posix_script("background.sh"), workdir, *argv)
 
     def reap_argv(self, paths: Sequence[str]) -> list[str]:
         return self._sh(_with_starttime("reap.sh"), *paths)

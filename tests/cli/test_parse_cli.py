@@ -32,8 +32,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from clihelp import in_process
 
-from nicbench import cli
 
 TESTS = Path(__file__).resolve().parents[1]
 GOLDEN = TESTS / "golden"
@@ -72,17 +72,6 @@ def _keep_sigterm():
     signal.signal(signal.SIGTERM, old)
 
 
-def nicbench(capsys, *argv: str) -> tuple[int, str, str]:
-    """Run the CLI in this process: (exit code, stdout, stderr)."""
-    capsys.readouterr()
-    try:
-        rc = cli.main(list(argv))
-    except SystemExit as exc:          # argparse's own errors
-        rc = exc.code
-    out, err = capsys.readouterr()
-    return rc, out, err
-
-
 def nicbench_proc(*argv: str) -> subprocess.CompletedProcess:
     exe = Path(sys.executable).with_name("nicbench")
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "nicbench.cli"]
@@ -112,7 +101,7 @@ def test_parse_json_matches_the_golden_case(case_path, capsys):
     case = _case(case_path)
     expected = dict(case["expected"])
     path = str(GOLDEN / case["input"])
-    rc, out, err = nicbench(capsys, "parse", case["tool"], path, "--json")
+    rc, out, err = in_process(capsys, "parse", case["tool"], path, "--json")
     if "raises" in expected:
         assert expected.pop("raises") == "ParseError"
         assert (rc, out) == (3, ""), err
@@ -138,9 +127,9 @@ def test_parse_json_matches_the_golden_case(case_path, capsys):
 def test_auto_detects_the_tool_and_agrees(case_path, capsys):
     case = _case(case_path)
     path = str(GOLDEN / case["input"])
-    rc, auto_out, err = nicbench(capsys, "parse", "auto", path, "--json")
+    rc, auto_out, err = in_process(capsys, "parse", "auto", path, "--json")
     assert (rc, err) == (0, ""), err
-    rc, named_out, err = nicbench(capsys, "parse", case["tool"], path, "--json")
+    rc, named_out, err = in_process(capsys, "parse", case["tool"], path, "--json")
     assert rc == 0, err
     assert json.loads(auto_out) == json.loads(named_out)
 
@@ -179,7 +168,7 @@ def test_auto_refuses_what_no_tool_printed(name, capsys):
     path = _shared_or_local(name)
     if not path.is_file():
         pytest.skip(f"{name} not found")
-    rc, out, err = nicbench(capsys, "parse", "auto", str(path), "--json")
+    rc, out, err = in_process(capsys, "parse", "auto", str(path), "--json")
     assert (rc, out) == (3, "")
     assert ERROR_LINE.match(err), err
     assert "no tool's output format recognised" in err and name in err
@@ -191,13 +180,13 @@ def test_auto_refuses_what_no_tool_printed(name, capsys):
     ("iperf2", "iperf2_error_connrefused_csv.txt"),
 ])
 def test_a_tool_error_is_read_not_refused(tool, sample, capsys):
-    rc, out, err = nicbench(capsys, "parse", tool, str(LOCAL_SAMPLES / sample), "--json")
+    rc, out, err = in_process(capsys, "parse", tool, str(LOCAL_SAMPLES / sample), "--json")
     assert (rc, err) == (0, "")
     got = json.loads(out)
     assert got["throughput_bps"] is None
     assert "refused" in got["error"].lower()
     # and the plain rendering says so too
-    rc, out, err = nicbench(capsys, "parse", tool, str(LOCAL_SAMPLES / sample))
+    rc, out, err = in_process(capsys, "parse", tool, str(LOCAL_SAMPLES / sample))
     assert rc == 0 and re.search(r"^error +.*refused", out, re.M | re.I), out
 
 
@@ -208,14 +197,14 @@ def test_a_tool_error_is_read_not_refused(tool, sample, capsys):
 def test_unreadable_output_is_exit_3_and_one_line(tool, content, tmp_path, capsys):
     path = tmp_path / "out.txt"
     path.write_bytes(content)
-    rc, out, err = nicbench(capsys, "parse", tool, str(path), "--json")
+    rc, out, err = in_process(capsys, "parse", tool, str(path), "--json")
     assert (rc, out) == (3, "")
     assert ERROR_LINE.match(err), err
     assert str(path) in err
 
 
 def test_unknown_tool_is_exit_2(capsys):
-    rc, out, err = nicbench(capsys, "parse", "iperf4",
+    rc, out, err = in_process(capsys, "parse", "iperf4",
                             str(LOCAL_SAMPLES / "iperf3_tcp_client.json"))
     assert rc == 2 and out == ""
     assert "invalid choice: 'iperf4'" in err
@@ -232,9 +221,9 @@ def test_a_re_encoded_capture_reads_the_same(case_path, encoding, tmp_path, caps
     copy = tmp_path / original.name
     copy.write_bytes(original.read_bytes().decode(case.get("encoding", "utf-8"))
                      .encode(encoding))
-    rc, want, err = nicbench(capsys, "parse", "auto", str(original), "--json")
+    rc, want, err = in_process(capsys, "parse", "auto", str(original), "--json")
     assert (rc, err) == (0, "")
-    rc, got, err = nicbench(capsys, "parse", "auto", str(copy), "--json")
+    rc, got, err = in_process(capsys, "parse", "auto", str(copy), "--json")
     assert (rc, err) == (0, ""), err
     assert json.loads(got) == json.loads(want)
 
@@ -242,11 +231,11 @@ def test_a_re_encoded_capture_reads_the_same(case_path, encoding, tmp_path, caps
 def test_missing_file_or_directory_is_exit_3_and_one_line(tmp_path, capsys):
     # README: output it cannot read exits 3; a file that is not there is the first case.
     missing = tmp_path / "nope.txt"
-    rc, out, err = nicbench(capsys, "parse", "iperf3", str(missing))
+    rc, out, err = in_process(capsys, "parse", "iperf3", str(missing))
     assert (rc, out) == (3, "")
     assert err == (f"nicbench: error: iperf3: expected a file holding a tool's output "
                    f"({missing}: cannot read: No such file or directory)\n")
-    rc, out, err = nicbench(capsys, "parse", "auto", str(tmp_path))
+    rc, out, err = in_process(capsys, "parse", "auto", str(tmp_path))
     assert (rc, out) == (3, "")
     assert err == (f"nicbench: error: auto: expected a tool's text output "
                    f"({tmp_path}: a directory, not a regular file)\n")
@@ -257,7 +246,7 @@ def test_standard_input(capsys, monkeypatch):
 
     text = (LOCAL_SAMPLES / "iperf2_udp_server_text.txt").read_text()
     monkeypatch.setattr(sys, "stdin", io.StringIO(text))
-    rc, out, err = nicbench(capsys, "parse", "auto", "-", "--json")
+    rc, out, err = in_process(capsys, "parse", "auto", "-", "--json")
     assert (rc, err) == (0, "")
     got = json.loads(out)
     # "[  1] 0.0000-3.0003 sec  37.5 MBytes   105 Mbits/sec   0.000 ms 0/26753 (0%)"

@@ -14,8 +14,8 @@ import signal
 from pathlib import Path
 
 import pytest
+from clihelp import in_process
 
-from nicbench import cli
 from nicbench.config.loader import load_profile
 from nicbench.errors import ConfigError
 from nicbench.results.manifest import Manifest
@@ -32,15 +32,8 @@ def _keep_sigterm():
     signal.signal(signal.SIGTERM, old)
 
 
-def nicbench(capsys, *argv: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    rc = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return rc, out, err
-
-
 def test_every_shipped_inventory_and_profile_is_valid(capsys):
-    rc, out, err = nicbench(capsys, "validate", *map(str, SHIPPED))
+    rc, out, err = in_process(capsys, "validate", *map(str, SHIPPED))
     assert (rc, err) == (0, "")
     lines = out.splitlines()
     assert len(lines) == len(SHIPPED)
@@ -57,7 +50,7 @@ def test_all_files_are_checked_and_each_problem_is_a_line(tmp_path, capsys):
                        .replace("hosts:\n", "hosts:\n  - name: x\n", 1))
     neither = tmp_path / "notes.yaml"
     neither.write_text("todo: [buy cables]\n")
-    rc, out, err = nicbench(capsys, "validate", str(bad_inv), str(good), str(neither))
+    rc, out, err = in_process(capsys, "validate", str(bad_inv), str(good), str(neither))
     assert rc == 2
     assert out == f"{good}: ok (profile quick: 2 points, 3 tests, platform linux)\n"
     errors = err.splitlines()

@@ -10,54 +10,17 @@ from __future__ import annotations
 
 import json
 import os
-import selectors
 import signal
 import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
 
 import yaml
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("NICBENCH_")}
-
-
-def argv(*args: str) -> list[str]:
-    return [sys.executable, "-m", "nicbench.cli", *args]
-
+from clihelp import REPO, argv, env, nicbench, read_until, start  # noqa: F401
 
 def cli(*args: str, timeout: float = 180) -> subprocess.CompletedProcess:
-    return subprocess.run(argv(*args), cwd=REPO, env=env(), capture_output=True, text=True,
-                          timeout=timeout)
-
-
-def start(*args: str) -> subprocess.Popen:
-    return subprocess.Popen(argv(*args), cwd=REPO, env=env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-
-
-def read_until(proc: subprocess.Popen, predicate, timeout_s: float) -> list[str]:
-    """Lines of proc's stdout up to and including the first one ``predicate`` accepts."""
-    assert proc.stdout is not None
-    sel = selectors.DefaultSelector()
-    sel.register(proc.stdout, selectors.EVENT_READ)
-    deadline = time.monotonic() + timeout_s
-    lines: list[str] = []
-    while time.monotonic() < deadline:
-        if not sel.select(max(0.0, deadline - time.monotonic())):
-            break
-        line = proc.stdout.readline()
-        if not line:
-            break
-        lines.append(line)
-        if predicate(line, lines):
-            return lines
-    raise AssertionError(f"not seen within {timeout_s} s; output so far: {lines}")
+    return nicbench(*args, timeout=timeout)
 
 
 def kill9(proc: subprocess.Popen) -> None:

@@ -3,21 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+from clihelp import nicbench
 
 pytestmark = pytest.mark.lab
-
-
-def nicbench(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NICBENCH_")}
-    return subprocess.run([sys.executable, "-m", "nicbench.cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
 
 
 def in_ns(ns: str, *argv: str) -> str:

@@ -7,12 +7,10 @@ is missing is a problem; a Windows profile is refused in one line.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from clihelp import nicbench
 
 from nicbench.config.loader import load_profile
 
@@ -20,12 +18,6 @@ pytestmark = pytest.mark.lab
 
 ROOT = Path(__file__).resolve().parents[2]
 ROUNDUP = ROOT / "profiles" / "lab-roundup.yaml"
-
-
-def nicbench(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NICBENCH_")}
-    return subprocess.run([sys.executable, "-m", "nicbench.cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
 
 
 def test_check_profile_lab_roundup_is_ready_and_lists_the_mtus_each_adapter_skips(lab, tmp_path):

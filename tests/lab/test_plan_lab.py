@@ -10,13 +10,11 @@ known_hosts does not exist still plans).
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from clihelp import nicbench
 
 from nicbench.config.loader import load_profile
 from nicbench.execution.plan import make_plan, same_commands
@@ -24,12 +22,6 @@ from nicbench.execution.plan import make_plan, same_commands
 pytestmark = pytest.mark.lab
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def nicbench(*args: str, timeout: float) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NICBENCH_")}
-    return subprocess.run([sys.executable, "-m", "nicbench.cli", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=timeout)
 
 
 def test_a_run_sends_what_its_plan_said(lab, lab_inventory, tmp_path):

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
+from clihelp import nicbench
 from loadcheck import assert_at_least_unless_busy
 
 pytestmark = pytest.mark.lab
@@ -29,12 +30,6 @@ REPO = Path(__file__).resolve().parents[2]
 IPERF3_PORT = 5391
 IPERF2_PORT = 5392
 TAKEN_PORT = 5393
-
-
-def nicbench(*args: str, timeout: float) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NICBENCH_")}
-    return subprocess.run([sys.executable, "-m", "nicbench.cli", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=timeout)
 
 
 def gbe_hosts(lab) -> tuple[str, str]:

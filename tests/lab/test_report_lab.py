@@ -10,13 +10,11 @@ from __future__ import annotations
 import csv
 import json
 import html
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from clihelp import nicbench
 from loadcheck import busy_during, machine_load
 
 pytestmark = pytest.mark.lab
@@ -40,12 +38,6 @@ PROFILE = """\
         repetitions: 1
         params: {upper: 8192, repeats: 10}
 """
-
-
-def nicbench(*args: str, timeout: float) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NICBENCH_")}
-    return subprocess.run([sys.executable, "-m", "nicbench.cli", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=timeout)
 
 
 def test_report_of_a_tiny_roundup_shows_both_cards_and_the_refusal(lab, tmp_path):

@@ -16,17 +16,15 @@ Every wait is bounded (subprocess timeouts, a deadline when reading progress lin
 from __future__ import annotations
 
 import json
-import os
-import selectors
 import signal
 import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from clihelp import argv, env, nicbench, read_until
 from loadcheck import busy_during, machine_load
 
 from nicbench.config.loader import load_profile
@@ -42,19 +40,6 @@ WITHIN = 0.02
 def theory_bps(mtu: int) -> float:
     """TCP goodput of Gigabit Ethernet with timestamps: R (m - 52) / (m + 38)."""
     return WIRE_BPS * (mtu - 52) / (mtu + 38)
-
-
-def nicbench_argv(*args: str) -> list[str]:
-    return [sys.executable, "-m", "nicbench.cli", *args]
-
-
-def clean_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("NICBENCH_")}
-
-
-def nicbench(*args: str, timeout: float) -> subprocess.CompletedProcess:
-    return subprocess.run(nicbench_argv(*args), cwd=REPO, env=clean_env(),
-                          capture_output=True, text=True, timeout=timeout)
 
 
 def write_profile(tmp_path: Path, text: str) -> Path:
@@ -206,33 +191,15 @@ RESUME_PROFILE = """\
     """
 
 
-def read_until(proc: subprocess.Popen, predicate, timeout_s: float) -> list[str]:
-    """Lines of proc's stdout up to and including the first one ``predicate`` accepts."""
-    sel = selectors.DefaultSelector()
-    sel.register(proc.stdout, selectors.EVENT_READ)
-    deadline = time.monotonic() + timeout_s
-    lines: list[str] = []
-    while time.monotonic() < deadline:
-        if not sel.select(max(0.0, deadline - time.monotonic())):
-            break
-        line = proc.stdout.readline()
-        if not line:
-            break
-        lines.append(line)
-        if predicate(line, lines):
-            return lines
-    raise AssertionError(f"not seen within {timeout_s} s; output so far: {lines}")
-
-
 def test_interrupted_run_restores_mtu_and_resumes_without_duplicates(lab, tmp_path, mtus):
     prof = write_profile(tmp_path, RESUME_PROFILE)
     out = tmp_path / "resume"
     gbe = next(link for link in lab.spec.links() if link.adapter.key == "gbe")
     hosts = [h.name for h in lab.spec.hosts()]
     proc = subprocess.Popen(
-        nicbench_argv("run", str(prof), "-i", str(lab.inventory_file), "--pair", "gbe",
+        argv("run", str(prof), "-i", str(lab.inventory_file), "--pair", "gbe",
                       "--out", str(out)),
-        cwd=REPO, env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        cwd=REPO, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         # Stop it in the MTU 9000 point, once one trial there is stored.
         read_until(proc, lambda line, lines: "iperf3-tcp #1/3" in line

@@ -12,15 +12,14 @@ host. Every address is inside the lab's 198.19.0.0/16; no name is looked up anyw
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from clihelp import nicbench
 
 from nicbench.config.loader import load_inventory
 from nicbench.errors import ConnectError, HostKeyError
@@ -260,13 +259,6 @@ def test_a_host_the_bastion_cannot_reach_is_its_failure(lab, bastion, tmp_path):
 
 def link_name(lab) -> str:
     return lab.spec.links()[0].pair_name
-
-
-def nicbench(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("NICBENCH_") and k != "SSH_AUTH_SOCK"}
-    return subprocess.run([sys.executable, "-m", "nicbench.cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
 
 
 def test_nicbench_check_through_the_bastion(lab, bastion, tmp_path):

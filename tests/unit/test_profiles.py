@@ -8,12 +8,10 @@ Windows profiles must be refused on Linux pairs by ``nicbench run`` and ``nicben
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from clihelp import nicbench
 
 from nicbench.check import PairReport, SideReport, profile_tools, will_be_skipped
 from nicbench.config.fields import parse_rate, parse_size
@@ -254,12 +252,6 @@ pairs:
     a: {host: lin-a, interface: eth2, address: 198.18.10.1}
     b: {host: lin-b, interface: eth2, address: 198.18.10.2}
 """
-
-
-def nicbench(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NICBENCH_")}
-    return subprocess.run([sys.executable, "-m", "nicbench.cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=60)
 
 
 def refusal(profile_name: str, host_os: str) -> str:

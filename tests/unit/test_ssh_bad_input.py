@@ -12,12 +12,11 @@ OpenSSH's own (``ssh-keygen -H`` hashes them).
 from __future__ import annotations
 
 import base64
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from clihelp import nicbench
 
 from nicbench.errors import ConfigError
 from nicbench.remote.known_hosts import KnownHosts
@@ -191,13 +190,6 @@ pairs:
 """
 
 
-def nicbench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("NICBENCH_") and k != "SSH_AUTH_SOCK"}
-    return subprocess.run([sys.executable, "-m", "nicbench.cli", *args], cwd=tmp_path,
-                          env=env, capture_output=True, text=True, timeout=60)
-
-
 @pytest.mark.parametrize("case", ["binary known_hosts", "directory known_hosts",
                                   "passphrase key"])
 @pytest.mark.parametrize("command", ["check", "run"])
@@ -212,7 +204,7 @@ def test_the_command_line_says_it_in_one_line_and_exits_2(tmp_path, keys, case, 
     args = ["check", "-i", "inventory.yaml"] if command == "check" else \
         ["run", str(Path(__file__).resolve().parents[2] / "profiles" / "quick.yaml"),
          "-i", "inventory.yaml", "--out", str(tmp_path / "out")]
-    proc = nicbench(tmp_path, *args)
+    proc = nicbench(*args, cwd=tmp_path, timeout=60)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     lines = proc.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("nicbench: error: "), proc.stderr

@@ -2,7 +2,7 @@
 # $1: the directory to make (journaled by the controller before this runs), $2: port as
 # four upper-case hex digits (as /proc/net writes it), $3: tcp|udp, $4: polls of 5 ms to
 # wait for a listener; "$@" after: the command.
-# As background.sh, then waits until something listens on the port, and prints:
+# Starts it as background.sh does (start_bg), then waits until something listens on the port, and prints:
 # "<pid> <dir>", "listening yes|no", "ended yes|no", the first line of /proc/stat (the
 # host's CPU time as the transfer is about to start). When something held the port
 # before the server started, "listening" proves nothing: then the server is given up to
@@ -12,16 +12,7 @@ d=$1; port=$2; proto=$3; polls=$4
 shift 4
 taken=no
 listening "$port" "$proto" && taken=yes
-mkdir -m 700 -- "$d" || exit 97
-# shellcheck disable=SC2016  # expanded by the inner sh, not here
-# The command runs as a child of a small wrapper that keeps its pid in "cpid" and writes
-# its exit status to "rc" when it ends, by itself or by a signal sent to that pid.
-setsid sh -c '"$@" >"$0/out" 2>"$0/err" </dev/null & echo "$!" >"$0/cpid"; wait "$!"
-echo "$?" >"$0/rc"' "$d" "$@" >/dev/null 2>&1 </dev/null &
-pid=$!
-starttime "$pid"
-echo "$pid $ST" >"$d/pid"
-echo "$pid $d"
+start_bg "$d" "$@"
 i=0
 up=no
 while [ "$i" -lt "$polls" ]; do
