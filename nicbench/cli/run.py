@@ -66,6 +66,9 @@ class RunPrinter:
                                   trials=n):
                 self.line(f"   {test}: {method} found {mbit(best)} Mbit/s (offered "
                           f"{mbit(off)}) in {n} trials")
+            case ev.HostRebooted(host=host, seconds=seconds, reason=reason):
+                self.line(f"   rebooted {host} for the {reason} (back after "
+                          f"{duration(seconds)})")
             case ev.SettingRestored():
                 pass   # every point restores its settings; the journal has them
             case ev.Warning(message=message):

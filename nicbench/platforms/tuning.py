@@ -117,10 +117,14 @@ class TuningSession:
         self.apply(platform, "sysctl", name, str(value))
 
     def _record(self, platform: Platform, change: Change) -> None:
-        # Only the first change of a key keeps the true original.
-        if not any(c.host == change.host and c.kind == change.kind and c.key == change.key
-                   and not c.restored for c in self.changes):
+        # Only the first change of a key keeps the true original; a later one (Windows
+        # registry values kept from one point to the next) only says what is in force.
+        same = next((c for c in self.changes if c.host == change.host and c.kind == change.kind
+                     and c.key == change.key and not c.restored), None)
+        if same is None:
             self.changes.append(change)
+        else:
+            same.applied = change.applied
         self._platforms[platform.host] = platform
         self._write_journal(strict=True)
 
