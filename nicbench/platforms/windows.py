@@ -75,6 +75,7 @@ class WindowsInterfaceFacts(InterfaceFacts):
 
 class WindowsPlatform(Platform):
     os_name = "windows"
+    PROBE_INTERVAL_S = 5.0
     SETTING_KINDS = ("jumbo", "registry", "reboot", "firewall")
 
     def __init__(self, conn: Connection, tools: Mapping[str, str] | None = None):
@@ -82,7 +83,7 @@ class WindowsPlatform(Platform):
             raise UsageError(f"{conn.host}: a Windows host needs the powershell shell")
         super().__init__(conn, tools)
         self.reboot_timeout_s = DEFAULT_REBOOT_TIMEOUT_S
-        self.probe_interval_s = 5.0
+        self.probe_interval_s = self.PROBE_INTERVAL_S
         self._host: wc.WindowsHost | None = None
         self._adapters: dict[str, wc.WindowsAdapter] = {}
         self._boot_before: str | None = None

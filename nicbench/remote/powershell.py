@@ -394,6 +394,10 @@ class WindowsShell:
         """What ``render_with_pid`` sends (what a Connection runs), decoded."""
         return PROLOGUE + PID_LINE + self._body_with_pid(argv, pidfile)
 
+    def decode(self, line: str) -> str:
+        """The script a command line this shell rendered runs (the inverse of render)."""
+        return decode_command(line)
+
     def tidy_output(self, stdout: str, stderr: str) -> tuple[str, str]:
         return tidy_text(stdout), tidy_text(decode_clixml(stderr))
 
