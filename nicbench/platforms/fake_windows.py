@@ -19,7 +19,7 @@ Answers are shaped like the real outputs they stand for: JSON where the platform
 for ConvertTo-Json, reg.exe's value-line layout (tests/fixtures/windows, Win32-OpenSSH
 #936), the cmdlet's refusal text (windows-powershell-docs#2366), ping.exe's "Reply from
 ... TTL=" line. Which of them are real captures and which only follow a documented shape
-is listed in tests/fixtures/windows/SOURCES.md.
+is listed in tests/fixtures/windows/READERS.md.
 """
 
 from __future__ import annotations

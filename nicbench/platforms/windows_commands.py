@@ -5,7 +5,7 @@ Readers take CIM objects as JSON (``ConvertTo-Json``), never formatted tables: t
 truncate (``*JumboPac...``) and labels are localized (windows.md, pitfalls 6-7). Where
 only text exists (reg.exe, ping.exe, cmdlet errors) the reader keys on what is not
 translated: value positions, ``TTL=``, the exit status. Each reader is tested on the real
-outputs in ``tests/fixtures/windows`` (see its SOURCES.md for which reader has a real
+outputs in ``tests/fixtures/windows`` (see its READERS.md for which reader has a real
 capture and which has only the shape the cmdlet documents).
 
 Scripts get every value from the inventory or a profile as a ``$Name`` parameter (a
