@@ -428,3 +428,15 @@ def test_a_reboot_timeout_during_a_run_gives_the_pair_up_and_says_so(tmp_path):
         ("wa", "registry TcpWindowSize"), ("wb", "registry TcpWindowSize")}
     assert len({str(p) for p in run.problems}) == len(run.problems)
     assert {c.host for c in read_journal(run.run_dir.journal_file)} == {"wa", "wb"}
+
+
+def test_check_talks_to_windows_hosts_through_the_platform(monkeypatch):
+    from nicbench.check import check
+
+    pair = hosts()
+    replay_hosts(monkeypatch, pair)
+    (rep,) = check(INVENTORY)
+    assert rep.problems == [] and rep.ready
+    a = rep.sides[0]
+    assert (a.state, a.mtu, a.max_mtu, a.kernel) == ("up", 1500, 9014 - 14, "10.0.20348")
+    assert a.tools["ntttcp"] == "5.40.0.0" and a.tools["netpipe"] is None
