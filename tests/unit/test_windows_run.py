@@ -440,3 +440,28 @@ def test_check_talks_to_windows_hosts_through_the_platform(monkeypatch):
     a = rep.sides[0]
     assert (a.state, a.mtu, a.max_mtu, a.kernel) == ("up", 1500, 9014 - 14, "10.0.20348")
     assert a.tools["ntttcp"] == "5.40.0.0" and a.tools["netpipe"] is None
+
+
+def test_manifest_facts_and_registry_policy(tmp_path):
+    from nicbench.results.manifest import Manifest
+
+    pair = hosts()
+    seen: list[ev.Event] = []
+    text = PROFILE.replace("reboot_timeout_s: 60", "reboot_timeout_s: 60\n    "
+                                                   "registry_policy: skip-if-ignored")
+    run = Runner(profile(tmp_path, text), INVENTORY, tmp_path / "out", hosts=pair,
+                 listener=seen.append)
+    run.run()
+    m = Manifest.read(run.run_dir.manifest_file)
+    wa = m.hosts["wa"]
+    assert (wa["caption"], wa["version"], wa["build"], wa["cpus"]) == (
+        "Microsoft Windows Server 2022 Standard", "10.0.20348", "20348", 4)
+    assert wa["last_boot"] and wa["defender_realtime"] is True and wa["autotuning"] == "Normal"
+    assert any("TcpWindowSize: ignored by this Windows" in n and "not written" in n
+               for n in wa["registry_notes"])
+    iface = m.interfaces["i350/wa"]
+    assert (iface["jumbo_keyword"], iface["jumbo_valid"], iface["driver_provider"]) == (
+        "*JumboPacket", ["1514", "4088", "9014"], "Intel")
+    log = pair.hosts["wa"].log
+    assert "set TcpWindowSize" not in log and "set Tcp1323Opts" in log   # skipped, not silent
+    assert any(isinstance(e, ev.Warning) and "TcpWindowSize" in e.message for e in seen)
