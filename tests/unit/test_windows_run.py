@@ -465,3 +465,68 @@ def test_manifest_facts_and_registry_policy(tmp_path):
     log = pair.hosts["wa"].log
     assert "set TcpWindowSize" not in log and "set Tcp1323Opts" in log   # skipped, not silent
     assert any(isinstance(e, ev.Warning) and "TcpWindowSize" in e.message for e in seen)
+
+
+# -- jumbo frames: windows.md (d)7 -------------------------------------------------------
+def jumbo_host(**adapter) -> tuple[FakeWindowsHost, FakeAdapter, object]:
+    pair = FakeWindowsPair()
+    nic = FakeAdapter(("198.18.0.1",), **adapter)
+    host = pair.add(FakeWindowsHost("wa", {"Ethernet 2": nic}))
+    return host, nic, pair.platform("wa")
+
+
+def test_after_a_jumbo_change_the_platform_waits_for_up_then_reads_the_ip_mtu():
+    from nicbench.platforms.windows import ADAPTER_UP_TIMEOUT_S
+
+    host, nic, plat = jumbo_host(down_after_change=30)
+    plat.set_mtu("Ethernet 2", 9000)
+    calls = plat.conn.calls
+    (change,) = [c for c in calls if c.label == "set *JumboPacket"]
+    assert change.params["Value"] == "9014"                       # frame = IP MTU + 14
+    # The script itself waits for Up, bounded by the platform's timeout in 250 ms polls,
+    # and the call's own timeout leaves it that long.
+    assert "(Get-NetAdapter -Name $Name).Status -ne 'Up'" in change.script
+    assert int(change.params["UpPolls"]) == round(ADAPTER_UP_TIMEOUT_S / 0.25)
+    assert plat.conn.timeouts[calls.index(change)] > ADAPTER_UP_TIMEOUT_S
+    # Then the adapter is read again: the keyword's value and NlMtu, frame - 14.
+    after = calls[calls.index(change) + 1:]
+    assert [c.label for c in after] == ["adapter"]
+    assert plat.get_mtu("Ethernet 2") == int(nic.value) - 14 == nic.nl_mtu
+
+
+def test_an_adapter_that_is_not_up_again_in_time_is_a_tuning_error():
+    from nicbench.errors import TuningError
+    from nicbench.platforms.windows import ADAPTER_UP_TIMEOUT_S
+
+    host, nic, plat = jumbo_host(down_after_change=round(ADAPTER_UP_TIMEOUT_S / 0.25) + 1)
+    with pytest.raises(TuningError) as info:
+        plat.set_mtu("Ethernet 2", 9000)
+    assert info.value.kind == "interface"
+    assert "adapter Ethernet 2 not Up after the change" in str(info.value)
+
+
+def test_an_ip_mtu_that_does_not_follow_the_frame_is_a_mismatch_naming_both_numbers():
+    from nicbench.errors import TuningError
+
+    # Broadcom NetXtreme keeps an MTU-valued *JumboPacket: the driver takes 9014, the IP
+    # layer stays where it was (windows.md, pitfall 8).
+    host, nic, plat = jumbo_host(mtu_style=True)
+    with pytest.raises(TuningError) as info:
+        plat.set_mtu("Ethernet 2", 9000)
+    got, want = nic.nl_mtu, int(nic.value) - 14
+    assert got != want
+    assert info.value.kind == "mismatch"
+    assert f"the IP MTU reads back as {got}, not {want}" in str(info.value)
+
+
+def test_a_run_records_the_mismatch_as_a_tuning_failure_and_puts_the_frame_back(tmp_path):
+    pair = windows_pair({"wa": ("Ethernet 2", "198.18.0.1"),
+                         "wb": ("Ethernet 2", "198.18.0.2")}, tool_run=tools, mtu_style=True)
+    recs = list(Runner(profile(tmp_path), INVENTORY, tmp_path / "out",
+                       hosts=pair).run().records())
+    at9014 = [r for r in recs if r.point == "frame9014"]
+    assert {(r.kind, r.failure) for r in at9014} == {(Kind.SKIPPED, Failure.TUNING)}
+    nic = pair.hosts["wa"].adapters["Ethernet 2"]
+    assert all(f"reads back as {nic.nl_mtu}, not {9014 - 14}" in r.reason for r in at9014)
+    assert {r.status for r in recs if r.point == "frame1514"} == {Status.OK}
+    assert {h.adapters["Ethernet 2"].value for h in pair.hosts.values()} == {"1514"}
