@@ -49,6 +49,15 @@ def grouped(points: Iterable[Point]) -> list[Point]:
     return [p for group in order.values() for p in group]
 
 
+def set_reboot_timeout(platforms: Iterable[Platform], timeout_s: float) -> None:
+    """How long a Windows host may take to come back from a reboot: the profile's
+    ``reboot_timeout_s``, also for the reboot a restore asks for (the marker), in the
+    run, on resume and in ``nicbench restore``."""
+    for plat in platforms:
+        if hasattr(plat, "reboot_timeout_s"):
+            plat.reboot_timeout_s = timeout_s
+
+
 class OsSettings:
     def __init__(self, profile: Profile, tuning: TuningSession, listener: ev.Listener):
         self.profile = profile
@@ -60,9 +69,7 @@ class OsSettings:
     # -- apply ---------------------------------------------------------------------------
     def apply(self, side: "_Side", point: Point, tests: list[TestSpec]) -> None:
         hosts = [(plat, iface) for plat, iface, _ in side.ends]
-        for plat, _ in hosts:
-            if hasattr(plat, "reboot_timeout_s"):
-                plat.reboot_timeout_s = self.profile.reboot_timeout_s   # for restore, too
+        set_reboot_timeout([p for p, _ in hosts], self.profile.reboot_timeout_s)
         self._registry(point, [p for p, _ in hosts if p.supports("registry")])
         ports = self._ports(side, point, tests)
         for plat, _ in hosts:

@@ -43,7 +43,7 @@ from nicbench.config.profile import Point, Profile, TestSpec, check_platforms
 from nicbench.errors import (ConnectError, HostKeyError, NicbenchError, ResultsWriteError,
                              TuningError, UsageError)
 from nicbench.execution import events as ev
-from nicbench.execution.ossettings import OsSettings, grouped
+from nicbench.execution.ossettings import OsSettings, grouped, set_reboot_timeout
 from nicbench.execution.trial import TrialContext, run_trial
 from nicbench.execution.udpsearch import bisect, sweep
 from nicbench.platforms.base import Platform
@@ -229,10 +229,12 @@ class Runner:
         """Put back what a run that died left on its hosts, before anything else."""
         assert self.tuning is not None
         try:
-            self.tuning.bind({h: hosts.platform(h) for h in sorted(self.tuning.hosts())})
+            platforms = {h: hosts.platform(h) for h in sorted(self.tuning.hosts())}
         except (NicbenchError, KeyError) as exc:
             raise RestorePending(self.run_dir.path, [f"cannot reach the hosts: {exc}"]) \
                 from None
+        self.tuning.bind(platforms)
+        set_reboot_timeout(platforms.values(), self.profile.reboot_timeout_s)
         pending = self.tuning.pending()
         leftovers = list(self.tuning.leftovers)
         problems = self.tuning.restore()

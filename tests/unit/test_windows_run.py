@@ -219,7 +219,7 @@ def replay_hosts(monkeypatch, pair: FakeWindowsPair) -> dict[str, ReplayConnecti
     return conns
 
 
-def killed_mid_trial(tmp_path) -> tuple[FakeWindowsPair, Path]:
+def killed_mid_trial(tmp_path, text: str = PROFILE) -> tuple[FakeWindowsPair, Path]:
     """A run killed while the first NTttcp sender runs: its receiver listens on wa (a
     WMI process outside the SSH session, so it outlives the controller), the client's
     pid file is on wb, registry values and firewall rules are in force on both."""
@@ -240,7 +240,7 @@ def killed_mid_trial(tmp_path) -> tuple[FakeWindowsPair, Path]:
     for h in pair.hosts.values():
         h.on_call = cut
     with pytest.raises(Killed):
-        Runner(profile(tmp_path), INVENTORY, tmp_path / "out", hosts=pair).run()
+        Runner(profile(tmp_path, text), INVENTORY, tmp_path / "out", hosts=pair).run()
     for h in pair.hosts.values():
         h.on_call = None
     return pair, tmp_path / "out"
@@ -278,6 +278,7 @@ def test_a_run_killed_mid_trial_then_restore_reaps_by_pid_tree_and_deletes_the_r
     said = capsys.readouterr().out
     assert "stopping wa server NTttcp.exe -r -m 1,0,198.18.0.1" in said and server_dir in said
     assert "restored wa registry TcpWindowSize = <absent>" in said
+    assert "rebooted wa: the registry values put back take effect at boot" in said
     # Stopped by their trees (the pid and start time still matched), paths removed.
     assert (server.killed_by, client.killed_by) == ("reap", "reap")
     reaps = [c for c in conns["wa"].calls if c.label == "reap"]
@@ -293,6 +294,25 @@ def test_a_run_killed_mid_trial_then_restore_reaps_by_pid_tree_and_deletes_the_r
     assert json.loads((out / "tuning.json").read_text())["changes"] == []
     assert main(["restore", str(out)]) == 0
     assert "nothing to restore" in capsys.readouterr().out
+
+
+def test_restore_waits_for_a_reboot_as_long_as_the_runs_profile_says(
+        tmp_path, monkeypatch, capsys):
+    from nicbench.cli import main
+
+    pair, out = killed_mid_trial(tmp_path, PROFILE.replace("reboot_timeout_s: 60",
+                                                           "reboot_timeout_s: 0.3"))
+    for h in pair.hosts.values():
+        h.never_back = True
+    replay_hosts(monkeypatch, pair)
+    assert main(["restore", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "wa: did not come back within 0.3 s of a reboot" in err
+    assert "still changed: wa: reboot tcpip-parameters" in err
+    for h in pair.hosts.values():    # what could be done was done: values, processes
+        assert h.registry == {} and h.dirs == set() and h.files == {}
+    pending = read_journal(out / "tuning.json")
+    assert {(c.host, c.kind) for c in pending} == {("wa", "reboot"), ("wb", "reboot")}
 
 
 def test_reap_leaves_a_process_that_reused_the_pid(tmp_path):
