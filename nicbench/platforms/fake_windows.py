@@ -303,6 +303,8 @@ def _alive(h: FakeWindowsHost, call: Call) -> Reply:
 
 
 def _ended(h: FakeWindowsHost, call: Call) -> Reply:
+    if call.params["Dir"] not in h.dirs:
+        return "", "", 1         # no rc file appears: the polls run out
     p = _proc(h, call)
     return "", "", 0 if p is None or p.rc is not None else 1
 
@@ -381,7 +383,27 @@ def _read_and_remove(h: FakeWindowsHost, call: Call) -> Reply:
 
 
 def _wait_listening(h: FakeWindowsHost, call: Call) -> Reply:
-    return "", "", 0 if h.listening() else 1
+    sshd = call.params["Protocol"] == "tcp" and call.params["Port"] == "22"
+    return "", "", 0 if sshd or h.listening() else 1
+
+
+def _format_list(h: FakeWindowsHost, call: Call) -> Reply:
+    """Get-NetAdapterAdvancedProperty ... | Format-List *, in the layout of the E810
+    capture (tests/fixtures/windows/mfd__...), for the jumbo keyword only."""
+    name = call.params["Name"]
+    a = h.adapters[name]
+    if a.keyword is None:
+        return _ok("\n")
+    lo, hi, step = a.numeric or ("", "", "")
+    rows = {"ValueName": a.keyword, "ValueData": f"{{{a.value}}}", "ifAlias": name,
+            "InterfaceAlias": name, "ifDesc": a.description, "DisplayName": "Jumbo Packet",
+            "NumericParameterMaxValue": hi, "NumericParameterMinValue": lo,
+            "NumericParameterStepValue": step, "RegistryKeyword": a.keyword,
+            "RegistryValue": f"{{{a.value}}}",
+            "ValidRegistryValues": "{" + ", ".join(a.valid if not a.numeric else ()) + "}"}
+    width = max(len(k) for k in rows) + 1
+    return _ok("\n" + "".join(f"{k:<{width}}: {v}".rstrip() + "\n" for k, v in rows.items())
+               + "\n")
 
 
 def _tool_file(h: FakeWindowsHost, call: Call) -> Reply:
@@ -395,11 +417,16 @@ def _tool_file(h: FakeWindowsHost, call: Call) -> Reply:
 def _native(h: FakeWindowsHost, call: Call) -> Reply:
     exe, args = call.argv[0], call.argv[1:]
     if exe == "reg.exe":
-        name = args[args.index("/v") + 1]
-        if name not in h.registry:
-            return "", REG_ABSENT, 1
-        return _ok(f"\nHKEY_LOCAL_MACHINE\\SYSTEM\\CurrentControlSet\\Services\\Tcpip\\Parameters\n"
-                   f"    {name}    REG_DWORD    {h.registry[name]:#x}\n\n")
+        # reg.exe's layout (Win32-OpenSSH#936 capture): the key, then a value line each.
+        values = {"Hostname": ("REG_SZ", h.name.upper()),
+                  **{k: ("REG_DWORD", f"{v:#x}") for k, v in h.registry.items()}}
+        if "/v" in args:
+            name = args[args.index("/v") + 1]
+            if name not in values:
+                return "", REG_ABSENT, 1
+            values = {name: values[name]}
+        return _ok("\nHKEY_LOCAL_MACHINE\\SYSTEM\\CurrentControlSet\\Services\\Tcpip\\Parameters\n"
+                   + "".join(f"    {k}    {t}    {v}\n" for k, (t, v) in values.items()) + "\n")
     if exe == "ping.exe":
         peer = args[-1]
         size = int(args[args.index("-l") + 1]) if "-l" in args else 32
@@ -442,7 +469,7 @@ _HANDLERS: dict[str, Callable[[FakeWindowsHost, Call], Reply]] = {
     "firewall-allow": _firewall, "firewall-remove": _firewall, "cpu-raw": _cpu,
     "start": _background, "alive": _alive, "ended": _ended, "stop-after-output": _stop,
     "kill-tree": _kill, "wait-gone": _wait, "collect": _collect, "cleanup": _cleanup,
-    "reap": _reap,
+    "reap": _reap, "adapter-format-list": _format_list,
     "read-and-remove": _read_and_remove, "wait-listening": _wait_listening,
     "tool-file": _tool_file, "native": _native}
 

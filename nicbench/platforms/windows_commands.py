@@ -268,6 +268,17 @@ def read_adapter(text: str) -> WindowsAdapter:
                        if isinstance(r, dict)))
 
 
+ADVANCED_FORMAT_LIST = r"""
+Get-NetAdapterAdvancedProperty -Name $Name -AllProperties | Format-List -Property * | Out-String -Width 4096
+"""
+
+
+def advanced_format_list_argv(name: str) -> list[str]:
+    """Every advanced property of an adapter as Format-List prints it (for captures:
+    the form of the E810 fixture, read by :func:`read_format_list`)."""
+    return ps_script(ADVANCED_FORMAT_LIST, "adapter-format-list", Name=name)
+
+
 def read_format_list(text: str) -> list[dict[str, str]]:
     """``... | Format-List`` output -> one dict per record (blank lines separate records;
     ``Name : value``, with the value's continuation lines indented). For captures made

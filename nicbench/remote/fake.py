@@ -95,7 +95,7 @@ class ReplayConnection(Connection):
         self.timeouts.append(timeout)
         out, err, status = self.answer(call)
         return make_result(self.host, argv, stdout=out, stderr=err, exit_status=status,
-                           timed_out=status is None)
+                           timed_out=status is None, raw=(out.encode(), err.encode()))
 
     def reconnect(self, timeout_s: float) -> None:
         self.reconnects += 1

@@ -25,10 +25,10 @@ from nicbench.execution.runner import Runner
 from nicbench.platforms.fake_windows import (TEMP, FakeAdapter, FakeWindowsHost, FakeWindowsPair,
                                              ToolRun, windows_pair)
 from nicbench.platforms.tuning import TuningSession, read_journal
-from nicbench.remote.fake import ReplayConnection
-from nicbench.remote.powershell import WindowsShell
 from nicbench.results.records import Failure, Kind, Status
 from nicbench.tools import iperf2, ntttcp
+
+from windows_helpers import replay_hosts
 
 TESTS = Path(__file__).resolve().parents[1]
 NTTTCP_RECEIVER = (TESTS / "fixtures/windows/gh-ntttcp-24__ntttcp_win_v5.40_console.txt").read_text()
@@ -200,23 +200,6 @@ def test_ctrl_c_mid_point_restores_everything(tmp_path):
 
 class Killed(BaseException):
     """The controller is killed (kill -9): nothing it would still send reaches a host."""
-
-
-def replay_hosts(monkeypatch, pair: FakeWindowsPair) -> dict[str, ReplayConnection]:
-    """`nicbench restore`/`check` through the CLI, over SSH stand-ins that answer from
-    the same scripted hosts (no local key or known_hosts to check)."""
-    import nicbench.platforms.hosts as hosts_mod
-    from nicbench.platforms.windows import WindowsPlatform
-
-    conns: dict[str, ReplayConnection] = {}
-
-    def connect(self, host):
-        conns[host.name] = ReplayConnection(host.name, WindowsShell(), pair.hosts[host.name])
-        return conns[host.name]
-    monkeypatch.setattr(hosts_mod, "preflight", lambda target: None)
-    monkeypatch.setattr(hosts_mod.HostPool, "_ssh", connect)
-    monkeypatch.setattr(WindowsPlatform, "PROBE_INTERVAL_S", 0.0)
-    return conns
 
 
 def killed_mid_trial(tmp_path, text: str = PROFILE) -> tuple[FakeWindowsPair, Path]:

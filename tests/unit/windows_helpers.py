@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import re
 
-from nicbench.remote.powershell import decode_command
+from nicbench.remote.fake import ReplayConnection
+from nicbench.remote.powershell import WindowsShell, decode_command
 
 SINGLE_QUOTES = "'\u2018\u2019\u201a\u201b"
 
@@ -117,3 +118,29 @@ def params(script: str) -> dict[str, str]:
         if m.group(1) not in ("ProgressPreference", "ErrorActionPreference"):
             out[m.group(1)] = value
         pos = end + 1
+
+
+def replay_hosts(monkeypatch, pair, record=None) -> dict[str, ReplayConnection]:
+    """Make the CLI's HostPool (`nicbench restore`, `check`, `windows capture`) reach the
+    scripted hosts of ``pair`` (a FakeWindowsPair) instead of SSH; there is no local key
+    or known_hosts to check first. ``record(host, call, reply)`` hears every answer."""
+    import nicbench.platforms.hosts as hosts_mod
+    from nicbench.platforms.windows import WindowsPlatform
+
+    conns: dict[str, ReplayConnection] = {}
+
+    def connect(self, host):
+        fake = pair.hosts[host.name]
+
+        def answer(call):
+            reply = fake(call)
+            if record is not None:
+                record(host.name, call, reply)
+            return reply
+        answer.reconnect = fake.reconnect   # type: ignore[attr-defined]
+        conns[host.name] = ReplayConnection(host.name, WindowsShell(), answer)
+        return conns[host.name]
+    monkeypatch.setattr(hosts_mod, "preflight", lambda target: None)
+    monkeypatch.setattr(hosts_mod.HostPool, "_ssh", connect)
+    monkeypatch.setattr(WindowsPlatform, "PROBE_INTERVAL_S", 0.0)
+    return conns
