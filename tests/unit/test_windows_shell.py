@@ -274,3 +274,23 @@ def test_decoded_script_matches_its_golden(name):
 
 def test_every_golden_has_a_builder():
     assert {p.stem for p in GOLDEN.glob("*.ps1")} == set(golden_commands())
+
+
+# -- showing a command (a plan, a log) -------------------------------------------------------
+def test_script_is_the_public_decoded_form_of_what_render_and_run_send():
+    from nicbench.remote.shell import PosixShell
+
+    argvs = [["NTttcp.exe", "-s", "-m", "1,0,198.18.0.1", "it's"],
+             ps_script("Get-NetAdapter -Name $Name", "adapter", Name="Ethernet 2"),
+             SH.background_argv(["iperf.exe", "-s"], TEMP + "nicbench-x.d"),
+             SH.reap_argv([TEMP + "nicbench-x.d"])]
+    for argv in argvs:
+        assert SH.script(argv) == decode_command(SH.render(argv)) == SH.decode(SH.render(argv))
+        assert SH.script_with_pid(argv) == decode_command(SH.render_with_pid(argv))
+    pidfile = TEMP + "nicbench-x.pid"
+    assert SH.script_with_pid(argvs[0], pidfile) == \
+        decode_command(SH.render_with_pid(argvs[0], pidfile))
+    # Both shells answer script(): a plan can show any host's commands the same way.
+    posix = PosixShell()
+    assert posix.script(["ip", "link", "set", "eth0", "mtu", "9000"]) == \
+        posix.render(["ip", "link", "set", "eth0", "mtu", "9000"])
