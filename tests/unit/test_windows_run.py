@@ -533,3 +533,16 @@ def test_a_run_records_the_mismatch_as_a_tuning_failure_and_puts_the_frame_back(
     assert all(f"reads back as {nic.nl_mtu}, not {9014 - 14}" in r.reason for r in at9014)
     assert {r.status for r in recs if r.point == "frame1514"} == {Status.OK}
     assert {h.adapters["Ethernet 2"].value for h in pair.hosts.values()} == {"1514"}
+
+
+def test_a_value_moved_to_the_next_group_keeps_its_original_and_says_what_is_in_force(
+        tmp_path):
+    pair = hosts()
+    plat = pair.platform("wa")
+    session = TuningSession(tmp_path / "tuning.json")
+    session.apply(plat, "registry", "TcpWindowSize", str(0xffff))
+    session.apply(plat, "registry", "TcpWindowSize", "20971520")    # the next group's
+    (change,) = read_journal(tmp_path / "tuning.json")
+    assert (change.original, change.applied) == (None, "20971520")
+    assert pair.hosts["wa"].registry == {"TcpWindowSize": 20971520}
+    assert session.restore() == [] and pair.hosts["wa"].registry == {}
