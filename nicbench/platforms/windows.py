@@ -18,6 +18,10 @@ restored ("absent" is a real original: restoring it deletes):
               recovered by ``nicbench restore``.
 ``firewall``  key: a rule name; value: the ports (TCP and UDP rules in group nicbench).
 
+Processes and files a trial leaves (a receiver's directory, a client's pid file, a
+tool's -xml file) are named under the SSH user's TEMP (:meth:`scratch_file`), so the
+journal holds full paths that :meth:`reap` finds from any later session.
+
 Reboot-wait (:meth:`begin_reboot`, :meth:`finish_reboot`): the boot time is read, the
 host told to restart, the connection closed; then the host is probed, every probe with
 its own timeout, until it answers with a changed boot time. A refused or timed-out

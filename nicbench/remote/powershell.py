@@ -20,9 +20,18 @@ Two kinds of argv:
   a single-quoted literal. The text runs inside ``try`` with
   ``$ErrorActionPreference='Stop'``; an error prints its plain text on stderr and exits 1.
 
-:func:`decode_command` turns a rendered command back into its script: what tests compare
-with golden files and what ``--plan`` shows. :func:`decode_clixml` turns CLIXML on stderr
-into the plain error text (:meth:`WindowsShell.tidy_output` applies it to every result).
+What leaves a process on the host follows the shell protocol of ``shell.py``: a
+background tool runs in a directory the controller names (and journals) first, with
+``<pid> <start time>`` in its ``pid`` file; a client run with a pid file keeps the same
+there while it runs; :meth:`WindowsShell.reap_argv` stops what either names by PID tree,
+only if the pid still runs with that start time, and removes the path.
+
+To show a command as a person reads it (a plan, a log), :meth:`WindowsShell.script`
+gives the decoded script ``render`` sends and :meth:`WindowsShell.script_with_pid` the
+one a Connection sends; :func:`decode_command` turns a rendered line back into its
+script, as the tests do against golden files. :func:`decode_clixml` turns CLIXML on
+stderr into the plain error text (:meth:`WindowsShell.tidy_output` applies it to every
+result).
 
 Nothing here was run on Windows: this machine has no PowerShell (see README, "Windows
 hosts"). The rules it follows are cited where they are used.
