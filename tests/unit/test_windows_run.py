@@ -546,3 +546,18 @@ def test_a_value_moved_to_the_next_group_keeps_its_original_and_says_what_is_in_
     assert (change.original, change.applied) == (None, "20971520")
     assert pair.hosts["wa"].registry == {"TcpWindowSize": 20971520}
     assert session.restore() == [] and pair.hosts["wa"].registry == {}
+
+
+def test_an_os_windows_host_gets_a_windows_platform_over_ssh_with_the_windows_shell(
+        monkeypatch):
+    import nicbench.platforms.hosts as hosts_mod
+    from nicbench.platforms.windows import WindowsPlatform
+    from nicbench.remote.powershell import WindowsShell
+    from nicbench.remote.ssh import SshConnection
+
+    monkeypatch.setattr(hosts_mod, "preflight", lambda target: None)   # no local key here
+    with hosts_mod.HostPool(INVENTORY) as pool:
+        plat = pool.platform("wa")          # made, not connected: SSH dials on first use
+        assert isinstance(plat, WindowsPlatform) and isinstance(plat.conn, SshConnection)
+        assert isinstance(plat.conn.shell, WindowsShell)
+        assert plat.conn.target.address == "198.19.1.2"
