@@ -12,15 +12,20 @@ from typing import Callable, Sequence
 from nicbench.remote.command import display
 from nicbench.remote.connection import Connection
 from nicbench.remote.result import Result, make_result
+from nicbench.remote.shell import Shell
 
 Reply = tuple[str, str, int]  # stdout, stderr, exit status
 
 
 class FakeConnection(Connection):
+    """``shell``: the host's shell (POSIX unless told), so a Windows platform can sit on a
+    fake too and :attr:`scripts` shows what would have been sent, decoded."""
+
     def __init__(self, host: str = "fake", replies: dict[str, Reply] | None = None,
                  default: Reply = ("", "", 0),
-                 handler: Callable[[list[str]], Reply | None] | None = None):
-        super().__init__(host)
+                 handler: Callable[[list[str]], Reply | None] | None = None,
+                 shell: Shell | None = None):
+        super().__init__(host, shell)
         self.replies = dict(replies or {})
         self.default = default
         self.handler = handler
@@ -40,6 +45,12 @@ class FakeConnection(Connection):
     @property
     def commands(self) -> list[str]:
         return [display(a) for a in self.calls]
+
+    @property
+    def scripts(self) -> list[str]:
+        """Every command as its shell would send it, for a person to read (a PowerShell
+        script decoded; a POSIX command line as rendered)."""
+        return [self.shell.script(a) for a in self.calls]
 
 
 # -- transcript replay -------------------------------------------------------------------

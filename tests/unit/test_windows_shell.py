@@ -294,3 +294,16 @@ def test_script_is_the_public_decoded_form_of_what_render_and_run_send():
     posix = PosixShell()
     assert posix.script(["ip", "link", "set", "eth0", "mtu", "9000"]) == \
         posix.render(["ip", "link", "set", "eth0", "mtu", "9000"])
+
+
+def test_a_fake_connection_with_the_windows_shell_shows_what_a_windows_host_would_get():
+    from nicbench.platforms import windows_commands as wc
+    from nicbench.platforms.windows import WindowsPlatform
+    from nicbench.remote.fake import FakeConnection
+
+    conn = FakeConnection("w1", shell=WindowsShell(), default=("", "", 1))
+    plat = WindowsPlatform(conn)                 # refused over a POSIX shell
+    assert plat.reaches("Ethernet 2", "198.18.0.2") is False
+    assert conn.calls == [wc.ping_argv("198.18.0.2")]
+    assert conn.scripts == [SH.script(wc.ping_argv("198.18.0.2"))]
+    assert "& 'ping.exe' '-n' '1' '-w' '2000' '198.18.0.2'" in conn.scripts[0]
