@@ -69,7 +69,8 @@ def check_pair(pool: HostPool, pair: Pair, required_tools: tuple[str, ...]) -> P
                                 f"{side.address} (pairs[].{name}.address in the inventory, or "
                                 f"configure it on the host)")
             for tool in TOOLS:
-                rep.tools[tool] = plat.tool_version(tool)
+                # A tool with no executable for this OS (netPIPE on Windows) is "-".
+                rep.tools[tool] = plat.tool_version(tool) if tool in plat.tools else None
             for tool in required_tools:
                 if rep.tools.get(tool) is None:
                     problems.append(f"{pair.name}: {tool} is not installed on {side.host} "

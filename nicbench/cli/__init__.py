@@ -18,7 +18,7 @@ from nicbench.errors import NicbenchError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from nicbench.cli import check, lab, parse, report, run, validate
+    from nicbench.cli import check, lab, parse, report, run, validate, windows
 
     p = argparse.ArgumentParser(
         prog="nicbench",
@@ -27,7 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"nicbench {__version__}")
     p.add_argument("--debug", action="store_true", help="show tracebacks of unexpected errors")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (lab, check, validate, report, run, parse):
+    for module in (lab, check, validate, report, run, parse, windows):
         module.register(sub)
     return p
 
@@ -40,8 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
-        if args.command == "lab":
-            parser.parse_args(["lab", "--help"])
+        if args.command in ("lab", "windows"):
+            parser.parse_args([args.command, "--help"])
         parser.print_help()
         return 2
     # SIGTERM (kill, CI timeouts) unwinds like Ctrl-C, so every finally restores hosts.

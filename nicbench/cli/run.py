@@ -66,6 +66,9 @@ class RunPrinter:
                                   trials=n):
                 self.line(f"   {test}: {method} found {mbit(best)} Mbit/s (offered "
                           f"{mbit(off)}) in {n} trials")
+            case ev.HostRebooted(host=host, seconds=seconds, reason=reason):
+                self.line(f"   rebooted {host} for the {reason} (back after "
+                          f"{duration(seconds)})")
             case ev.SettingRestored():
                 pass   # every point restores its settings; the journal has them
             case ev.Warning(message=message):
@@ -140,6 +143,7 @@ def _left_changed(runner) -> bool:
 
 def cmd_restore(args) -> int:
     """Put back what a run's journal holds, on the hosts as the run recorded them."""
+    from nicbench.execution.ossettings import set_reboot_timeout
     from nicbench.platforms.hosts import HostPool
     from nicbench.platforms.tuning import TuningSession
     from nicbench.results.manifest import Manifest
@@ -152,22 +156,31 @@ def cmd_restore(args) -> int:
     if not journal.exists():
         out("nothing to restore (no tuning journal: nothing is left changed by that run)")
         return 0
-    session = TuningSession.load(journal, on_restore=lambda c: out(
-        f"restored {c.host} {c.kind} {c.key} = "
-        f"{'<absent>' if c.original is None else c.original}"))
+    session = TuningSession.load(journal, on_restore=_said_restored)
     hosts = sorted(session.hosts())
     if not hosts:
         out("nothing to restore")
         return 0
-    inv = _recorded_inventory(Manifest.read(run_dir.manifest_file), args.inventory, hosts)
+    manifest = Manifest.read(run_dir.manifest_file)
+    inv = _recorded_inventory(manifest, args.inventory, hosts)
     with HostPool(inv) as pool:
-        session.bind({h: pool.platform(h) for h in hosts})
+        platforms = {h: pool.platform(h) for h in hosts}
+        session.bind(platforms)
+        set_reboot_timeout(platforms.values(), manifest.profile.reboot_timeout_s)
         for x in session.leftovers:
             out(f"stopping {x.host} {x.what} ({x.path})")
         problems = session.restore()
     for p in problems:
         console.error(f"still changed: {p}")
     return 1 if problems else 0
+
+
+def _said_restored(change) -> None:
+    if change.kind == "reboot":     # a Windows journal marker: restoring it rebooted
+        out(f"rebooted {change.host}: the registry values put back take effect at boot")
+    else:
+        out(f"restored {change.host} {change.kind} {change.key} = "
+            f"{'<absent>' if change.original is None else change.original}")
 
 
 def _recorded_inventory(manifest, given: str | None, hosts: list[str]):

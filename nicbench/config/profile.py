@@ -136,6 +136,12 @@ class Profile(Strict):
     points: list[Point] = Field(default_factory=list)
     sysctl: dict[SysctlName, SysctlValue] = Field(default_factory=dict)
     tests: list[TestSpec] = Field(min_length=1)
+    # Windows: what to do with points[].registry values this Windows ignores (since
+    # Vista: TcpWindowSize, GlobalMaxTcpWindowSize): write them anyway, or leave them
+    # out. Either way the run says so.
+    registry_policy: Literal["apply", "skip-if-ignored"] = "apply"
+    # Windows: how long a host may take to come back after a registry reboot.
+    reboot_timeout_s: float = Field(1800.0, gt=0, le=86_400)
 
     file: str = Field("", exclude=True)
 

@@ -78,12 +78,19 @@ class SettingRestored:
 
 
 @dataclass(frozen=True)
+class HostRebooted:
+    host: str
+    seconds: float           # from the restart command to the host answering again
+    reason: str
+
+
+@dataclass(frozen=True)
 class Warning:
     message: str
 
 
-Event = Union[RunStarted, PairStarted, PointStarted, PointSkipped, TrialDone, GaveUp, UdpSearchDone,
-              SettingRestored, Warning]
+Event = Union[RunStarted, PairStarted, PointStarted, PointSkipped, TrialDone, GaveUp,
+              UdpSearchDone, SettingRestored, HostRebooted, Warning]
 
 
 class Listener(Protocol):

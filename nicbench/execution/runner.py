@@ -43,6 +43,7 @@ from nicbench.config.profile import Point, Profile, TestSpec, check_platforms
 from nicbench.errors import (ConnectError, HostKeyError, NicbenchError, ResultsWriteError,
                              TuningError, UsageError)
 from nicbench.execution import events as ev
+from nicbench.execution.ossettings import OsSettings, grouped, set_reboot_timeout
 from nicbench.execution.trial import TrialContext, run_trial
 from nicbench.execution.udpsearch import bisect, sweep
 from nicbench.platforms.base import Platform
@@ -148,6 +149,7 @@ class Runner:
                                  * len(profile.points) * len(self.pairs))
         self.manifest: Manifest | None = None
         self.tuning: TuningSession | None = None
+        self.os_settings: OsSettings | None = None
         self.summary: list[SummaryRow] = []
         self.problems: list[Problem] = []      # what could not be put back at the end
         self.lost: dict[str, str] = {}         # host -> why it was given up
@@ -158,6 +160,7 @@ class Runner:
         self._open()
         hosts = self._hosts or HostPool(self.inventory, trust_new_keys=self._trust_new_keys)
         self.tuning = TuningSession.load(self.run_dir.journal_file, on_restore=self._restored)
+        self.os_settings = OsSettings(self.profile, self.tuning, self.listener)
         try:
             if self.tuning.hosts():
                 self._recover_previous(hosts)
@@ -226,10 +229,12 @@ class Runner:
         """Put back what a run that died left on its hosts, before anything else."""
         assert self.tuning is not None
         try:
-            self.tuning.bind({h: hosts.platform(h) for h in sorted(self.tuning.hosts())})
+            platforms = {h: hosts.platform(h) for h in sorted(self.tuning.hosts())}
         except (NicbenchError, KeyError) as exc:
             raise RestorePending(self.run_dir.path, [f"cannot reach the hosts: {exc}"]) \
                 from None
+        self.tuning.bind(platforms)
+        set_reboot_timeout(platforms.values(), self.profile.reboot_timeout_s)
         pending = self.tuning.pending()
         leftovers = list(self.tuning.leftovers)
         problems = self.tuning.restore()
@@ -248,6 +253,10 @@ class Runner:
         if self.tuning.journal_error:
             self.listener(ev.Warning(self.tuning.journal_error))
         self.manifest.ended_at = time.time()
+        if self.os_settings is not None:
+            for host, notes in self.os_settings.notes.items():
+                if host in self.manifest.hosts:
+                    self.manifest.hosts[host]["registry_notes"] = list(notes)
         self.manifest.restore_problems = [str(p) for p in self.problems]
         self.manifest.lost_hosts = dict(self.lost)
         try:
@@ -295,14 +304,15 @@ class Runner:
             self._give_up_pair(pair, self.profile.points, Failure.HOST_LOST, exc.one_line())
             return
         self.manifest.write(self.run_dir.manifest_file)
-        for k, point in enumerate(self.profile.points):
+        points = grouped(self.profile.points)   # one reboot per Windows registry set
+        for k, point in enumerate(points):
             try:
-                self._run_point(side, point)
+                self._run_point(side, point, points[k + 1] if k + 1 < len(points) else None)
             except HostLost as exc:
                 self.lost[exc.host] = exc.reason
                 self.listener(ev.Warning(f"{exc.host} is lost ({exc.reason}): the rest of "
                                          f"pair {pair.name} is not measured"))
-                self._give_up_pair(pair, self.profile.points[k:], Failure.HOST_LOST, str(exc))
+                self._give_up_pair(pair, points[k:], Failure.HOST_LOST, str(exc))
                 return
 
     def _give_up_pair(self, pair: Pair, points: list[Point], failure: Failure,
@@ -321,7 +331,7 @@ class Runner:
                 self.progress.done += planned_trials(self.profile, test)
 
     # -- a point --------------------------------------------------------------------------
-    def _run_point(self, side: _Side, point: Point) -> None:
+    def _run_point(self, side: _Side, point: Point, next_point: Point | None = None) -> None:
         pair = side.pair
         pending = [t for t in self.profile.tests if not self._all_done(pair, point, t)]
         self.progress.done += sum(planned_trials(self.profile, t) for t in self.profile.tests
@@ -337,7 +347,7 @@ class Runner:
                            journal=self.tuning)
         try:
             try:
-                self._apply(side, point)
+                self._apply(side, point, pending)
             except TuningError as exc:
                 self._skip_point(ctx, point, pending, exc)
                 return
@@ -349,14 +359,15 @@ class Runner:
                 else:
                     self._repetitions(ctx, test, point)
         finally:
-            self._restore_point()
+            self._restore_point(next_point)
 
-    def _apply(self, side: _Side, point: Point) -> None:
-        assert self.tuning is not None
+    def _apply(self, side: _Side, point: Point, tests: list[TestSpec]) -> None:
+        assert self.tuning is not None and self.os_settings is not None
         (receiver, r_if, r_addr), (sender, s_if, s_addr) = side.ends
         for name, value in {**self.profile.sysctl, **point.sysctl}.items():
             self.tuning.set_sysctl(receiver, name, str(value))
             self.tuning.set_sysctl(sender, name, str(value))
+        self.os_settings.apply(side, point, tests)   # Windows: registry (+reboot), firewall
         self.tuning.set_mtu(receiver, r_if, point.ip_mtu)
         self.tuning.set_mtu(sender, s_if, point.ip_mtu)
         sender.verify_path_mtu(s_if, r_addr, point.ip_mtu)
@@ -375,12 +386,14 @@ class Runner:
                                kernel_message=exc.kernel_message, extra={"host": exc.host})
             self.progress.done += planned_trials(self.profile, test)
 
-    def _restore_point(self) -> None:
+    def _restore_point(self, next_point: Point | None = None) -> None:
         # Each point starts from the hosts' own settings, so a refused point cannot leave
-        # the next one on a half-applied state. What cannot be put back now (a host gone)
-        # stays in the journal for the end of the run, and for `nicbench restore`.
-        assert self.tuning is not None
-        self.tuning.restore()
+        # the next one on a half-applied state; only Windows registry values stay for a
+        # next point that sets them too (each change costs a reboot). What cannot be put
+        # back now (a host gone) stays in the journal for the end of the run, and for
+        # `nicbench restore`.
+        assert self.tuning is not None and self.os_settings is not None
+        self.tuning.restore(only=self.os_settings.restore_filter(next_point))
         self.tuning.forget_restored()
 
     # -- trials ---------------------------------------------------------------------------

@@ -259,6 +259,17 @@ class Platform(ABC):
     def same_setting(self, kind: str, a: str | None, b: str | None) -> bool:
         return a == b
 
+    def mtu_setting(self, iface: str, mtu: int) -> tuple[str, str, str]:
+        """The setting (kind, key, value) that gives ``iface`` the IP MTU ``mtu``: the
+        MTU itself here; Windows sets the driver's jumbo frame size instead."""
+        return "mtu", iface, str(int(mtu))
+
+    def supports(self, kind: str) -> bool:
+        """Does this host have settings of ``kind`` (beyond mtu)?"""
+        return kind in self.SETTING_KINDS
+
+    SETTING_KINDS: tuple[str, ...] = ()
+
     # -- tools ----------------------------------------------------------------------
     def executable(self, tool: str) -> str:
         """The tool's executable on this host (the inventory's hosts[].tools, else the

@@ -79,7 +79,7 @@ class HostPool:
             host = self.inventory.host(name)
             cls = PLATFORMS.get(host.os)
             if cls is None:
-                raise UsageError(f"{name}: os '{host.os}' hosts are not supported yet "
+                raise UsageError(f"{name}: os '{host.os}' hosts are not supported "
                                  f"(supported: {', '.join(PLATFORMS)})")
             self._platforms[name] = cls(self.connection(name), tools=host.tools)
         return self._platforms[name]

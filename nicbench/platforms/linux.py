@@ -84,6 +84,7 @@ def mtu_refusal(stderr: str, stdout: str = "") -> str:
 
 class LinuxPlatform(Platform):
     os_name = "linux"
+    SETTING_KINDS = ("sysctl",)
 
     def __init__(self, conn: Connection, tools: Mapping[str, str] | None = None):
         super().__init__(conn, tools)

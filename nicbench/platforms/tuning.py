@@ -98,26 +98,33 @@ class TuningSession:
         self._platforms.update(platforms)
 
     # -- apply --------------------------------------------------------------------
-    def apply(self, platform: Platform, kind: str, key: str, value: str | None) -> None:
+    def apply(self, platform: Platform, kind: str, key: str, value: str | None) -> bool:
         """Set ``kind`` ``key`` to ``value`` on the platform's host (None: delete it),
-        journaling the original first; nothing is recorded or sent if it already is."""
+        journaling the original first; nothing is recorded or sent if it already is.
+        True if the host's setting was changed."""
         original = platform.get_setting(kind, key)
         if platform.same_setting(kind, original, value):
-            return
+            return False
         self._record(platform, Change(platform.host, kind, key, original, value))
         platform.set_setting(kind, key, value)
+        return True
 
     def set_mtu(self, platform: Platform, iface: str, mtu: int) -> None:
-        self.apply(platform, "mtu", iface, str(int(mtu)))
+        # Linux: the MTU itself; Windows: the driver's jumbo frame size for it.
+        self.apply(platform, *platform.mtu_setting(iface, int(mtu)))
 
     def set_sysctl(self, platform: Platform, name: str, value: str) -> None:
         self.apply(platform, "sysctl", name, str(value))
 
     def _record(self, platform: Platform, change: Change) -> None:
-        # Only the first change of a key keeps the true original.
-        if not any(c.host == change.host and c.kind == change.kind and c.key == change.key
-                   and not c.restored for c in self.changes):
+        # Only the first change of a key keeps the true original; a later one (Windows
+        # registry values kept from one point to the next) only says what is in force.
+        same = next((c for c in self.changes if c.host == change.host and c.kind == change.kind
+                     and c.key == change.key and not c.restored), None)
+        if same is None:
             self.changes.append(change)
+        else:
+            same.applied = change.applied
         self._platforms[platform.host] = platform
         self._write_journal(strict=True)
 
@@ -137,8 +144,9 @@ class TuningSession:
             self._write_journal()
 
     # -- restore ------------------------------------------------------------------
-    def restore(self) -> list[Problem]:
-        """Stop every leftover and put every changed setting back, in reverse order.
+    def restore(self, only: Callable[[Change], bool] | None = None) -> list[Problem]:
+        """Stop every leftover and put every changed setting back, in reverse order (with
+        ``only``: the settings it accepts; the others stay applied and journaled).
         Returns what could not be done this time (each problem once)."""
         problems: list[Problem] = []
         with interrupts_held():
@@ -154,7 +162,7 @@ class TuningSession:
                     problems += [Problem(host, f"{x.what} ({x.path})", exc.one_line())
                                  for x in items]
             for change in reversed(self.changes):
-                if change.restored:
+                if change.restored or (only is not None and not only(change)):
                     continue
                 try:
                     self._platform(change.host).set_setting(change.kind, change.key,

@@ -19,9 +19,33 @@ class Secret(str):
         return "Secret('***')"
 
 
+class Script(str):
+    """A script text sent as one word (PowerShell on Windows hosts): displayed by its
+    label, ``{label}``, not its whole text, in results and error messages."""
+
+    label: str
+
+    def __new__(cls, text: str, label: str) -> "Script":
+        obj = super().__new__(cls, text)
+        obj.label = label
+        return obj
+
+    def __reduce__(self):  # pragma: no cover - keeps the label through copy/pickle
+        return (Script, (str(self), self.label))
+
+
 Argv = Sequence[str]
 
 
+def _shown(word: str) -> str:
+    if isinstance(word, Secret):
+        return "***"
+    if isinstance(word, Script):
+        return "{" + word.label + "}"
+    return shlex.quote(str(word))
+
+
 def display(argv: Argv) -> str:
-    """The command as a person should see it: POSIX-quoted, secrets masked."""
-    return " ".join("***" if isinstance(w, Secret) else shlex.quote(str(w)) for w in argv)
+    """The command as a person should see it: POSIX-quoted, secrets masked, scripts by
+    their label."""
+    return " ".join(_shown(w) for w in argv)

@@ -9,6 +9,7 @@ the same over SSH and locally.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from abc import ABC, abstractmethod
 from typing import Sequence
@@ -47,12 +48,20 @@ class Connection(ABC):
         non-zero exit unless ``warn`` (then the caller inspects ``result.exit_status``).
         ``pidfile``: a path on the host that holds the command's pid while it runs
         (removed when it ends), so a controller that dies leaves a way to stop it."""
-        result = self._exec(_words(argv), timeout, pidfile)
+        result = self._tidy(self._exec(_words(argv), timeout, pidfile))
         if result.timed_out:
             raise CommandTimeout(result, timeout)
         if not warn and not result.ok:
             raise CommandFailed(result, hint)
         return result
+
+    def _tidy(self, result: Result) -> Result:
+        # The host's shell cleans its own output once, here (Windows: CRLF, CLIXML
+        # stderr), so callers and parsers see the same text from every host.
+        out, err = self.shell.tidy_output(result.stdout, result.stderr)
+        if (out, err) == (result.stdout, result.stderr):
+            return result
+        return dataclasses.replace(result, stdout=out, stderr=err)
 
     def start(self, argv: Sequence[str], workdir: str, *,
               timeout: float = DEFAULT_TIMEOUT_S) -> "Background":
@@ -167,10 +176,7 @@ class Background:
         if self._collected is not None:
             return self._collected
         res = self.conn.run(self.conn.shell.collect_argv(self.workdir), warn=True)
-        out, _, rest = res.stdout.partition("\n@@nicbench-err@@\n")
-        err, _, rc = rest.partition("\n@@nicbench-rc@@\n")
-        rc = rc.strip()
-        status = int(rc) if rc.lstrip("-").isdigit() else None
+        out, err, status = self.conn.shell.parse_collected(res.stdout)
         self.conn.run(self.conn.shell.cleanup_argv(self.workdir), warn=True)
         self._collected = make_result(
             self.conn.host, self.argv, stdout=out, stderr=err, exit_status=status,

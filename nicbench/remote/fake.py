@@ -6,20 +6,26 @@ recorded in ``calls`` so tests can assert on exactly what would have run.
 
 from __future__ import annotations
 
+import re
 from typing import Callable, Sequence
 
 from nicbench.remote.command import display
 from nicbench.remote.connection import Connection
 from nicbench.remote.result import Result, make_result
+from nicbench.remote.shell import Shell
 
 Reply = tuple[str, str, int]  # stdout, stderr, exit status
 
 
 class FakeConnection(Connection):
+    """``shell``: the host's shell (POSIX unless told), so a Windows platform can sit on a
+    fake too and :attr:`scripts` shows what would have been sent, decoded."""
+
     def __init__(self, host: str = "fake", replies: dict[str, Reply] | None = None,
                  default: Reply = ("", "", 0),
-                 handler: Callable[[list[str]], Reply | None] | None = None):
-        super().__init__(host)
+                 handler: Callable[[list[str]], Reply | None] | None = None,
+                 shell: Shell | None = None):
+        super().__init__(host, shell)
         self.replies = dict(replies or {})
         self.default = default
         self.handler = handler
@@ -39,3 +45,90 @@ class FakeConnection(Connection):
     @property
     def commands(self) -> list[str]:
         return [display(a) for a in self.calls]
+
+    @property
+    def scripts(self) -> list[str]:
+        """Every command as its shell would send it, for a person to read (a PowerShell
+        script decoded; a POSIX command line as rendered)."""
+        return [self.shell.script(a) for a in self.calls]
+
+
+# -- transcript replay -------------------------------------------------------------------
+_PIDFILE = re.compile(r"^\$PidFile = '((?:[^']|'')*)'$", re.M)
+
+
+class Call:
+    """One command as a host receives it: argv, and for a PowerShell script its label,
+    parameters and decoded text (what the wire form decodes back to)."""
+
+    def __init__(self, argv: list[str], wire: str, script: str):
+        from nicbench.remote.powershell import is_script
+
+        self.argv = argv
+        self.wire = wire          # the command line sent (base64 for Windows)
+        self.script = script      # what that command line runs, decoded
+        # The pid file the command keeps while it runs, as the decoded script names it.
+        m = _PIDFILE.search(script)
+        self.pidfile = m.group(1).replace("''", "'") if m else None
+        self.is_script = is_script(argv)
+        self.label = getattr(argv[1], "label", "") if self.is_script else argv[0]
+        self.params = {argv[i]: argv[i + 1] for i in range(2, len(argv), 2)} \
+            if self.is_script else {}
+
+
+class UnexpectedCommand(AssertionError):
+    """A replayed host got a command its transcript does not have."""
+
+
+class ReplayConnection(Connection):
+    """A connection that renders every command for real (``shell.render_with_pid``,
+    with its pid file), decodes it back, and answers from recorded outputs:
+    ``answer(call)`` returns (stdout, stderr, exit status or None for a timeout) or
+    raises what the SSH layer would (ConnectError, HostKeyError). ``calls`` keeps every
+    command in order. ``reconnect`` asks ``answer.reconnect()`` if it has one (a
+    scripted host that is still down raises ConnectError there)."""
+
+    def __init__(self, host: str, shell, answer: Callable[[Call], Reply | tuple]):
+        super().__init__(host, shell)
+        self.answer = answer
+        self.calls: list[Call] = []
+        self.timeouts: list[float] = []
+        self.closed = 0
+        self.reconnects = 0
+
+    def _exec(self, argv: Sequence[str], timeout: float,
+              pidfile: str | None = None) -> Result:
+        argv = list(argv)
+        wire = self.shell.render_with_pid(argv, pidfile)
+        decode = getattr(self.shell, "decode", None)
+        call = Call(argv, wire, decode(wire) if decode else wire)
+        self.calls.append(call)
+        self.timeouts.append(timeout)
+        out, err, status = self.answer(call)
+        return make_result(self.host, argv, stdout=out, stderr=err, exit_status=status,
+                           timed_out=status is None, raw=(out.encode(), err.encode()))
+
+    def reconnect(self, timeout_s: float) -> None:
+        self.reconnects += 1
+        back = getattr(self.answer, "reconnect", None)
+        if back is not None:
+            back()
+
+    def close(self) -> None:
+        self.closed += 1
+
+
+def transcript(steps: list[tuple[str, Reply]]) -> Callable[[Call], Reply]:
+    """An ``answer`` that expects exactly these (label, reply) steps in order and fails
+    on anything else: pypsrp's recorded-transcript replay, for SSH."""
+    pending = list(steps)
+
+    def answer(call: Call) -> Reply:
+        if not pending:
+            raise UnexpectedCommand(f"no more steps, got {call.label!r}")
+        label, reply = pending.pop(0)
+        if label != call.label:
+            raise UnexpectedCommand(f"expected {label!r}, got {call.label!r}")
+        return reply
+
+    return answer

@@ -24,6 +24,9 @@ class Result:
     argv: tuple[str, ...] = field(default=(), repr=False)
     timed_out: bool = False
     started_at: float = 0.0  # wall-clock (time.time()) when the command started
+    # (stdout, stderr) as the host sent them, before decoding and tidying, where the
+    # connection keeps them (SSH, replay): what `nicbench windows capture` saves.
+    raw: tuple[bytes, bytes] | None = field(default=None, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:

@@ -60,8 +60,16 @@ class Shell(Protocol):
         Exit 0 stopped, 3 ended without them, 4 seen but still running, 1 not seen."""
 
     def collect_argv(self, workdir: str) -> list[str]:
-        """Print out, err and rc of a background command, between the markers
-        ``@@nicbench-err@@`` and ``@@nicbench-rc@@``."""
+        """Print out, err and rc of a background command, for :meth:`parse_collected`."""
+
+    def parse_collected(self, stdout: str) -> tuple[str, str, int | None]:
+        """What :meth:`collect_argv` printed -> (out, err, exit status or None)."""
+
+    def tidy_output(self, stdout: str, stderr: str) -> tuple[str, str]:
+        """A command's output as parsers read it (Windows: CRLF, CLIXML stderr)."""
+
+    def script(self, argv: Argv) -> str:
+        """The text ``render`` sends, as a person reads it (for plans and goldens)."""
 
     def cleanup_argv(self, workdir: str) -> list[str]: ...
 
@@ -152,6 +160,20 @@ class PosixShell:
     def collect_argv(self, workdir: str) -> list[str]:
         return self._sh(_script("collect.sh"), workdir)
 
+    def parse_collected(self, stdout: str) -> tuple[str, str, int | None]:
+        # collect.sh: three sections with NUL-free markers; rc is empty while the
+        # command runs or after it was killed.
+        out, _, rest = stdout.partition("\n@@nicbench-err@@\n")
+        err, _, rc = rest.partition("\n@@nicbench-rc@@\n")
+        rc = rc.strip()
+        return out, err, int(rc) if rc.lstrip("-").isdigit() else None
+
+    def tidy_output(self, stdout: str, stderr: str) -> tuple[str, str]:
+        return stdout, stderr
+
+    def script(self, argv: Argv) -> str:
+        return self.render(argv)
+
     def cleanup_argv(self, workdir: str) -> list[str]:
         return self._sh(_script("cleanup.sh"), workdir)
 
@@ -159,7 +181,13 @@ class PosixShell:
         return self._sh(_script("read_and_remove.sh"), path)
 
 
-SHELLS: dict[str, type[Shell]] = {"posix": PosixShell}
+def _shells() -> dict[str, type[Shell]]:
+    from nicbench.remote.powershell import WindowsShell
+
+    return {"posix": PosixShell, "powershell": WindowsShell}
+
+
+SHELLS: dict[str, type[Shell]] = _shells()
 
 
 if __name__ == "__main__":  # python -m nicbench.remote.shell DIR: the scripts, for shellcheck

@@ -471,12 +471,11 @@ class SshConnection(Connection):
                                    f"`{display(argv)}` ran", "the host may have rebooted or "
                                    "dropped the connection")
         chan.close()
-        stdout = out.decode("utf-8", "replace")
-        _, _, stdout = stdout.partition("\n")  # first line is the wrapper's pid
-        return make_result(self.host, argv, stdout=stdout,
+        raw_out = bytes(out).partition(b"\n")[2]  # first line is the wrapper's pid
+        return make_result(self.host, argv, stdout=raw_out.decode("utf-8", "replace"),
                            stderr=err.decode("utf-8", "replace"), exit_status=status,
                            duration_s=time.monotonic() - t0, timed_out=timed_out,
-                           started_at=started)
+                           started_at=started, raw=(raw_out, bytes(err)))
 
     def _kill_remote(self, out: bytearray) -> None:
         first = bytes(out).split(b"\n", 1)[0].strip()

@@ -629,9 +629,11 @@ def win_receiver_argv(receiver_ip: str, *, threads: int = 1, proc: int | str = "
 def _linux_argv(role: str, receiver_ip: str, *, threads: int, proc: int | str,
                 duration_s: int, udp: bool, xml_file: str | None, json_file: str | None,
                 exe: str, port: int | None = None, length: int | None = None,
-                buffer: int | None = None) -> list[str]:
+                buffer: int | None = None, no_sync: bool = False) -> list[str]:
     argv = [exe, role, "-m", _mapping(threads, proc, receiver_ip),
             "-t", _positive("duration (-t)", duration_s)]
+    if no_sync:
+        argv.append("-N")    # talking to Windows NTttcp (its -ns): no sync connection
     if port is not None:
         argv += ["-p", _positive("port base (-p)", port)]
     if length is not None:
@@ -650,7 +652,7 @@ def _linux_argv(role: str, receiver_ip: str, *, threads: int, proc: int | str,
 def linux_sender_argv(receiver_ip: str, *, threads: int = 1, proc: int | str = "*",
                       duration_s: int = 60, udp: bool = False, xml_file: str | None = None,
                       json_file: str | None = None, exe: str = "ntttcp",
-                      **sizes: int | None) -> list[str]:
+                      **sizes: Any) -> list[str]:
     """ntttcp-for-linux sender: ``ntttcp -s -m 1,*,<ip> -t 60 [-p P] [-l L] [-b B] [-u]
     [-x f.xml] [-j f.json]`` (``sizes``: port, length, buffer)."""
     return _linux_argv("-s", receiver_ip, threads=threads, proc=proc, duration_s=duration_s,
@@ -660,11 +662,51 @@ def linux_sender_argv(receiver_ip: str, *, threads: int = 1, proc: int | str = "
 def linux_receiver_argv(receiver_ip: str, *, threads: int = 1, proc: int | str = "*",
                         duration_s: int = 60, udp: bool = False, xml_file: str | None = None,
                         json_file: str | None = None, exe: str = "ntttcp",
-                        **sizes: int | None) -> list[str]:
+                        **sizes: Any) -> list[str]:
     """ntttcp-for-linux receiver: ``ntttcp -r -m 1,*,<own ip> -t 60 [-p P] [-l L] [-b B]
     [-u] [-x f] [-j f]``."""
     return _linux_argv("-r", receiver_ip, threads=threads, proc=proc, duration_s=duration_s,
                        udp=udp, xml_file=xml_file, json_file=json_file, exe=exe, **sizes)
+
+
+def win_argv(role: str, receiver_ip: str, *, exe: str, threads: int, proc: int | str,
+             port: int, length: str, async_count: int, count: int | None,
+             duration_s: int | None, udp: bool, rb: int | None, no_sync: bool,
+             xml_file: str | None) -> list[str]:
+    """NTttcp.exe 5.x (-s sender, -r receiver) with the DDK method's -a/-l/-n or a time:
+    ``NTttcp.exe -r -m 1,0,<ip> -p 5001 -a 4 -l 256K -n 10000 [-t T] [-rb N] [-u] [-ns]
+    [-xml f]``. With both -n and -t, -t is the longest the test may run (PrintUsage)."""
+    if role not in ("-s", "-r"):
+        raise UsageError(f"NTttcp role {role!r}")
+    if not re.fullmatch(r"\d+[KkMm]?", str(length)):
+        raise UsageError(f"NTttcp buffer length {length!r}: needs a size like 256K")
+    argv = [exe, role, "-m", _mapping(threads, proc, receiver_ip),
+            "-p", _positive("port base (-p)", port),
+            "-a", _positive("outstanding I/O (-a)", async_count), "-l", str(length)]
+    if count is not None:
+        argv += ["-n", _positive("buffer count (-n)", count)]
+    if duration_s is not None:
+        argv += ["-t", _positive("duration (-t)", duration_s)]
+    if rb is not None:
+        argv += ["-rb", _positive("receive buffer (-rb)", rb)]
+    if udp:
+        argv.append("-u")
+    if no_sync:
+        argv.append("-ns")   # the other end is ntttcp-for-linux (its -N)
+    if xml_file is not None:
+        argv += ["-xml", _log_name(xml_file, "-xml")]
+    return argv
+
+
+def ntttcp_ports(base: int, threads: int, sync: bool) -> tuple[int, ...]:
+    """The ports a receiver listens on: one data port per thread from the base, and
+    each one + 1000 for NTttcp's sync connections (src/ntttcp.c SendReceiveToken)."""
+    data = tuple(range(base, base + threads))
+    return data + (tuple(p + 1000 for p in data) if sync else ())
+
+
+def _error_lines(text: str) -> list[str]:
+    return [ln.strip() for ln in text.splitlines() if re.match(r"^\s*ERROR\b", ln)]
 
 
 def _log_name(name: str, option: str) -> str:
@@ -689,12 +731,15 @@ class NtttcpParams(Strict):
 
 
 class NtttcpDriver(Driver):
-    """ntttcp-for-linux between Linux hosts (Windows hosts use NTttcp.exe, later)."""
+    """NTttcp.exe on Windows ends, ntttcp-for-linux on Linux ends, both at once for a
+    mixed pair (no-sync on both sides: ntttcp-for-linux wiki, VirtualClient #584/#587)."""
 
     params = NtttcpParams
 
     def plan(self, exe_server: str, exe_client: str, raw_params: dict[str, Any],
              ends: Endpoints, tag: str) -> Plan:
+        if "windows" in (ends.receiver_os, ends.sender_os):
+            return self._plan_windows(exe_server, exe_client, raw_params, ends)
         p = self.parse_params(raw_params)
         # -n (a buffer count) and -a are the Windows tools' (DDK ntttcps/ntttcpr, NTttcp.exe);
         # ntttcp-for-linux runs for a time and has neither: refuse rather than drop them.
@@ -710,15 +755,72 @@ class NtttcpDriver(Driver):
         return Plan(server=server, client=client, port=p.port, listen_protocol=ends.protocol,
                     server_exits=True, expected_s=float(duration))
 
+    def _plan_windows(self, exe_server: str, exe_client: str, raw_params: dict[str, Any],
+                      ends: Endpoints) -> Plan:
+        p = self.parse_params(raw_params)
+        mixed = ends.receiver_os != ends.sender_os
+        if mixed and p.duration_s is None:
+            raise UsageError("NTttcp between Windows and Linux needs duration_s: -t must "
+                             "be given to both ends (ntttcp-for-linux#63)")
+        duration = int(p.duration_s) if p.duration_s else None
+        proc: int | str = "*" if p.cpu < 0 else p.cpu
+        length = str(int(p.length))
+        rb = None if p.receive_buffer is None else int(p.receive_buffer)
+
+        def end(os_name: str, role: str, exe: str, xml_file: str | None) -> list[str]:
+            if os_name == "windows":
+                return win_argv(role, ends.receiver_addr, exe=exe, threads=p.threads,
+                                proc=proc, port=p.port, length=length,
+                                async_count=p.async_count, count=p.count,
+                                duration_s=duration, udp=ends.protocol == "udp",
+                                rb=rb if role == "-r" else None, no_sync=mixed,
+                                xml_file=xml_file)
+            assert duration is not None
+            builder = linux_receiver_argv if role == "-r" else linux_sender_argv
+            return builder(ends.receiver_addr, exe=exe, threads=p.threads, proc=proc,
+                           duration_s=duration, udp=ends.protocol == "udp", port=p.port,
+                           length=int(p.length), buffer=rb if role == "-r" else None,
+                           no_sync=True)
+
+        # The sender's figures go to a fresh -xml file per trial (NTttcp.exe appends to
+        # an existing one), read back and removed by the trial.
+        xml = ends.client_file if ends.sender_os == "windows" else None
+        return Plan(server=end(ends.receiver_os, "-r", exe_server, None),
+                    client=end(ends.sender_os, "-s", exe_client, xml),
+                    port=p.port, listen_protocol=ends.protocol, server_exits=True,
+                    expected_s=float(duration) if duration else None, client_outfile=xml,
+                    ports=ntttcp_ports(p.port, p.threads, sync=not mixed))
+
     def interpret(self, client_text: str, server_text: str, outfile_text: str | None,
                   protocol: str) -> ParsedRun:
+        # NTttcp.exe exits 0 after a failed run ("Cover up errors returned from DoWork"
+        # in src/ntttcp.c): success is what the output says. The receiver's totals
+        # (never a sum of its threads: 5.40 prints 0.000 per thread, microsoft/ntttcp#24)
+        # are the result; the sender's XML file, else its console, gives the sent rate.
+        errors = _error_lines(server_text) + _error_lines(client_text)
+        sent: ParsedRun | None = None
+        for text in (outfile_text, client_text):
+            if text and text.strip():
+                try:
+                    sent = parse(text)
+                    break
+                except ParseError:
+                    continue
         try:
-            received = parse(server_text)
+            received: ParsedRun | None = parse(server_text)
         except ParseError:
-            return parse(client_text)
-        sent = parse(client_text)
-        return replace(received, sent_bps=sent.throughput_bps, cpu_pct=sent.cpu_pct,
-                       extra={**received.extra, "receiver_cpu_pct": received.cpu_pct})
+            received = None
+        if received is None and sent is None:
+            return parse(outfile_text or client_text)   # raises: neither end has figures
+        if received is None:
+            assert sent is not None
+            return replace(sent, error=sent.error or (errors[0] if errors else None),
+                           no_receiver_report=True)
+        out = received
+        if sent is not None:
+            out = replace(received, sent_bps=sent.throughput_bps, cpu_pct=sent.cpu_pct,
+                          extra={**received.extra, "receiver_cpu_pct": received.cpu_pct})
+        return replace(out, error=errors[0] if errors else out.error)
 
 
 TOOL = Tool(

@@ -52,6 +52,13 @@ def test_run_stdout_stderr_status(conn, lab):
                                "exit 4'` exited 4: no such thing")
 
 
+def test_raw_keeps_the_bytes_as_sent_without_the_pid_line(conn):
+    # `nicbench windows capture` saves these: CRLF and bytes that are not UTF-8 intact.
+    res = conn.run(["printf", "a\\r\\nb\\377\\n"], warn=True)
+    assert res.raw == (b"a\r\nb\xff\n", b"")
+    assert res.stdout == "a\r\nb\ufffd\n"
+
+
 def test_runs_inside_the_hosts_namespace(conn, lab):
     # The test address exists only inside the host's namespace.
     res = conn.run(["ip", "-br", "addr", "show", "dev", lab.spec.links()[0].ifname])

@@ -17,7 +17,6 @@ import pytest
 
 from nicbench.errors import CommandFailed
 from nicbench.remote.command import Secret, display
-from nicbench.remote.powershell import PowerShell
 from nicbench.remote.shell import PosixShell
 from nicbench.remote.fake import FakeConnection
 from nicbench.remote.local import LocalConnection
@@ -189,15 +188,3 @@ def test_secret_masked_in_fake_and_background():
     assert bg.command == "true ***"
     bg.wait(5)
     assert "hunter2" not in bg.collect().command
-
-
-# -- PowerShell ------------------------------------------------------------------------
-def test_powershell_quote_doubles_single_quotes():
-    ps = PowerShell()
-    assert ps.quote("it's") == "'it''s'"
-    assert ps.quote("''") == "''''''"
-    assert ps.quote("$env:PATH; rm -r C:\\") == "'$env:PATH; rm -r C:\\'"
-    assert ps.render(["ntttcp.exe", "-s", "-m", "1,0,198.18.0.1", "it's"]) == \
-        "& 'ntttcp.exe' '-s' '-m' '1,0,198.18.0.1' 'it''s'"
-    with pytest.raises(ValueError):
-        ps.render([])

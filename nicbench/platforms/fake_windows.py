@@ -1,0 +1,540 @@
+"""A scripted Windows host: a state machine over what real Windows prints, answering the
+decoded commands of a :class:`~nicbench.remote.fake.ReplayConnection`.
+
+The platform under it is the real :class:`~nicbench.platforms.windows.WindowsPlatform`
+over the real :class:`~nicbench.remote.powershell.WindowsShell`: every command is
+rendered, base64-encoded and decoded back before it is answered, and the engine parses
+the answers with its real readers. What the host holds: adapters with a jumbo keyword and
+the values their driver lists, ``Tcpip\\Parameters`` values (absent until written),
+firewall rules, files, background processes, and a boot time that changes when it
+reboots, and what nicbench leaves in the SSH user's TEMP: background directories with
+their "pid" file and pid files of running clients, each holding "<pid> <start time>" as
+the real scripts write them, which ``reap`` checks before it kills a process tree. A
+test scripts the hard parts: refused connections for N probes after a restart, a
+different host key, a host that never comes back, a connection that drops and comes
+back, a controller that dies mid-trial (``on_call``), and what each tool printed (real
+captures, through ``tools``).
+
+Answers are shaped like the real outputs they stand for: JSON where the platform asks
+for ConvertTo-Json, reg.exe's value-line layout (tests/fixtures/windows, Win32-OpenSSH
+#936), the cmdlet's refusal text (windows-powershell-docs#2366), ping.exe's "Reply from
+... TTL=" line. Which of them are real captures and which only follow a documented shape
+is listed in tests/fixtures/windows/READERS.md.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+from nicbench.errors import ConnectError, HostKeyError
+from nicbench.platforms.windows import WindowsPlatform
+from nicbench.remote.fake import Call, ReplayConnection, Reply
+from nicbench.remote.powershell import WindowsShell, list2cmdline
+
+REG_ABSENT = "ERROR: The system was unable to find the specified registry key or value.\n"
+TEMP = "C:\\Users\\bench\\AppData\\Local\\Temp\\"
+
+
+@dataclass
+class FakeAdapter:
+    addresses: tuple[str, ...]
+    keyword: str | None = "*JumboPacket"
+    value: str = "1514"
+    valid: tuple[str, ...] = ("1514", "4088", "9014")
+    numeric: tuple[int, int, int] | None = None      # min, max, step instead of valid
+    mtu_style: bool = False        # Broadcom-like: the value is not what NlMtu follows
+    status: str = "Up"
+    # Polls of (Get-NetAdapter).Status after a change before the link is Up again (the
+    # miniport restarts); more than the script's UpPolls and it gives up (exit 3).
+    down_after_change: int = 2
+    provider: str = "Intel"
+    driver_version: str = "12.19.2.45"
+    description: str = "Intel(R) Ethernet Server Adapter I350-T2"
+
+    @property
+    def nl_mtu(self) -> int:
+        if self.keyword is None:
+            return 1500
+        return 1500 if self.mtu_style else int(self.value) - (0 if self.keyword == "MTU" else 14)
+
+
+@dataclass
+class ToolRun:
+    """What a tool printed for one trial: the sender's console, the receiver's
+    console, and the file the sender wrote (-xml), as the test answers it."""
+
+    client: str = ""
+    server: str = ""
+    outfile: bytes | None = None
+    exit_status: int = 0
+
+
+@dataclass
+class Proc:
+    """A process nicbench started: a background tool (its runner, in ``workdir``) or a
+    client run in the foreground with a pid file."""
+
+    pid: int
+    start: str                     # StartTime.ToFileTimeUtc(), as the scripts write it
+    argv: list[str]
+    workdir: str | None = None
+    out: bytes = b""
+    err: bytes = b""
+    rc: int | None = None
+    alive: bool = True
+    killed_by: str | None = None   # "kill-tree" (a trial stopping it) or "reap"
+
+
+@dataclass
+class FakeWindowsHost:
+    name: str
+    adapters: dict[str, FakeAdapter]
+    version: str = "10.0.20348"
+    caption: str = "Microsoft Windows Server 2022 Standard"
+    cpus: int = 4
+    tool_run: Callable[["FakeWindowsHost", list[str]], ToolRun] | None = None
+    registry: dict[str, int] = field(default_factory=dict)
+    firewall: dict[str, str] = field(default_factory=dict)
+    files: dict[str, bytes] = field(default_factory=dict)
+    dirs: set[str] = field(default_factory=set)
+    procs: dict[int, Proc] = field(default_factory=dict)
+    boots: int = 1
+    # Reboot behaviour, set by a test.
+    down_probes: int = 2           # refused connections after a restart before it is back
+    new_host_key: bool = False     # it comes back with another key
+    never_back: bool = False
+    connection_down: bool = False  # the SSH connection dropped: reconnect() brings it back
+    # Called with every command before it is answered (a test's way to make the
+    # controller die mid-trial: raise, and keep raising).
+    on_call: Callable[[Call], None] | None = None
+    log: list[str] = field(default_factory=list)   # labels, in order
+    _down: int = 0
+    _rebooting: bool = False
+    _pid: int = 4000
+    _ticks: int = 0
+    peers: "FakeWindowsPair | None" = None
+
+    # -- the connection's answer ------------------------------------------------------------
+    def __call__(self, call: Call) -> Reply:
+        if self.on_call is not None:
+            self.on_call(call)
+        if self._rebooting:
+            self._probe_while_down()
+        if self.connection_down:
+            raise ConnectError(self.name, "the connection was lost", "the host may have "
+                               "rebooted or dropped the connection")
+        self.log.append(call.label)
+        handler = _HANDLERS.get(call.label.split(" ")[0] if call.is_script else "native")
+        if handler is None:
+            raise AssertionError(f"{self.name}: no answer for {call.label!r}")
+        out, err, rc = handler(self, call)
+        return out.replace("\n", "\r\n"), err, rc
+
+    def reconnect(self) -> None:
+        """What a new SSH connection finds: the host, unless it is still down."""
+        if self._rebooting:
+            self._probe_while_down()
+        self.connection_down = False
+
+    def _probe_while_down(self) -> None:
+        if self.never_back or self._down < self.down_probes:
+            self._down += 1
+            raise ConnectError(self.name, f"cannot reach {self.name}:22: Connection refused",
+                               "is the host up?")
+        self._rebooting = False
+        self.boots += 1
+        self.procs.clear()
+        if self.new_host_key:
+            raise HostKeyError(self.name, f"host key of {self.name} differs from the one "
+                                          "in known_hosts",
+                               "if the host was reinstalled, remove its line from "
+                               "known_hosts and check the new key by hand")
+
+    @property
+    def boot_time(self) -> str:
+        return f"2026-01-0{min(self.boots, 9)}T06:00:00.0000000Z"
+
+    def new_proc(self, argv: list[str], workdir: str | None = None) -> Proc:
+        self._pid += 4
+        # FILETIME (100 ns since 1601) of the start, later for each process and boot
+        start = str(133_500_000_000_000_000 + self.boots * 10_000_000_000 + self._pid * 1000)
+        proc = Proc(pid=self._pid, start=start, argv=argv, workdir=workdir)
+        self.procs[proc.pid] = proc
+        return proc
+
+    def exists(self, path: str) -> bool:
+        return path in self.dirs or path in self.files
+
+    def remove(self, path: str) -> None:
+        """Remove-Item -Recurse: a directory with the files in it, or a file."""
+        self.dirs.discard(path)
+        for name in [f for f in self.files if f == path or f.startswith(path + "\\")]:
+            del self.files[name]
+
+    def listening(self) -> bool:
+        return any(p.alive for p in self.procs.values())
+
+
+def _ok(out: str = "") -> Reply:
+    return out, "", 0
+
+
+def _host_facts(h: FakeWindowsHost, call: Call) -> Reply:
+    return _ok(json.dumps({
+        "hostname": h.name.upper(), "caption": h.caption, "version": h.version,
+        "build": h.version.rsplit(".", 1)[-1], "last_boot": h.boot_time, "cpus": h.cpus,
+        "cpu_model": "Intel(R) Xeon(R) CPU E5-2620 v4 @ 2.10GHz",
+        "defender_realtime": True, "autotuning": "Normal", "temp": TEMP}) + "\n")
+
+
+def _adapter(h: FakeWindowsHost, call: Call) -> Reply:
+    name = call.params["Name"]
+    a = h.adapters.get(name)
+    if a is None:
+        return ("", f"Get-NetAdapter : No MSFT_NetAdapter objects found with property 'Name' "
+                    f"equal to '{name}'.", 1)
+    adv = []
+    if a.keyword:
+        lo, hi, step = a.numeric or (None, None, None)
+        adv.append({"keyword": a.keyword, "display": "Jumbo Packet", "value": [a.value],
+                    "valid": [] if a.numeric else list(a.valid), "min": lo, "max": hi,
+                    "step": step})
+    adv.append({"keyword": "*LsoV2IPv4", "display": "Large Send Offload V2 (IPv4)",
+                "value": ["1"], "valid": ["0", "1"], "min": None, "max": None, "step": None})
+    return _ok(json.dumps({
+        "name": name, "description": a.description, "status": a.status, "if_index": 7,
+        "guid": "{4A7D1E0C-0000-4000-8000-00000000000" + str(len(name) % 10) + "}",
+        "mac": "00-1B-21-00-00-01", "link_speed": "1 Gbps", "driver_provider": a.provider,
+        "driver_version": a.driver_version, "driver_description": a.description,
+        "driver_date": "2021-03-04", "nl_mtu": a.nl_mtu, "addresses": list(a.addresses),
+        "advanced": adv}) + "\n")
+
+
+def _set_advanced(h: FakeWindowsHost, call: Call) -> Reply:
+    name = call.params["Name"]
+    a = h.adapters[name]
+    value = call.params["Value"]
+    listed = value in a.valid if not a.numeric else \
+        a.numeric[0] <= int(value) <= a.numeric[1]
+    if not listed:
+        return ("", "Set-NetAdapterAdvancedProperty : No matching keyword value found. The "
+                    f"following are valid keyword values: {', '.join(a.valid)}\n", 1)
+    a.value = value
+    # The script's loop: poll Status until Up, at most UpPolls times.
+    if a.down_after_change > int(call.params["UpPolls"]):
+        a.status = "Disconnected"
+        return "", f"adapter {name} not Up after the change\n", 3
+    return _ok()
+
+
+def _last_boot(h: FakeWindowsHost, call: Call) -> Reply:
+    return _ok(h.boot_time + "\n")
+
+
+def _registry(h: FakeWindowsHost, call: Call) -> Reply:
+    name = call.params["Name"]
+    if call.params["Value"] == "":
+        h.registry.pop(name, None)
+    else:
+        h.registry[name] = int(call.params["Value"])
+    return _ok()
+
+
+def _firewall(h: FakeWindowsHost, call: Call) -> Reply:
+    name = call.params["Name"]
+    if call.label == "firewall-get":
+        return _ok(h.firewall.get(name, "<absent>") + "\n")
+    h.firewall.pop(name, None)
+    if call.params["Ports"]:
+        h.firewall[name] = call.params["Ports"]
+    return _ok()
+
+
+def _cpu(h: FakeWindowsHost, call: Call) -> Reply:
+    # Counters advance as real ones do: 1 s of time base per call, idle a quarter of it.
+    h._ticks += 1
+    ts, idle = h._ticks * 10_000_000, h._ticks * 2_500_000
+    return _ok(json.dumps([{"name": str(i), "idle": str(idle), "ts": str(ts)}
+                           for i in range(h.cpus)]) + "\n")
+
+
+def _background(h: FakeWindowsHost, call: Call) -> Reply:
+    workdir = call.params["Dir"]
+    if h.exists(workdir):
+        return "", f"{workdir} exists already\n", 97
+    exe, argline = _runner_params(call.params["Runner"])
+    h.dirs.add(workdir)
+    proc = h.new_proc([exe, *_split(argline)], workdir)
+    h.files[workdir + "\\pid"] = f"{proc.pid} {proc.start}".encode()
+    h.log.append(f"server {exe}")
+    return _ok(f"{proc.pid} {workdir}\n")
+
+
+def _runner_params(runner: str) -> tuple[str, str]:
+    values = {}
+    for line in runner.split("\n"):
+        for key in ("Exe", "ArgLine"):
+            prefix = f"${key} = '"
+            if line.startswith(prefix) and line.endswith("'"):
+                values[key] = line[len(prefix):-1].replace("''", "'")
+    return values["Exe"], values.get("ArgLine", "")
+
+
+def _split(line: str) -> list[str]:
+    # The words a test's tools use (no backslash before a quote): POSIX splitting reads
+    # list2cmdline's output the same way here.
+    import shlex
+
+    return shlex.split(line, posix=True)
+
+
+def _proc(h: FakeWindowsHost, call: Call) -> Proc | None:
+    if "Id" in call.params:
+        return h.procs.get(int(call.params["Id"]))
+    return next((p for p in h.procs.values() if p.workdir == call.params.get("Dir")), None)
+
+
+def _alive(h: FakeWindowsHost, call: Call) -> Reply:
+    p = _proc(h, call)
+    return "", "", 0 if p is not None and p.alive else 1
+
+
+def _ended(h: FakeWindowsHost, call: Call) -> Reply:
+    if call.params["Dir"] not in h.dirs:
+        return "", "", 1         # no rc file appears: the polls run out
+    p = _proc(h, call)
+    return "", "", 0 if p is None or p.rc is not None else 1
+
+
+def _stop(h: FakeWindowsHost, call: Call) -> Reply:
+    p = _proc(h, call)
+    if p is None or p.rc is not None:
+        return "", "", 3
+    if not p.out:
+        return "", "", 1
+    p.alive = False
+    return _ok()
+
+
+def _kill(h: FakeWindowsHost, call: Call) -> Reply:
+    p = _proc(h, call)
+    if p is not None:
+        _terminate(p, "kill-tree")
+    return _ok()
+
+
+def _terminate(p: Proc, by: str) -> None:
+    p.alive = False
+    p.killed_by = p.killed_by or by
+    if p.rc is None:
+        p.rc = 1            # TerminateProcess's exit code from taskkill /F
+
+
+def _wait(h: FakeWindowsHost, call: Call) -> Reply:
+    p = _proc(h, call)
+    return "", "", 0 if p is None or not p.alive else 1
+
+
+def _collect(h: FakeWindowsHost, call: Call) -> Reply:
+    p = _proc(h, call)
+    if p is None:
+        return _ok("\n\n\n")
+    rc = "" if p.rc is None else str(p.rc)
+    return _ok("\n".join([base64.b64encode(p.out).decode(), base64.b64encode(p.err).decode(),
+                          rc]) + "\n")
+
+
+def _cleanup(h: FakeWindowsHost, call: Call) -> Reply:
+    h.remove(call.params["Dir"])
+    for pid, p in list(h.procs.items()):
+        if p.workdir == call.params["Dir"] and not p.alive:
+            del h.procs[pid]
+    return _ok()
+
+
+def _reap(h: FakeWindowsHost, call: Call) -> Reply:
+    """REAP: stop what a directory's "pid" or a *.pid file names if that pid still runs
+    with the same start time, remove the path, one line per path."""
+    lines = []
+    for path in call.params["Paths"].split("\n"):
+        if not h.exists(path):
+            lines.append(f"none {path}")
+            continue
+        pidfile = path + "\\pid" if path in h.dirs else path if path.endswith(".pid") \
+            else None
+        what = "gone"
+        words = h.files.get(pidfile, b"").decode().split() if pidfile else []
+        if len(words) == 2 and words[0].isdigit():
+            p = h.procs.get(int(words[0]))
+            if p is not None and p.alive and p.start == words[1]:
+                _terminate(p, "reap")
+                what = "stopped"
+        h.remove(path)
+        lines.append(f"{what} {path}")
+    return _ok("".join(line + "\n" for line in lines))
+
+
+def _read_and_remove(h: FakeWindowsHost, call: Call) -> Reply:
+    data = h.files.pop(call.params["Path"], None)
+    return _ok("" if data is None else base64.b64encode(data).decode() + "\n")
+
+
+def _wait_listening(h: FakeWindowsHost, call: Call) -> Reply:
+    sshd = call.params["Protocol"] == "tcp" and call.params["Port"] == "22"
+    return "", "", 0 if sshd or h.listening() else 1
+
+
+def _format_list(h: FakeWindowsHost, call: Call) -> Reply:
+    """Get-NetAdapterAdvancedProperty ... | Format-List *, in the layout of the E810
+    capture (tests/fixtures/windows/mfd__...), for the jumbo keyword only."""
+    name = call.params["Name"]
+    a = h.adapters[name]
+    if a.keyword is None:
+        return _ok("\n")
+    lo, hi, step = a.numeric or ("", "", "")
+    rows = {"ValueName": a.keyword, "ValueData": f"{{{a.value}}}", "ifAlias": name,
+            "InterfaceAlias": name, "ifDesc": a.description, "DisplayName": "Jumbo Packet",
+            "NumericParameterMaxValue": hi, "NumericParameterMinValue": lo,
+            "NumericParameterStepValue": step, "RegistryKeyword": a.keyword,
+            "RegistryValue": f"{{{a.value}}}",
+            "ValidRegistryValues": "{" + ", ".join(a.valid if not a.numeric else ()) + "}"}
+    width = max(len(k) for k in rows) + 1
+    return _ok("\n" + "".join(f"{k:<{width}}: {v}".rstrip() + "\n" for k, v in rows.items())
+               + "\n")
+
+
+def _tool_file(h: FakeWindowsHost, call: Call) -> Reply:
+    exe = call.params["Exe"]
+    versions = {"NTttcp.exe": "5.40.0.0", "iperf.exe": "", "iperf3.exe": ""}
+    if exe not in versions:
+        return "", "", 1
+    return _ok(f"C:\\tools\\{exe}\n{versions[exe]}\n")
+
+
+def _native(h: FakeWindowsHost, call: Call) -> Reply:
+    exe, args = call.argv[0], call.argv[1:]
+    if exe == "reg.exe":
+        # reg.exe's layout (Win32-OpenSSH#936 capture): the key, then a value line each.
+        values = {"Hostname": ("REG_SZ", h.name.upper()),
+                  **{k: ("REG_DWORD", f"{v:#x}") for k, v in h.registry.items()}}
+        if "/v" in args:
+            name = args[args.index("/v") + 1]
+            if name not in values:
+                return "", REG_ABSENT, 1
+            values = {name: values[name]}
+        return _ok("\nHKEY_LOCAL_MACHINE\\SYSTEM\\CurrentControlSet\\Services\\Tcpip\\Parameters\n"
+                   + "".join(f"    {k}    {t}    {v}\n" for k, (t, v) in values.items()) + "\n")
+    if exe == "ping.exe":
+        peer = args[-1]
+        size = int(args[args.index("-l") + 1]) if "-l" in args else 32
+        mtu = h.peers.path_mtu(h, peer) if h.peers else 1500
+        if mtu is None:
+            return _ok(f"\nPinging {peer} with {size} bytes of data:\nRequest timed out.\n")
+        if "-f" in args and size + 28 > mtu:
+            return _ok(f"\nPinging {peer} with {size} bytes of data:\nPacket needs to be "
+                       "fragmented but DF set.\n")
+        return _ok(f"\nPinging {peer} with {size} bytes of data:\nReply from {peer}: "
+                   f"bytes={size} time<1ms TTL=128\n")
+    if exe == "shutdown.exe":
+        h._rebooting, h._down = True, 0
+        return _ok()
+    if exe in ("hostname", "hostname.exe"):
+        return _ok(h.name.upper() + "\n")
+    if h.tool_run is None:
+        raise AssertionError(f"{h.name}: no tool answers for {exe}")
+    client = None
+    if call.pidfile is not None:       # the client keeps "<pid> <start>" there while it runs
+        client = h.new_proc(list(call.argv))
+        h.files[call.pidfile] = f"{client.pid} {client.start}".encode()
+    run = h.tool_run(h, list(call.argv))
+    server = h.peers.server_of(h) if h.peers else None
+    if server is not None:
+        server.out = run.server.encode()
+        server.rc = 0 if server.argv and "NTttcp" in server.argv[0] else None
+    if run.outfile is not None and "-xml" in args:
+        h.files[args[args.index("-xml") + 1]] = run.outfile
+    if client is not None:             # it ended: the script removes its pid file
+        client.alive, client.rc = False, run.exit_status
+        del h.procs[client.pid]
+        h.files.pop(call.pidfile or "", None)
+    return run.client, "", run.exit_status
+
+
+_HANDLERS: dict[str, Callable[[FakeWindowsHost, Call], Reply]] = {
+    "host-facts": _host_facts, "adapter": _adapter,
+    "last-boot": _last_boot, "delete": _registry, "firewall-get": _firewall,
+    "firewall-allow": _firewall, "firewall-remove": _firewall, "cpu-raw": _cpu,
+    "start": _background, "alive": _alive, "ended": _ended, "stop-after-output": _stop,
+    "kill-tree": _kill, "wait-gone": _wait, "collect": _collect, "cleanup": _cleanup,
+    "reap": _reap, "adapter-format-list": _format_list,
+    "read-and-remove": _read_and_remove, "wait-listening": _wait_listening,
+    "tool-file": _tool_file, "native": _native}
+
+
+def _set(h: FakeWindowsHost, call: Call) -> Reply:
+    # "set *JumboPacket" (adapter) and "set TcpWindowSize" (registry) share a verb.
+    return _set_advanced(h, call) if "Keyword" in call.params else _registry(h, call)
+
+
+_HANDLERS["set"] = _set
+
+
+@dataclass
+class FakeWindowsPair:
+    """Scripted Windows hosts by name, for a Runner's ``hosts=``."""
+
+    hosts: dict[str, FakeWindowsHost] = field(default_factory=dict)
+    platforms: dict[str, WindowsPlatform] = field(default_factory=dict)
+    connections: dict[str, ReplayConnection] = field(default_factory=dict)
+    closed: int = 0
+
+    def add(self, host: FakeWindowsHost) -> FakeWindowsHost:
+        host.peers = self
+        self.hosts[host.name] = host
+        return host
+
+    def platform(self, name: str) -> WindowsPlatform:
+        if name not in self.platforms:
+            conn = ReplayConnection(name, WindowsShell(), self.hosts[name])
+            self.connections[name] = conn
+            plat = WindowsPlatform(conn)
+            plat.probe_interval_s = 0.0
+            self.platforms[name] = plat
+        return self.platforms[name]
+
+    def close(self) -> None:
+        self.closed += 1
+
+    def path_mtu(self, sender: FakeWindowsHost, peer: str) -> int | None:
+        mine = min((a.nl_mtu for a in sender.adapters.values()), default=1500)
+        for h in self.hosts.values():
+            for a in h.adapters.values():
+                if peer in a.addresses:
+                    return min(mine, a.nl_mtu)
+        return None
+
+    def server_of(self, sender: FakeWindowsHost) -> Proc | None:
+        for h in self.hosts.values():
+            if h is not sender:
+                live = [p for p in h.procs.values() if p.alive and p.rc is None]
+                if live:
+                    return live[-1]
+        return None
+
+
+def windows_pair(names: Mapping[str, tuple[str, str]], tool_run=None,
+                 **adapter: object) -> FakeWindowsPair:
+    """Hosts ``name -> (interface, address)`` with one test adapter each."""
+    pair = FakeWindowsPair()
+    for name, (iface, address) in names.items():
+        pair.add(FakeWindowsHost(name, {iface: FakeAdapter(addresses=(address,),
+                                                           **adapter)},  # type: ignore[arg-type]
+                                 tool_run=tool_run))
+    return pair
+
+
+__all__ = ["FakeAdapter", "FakeWindowsHost", "FakeWindowsPair", "ToolRun", "windows_pair",
+           "list2cmdline"]

@@ -1,0 +1,415 @@
+"""Windows hosts (10 1809+ / Server 2019+, OpenSSH server, Windows PowerShell 5.1).
+
+The same seam as ``linux.py``, over :class:`~nicbench.remote.powershell.WindowsShell`;
+every operation is a builder and a reader in ``windows_commands.py``. Settings, each read,
+changed, read back, journaled by :class:`~nicbench.platforms.tuning.TuningSession` and
+restored ("absent" is a real original: restoring it deletes):
+
+``jumbo``     key: interface; value: the driver's jumbo keyword's registry value
+              (``*JumboPacket``, else the driver's own). ``set_mtu`` maps onto it (frame =
+              IP MTU + 14). A value the driver does not list or range is refused with the
+              driver's valid values; after the miniport restarts, the adapter must be Up
+              and NlMtu must read frame - 14 (else a mismatch naming both numbers).
+``registry``  key: a ``Tcpip\\Parameters`` value (TcpWindowSize ...), REG_DWORD, read
+              with reg.exe. Takes effect at the next boot (Windows 2000/XP/2003).
+``reboot``    a journal marker recorded before a host's registry values: applying it
+              does nothing; restoring it (after those values, the journal restores in
+              reverse) reboots the host and waits, so a crash between the two is
+              recovered by ``nicbench restore``.
+``firewall``  key: a rule name; value: the ports (TCP and UDP rules in group nicbench).
+
+Processes and files a trial leaves (a receiver's directory, a client's pid file, a
+tool's -xml file) are named under the SSH user's TEMP (:meth:`scratch_file`), so the
+journal holds full paths that :meth:`reap` finds from any later session.
+
+Reboot-wait (:meth:`begin_reboot`, :meth:`finish_reboot`): the boot time is read, the
+host told to restart, the connection closed; then the host is probed, every probe with
+its own timeout, until it answers with a changed boot time. A refused or timed-out
+connection is waited out; a changed host key is fatal (the SSH layer refuses it); past
+``reboot_timeout_s`` the wait fails with one line saying so.
+"""
+
+from __future__ import annotations
+
+import ntpath
+import re
+import time
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from nicbench.errors import (AuthError, CommandTimeout, ConnectError, HostKeyError,
+                             RemoteError, TrialError, TuningError, UsageError)
+from nicbench.platforms import windows_commands as wc
+from nicbench.platforms.base import CpuTimes, HostFacts, InterfaceFacts, Platform
+from nicbench.remote.connection import Connection
+from nicbench.remote.powershell import WindowsShell
+from nicbench.tools.registry import TOOLS
+
+DEFAULT_REBOOT_TIMEOUT_S = 1800.0   # PKB allows 40 minutes (commit 21668d163)
+PROBE_TIMEOUT_S = 10.0              # the first command after a boot can hang (PKB 5112997b4)
+ADAPTER_UP_TIMEOUT_S = 60.0
+# A reap command line, rendered, at most this long (cmd.exe takes 8191; the pid line
+# render_with_pid adds stays within the margin).
+REAP_LINE_MAX = 7600
+
+
+@dataclass(frozen=True)
+class WindowsHostFacts(HostFacts):
+    caption: str = ""
+    version: str = ""
+    build: str = ""
+    last_boot: str = ""
+    defender_realtime: bool | None = None
+    autotuning: str | None = None
+    cpu_counters: int | None = None   # processors the raw counters cover (cpu_times)
+
+
+@dataclass(frozen=True)
+class WindowsInterfaceFacts(InterfaceFacts):
+    driver_provider: str | None = None
+    description: str | None = None
+    if_index: int | None = None
+    guid: str | None = None
+    link_speed: str | None = None
+    jumbo_keyword: str | None = None
+    jumbo_value: str | None = None
+    jumbo_valid: tuple[str, ...] = ()
+    jumbo_range: tuple[int | None, int | None, int | None] | None = None
+
+
+class WindowsPlatform(Platform):
+    os_name = "windows"
+    PROBE_INTERVAL_S = 5.0
+    SETTING_KINDS = ("jumbo", "registry", "reboot", "firewall")
+
+    def __init__(self, conn: Connection, tools: Mapping[str, str] | None = None):
+        if not isinstance(conn.shell, WindowsShell):
+            raise UsageError(f"{conn.host}: a Windows host needs the powershell shell")
+        super().__init__(conn, tools)
+        self.reboot_timeout_s = DEFAULT_REBOOT_TIMEOUT_S
+        self.probe_interval_s = self.PROBE_INTERVAL_S
+        self._host: wc.WindowsHost | None = None
+        self._adapters: dict[str, wc.WindowsAdapter] = {}
+        self._boot_before: str | None = None
+        self._temp: str | None = None
+        self.reboots = 0
+
+    def reconnect(self, timeout_s: float) -> None:
+        # The host may have rebooted while it was away: its boot time, adapters and
+        # jumbo values are asked again.
+        super().reconnect(timeout_s)
+        self._host = None
+        self._adapters.clear()
+
+    # -- facts -----------------------------------------------------------------------------
+    def windows(self) -> wc.WindowsHost:
+        if self._host is None:
+            self._host = wc.read_host_facts(self.conn.run(wc.host_facts_argv()).stdout)
+        return self._host
+
+    def host_facts(self) -> WindowsHostFacts:
+        w = self.windows()
+        try:
+            counters = self._cpu()[1]
+        except RemoteError:
+            counters = None
+        return WindowsHostFacts(
+            os="windows", kernel=f"{w.version}", cpu_model=w.cpu_model, cpus=w.cpus,
+            hostname=w.hostname, caption=w.caption, version=w.version, build=w.build,
+            last_boot=w.last_boot, defender_realtime=w.defender_realtime,
+            autotuning=w.autotuning, cpu_counters=counters)
+
+    def adapter(self, iface: str, fresh: bool = False) -> wc.WindowsAdapter:
+        if fresh or iface not in self._adapters:
+            res = self.conn.run(wc.adapter_argv(iface), warn=True)
+            if not res.ok:
+                raise TuningError(self.host, "interface", iface, res.tail() or "not found",
+                                  "check pairs[].a/b.interface (Get-NetAdapter names it)",
+                                  kind="interface")
+            self._adapters[iface] = wc.read_adapter(res.stdout)
+        return self._adapters[iface]
+
+    def interface_facts(self, iface: str) -> WindowsInterfaceFacts:
+        a = self.adapter(iface, fresh=True)
+        jumbo = a.jumbo()
+        max_mtu = None
+        if jumbo is not None:
+            top = max((int(v) for v in jumbo.valid if v.isdigit()), default=jumbo.maximum)
+            if top is not None:
+                max_mtu = top if jumbo.keyword in wc.MTU_STYLE_KEYWORDS else top - 14
+        offloads = {p.keyword: p.value not in ("0", None) for p in a.advanced
+                    if p.keyword in ("*LsoV2IPv4", "*TCPChecksumOffloadIPv4", "*RSS",
+                                     "*IPChecksumOffloadIPv4", "*InterruptModeration")}
+        return WindowsInterfaceFacts(
+            name=iface, mtu=a.nl_mtu or 0, max_mtu=max_mtu, state=a.status.lower(),
+            carrier=a.status == "Up", driver=a.driver_description or None,
+            driver_version=a.driver_version or None, offloads=offloads,
+            addresses=a.addresses, driver_provider=a.driver_provider or None,
+            description=a.description or None, if_index=a.if_index, guid=a.guid or None,
+            link_speed=a.link_speed or None,
+            jumbo_keyword=jumbo.keyword if jumbo else None,
+            jumbo_value=jumbo.value if jumbo else None,
+            jumbo_valid=jumbo.valid if jumbo else (),
+            jumbo_range=(jumbo.minimum, jumbo.maximum, jumbo.step) if jumbo and
+            jumbo.minimum is not None else None)
+
+    # -- MTU through the jumbo keyword ----------------------------------------------------
+    def get_mtu(self, iface: str) -> int:
+        a = self.adapter(iface, fresh=True)
+        if a.nl_mtu is None:
+            raise TuningError(self.host, "interface", iface, "no IPv4 interface",
+                              kind="interface")
+        return a.nl_mtu
+
+    def mtu_setting(self, iface: str, mtu: int) -> tuple[str, str, str]:
+        jumbo = self.adapter(iface).jumbo()
+        frame = mtu if jumbo is not None and jumbo.keyword in wc.MTU_STYLE_KEYWORDS \
+            else mtu + 14
+        return "jumbo", iface, str(frame)
+
+    def set_mtu(self, iface: str, mtu: int) -> None:
+        kind, key, value = self.mtu_setting(iface, mtu)
+        self.set_setting(kind, key, value)
+
+    def _get_jumbo(self, iface: str) -> str | None:
+        jumbo = self.adapter(iface, fresh=True).jumbo()
+        return None if jumbo is None else jumbo.value
+
+    def _set_jumbo(self, iface: str, value: str | None) -> None:
+        if value is None:
+            return   # the driver had no jumbo keyword: nothing was changed
+        jumbo = self.adapter(iface).jumbo()
+        setting = f"jumbo frame of {iface}"
+        if jumbo is None:
+            if value in ("1514", "1500"):
+                return
+            raise TuningError(self.host, setting, value,
+                              f"the driver has none of the keywords {', '.join(wc.JUMBO_KEYWORDS)}",
+                              "this card's driver offers no jumbo frames")
+        why = jumbo.refusal(value)
+        if why:
+            raise TuningError(self.host, setting, value, why,
+                              "the driver does not offer this size")
+        res = self.conn.run(wc.set_advanced_argv(iface, jumbo.keyword, value,
+                                                 ADAPTER_UP_TIMEOUT_S),
+                            warn=True, timeout=ADAPTER_UP_TIMEOUT_S + 30)
+        if res.exit_status == 3:
+            raise TuningError(self.host, setting, value, res.tail(),
+                              "the adapter did not come back after the driver restarted it",
+                              kind="interface")
+        if not res.ok:
+            said, valid = wc.read_set_property_error(res.stderr or res.stdout)
+            raise TuningError(self.host, setting, value, said,
+                              "the driver does not offer this size" if valid else "")
+        now = self.adapter(iface, fresh=True)
+        got = now.jumbo()
+        if got is None or got.value != value:
+            raise TuningError(self.host, setting, value,
+                              f"accepted, but {jumbo.keyword} reads back as "
+                              f"{got.value if got else 'nothing'}", kind="mismatch")
+        want_mtu = int(value) if jumbo.keyword in wc.MTU_STYLE_KEYWORDS else int(value) - 14
+        if now.nl_mtu != want_mtu:
+            # The Broadcom case: an MTU-valued *JumboPacket, or an IP MTU pinned with
+            # netsh ... store=persistent (n2n#153: the two can disagree).
+            raise TuningError(self.host, setting, value,
+                              f"accepted, but the IP MTU reads back as {now.nl_mtu}, not "
+                              f"{want_mtu}", kind="mismatch")
+
+    def verify_path_mtu(self, iface: str, peer: str, mtu: int) -> None:
+        res = self.conn.run(wc.ping_argv(peer, mtu - 28), warn=True, timeout=15)
+        replied, said = wc.read_ping(res.stdout + "\n" + res.stderr, peer)
+        if not replied:
+            raise TuningError(self.host, f"path MTU to {peer}", mtu,
+                              f"no reply to a {mtu}-byte packet with DF set ({said})",
+                              "the link or the other end does not carry this MTU",
+                              kind="path")
+
+    def reaches(self, iface: str, peer: str) -> bool:
+        res = self.conn.run(wc.ping_argv(peer), warn=True, timeout=15)
+        return wc.read_ping(res.stdout, peer)[0]
+
+    # -- registry ------------------------------------------------------------------------------
+    def _get_registry(self, name: str) -> str | None:
+        res = self.conn.run(wc.reg_query_argv(name), warn=True)
+        if res.exit_status == 1:
+            return None   # reg.exe: "unable to find the specified registry key or value"
+        if not res.ok:
+            raise TuningError(self.host, f"registry {name}", "?", res.tail(), kind="other")
+        return wc.read_reg_query(res.stdout, name)[1]
+
+    def _set_registry(self, name: str, value: str | None) -> None:
+        number = None if value is None else int(value)
+        if number is not None and not 0 <= number <= 0x7FFFFFFF:
+            raise TuningError(self.host, f"registry {name}", value,
+                              "not a REG_DWORD value nicbench writes (0 to 2147483647)",
+                              kind="other")
+        res = self.conn.run(wc.set_registry_argv(name, number), warn=True)
+        if not res.ok:
+            raise TuningError(self.host, f"registry {name}", value, res.tail(), kind="other")
+        now = self._get_registry(name)
+        if now != value:
+            raise TuningError(self.host, f"registry {name}", value if value is not None
+                              else wc.ABSENT, f"reads back as {now if now is not None else wc.ABSENT}",
+                              kind="mismatch")
+
+    def registry_ignored(self, name: str) -> bool:
+        return self.windows().ignores(name)
+
+    # -- firewall --------------------------------------------------------------------------------
+    def _get_firewall(self, name: str) -> str | None:
+        out = self.conn.run(wc.firewall_get_argv(name)).stdout.strip()
+        return None if out == wc.ABSENT else out
+
+    def _set_firewall(self, name: str, ports: str | None) -> None:
+        self.conn.run(wc.firewall_set_argv(name, ports))
+        now = self._get_firewall(name)
+        if now != ports:
+            raise TuningError(self.host, f"firewall rule {name}", ports or wc.ABSENT,
+                              f"reads back as {now or wc.ABSENT}", kind="mismatch")
+
+    # -- settings, as the journal sees them ----------------------------------------------------
+    def get_setting(self, kind: str, key: str) -> str | None:
+        if kind == "jumbo":
+            return self._get_jumbo(key)
+        if kind == "registry":
+            return self._get_registry(key)
+        if kind == "firewall":
+            return self._get_firewall(key)
+        if kind == "reboot":
+            return None   # a marker: never "already there"
+        return super().get_setting(kind, key)
+
+    def set_setting(self, kind: str, key: str, value: str | None) -> None:
+        if kind == "jumbo":
+            self._set_jumbo(key, value)
+        elif kind == "registry":
+            self._set_registry(key, value)
+        elif kind == "firewall":
+            self._set_firewall(key, value)
+        elif kind == "reboot":
+            if value is None:       # restoring the marker: the restored values need a boot
+                self.reboot()
+        else:
+            super().set_setting(kind, key, value)
+
+    def same_setting(self, kind: str, a: str | None, b: str | None) -> bool:
+        if kind == "jumbo" and a is None:
+            return b in ("1514", "1500", None)   # no keyword: standard frames only
+        return super().same_setting(kind, a, b)
+
+    # -- reboot-wait ------------------------------------------------------------------------------
+    def begin_reboot(self) -> None:
+        """Read the boot time, tell the host to restart, drop the connection."""
+        self._boot_before = wc.read_last_boot(
+            self.conn.run(wc.last_boot_argv(), timeout=PROBE_TIMEOUT_S).stdout)
+        try:
+            self.conn.run(wc.reboot_argv(), timeout=PROBE_TIMEOUT_S)
+        except (ConnectError, CommandTimeout):
+            pass   # the channel may drop as the host goes down (rig treats it as success)
+        self.conn.close()
+        self._host = None
+        self._adapters.clear()
+
+    def finish_reboot(self, deadline: float | None = None) -> float:
+        """Wait until the host answers with a changed boot time; returns the seconds it
+        took. Each probe has its own timeout; ConnectError after the deadline."""
+        assert self._boot_before is not None, "begin_reboot first"
+        t0 = time.monotonic()
+        deadline = deadline or t0 + self.reboot_timeout_s
+        polls = 0
+        last = "no answer yet"
+        while True:
+            polls += 1
+            try:
+                boot = wc.read_last_boot(self.conn.run(wc.last_boot_argv(),
+                                                       timeout=PROBE_TIMEOUT_S).stdout)
+                if boot != self._boot_before:
+                    self._boot_before = None
+                    self.reboots += 1
+                    return time.monotonic() - t0
+                last = f"still up since {boot}"
+            except (HostKeyError, AuthError):
+                raise            # a different host answers, or our key is refused: stop
+            except (ConnectError, CommandTimeout) as exc:
+                last = exc.one_line()
+                self.conn.close()
+            if time.monotonic() >= deadline:
+                raise ConnectError(self.host, f"did not come back within "
+                                              f"{self.reboot_timeout_s:g} s of a reboot "
+                                              f"({polls} probes; last: {last})",
+                                   "check the host's console; raise reboot_timeout_s for "
+                                   "slow boots")
+            time.sleep(min(self.probe_interval_s, max(0.0, deadline - time.monotonic())))
+
+    def reboot(self) -> None:
+        self.begin_reboot()
+        self.finish_reboot()
+
+    # -- measurement helpers ------------------------------------------------------------------
+    def _cpu(self) -> tuple[CpuTimes, int]:
+        return wc.read_cpu_raw(self.conn.run(wc.cpu_raw_argv()).stdout)
+
+    def cpu_times(self) -> CpuTimes:
+        return self._cpu()[0]
+
+    def wait_listening(self, port: int, protocol: str, timeout_s: float) -> None:
+        try:
+            res = self.conn.run(wc.wait_listening_argv(port, protocol, timeout_s),
+                                timeout=timeout_s + 10, warn=True)
+        except CommandTimeout:
+            res = None
+        if res is None or res.exit_status != 0:
+            raise TrialError(f"{self.host}: nothing listened on {protocol} port {port} "
+                             f"within {timeout_s:g} s")
+
+    def probe_version(self, tool: str, exe: str) -> str | None:
+        res = self.conn.run(wc.tool_file_argv(exe), warn=True)
+        if not res.ok:
+            return None
+        _, version = wc.read_tool_file(res.stdout)
+        if version:
+            return version
+        probe = TOOLS[tool].version   # no version resource (Cygwin/MinGW builds): ask it
+        banner = self.conn.run([exe, *probe.args], warn=True, timeout=10)
+        text = banner.stdout + banner.stderr
+        m = re.search(r"Copyright Version (\S+)", text) or re.search(probe.regex, text)
+        return m.group(1) if m else "unknown"
+
+    def scratch_file(self, name: str) -> str:
+        # In the SSH user's TEMP (asked once; it does not move with a reboot), so the
+        # journal holds a full path that reap finds again from any later session.
+        if self._temp is None:
+            temp = self.windows().temp
+            if not temp:
+                raise RemoteError(self.host, "the host did not say where its TEMP is")
+            self._temp = temp
+        return ntpath.join(self._temp, name)
+
+    def reap(self, paths: Sequence[str]) -> dict[str, str]:
+        # One encoded script must stay under cmd.exe's 8191 characters: a long list of
+        # leftovers (a crash late in a run) goes in as many calls as it takes.
+        out: dict[str, str] = {}
+        batch: list[str] = []
+        for path in paths:
+            if batch and len(self.conn.shell.render(
+                    self.conn.shell.reap_argv([*batch, path]))) > REAP_LINE_MAX:
+                out.update(super().reap(batch))
+                batch = []
+            batch.append(path)
+        out.update(super().reap(batch))
+        return out
+
+    def read_and_remove(self, path: str) -> str | None:
+        res = self.conn.run(self.conn.shell.read_and_remove_argv(path), warn=True)
+        shell = self.conn.shell
+        assert isinstance(shell, WindowsShell)
+        return shell.read_back(res.stdout) or None
+
+
+def reboot_together(platforms: Sequence[WindowsPlatform], timeout_s: float) -> dict[str, float]:
+    """Restart several hosts at once and wait for all (one deadline); host -> seconds."""
+    for p in platforms:
+        p.reboot_timeout_s = timeout_s
+        p.begin_reboot()
+    deadline = time.monotonic() + timeout_s
+    return {p.host: p.finish_reboot(deadline) for p in platforms}

@@ -1,0 +1,17 @@
+$ProgressPreference = 'SilentlyContinue'
+[Console]::OutputEncoding = New-Object System.Text.UTF8Encoding $false
+$Name = 'nicbench-p'
+$Ports = ''
+$Group = 'nicbench'
+$ErrorActionPreference = 'Stop'
+try {
+    Remove-NetFirewallRule -Name ($Name + '-tcp'), ($Name + '-udp') -ErrorAction SilentlyContinue
+    if ($Ports -ne '') {
+        foreach ($proto in 'TCP', 'UDP') {
+            $null = New-NetFirewallRule -Name ($Name + '-' + $proto.ToLower()) -DisplayName ($Name + ' ' + $proto) -Group $Group -Description $Ports -Direction Inbound -Action Allow -Protocol $proto -LocalPort ($Ports -split ',')
+        }
+    }
+} catch {
+    [Console]::Error.WriteLine(($_ | Out-String).Trim())
+    exit 1
+}
