@@ -132,6 +132,24 @@ class PlanConnection(Connection):
         return "", 0
 
 
+class _WindowsPlanAnswer:
+    """Planning answers for a Windows host: the scripted Windows host (which answers the
+    decoded scripts as real Windows prints them) with every frame size accepted, no
+    reboot to wait for and tools that print nothing; every script recorded decoded."""
+
+    def __init__(self, name: str, log: PlanLog, host: Any):
+        self.name, self.log, self.host = name, log, host
+
+    def __call__(self, call: Any) -> Any:
+        from nicbench.remote.powershell import script_body
+
+        self.log.sent.append(Sent(self.name, self.log.where, script_body(call.argv)))
+        return self.host(call)
+
+    def reconnect(self) -> None:
+        self.host.reconnect()
+
+
 class PlanHosts:
     """Planning hosts for a Runner: the inventory's platform classes over PlanConnections."""
 
@@ -139,22 +157,62 @@ class PlanHosts:
         self.inventory = inventory
         self.log = log
         self._platforms: dict[str, Platform] = {}
+        self._pair: Any = None     # the scripted Windows hosts, when there are any
 
     def platform(self, name: str) -> Platform:
         if name not in self._platforms:
             host = self.inventory.host(name)
             interfaces = {side.interface: side.address for p in self.inventory.pairs
                           for side in (p.a, p.b) if side.host == name}
-            shell = "powershell" if host.os == "windows" else "posix"
-            conn = PlanConnection(name, self.log, interfaces, shell)
-            self._platforms[name] = PLATFORMS[host.os](conn, tools=host.tools)
+            if host.os == "windows":
+                self._platforms[name] = self._windows(name, interfaces, host.tools)
+            else:
+                conn = PlanConnection(name, self.log, interfaces, "posix")
+                self._platforms[name] = PLATFORMS[host.os](conn, tools=host.tools)
         return self._platforms[name]
+
+    def _windows(self, name: str, interfaces: dict[str, str],
+                 tools: dict[str, str]) -> Platform:
+        from nicbench.platforms.fake_windows import (FakeAdapter, FakeWindowsHost,
+                                                     FakeWindowsPair, ToolRun)
+        from nicbench.platforms.windows import WindowsPlatform
+        from nicbench.remote.fake import ReplayConnection
+        from nicbench.remote.powershell import WindowsShell
+
+        if self._pair is None:
+            self._pair = FakeWindowsPair()
+        host = self._pair.add(FakeWindowsHost(
+            name, {i: FakeAdapter(addresses=(a,), numeric=(1514, 16128, 1))
+                   for i, a in interfaces.items()},
+            tool_run=lambda h, argv: ToolRun(), down_probes=0))
+        conn = ReplayConnection(name, WindowsShell(), _WindowsPlanAnswer(name, self.log, host))
+        plat = WindowsPlatform(conn, tools=tools)
+        plat.probe_interval_s = 0.0
+        return plat
 
     def close(self) -> None:
         pass
 
 
 # -- trials, planned ---------------------------------------------------------------------
+class PlanTrial:
+    """The Runner's trial function in a plan (see :meth:`__call__`)."""
+
+    def __init__(self, log: PlanLog):
+        self.log = log
+
+    def __call__(self, ctx: TrialContext, test: TestSpec, params: dict[str, Any], *,
+                 repetition: int, kind: Kind = Kind.REPETITION,
+                 offered_bps: int | None = None, timeout_s: float = 120.0) -> TrialRecord:
+        self.log.where = f"{ctx.pair} {ctx.point} {test.name} #{repetition}" + (
+            f" offered {offered_bps / 1e6:g} Mbit/s" if offered_bps else "")
+        try:
+            return plan_trial(ctx, test, params, repetition=repetition, kind=kind,
+                              offered_bps=offered_bps, timeout_s=timeout_s)
+        finally:
+            self.log.where = f"{ctx.pair} {ctx.point}"
+
+
 def plan_trial(ctx: TrialContext, test: TestSpec, params: dict[str, Any], *,
                repetition: int, kind: Kind = Kind.REPETITION,
                offered_bps: int | None = None, timeout_s: float = 120.0) -> TrialRecord:
@@ -168,18 +226,12 @@ def plan_trial(ctx: TrialContext, test: TestSpec, params: dict[str, Any], *,
                      client_file=ctx.sender.scratch_file(tag + ".out"))
     plan: Plan = driver.plan(ctx.receiver.executable(test.tool),
                              ctx.sender.executable(test.tool), params, ends, trial_id)
-    log = ctx.receiver.conn.log if isinstance(ctx.receiver.conn, PlanConnection) else None
-    if log is not None:
-        log.where = f"{ctx.pair} {ctx.point} {test.name} #{repetition}" + (
-            f" offered {offered_bps / 1e6:g} Mbit/s" if offered_bps else "")
     started = ctx.receiver.start_server(plan.server, ctx.receiver.scratch_file(tag + ".d"),
                                         plan.port, plan.listen_protocol, LISTEN_TIMEOUT_S)
     timeout = (plan.expected_s + TIMEOUT_MARGIN_S) if plan.expected_s else timeout_s
     ctx.sender.run_client(plan.client, timeout, ctx.sender.scratch_file(tag + ".pid"),
                           plan.client_outfile)
     ctx.receiver.finish_server(started.server, server_end(plan))
-    if log is not None:
-        log.where = f"{ctx.pair} {ctx.point}"
     now = time.time()
     return TrialRecord(
         run_id=ctx.run_id, trial_id=trial_id, pair=ctx.pair, adapter=ctx.adapter,
@@ -237,7 +289,7 @@ def make_plan(profile: Profile, inventory: Inventory, pairs: list[str] | None = 
 
     with tempfile.TemporaryDirectory(prefix="nicbench-plan-") as tmp:
         runner = Runner(profile, inventory, Path(tmp) / "run", pairs=pairs,
-                        hosts=PlanHosts(inventory, log), trial=plan_trial, listener=where)
+                        hosts=PlanHosts(inventory, log), trial=PlanTrial(log), listener=where)
         runner.run()
         chosen = [p.name for p in runner.pairs]
         trials = runner.progress.total
@@ -295,7 +347,7 @@ def render(plan: RunPlan, collapse: bool = True) -> list[str]:
     for host in hosts:
         out += ["", f"== {host}"]
         mine = [s for s in plan.sent if s.host == host]
-        out += _collapsed(mine) if collapse else [f"   [{s.where}] {s.command}" for s in mine]
+        out += _collapsed(mine) if collapse else [_line(s) for s in mine]
     return out
 
 
@@ -316,14 +368,20 @@ def _collapsed(sent: list[Sent]) -> list[str]:
             while _same_block(sent[i:i + n], sent[i + reps * n:i + (reps + 1) * n]):
                 reps += 1
             for x in block:
-                lines.append(f"   [{x.where}] {x.command}")
+                lines.append(_line(x))
             if reps > 1:
                 lines.append(f"   ... and {reps - 1} more repetitions of the same")
             i += reps * n
             continue
-        lines.append(f"   [{s.where}] {s.command}")
+        lines.append(_line(s))
         i += 1
     return lines
+
+
+def _line(s: Sent) -> str:
+    """One command; a script of several lines (PowerShell) indented under its place."""
+    first, *rest = s.command.strip("\n").split("\n")
+    return "\n".join([f"   [{s.where}] {first}"] + [f"       {r}" for r in rest])
 
 
 def _trial_block(sent: list[Sent], i: int) -> list[Sent]:
@@ -334,9 +392,17 @@ def _trial_block(sent: list[Sent], i: int) -> list[Sent]:
     return sent[i:j]
 
 
+_PER_TRIAL = [(re.compile(r"\.[ru]\d+(\.\d+k)?-@trial@"), ".<rep>-@trial@"),
+              (re.compile(r"\$Id = '\d+'"), "$Id = '<pid>'")]
+
+
 def _norm(s: Sent) -> tuple[str, str]:
-    return _REP.sub(" #N", s.where), re.sub(r"\.[ru]\d+(\.\d+k)?-@trial@", ".<rep>-@trial@",
-                                           s.command)
+    """A command with what differs from one repetition to the next taken out: the
+    repetition's number in its paths and a started process's id."""
+    command = s.command
+    for pattern, into in _PER_TRIAL:
+        command = pattern.sub(into, command)
+    return _REP.sub(" #N", s.where), command
 
 
 def _same_block(a: list[Sent], b: list[Sent]) -> bool:

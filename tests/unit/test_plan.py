@@ -6,6 +6,7 @@ tried to connect would fail. What the plan shows is what the platform code build
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 from nicbench.config.inventory import Inventory
@@ -80,3 +81,56 @@ def test_a_run_s_stored_command_matches_its_plan_but_for_the_attempt_token():
     assert same_commands(planned, planned.replace("@trial@", "0a1b2c3d"))
     assert not same_commands(planned, planned.replace("5002", "5003").replace("@trial@",
                                                                                 "0a1b2c3d"))
+
+
+WINDOWS = Inventory.model_validate({
+    "hosts": [{"name": n, "address": f"198.19.{i}.2", "os": "windows",
+               "ssh": {"user": "bench", "known_hosts": "/nonexistent"}}
+              for i, n in ((1, "wa"), (2, "wb"))],
+    "adapters": [{"id": "i350", "vendor": "Intel", "model": "I350-T2",
+                  "driver": {"name": "e1r"}, "link_rate": "1gbit"}],
+    "pairs": [{"name": "i350", "adapter": "i350",
+               "a": {"host": "wa", "interface": "Ethernet 2", "address": "198.18.0.1"},
+               "b": {"host": "wb", "interface": "Ethernet 2", "address": "198.18.0.2"}}]})
+
+
+def test_a_windows_plan_shows_the_decoded_scripts_of_the_whole_method():
+    """The Feb 2003 Windows method: jumbo frames in the adapter's keyword, the registry's
+    TCP window values, a reboot, the firewall for the tools' ports, NTttcp.exe and
+    iperf.exe, and everything put back: per host, in that order, as readable scripts."""
+    from pathlib import Path
+
+    plan = make_plan(load_profile(Path(__file__).resolve().parents[2] / "profiles" /
+                                  "ixbt-2003-02-windows.yaml"), WINDOWS)
+    for host in ("wa", "wb"):
+        cmds = [s.command for s in plan.sent if s.host == host]
+        # decoded, not base64 (a base64 UTF-16 script is a long run of these characters)
+        assert not [c for c in cmds if re.search(r"[A-Za-z0-9+/=]{120,}", c)]
+
+        def first(*words: str, cmds: list[str] = cmds) -> int:
+            return next(i for i, c in enumerate(cmds) if all(w in c for w in words))
+
+        def last(*words: str, cmds: list[str] = cmds) -> int:
+            return max(i for i, c in enumerate(cmds) if all(w in c for w in words))
+
+        registry = first("New-ItemProperty", "$Name = 'TcpWindowSize'")
+        assert first("New-ItemProperty", "$Name = 'Tcp1323Opts'") > registry
+        reboot = first("'shutdown.exe' '/r'")
+        assert reboot > registry
+        firewall = first("New-NetFirewallRule")
+        jumbo = first("Set-NetAdapterAdvancedProperty", "$Keyword = '*JumboPacket'",
+                      "$Value = '9014'")
+        if host == "wa":      # the receiver: servers started in the background
+            ntttcp = first("$Exe = ''NTttcp.exe''", "$ArgLine = ''-r -m 1,0,198.18.0.1")
+            iperf = first("$Exe = ''iperf.exe''", "$ArgLine = ''-s -B 198.18.0.1")
+        else:                 # the sender: clients run in the foreground
+            ntttcp = first("& 'NTttcp.exe' '-s'")
+            iperf = first("& 'iperf.exe' '-c' '198.18.0.1'")
+        assert reboot < ntttcp and jumbo < last("NTttcp.exe")
+        assert firewall < iperf
+        assert last("Set-NetAdapterAdvancedProperty", "$Value = '1514'") > jumbo  # back
+        # the value was absent before the run: put back means deleted ($Value = '')
+        assert last("$Name = 'Tcp1323Opts'", "$Value = ''\n") > \
+            first("$Name = 'Tcp1323Opts'", "$Value = '3'")
+        assert last("Remove-NetFirewallRule") > firewall
+    assert any("more repetitions of the same" in line for line in render(plan))
