@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import time
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ class RunPrinter:
         self._bar: Any = None           # rich.progress.Progress on a terminal
         self._task: Any = None
         self._where = ""
+        self._parallel = False          # pairs at once: each trial line says where it ran
 
     def __enter__(self) -> "RunPrinter":
         if console.is_terminal():
@@ -43,7 +45,8 @@ class RunPrinter:
 
     def __call__(self, event: ev.Event) -> None:
         match event:
-            case ev.RunStarted(total=total):
+            case ev.RunStarted(total=total, parallel=parallel):
+                self._parallel = parallel > 1
                 if self._bar is not None:
                     self._task = self._bar.add_task("starting", total=total)
             case ev.PointStarted(pair=pair, point=point):
@@ -57,7 +60,8 @@ class RunPrinter:
                 of = f"/{n}" if n else ""
                 offered = f" offered {mbit(r.offered_bps)}" if r.offered_bps else ""
                 result = f"{mbit(r.throughput_bps)} Mbit/s" if r.ok else f"FAILED: {r.reason}"
-                self.line(f"   [{done:>4}/{total}] {r.test} #{i}{of}{offered}: {result}  "
+                where = f"{r.pair} {r.point} " if self._parallel else ""
+                self.line(f"   [{done:>4}/{total}] {where}{r.test} #{i}{of}{offered}: {result}  "
                           f"(ETA {duration(eta)})")
                 if self._bar is not None and self._task is not None:
                     self._bar.update(self._task, completed=done,
@@ -90,7 +94,7 @@ def cmd_run(args) -> int:
     if args.plan:
         from nicbench.execution.plan import make_plan, render
 
-        for line in render(make_plan(profile, inv, args.pair)):
+        for line in render(make_plan(profile, inv, args.pair, parallel=args.parallel)):
             out(line)
         return 0
     out_dir = args.out or args.resume or \
@@ -99,7 +103,7 @@ def cmd_run(args) -> int:
     with RunPrinter() as printer:
         runner = Runner(profile, inv, out_dir, pairs=args.pair, resume=bool(args.resume),
                         keep_failed=args.keep_failed, listener=printer,
-                        trust_new_keys=args.trust_new_host_keys)
+                        trust_new_keys=args.trust_new_host_keys, parallel=args.parallel)
         try:
             run_dir = runner.run()
         except KeyboardInterrupt:
@@ -210,6 +214,16 @@ def _recorded_inventory(manifest, given: str | None, hosts: list[str]):
     return inv
 
 
+def _parallel(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= 64:
+        raise argparse.ArgumentTypeError(f"{text!r}: a number of pairs from 1 to 64")
+    return n
+
+
 def register(sub) -> None:
     run = sub.add_parser("run", help="run a profile on the inventory's pairs")
     run.add_argument("profile", help="profile name (profiles/NAME.yaml) or file")
@@ -225,6 +239,9 @@ def register(sub) -> None:
                      help="print every command the run would send, per host and in order, "
                           "the number of trials and an estimate of the time, and stop "
                           "(connects to nothing)")
+    run.add_argument("--parallel", type=_parallel, default=1, metavar="N",
+                     help="measure up to N pairs at once; pairs that share a host never run "
+                          "at the same time (default 1: one pair after another)")
     run.add_argument("--report", action="store_true",
                      help="build the report of the run in DIR/report/ when it ends")
     run.set_defaults(func=cmd_run)

@@ -1,7 +1,9 @@
 """What a run tells whoever watches it: typed events, one class per kind.
 
 The runner calls its :class:`Listener` with each event as it happens; the CLI prints
-them, a campaign counts them, tests collect them. A listener must not raise.
+them, a campaign counts them, tests collect them. A listener must not raise. Pairs
+measured at once call it from their own threads, one event at a time (the runner holds
+its lock around each call): a listener needs no lock of its own, and must not block.
 """
 
 from __future__ import annotations
@@ -19,11 +21,19 @@ class RunStarted:
     pairs: tuple[str, ...]
     total: int                 # trials planned (a UDP search counts its expected trials)
     resumed: bool
+    parallel: int = 1          # most pairs measured at once
 
 
 @dataclass(frozen=True)
 class PairStarted:
     pair: str
+    hosts: tuple[str, ...] = ()    # the pair's a and b host names
+
+
+@dataclass(frozen=True)
+class PairEnded:
+    pair: str
+    state: str                 # done | stopped (before its end) | failed (its own error)
 
 
 @dataclass(frozen=True)
@@ -89,8 +99,8 @@ class Warning:
     message: str
 
 
-Event = Union[RunStarted, PairStarted, PointStarted, PointSkipped, TrialDone, GaveUp,
-              UdpSearchDone, SettingRestored, HostRebooted, Warning]
+Event = Union[RunStarted, PairStarted, PairEnded, PointStarted, PointSkipped, TrialDone,
+              GaveUp, UdpSearchDone, SettingRestored, HostRebooted, Warning]
 
 
 class Listener(Protocol):

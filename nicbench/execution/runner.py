@@ -27,11 +27,21 @@ What it survives (docs/reliability.md lists each with its test):
 - a results directory that cannot be written (a full disk) stops the run with one line,
   settings put back, every trial written so far intact;
 - settings that cannot be put back at the end are listed (``problems``) for the CLI to
-  report with the ``nicbench restore DIR`` line.
+  report with the ``nicbench restore DIR`` line;
+- with ``parallel`` above 1, pairs that share no host are measured at the same time, one
+  thread each (:mod:`~nicbench.execution.schedule`): a pair that fails or loses a host
+  ends alone, each pair puts back its own hosts after each point, and Ctrl-C lets every
+  running pair end its trial and restore before the run restores what is left.
+
+Pairs measured at once share the run's state: one lock (``_lock``) guards what they
+write (trials.jsonl, manifest.json, the progress counts) and every call of the listener,
+which therefore never sees two events at once; the journal (TuningSession) and the
+HostPool guard their own.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +54,7 @@ from nicbench.errors import (ConnectError, HostKeyError, NicbenchError, ResultsW
                              TuningError, UsageError)
 from nicbench.execution import events as ev
 from nicbench.execution.ossettings import OsSettings, grouped, set_reboot_timeout
+from nicbench.execution.schedule import Schedule
 from nicbench.execution.trial import TrialContext, run_trial
 from nicbench.execution.udpsearch import bisect, sweep
 from nicbench.platforms.base import Platform
@@ -130,7 +141,8 @@ class Runner:
                  pairs: list[str] | None = None, resume: bool = False,
                  keep_failed: bool = False, listener: ev.Listener = ev.ignore,
                  hosts: Hosts | None = None, trust_new_keys: bool = False,
-                 trial: TrialFn = run_trial):
+                 trial: TrialFn = run_trial, parallel: int = 1,
+                 stop: threading.Event | None = None):
         self.profile = profile
         self.inventory = inventory
         self.pairs = [inventory.pair(p) for p in pairs] if pairs else list(inventory.pairs)
@@ -139,7 +151,14 @@ class Runner:
         check_platforms(profile, inventory, self.pairs)
         self.resume = resume
         self.keep_failed = keep_failed
-        self.listener = listener
+        if parallel < 1:
+            raise UsageError(f"parallel {parallel}: give 1 or more pairs at once")
+        self.parallel = parallel
+        # Set (by Ctrl-C while pairs run in threads, or by whoever runs this runner) to
+        # stop before the next trial; the run then ends as on Ctrl-C.
+        self.stop = stop or threading.Event()
+        self._lock = threading.RLock()
+        self._listener = listener
         self.trial = trial
         self._hosts = hosts
         self._trust_new_keys = trust_new_keys
@@ -166,9 +185,9 @@ class Runner:
                 self._recover_previous(hosts)
             self.listener(ev.RunStarted(out=str(self.run_dir.path), profile=self.profile.name,
                                         pairs=tuple(p.name for p in self.pairs),
-                                        total=self.progress.total, resumed=self.resume))
-            for pair in self.pairs:
-                self._run_pair(hosts, pair)
+                                        total=self.progress.total, resumed=self.resume,
+                                        parallel=self.parallel))
+            self._run_pairs(hosts)
         finally:
             try:
                 self._finish()
@@ -273,7 +292,7 @@ class Runner:
     # -- a pair ---------------------------------------------------------------------------
     def _run_pair(self, hosts: Hosts, pair: Pair) -> None:
         assert self.manifest is not None
-        self.listener(ev.PairStarted(pair=pair.name))
+        self.listener(ev.PairStarted(pair=pair.name, hosts=(pair.a.host, pair.b.host)))
         adapter = self.inventory.adapter(pair.adapter)
         names = (pair.receiver_side.host, pair.sender_side.host)
         lost = [h for h in names if h in self.lost]
@@ -285,14 +304,17 @@ class Runner:
             side = _Side(pair=pair, adapter_id=adapter.id, adapter_label=adapter.label,
                          receiver=hosts.platform(names[0]), sender=hosts.platform(names[1]))
             for plat, iface, _ in side.ends:
-                self.manifest.hosts[plat.host] = vars(plat.host_facts())
+                host_facts = vars(plat.host_facts())
                 facts = plat.interface_facts(iface)
-                self.manifest.interfaces[f"{pair.name}/{plat.host}"] = vars(facts)
+                with self._lock:
+                    self.manifest.hosts[plat.host] = host_facts
+                    self.manifest.interfaces[f"{pair.name}/{plat.host}"] = vars(facts)
                 if facts.state not in ("up", "unknown"):
                     raise TuningError(plat.host, "interface", iface,
                                       f"{iface} is {facts.state}", kind="interface")
-                self.manifest.tools[plat.host] = {t.tool: plat.tool_version(t.tool)
-                                                  for t in self.profile.tests}
+                versions = {t.tool: plat.tool_version(t.tool) for t in self.profile.tests}
+                with self._lock:
+                    self.manifest.tools[plat.host] = versions
         except TuningError as exc:
             reason = (f"{exc.host}: {exc.kernel_message} (check the cable and "
                       "pairs[].a/b.interface in the inventory)")
@@ -303,9 +325,11 @@ class Runner:
             self.lost[exc.host] = exc.message
             self._give_up_pair(pair, self.profile.points, Failure.HOST_LOST, exc.one_line())
             return
-        self.manifest.write(self.run_dir.manifest_file)
+        with self._lock:
+            self.manifest.write(self.run_dir.manifest_file)
         points = grouped(self.profile.points)   # one reboot per Windows registry set
         for k, point in enumerate(points):
+            self._check_stop()
             try:
                 self._run_point(side, point, points[k + 1] if k + 1 < len(points) else None)
             except HostLost as exc:
@@ -328,14 +352,14 @@ class Runner:
                 self._store_marker(pair.name, adapter.id, adapter.label, point, test,
                                    Kind.SKIPPED, failure, reason,
                                    not_run=planned_trials(self.profile, test))
-                self.progress.done += planned_trials(self.profile, test)
+                self._advance(planned_trials(self.profile, test))
 
     # -- a point --------------------------------------------------------------------------
     def _run_point(self, side: _Side, point: Point, next_point: Point | None = None) -> None:
         pair = side.pair
         pending = [t for t in self.profile.tests if not self._all_done(pair, point, t)]
-        self.progress.done += sum(planned_trials(self.profile, t) for t in self.profile.tests
-                                  if t not in pending)
+        self._advance(sum(planned_trials(self.profile, t) for t in self.profile.tests
+                          if t not in pending))
         if not pending:
             return
         self.listener(ev.PointStarted(pair=pair.name, point=point.name))
@@ -359,7 +383,7 @@ class Runner:
                 else:
                     self._repetitions(ctx, test, point)
         finally:
-            self._restore_point(next_point)
+            self._restore_point(side, next_point)
 
     def _apply(self, side: _Side, point: Point, tests: list[TestSpec]) -> None:
         assert self.tuning is not None and self.os_settings is not None
@@ -384,16 +408,18 @@ class Runner:
                                Kind.SKIPPED, failure, reason,
                                not_run=self.profile.repetitions_for(test),
                                kernel_message=exc.kernel_message, extra={"host": exc.host})
-            self.progress.done += planned_trials(self.profile, test)
+            self._advance(planned_trials(self.profile, test))
 
-    def _restore_point(self, next_point: Point | None = None) -> None:
+    def _restore_point(self, side: _Side, next_point: Point | None = None) -> None:
         # Each point starts from the hosts' own settings, so a refused point cannot leave
         # the next one on a half-applied state; only Windows registry values stay for a
         # next point that sets them too (each change costs a reboot). What cannot be put
         # back now (a host gone) stays in the journal for the end of the run, and for
-        # `nicbench restore`.
+        # `nicbench restore`. Only this pair's hosts: other pairs may be in the middle of
+        # their own points.
         assert self.tuning is not None and self.os_settings is not None
-        self.tuning.restore(only=self.os_settings.restore_filter(next_point))
+        self.tuning.restore(hosts={side.receiver.host, side.sender.host},
+                            only=self.os_settings.restore_filter(next_point))
         self.tuning.forget_restored()
 
     # -- trials ---------------------------------------------------------------------------
@@ -437,8 +463,9 @@ class Runner:
         failures_in_a_row = 0
         for rep in range(1, reps + 1):
             if TrialKey(ctx.pair, ctx.point, test.name, Kind.REPETITION, rep) in self.done:
-                self.progress.done += 1
+                self._advance(1)
                 continue
+            self._check_stop()
             rec = self._measure(ctx, test, params, repetition=rep, timeout_s=timeout)
             self._store(rec)
             self._told(rec, rep, reps)
@@ -447,7 +474,7 @@ class Runner:
             failures_in_a_row = failures_in_a_row + 1 if rec.status is Status.FAILED else 0
             if limit and failures_in_a_row >= limit and rep < reps:
                 self._give_up(ctx, test, point, rec, limit, reps - rep)
-                self.progress.done += reps - rep
+                self._advance(reps - rep)
                 break
 
     def _give_up(self, ctx: TrialContext, test: TestSpec, point: Point, last: TrialRecord,
@@ -480,8 +507,9 @@ class Runner:
             counter += 1
             old = stored.get(counter)
             if old is not None and old.offered_bps == rate:
-                self.progress.done += 1
+                self._advance(1)
                 return old
+            self._check_stop()
             rec = self._measure(ctx, test, params, repetition=counter, kind=Kind.UDP_SEARCH,
                                 offered_bps=rate, timeout_s=timeout)
             rec.search_method = s.method
@@ -543,14 +571,79 @@ class Runner:
             started_at=now, ended_at=now, extra=extra or {}))
 
     def _store(self, rec: TrialRecord) -> None:
-        self.run_dir.append(rec)
-        self.done.add(rec.key)
+        with self._lock:
+            self.run_dir.append(rec)
+            self.done.add(rec.key)
 
     def _told(self, rec: TrialRecord, i: int, n: int | None) -> None:
-        self.progress.done += 1
-        self.progress.measured += 1
-        self.listener(ev.TrialDone(record=rec, i=i, n=n, done=self.progress.done,
-                                   total=self.progress.total, eta_s=self.progress.eta_s()))
+        with self._lock:
+            self.progress.done += 1
+            self.progress.measured += 1
+            self.listener(ev.TrialDone(record=rec, i=i, n=n, done=self.progress.done,
+                                       total=self.progress.total,
+                                       eta_s=self.progress.eta_s()))
+
+    # -- pairs at once (parallel) ---------------------------------------------------------
+    def listener(self, event: ev.Event) -> None:
+        """Tell the run's listener, one event at a time whichever pair's thread it is."""
+        with self._lock:
+            self._listener(event)
+
+    def _advance(self, trials: int) -> None:
+        with self._lock:
+            self.progress.done += trials
+
+    def _check_stop(self) -> None:
+        if self.stop.is_set():
+            raise _Stopped()
+
+    def _run_pairs(self, hosts: Hosts) -> None:
+        """Every pair, host-disjoint ones at once up to ``parallel``; raises
+        KeyboardInterrupt when stopped before the end."""
+        def holds(pair: Pair) -> tuple[str, str]:
+            return (pair.a.host, pair.b.host)
+
+        def stopping(running: list[Pair]) -> None:
+            self.listener(ev.Warning(
+                "stopping: " + ", ".join(p.name for p in running) + " end the trial they "
+                "are in and put their hosts back (each trial is bounded by its timeout); "
+                "then every setting left is restored"))
+
+        Schedule(holds=holds, work=lambda pair: self._run_pair_alone(hosts, pair),
+                 parallel=self.parallel, stop=self.stop, on_stopping=stopping
+                 ).run(self.pairs)
+        if self.stop.is_set():
+            raise KeyboardInterrupt
+
+    def _run_pair_alone(self, hosts: Hosts, pair: Pair) -> None:
+        """One pair, whatever becomes of the others: a stop ends it between trials, and an
+        error of its own (a host answering oddly) ends only it, recorded as the reason
+        its remaining configurations were not measured. A results directory that cannot
+        be written stops the run."""
+        state = "stopped"            # unless it ends otherwise (Ctrl-C in the main thread)
+        try:
+            self._run_pair(hosts, pair)
+            state = "done"
+        except _Stopped:
+            pass
+        except ResultsWriteError:
+            state = "failed"
+            raise
+        except NicbenchError as exc:
+            state = "failed"
+            reason = exc.one_line()
+            with self._lock:
+                self.unmeasured[pair.name] = reason
+            self._give_up_pair(pair, self.profile.points, Failure.REMOTE, reason)
+        except Exception:
+            state = "failed"
+            raise
+        finally:
+            self.listener(ev.PairEnded(pair=pair.name, state=state))
+
+
+class _Stopped(Exception):
+    """The run was asked to stop: a pair's thread leaves before its next trial."""
 
 
 class RestorePending(NicbenchError):

@@ -216,7 +216,7 @@ class FakePlatform(LinuxPlatform):
             warn: bool = False, pidfile: str | None = None) -> Result:
         self._alive()
         self.log.append((self.host, "run", argv[0]))
-        receiver = self.hosts.server_for(self)
+        receiver = self.hosts.server_for(self, argv)
         call = ToolCall(host=self.host, argv=tuple(argv),
                         mtu={n: i.mtu for n, i in self.interfaces.items()},
                         server_argv=tuple(receiver.argv) if receiver else ())
@@ -268,9 +268,12 @@ class FakeHosts:
                     return i.mtu
         return None
 
-    def server_for(self, sender: FakePlatform) -> FakeBackground | None:
-        """The server a client on ``sender`` talks to: the one running on another host."""
-        for p in self.platforms.values():
-            if p is not sender and p.servers:
+    def server_for(self, sender: FakePlatform, argv: Sequence[str] = ()) -> FakeBackground | None:
+        """The server a client on ``sender`` talks to: the one running on the host whose
+        test address the client names (pairs measured at once each have their own), else
+        the one running on another host."""
+        running = [p for p in self.platforms.values() if p is not sender and p.servers]
+        for p in running:
+            if any(a in argv for i in p.interfaces.values() for a in i.addresses):
                 return p.servers[-1]
-        return None
+        return running[0].servers[-1] if running else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
 
 from nicbench.config.inventory import Host, Inventory
@@ -49,7 +50,12 @@ class HostPool:
     Over SSH (no ``connect`` given), every host's SSH settings are resolved and checked
     locally when the pool is made (ssh_config, known_hosts and key files, the agent), so
     bad local input ends the command with one ConfigError line (exit 2) before any host
-    is contacted, instead of surfacing as one pair's problem half-way."""
+    is contacted, instead of surfacing as one pair's problem half-way.
+
+    Pairs measured at the same time ask for their hosts from their own threads: the dicts
+    are guarded by a lock, and a connection is made outside it (a host slow to answer
+    does not hold up the others' hosts); one host is only ever used by one thread at a
+    time (the scheduler never runs two pairs that share a host)."""
 
     def __init__(self, inventory: Inventory, *, trust_new_keys: bool = False,
                  connect=None):
@@ -59,6 +65,7 @@ class HostPool:
         self._conns: dict[str, Connection] = {}
         self._platforms: dict[str, Platform] = {}
         self._targets: dict[str, SshTarget] = {}
+        self._lock = threading.Lock()
         if connect is None:
             for host in inventory.hosts:
                 target = ssh_target(inventory, host)
@@ -70,25 +77,37 @@ class HostPool:
         return SshConnection(target, trust_new_keys=self.trust_new_keys)
 
     def connection(self, name: str) -> Connection:
-        if name not in self._conns:
-            self._conns[name] = self._connect(self.inventory.host(name))
-        return self._conns[name]
+        with self._lock:
+            conn = self._conns.get(name)
+        if conn is None:
+            made = self._connect(self.inventory.host(name))
+            with self._lock:
+                conn = self._conns.setdefault(name, made)
+            if conn is not made:
+                made.close()
+        return conn
 
     def platform(self, name: str) -> Platform:
-        if name not in self._platforms:
+        with self._lock:
+            plat = self._platforms.get(name)
+        if plat is None:
             host = self.inventory.host(name)
             cls = PLATFORMS.get(host.os)
             if cls is None:
                 raise UsageError(f"{name}: os '{host.os}' hosts are not supported "
                                  f"(supported: {', '.join(PLATFORMS)})")
-            self._platforms[name] = cls(self.connection(name), tools=host.tools)
-        return self._platforms[name]
+            made = cls(self.connection(name), tools=host.tools)
+            with self._lock:
+                plat = self._platforms.setdefault(name, made)
+        return plat
 
     def close(self) -> None:
-        for conn in self._conns.values():
+        with self._lock:
+            conns = list(self._conns.values())
+            self._conns.clear()
+            self._platforms.clear()
+        for conn in conns:
             conn.close()
-        self._conns.clear()
-        self._platforms.clear()
 
     def __enter__(self):
         return self

@@ -12,7 +12,10 @@ hosts:
   is gone; ``restore()`` stops what such a path still names and removes it.
 
 Used as a context manager, restore runs on success, on error and on Ctrl-C (with SIGINT
-held off while restoring, so a second Ctrl-C cannot leave a host half-restored). If the
+held off while restoring, so a second Ctrl-C cannot leave a host half-restored).
+``restore(hosts=...)`` puts back only what was done on those hosts: pairs measured at
+the same time (never sharing a host) each restore their own point. One lock guards the
+entries and the file, so those pairs' threads can record and clear at once. If the
 controller itself dies, :meth:`TuningSession.load` reads the journal back with every
 entry still pending, so ``nicbench restore DIR`` or ``nicbench run --resume DIR`` finishes
 the job: a pending entry is only ever dropped from the file once it has been put back.
@@ -22,10 +25,11 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable, Collection, Mapping
 
 from nicbench.errors import NicbenchError, ResultsWriteError, UsageError
 from nicbench.interrupts import interrupts_held
@@ -77,6 +81,8 @@ class TuningSession:
         self.journal = Path(journal) if journal else None
         self.on_restore = on_restore or (lambda change: None)
         self.journal_error: str | None = None
+        # Entries and the file are shared by the threads of pairs measured at once.
+        self._lock = threading.RLock()
 
     @classmethod
     def load(cls, journal: str | Path,
@@ -91,11 +97,13 @@ class TuningSession:
 
     def hosts(self) -> set[str]:
         """The hosts with something pending."""
-        return {c.host for c in self.pending()} | {x.host for x in self.leftovers}
+        with self._lock:
+            return {c.host for c in self.pending()} | {x.host for x in self.leftovers}
 
     def bind(self, platforms: Mapping[str, Platform]) -> None:
         """The platforms to restore pending entries through, by host name."""
-        self._platforms.update(platforms)
+        with self._lock:
+            self._platforms.update(platforms)
 
     # -- apply --------------------------------------------------------------------
     def apply(self, platform: Platform, kind: str, key: str, value: str | None) -> bool:
@@ -117,52 +125,67 @@ class TuningSession:
         self.apply(platform, "sysctl", name, str(value))
 
     def _record(self, platform: Platform, change: Change) -> None:
-        # Only the first change of a key keeps the true original; a later one (Windows
-        # registry values kept from one point to the next) only says what is in force.
-        same = next((c for c in self.changes if c.host == change.host and c.kind == change.kind
-                     and c.key == change.key and not c.restored), None)
-        if same is None:
-            self.changes.append(change)
-        else:
-            same.applied = change.applied
-        self._platforms[platform.host] = platform
-        self._write_journal(strict=True)
+        with self._lock:
+            # Only the first change of a key keeps the true original; a later one (Windows
+            # registry values kept from one point to the next) only says what is in force.
+            same = next((c for c in self.changes if c.host == change.host
+                         and c.kind == change.kind and c.key == change.key
+                         and not c.restored), None)
+            if same is None:
+                self.changes.append(change)
+            else:
+                same.applied = change.applied
+            self._platforms[platform.host] = platform
+            self._write_journal(strict=True)
 
     # -- leftovers ----------------------------------------------------------------
     def expect(self, platform: Platform, path: str, what: str, port: int | None = None) -> None:
         """Journal ``path`` on the platform's host before the command that makes it
         starts."""
-        self._platforms[platform.host] = platform
-        self.leftovers.append(Leftover(platform.host, path, what, port))
-        self._write_journal(strict=True)
+        with self._lock:
+            self._platforms[platform.host] = platform
+            self.leftovers.append(Leftover(platform.host, path, what, port))
+            self._write_journal(strict=True)
 
     def cleared(self, host: str, path: str) -> None:
         """``path`` is gone from ``host`` (the command ended and its files were removed)."""
-        before = len(self.leftovers)
-        self.leftovers = [x for x in self.leftovers if not (x.host == host and x.path == path)]
-        if len(self.leftovers) != before:
-            self._write_journal()
+        with self._lock:
+            before = len(self.leftovers)
+            self.leftovers = [x for x in self.leftovers
+                              if not (x.host == host and x.path == path)]
+            if len(self.leftovers) != before:
+                self._write_journal()
 
     # -- restore ------------------------------------------------------------------
-    def restore(self, only: Callable[[Change], bool] | None = None) -> list[Problem]:
-        """Stop every leftover and put every changed setting back, in reverse order (with
-        ``only``: the settings it accepts; the others stay applied and journaled).
-        Returns what could not be done this time (each problem once)."""
+    def restore(self, hosts: Collection[str] | None = None,
+                only: Callable[[Change], bool] | None = None) -> list[Problem]:
+        """Stop every leftover and put every changed setting back, in reverse order; only
+        those of ``hosts`` if given, and with ``only`` the settings it accepts (the others
+        stay applied and journaled). Returns what could not be done this time (each
+        problem once). The hosts are talked to without the lock held: no other thread
+        works on these hosts meanwhile (the scheduler never runs two pairs sharing one)."""
+        def mine(host: str) -> bool:
+            return hosts is None or host in hosts
+
         problems: list[Problem] = []
         with interrupts_held():
-            by_host: dict[str, list[Leftover]] = {}
-            for x in self.leftovers:
-                by_host.setdefault(x.host, []).append(x)
+            with self._lock:
+                by_host: dict[str, list[Leftover]] = {}
+                for x in self.leftovers:
+                    if mine(x.host):
+                        by_host.setdefault(x.host, []).append(x)
+                changes = [c for c in reversed(self.changes) if not c.restored and mine(c.host)]
             for host, items in by_host.items():
                 try:
                     self._platform(host).reap([x.path for x in items])
-                    for x in items:
-                        self.leftovers.remove(x)
+                    gone = {id(x) for x in items}
+                    with self._lock:
+                        self.leftovers = [x for x in self.leftovers if id(x) not in gone]
                 except NicbenchError as exc:
                     problems += [Problem(host, f"{x.what} ({x.path})", exc.one_line())
                                  for x in items]
-            for change in reversed(self.changes):
-                if change.restored or (only is not None and not only(change)):
+            for change in changes:
+                if only is not None and not only(change):
                     continue
                 try:
                     self._platform(change.host).set_setting(change.kind, change.key,
@@ -174,22 +197,26 @@ class TuningSession:
                         change.host, f"{change.kind} {change.key} (to put back: "
                         f"{'<absent>' if change.original is None else change.original}, "
                         f"now: {change.applied})", exc.one_line()))
-            self._write_journal()
+            with self._lock:
+                self._write_journal()
         return problems
 
     def _platform(self, host: str) -> Platform:
         try:
-            return self._platforms[host]
+            with self._lock:
+                return self._platforms[host]
         except KeyError:
             raise UsageError(f"{host}: no connection to this host to put its settings "
                              "back") from None
 
     def forget_restored(self) -> None:
         """Drop restored changes, so the next apply records the hosts' values afresh."""
-        self.changes = [c for c in self.changes if not c.restored]
+        with self._lock:
+            self.changes = [c for c in self.changes if not c.restored]
 
     def pending(self) -> list[Change]:
-        return [c for c in self.changes if not c.restored]
+        with self._lock:
+            return [c for c in self.changes if not c.restored]
 
     def _write_journal(self, strict: bool = False) -> None:
         """Write the journal atomically. ``strict`` (before a change is made): a failure
