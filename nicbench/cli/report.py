@@ -11,11 +11,15 @@ from nicbench.errors import UsageError
 
 def cmd_report(args) -> int:
     from nicbench.report import build_report
+    from nicbench.results.campaign import run_dirs
 
     if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
         raise UsageError(f"--out {args.out}: exists and is not a directory: give a new "
                          "name or a report directory")
-    page = build_report(args.dirs, args.out, link_rates=args.link_rate, labels=args.label,
+    # A campaign directory stands for its runs: the directories of several controllers
+    # that shared a campaign (--shard) make one report.
+    dirs = [str(d) for given in args.dirs for d in run_dirs(given)]
+    page = build_report(dirs, args.out, link_rates=args.link_rate, labels=args.label,
                         reference=args.reference, single_file=args.single_file,
                         warn=console.warn)
     out(f"report: {page}")
@@ -26,7 +30,8 @@ def register(sub) -> None:
     rp = sub.add_parser("report", help="a verdict, charts and tables of one or more results "
                                        "directories (several: a comparison)")
     rp.add_argument("dirs", nargs="+", metavar="DIR",
-                    help="results directory of a run; runs are A, B, ... in this order")
+                    help="results directory of a run, or a campaign directory (its runs); "
+                         "runs are A, B, ... in this order")
     rp.add_argument("--out", help="report directory (default reports/report-<time>/)")
     rp.add_argument("--link-rate", action="append", default=[], metavar="NAME=RATE",
                     help="line rate of a pair or adapter id, e.g. gbe=1gbit (repeat); "

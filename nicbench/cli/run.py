@@ -100,13 +100,14 @@ def cmd_run(args) -> int:
     out_dir = args.out or args.resume or \
         f"reports/{profile.name}-{time.strftime('%Y%m%d-%H%M%S')}"
     out(f"nicbench run {profile.name} -> {out_dir}")
-    with RunPrinter() as printer:
+    with RunPrinter() as printer, Pulse(profile.name, printer) as pulse:
         runner = Runner(profile, inv, out_dir, pairs=args.pair, resume=bool(args.resume),
-                        keep_failed=args.keep_failed, listener=printer,
+                        keep_failed=args.keep_failed, listener=pulse,
                         trust_new_keys=args.trust_new_host_keys, parallel=args.parallel)
         try:
             run_dir = runner.run()
         except KeyboardInterrupt:
+            pulse.ending = "interrupted"
             _left_changed(runner)
             raise
     rows = [[r.pair, r.point, r.test, r.status, f"{r.n_ok}/{r.n_ok + r.n_failed}", r.select,
@@ -132,6 +133,34 @@ def cmd_run(args) -> int:
                       f"{run_dir.path}` once it answers")
     left = _left_changed(runner)
     return 1 if left or runner.lost or runner.unmeasured else 0
+
+
+class Pulse:
+    """The run's heartbeat (DIR/heartbeat.json, for ``nicbench status DIR``) beside the
+    printer: started once the run has its directory, closed with how the run ended."""
+
+    def __init__(self, name: str, then: ev.Listener):
+        self.name = name
+        self.then = then
+        self.heartbeat: Any = None
+        self.ending = "failed"
+
+    def __call__(self, event: ev.Event) -> None:
+        from nicbench.execution.heartbeat import HEARTBEAT_FILE, Heartbeat
+
+        if isinstance(event, ev.RunStarted) and self.heartbeat is None:
+            self.heartbeat = Heartbeat(Path(event.out) / HEARTBEAT_FILE, kind="run",
+                                       name=self.name).start()
+        if self.heartbeat is not None:
+            self.heartbeat(event)
+        self.then(event)
+
+    def __enter__(self) -> "Pulse":
+        return self
+
+    def __exit__(self, exc_type, *exc) -> None:
+        if self.heartbeat is not None:
+            self.heartbeat.close("finished" if exc_type is None else self.ending)
 
 
 def _left_changed(runner) -> bool:

@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, ValidationError
 
+from nicbench.config import campaign as camp_mod
 from nicbench.config import inventory as inv_mod
 from nicbench.config import profile as prof_mod
 from nicbench.config.source import KeyPath, Where, load_yaml, merge
@@ -73,6 +74,62 @@ def resolve_profile_path(name: str, search_dir: str | Path = "profiles") -> Path
     known = sorted(x.stem for x in Path(search_dir).glob("*.yaml")) if Path(search_dir).is_dir() else []
     raise ConfigError(f"profile not found (profiles in {search_dir}/: {', '.join(known) or 'none'})",
                       file=name)
+
+
+def load_campaign(path: str | Path) -> camp_mod.LoadedCampaign:
+    """A campaign file, validated, with every run's profile loaded; every problem of the
+    file and of its profiles at once (a profile's own problems name the profile's file)."""
+    data, where = load_yaml(path)
+    campaign = _validate(camp_mod.Campaign, data, where)
+    base_dir = Path(path).resolve().parent
+    campaign = campaign.model_copy(update={"file": where.default_file,
+                                           "base_dir": str(base_dir)})
+    errors: list[ConfigError] = []
+    profiles: list[tuple[prof_mod.Profile, str] | None] = []
+    for i, run in enumerate(campaign.runs):
+        try:
+            found = campaign_profile_path(run.profile, base_dir)
+            profiles.append((load_profile(found), str(found)))
+        except ConfigError as exc:
+            profiles.append(None)
+            if exc.file is None:      # not found: the campaign's line says which
+                errors.append(where.error(("runs", i, "profile"), exc.message))
+            else:
+                errors += exc.errors if isinstance(exc, ConfigErrors) else [exc]
+    errors += camp_mod.cross_check(campaign, where,
+                                   [p[0].name if p else None for p in profiles])
+    _raise_all(errors)
+    loaded = [p for p in profiles if p is not None]
+    names = camp_mod.run_names(campaign, [p.name for p, _ in loaded])
+    runs = tuple(camp_mod.PlannedRun(
+        name=name, index=i, profile=loaded[i][0], profile_file=loaded[i][1],
+        pairs=tuple(campaign.runs[i].pairs) if campaign.runs[i].pairs else None,
+        keep_failed=campaign.runs[i].keep_failed) for i, name in names)
+    return camp_mod.LoadedCampaign(campaign=campaign, runs=runs,
+                                   text=Path(path).read_text(encoding="utf-8"), where=where)
+
+
+def campaign_profile_path(value: str, base_dir: Path) -> Path:
+    """A campaign's ``profile:``: a path (with a / or ending in .yaml) relative to the
+    campaign file; a name, looked up in profiles/ of the current directory (as ``nicbench
+    run`` does), then in profiles/ beside the campaign file and beside its directory (a
+    clone's campaigns/ finds the clone's profiles/ from anywhere)."""
+    if "/" in value or value.endswith((".yaml", ".yml")):
+        p = Path(value).expanduser()
+        p = p if p.is_absolute() else base_dir / p
+        if not p.is_file():
+            raise ConfigError(f"profile file {p} not found")
+        return p
+    dirs: list[Path] = []
+    for d in (Path("profiles"), base_dir / "profiles", base_dir.parent / "profiles"):
+        if d.resolve() not in [x.resolve() for x in dirs]:
+            dirs.append(d)
+    for d in dirs:
+        if (d / f"{value}.yaml").is_file():
+            return d / f"{value}.yaml"
+    known = sorted({x.stem for d in dirs if d.is_dir() for x in d.glob("*.yaml")})
+    raise ConfigError(f"profile '{value}' not found in {' or '.join(str(d) for d in dirs)} "
+                      f"(profiles: {', '.join(known) or 'none'})")
 
 
 def _load_with_extends(path: Path, chain: list[Path]) -> tuple[Any, Where]:

@@ -28,7 +28,7 @@ from nicbench.results.store import RunDir
 
 CAPTURES = Path(__file__).resolve().parents[1] / "golden" / "captures"
 IPERF3_TCP = (CAPTURES / "iperf3_lab_tcp_P2_client.json").read_text()
-SLOW_S = 0.03
+SLOW_S = 0.08
 
 PROFILE = """\
     name: t

@@ -1,0 +1,161 @@
+"""``nicbench campaign`` and ``nicbench status``."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from nicbench.cli import console
+from nicbench.cli.console import duration, mbit, out
+from nicbench.cli.run import RunPrinter, _parallel
+from nicbench.execution import events as ev
+
+
+class CampaignPrinter(RunPrinter):
+    """A campaign's events: the runs' lines (each trial says its pair and point, with the
+    campaign's counts and ETA) between one line per run begun and ended; on a terminal
+    one progress bar for the whole campaign."""
+
+    def __call__(self, event) -> None:
+        from nicbench.execution import campaign as cp
+
+        match event:
+            case cp.CampaignStarted(name=name, runs=runs, total=total, done=done,
+                                    parallel=parallel, shard=shard, resumed=resumed):
+                what = "resuming" if resumed else "running"
+                self.line(f"{what} {len(runs)} runs ({', '.join(runs)}): {total} trials "
+                          f"planned, {done} done; up to {parallel} pairs at once"
+                          + (f", shard {shard}" if shard else ""))
+                if self._bar is not None:
+                    self._task = self._bar.add_task(name, total=total, completed=done)
+            case cp.RunBegins(i=i, n=n, name=name, profile=profile, pairs=pairs,
+                              resumed=resumed):
+                self._where = name
+                self.line(f"== run {i}/{n} {name} ({profile}{', resumed' if resumed else ''}"
+                          f"): {', '.join(pairs)}")
+            case cp.RunEnds(name=name, state=state, error=error, report=report):
+                self.line(f"== run {name}: {state}" + (f": {error}" if error else "")
+                          + (f"; report {report}" if report else ""))
+            case cp.OnFinishRan(command=command, exit_status=status, error=error, tail=tail):
+                if error:
+                    console.error(f"on_finish `{command}` failed: {error}"
+                                  + (f": {tail.strip().splitlines()[-1]}" if tail.strip()
+                                     else ""))
+                else:
+                    self.line(f"on_finish `{command}`: exit {status}")
+            case cp.CampaignEnded():
+                pass
+            case ev.RunStarted():
+                self._parallel = True      # runs and pairs interleave: say where
+            case _:
+                super().__call__(event)
+
+
+def _build_report(run_dir: Path) -> Path:
+    from nicbench.report import build_report
+
+    return build_report([str(run_dir)], str(run_dir / "report"), warn=console.warn)
+
+
+def cmd_campaign(args) -> int:
+    from nicbench.config.loader import load_campaign, load_inventory
+    from nicbench.errors import ConfigErrors
+    from nicbench.execution.campaign import CampaignRunner, parse_shard
+
+    loaded = load_campaign(args.file)
+    inv = load_inventory(loaded.inventory_path(args.inventory))
+    errors = loaded.check_inventory(inv)
+    if errors:
+        raise ConfigErrors(errors)
+    for name in args.pair or []:
+        inv.pair(name)          # an unknown name is refused before anything is printed
+    shard = parse_shard(args.shard) if args.shard else None
+    out_dir = Path(args.resume or args.out or
+                   f"reports/{loaded.name}-{time.strftime('%Y%m%d-%H%M%S')}")
+    out(f"nicbench campaign {loaded.name} -> {out_dir}")
+    with CampaignPrinter() as printer:
+        runner = CampaignRunner(loaded, inv, out_dir, resume=bool(args.resume),
+                                parallel=args.parallel, only_pairs=args.pair, shard=shard,
+                                listener=printer, trust_new_keys=args.trust_new_host_keys,
+                                build_report=_build_report)
+        try:
+            status = runner.run()
+        except KeyboardInterrupt:
+            if runner.state is not None:
+                console.warn(f"campaign interrupted: summary in {out_dir}/summary.md; "
+                             f"continue it with `nicbench campaign {args.file} --resume "
+                             f"{out_dir}`")
+            raise
+    m = runner.morning
+    if m is not None:
+        out("")
+        console.table(["adapter", "pair", "method", "best Mbit/s", "at", "measured", "status"],
+                      [[c.adapter, c.pair, c.run, mbit(c.best_bps), c.best_at or "-",
+                        f"{c.measured}/{c.configs}", c.status] for c in m.cells])
+        for c in m.cells:
+            for why in c.reasons:
+                console.problem(f"{c.pair} {c.run}: {why}")
+        for p in m.problems:
+            console.error(p)
+        out(f"\n{_headline(m)}")
+    out(f"summary: {out_dir}/summary.md")
+    out(f"index: {out_dir}/index.html")
+    return status
+
+
+def _headline(m) -> str:
+    from nicbench.results.morning import headline
+
+    return headline(m)
+
+
+def cmd_status(args) -> int:
+    from nicbench.execution.status import status
+
+    st = status(args.dir)
+    if args.json:
+        out(json.dumps(st.to_json(), indent=1))
+        return 0 if st.ok else 1
+    out(f"{st.kind} {st.name} ({st.path}): {st.state}")
+    out(f"controller: {st.controller}")
+    eta = f", ETA {duration(st.eta_s)}" if st.eta_s is not None and st.state == "running" \
+        else ""
+    out(f"trials: {st.done}/{st.planned}{eta}")
+    rows = []
+    for r in st.runs:
+        for p in r.pairs:
+            rows.append([r.name, p.pair, p.state, f"{p.done}/{p.planned}", p.current or "-",
+                         p.failed, p.skipped, duration(p.eta_s) if p.eta_s is not None
+                         else "-"])
+    out("")
+    console.table(["run", "pair", "state", "trials", "current", "failed", "not measured",
+                   "ETA"], rows)
+    if st.summary:
+        out(f"\nsummary: {Path(st.path) / st.summary}")
+    return 0 if st.ok else 1
+
+
+def register(sub) -> None:
+    cp = sub.add_parser("campaign", help="run a campaign file: several runs for one night, "
+                                         "host-disjoint pairs at once")
+    cp.add_argument("file", help="campaign file (see campaigns/)")
+    cp.add_argument("-i", "--inventory", default=None,
+                    help="inventory (default: the campaign's inventory:, else inventory.yaml)")
+    cp.add_argument("--out", help="campaign directory (default reports/<name>-<time>/)")
+    cp.add_argument("--resume", metavar="DIR", help="continue a campaign that stopped")
+    cp.add_argument("--parallel", type=_parallel, default=None, metavar="N",
+                    help="most pairs measured at once (default: the file's parallel:)")
+    cp.add_argument("--pair", action="append", metavar="NAME",
+                    help="only this pair (repeat): a share of the campaign for this "
+                         "controller")
+    cp.add_argument("--shard", metavar="K/N",
+                    help="run share K of N: pairs split so that no host is in two shares")
+    cp.add_argument("--trust-new-host-keys", action="store_true")
+    cp.set_defaults(func=cmd_campaign)
+
+    st = sub.add_parser("status", help="progress of a run or campaign directory (safe while "
+                                       "it runs)")
+    st.add_argument("dir", help="a run's or a campaign's directory")
+    st.add_argument("--json", action="store_true", help="the same as JSON")
+    st.set_defaults(func=cmd_status)

@@ -1,0 +1,362 @@
+"""The morning summary of a campaign: ``DIR/summary.md`` (short enough to paste into a
+mail) and ``DIR/index.html`` (the same, linking every run's report and files).
+
+One campaign-wide table, a row per adapter (pair) and method (run): the highest value the
+run selected for it (best, mean or median of its repetitions, as the profile says) and
+where (test and point), how many of its configurations were measured, its status, and
+for anything not measured the reason, grouped (``refused at mtu6000, mtu9000: ...``).
+
+A configuration the driver or kernel refused (``Failure.REFUSED``) is a result, as the
+reviews printed it: it counts as measured. Everything else that gave no value (a stall,
+a timeout, a lost host, a run that never got to it) does not, and makes the campaign's
+exit status 1.
+
+Every path on the page and in the file is relative to the campaign directory, and no
+absolute local path appears: the directory can be copied, served or mailed as it is.
+"""
+
+from __future__ import annotations
+
+import html
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nicbench.config.profile import Profile
+from nicbench.errors import NicbenchError
+from nicbench.results.campaign import CampaignState, RunState
+from nicbench.results.manifest import Manifest
+from nicbench.results.records import Failure, TrialRecord, current
+from nicbench.results.store import RunDir
+from nicbench.results.summary import SummaryRow, summary_rows
+
+SUMMARY_MD = "summary.md"
+INDEX_HTML = "index.html"
+
+
+@dataclass
+class Cell:
+    """One adapter under one method."""
+
+    run: str
+    pair: str
+    adapter: str
+    status: str                 # ok | incomplete | not measured | not run
+    configs: int                # configurations planned (points x tests)
+    measured: int               # with a value (ok or partial)
+    refused: int                # refused by the driver or kernel (a result, no value)
+    best_bps: float | None = None
+    best_at: str = ""           # "iperf3-tcp mtu9000"
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        return self.status == "ok"
+
+
+@dataclass
+class Morning:
+    """What the summary says, built from campaign.json and the run directories."""
+
+    state: CampaignState
+    cells: list[Cell]
+    problems: list[str]         # settings not put back, hosts lost, runs that failed
+
+    @property
+    def everything_measured(self) -> bool:
+        return (self.state.state == "finished" and not self.problems
+                and all(c.complete for c in self.cells)
+                and all(r.state == "done" for r in self.state.runs))
+
+
+def gather(directory: str | Path, state: CampaignState) -> Morning:
+    directory = Path(directory)
+    cells: list[Cell] = []
+    problems: list[str] = []
+    for run in state.runs:
+        cells += _cells(directory, run)
+        if run.state == "failed":
+            problems.append(f"run {run.name} failed: {run.error}")
+        for p in run.restore_problems:
+            problems.append(f"run {run.name}: not put back: {p} (nicbench restore "
+                            f"{run.name})")
+        for host, why in run.lost_hosts.items():
+            problems.append(f"run {run.name}: host {host} lost: {why}")
+        for pair, why in run.unmeasured.items():
+            problems.append(f"run {run.name}: pair {pair} could not be measured: {why}")
+    return Morning(state, cells, problems)
+
+
+def _cells(directory: Path, run: RunState) -> list[Cell]:
+    run_dir = RunDir(directory / run.name)
+    profile: Profile | None = None
+    labels: dict[str, str] = {}
+    try:
+        manifest = Manifest.read(run_dir.manifest_file)
+        profile = manifest.profile
+        for inv_pair in manifest.inventory.pairs:
+            labels[inv_pair.name] = manifest.inventory.adapter(inv_pair.adapter).label
+    except NicbenchError:
+        pass
+    try:
+        records = current(run_dir.records())
+    except NicbenchError:
+        records = []
+    by_pair: dict[str, list[TrialRecord]] = {}
+    for r in records:
+        by_pair.setdefault(r.pair, []).append(r)
+        labels.setdefault(r.pair, r.adapter_label)
+    n_configs = len(profile.points) * len(profile.tests) if profile else 0
+    out = []
+    for pair in run.pairs:
+        recs = by_pair.get(pair, [])
+        rows = summary_rows(recs, profile)
+        out.append(_cell(run, pair, labels.get(pair, pair), rows,
+                         max(n_configs, len(rows))))
+    return out
+
+
+def _cell(run: RunState, pair: str, adapter: str, rows: list[SummaryRow],
+          n_configs: int) -> Cell:
+    valued = [r for r in rows if r.status in ("ok", "partial")]
+    refused = [r for r in rows if r.status == "skipped" and r.failure is Failure.REFUSED]
+    missing = n_configs - len(rows)
+    cell = Cell(run=run.name, pair=pair, adapter=adapter, status="ok", configs=n_configs,
+                measured=len(valued), refused=len(refused))
+    best = max((r for r in valued if r.selected_bps is not None),
+               key=lambda r: r.selected_bps or 0.0, default=None)
+    if best is not None:
+        cell.best_bps = best.selected_bps
+        cell.best_at = f"{best.test} {best.point}"
+    # grouped reasons: one per (what happened, first words of why)
+    groups: dict[tuple[str, str], list[SummaryRow]] = {}
+    for r in rows:
+        if r.status == "ok":
+            continue
+        word = r.failure.word if r.failure is not None else r.status
+        if r.status == "partial":
+            word = f"partly {word}"
+        groups.setdefault((word, _short(r.reason)), []).append(r)
+    for (word, why), group in groups.items():
+        points = _join(dict.fromkeys(r.point for r in group))
+        tests = _join(dict.fromkeys(r.test for r in group))
+        cell.reasons.append(f"{word} at {points} ({tests}): {why}" if why
+                            else f"{word} at {points} ({tests})")
+    if missing > 0:
+        cell.reasons.append(f"{missing} of {n_configs} configurations not run"
+                            + (" (the campaign stopped first)" if run.state != "done" else ""))
+    unvalued = n_configs - len(valued) - len(refused)
+    if not rows:
+        cell.status = "not run"
+    elif len(valued) == 0 and len(refused) < n_configs:
+        cell.status = "not measured"
+    elif unvalued > 0 or any(r.status == "partial" for r in rows):
+        cell.status = "incomplete"
+    return cell
+
+
+def _short(reason: str | None, limit: int = 160) -> str:
+    text = " ".join((reason or "").split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _join(items) -> str:
+    items = list(items)
+    return ", ".join(items)
+
+
+def _mbit(bps: float | None) -> str:
+    return "-" if bps is None else f"{bps / 1e6:.1f} Mbit/s"
+
+
+def _when(t: float | None) -> str:
+    return "-" if t is None else time.strftime("%Y-%m-%d %H:%M", time.localtime(t))
+
+
+def _took(state: CampaignState) -> str:
+    if state.ended_at is None:
+        return ""
+    s = int(state.ended_at - state.started_at)
+    return f" ({s // 3600}h{s % 3600 // 60:02d}m)" if s >= 3600 else f" ({s // 60}m{s % 60:02d}s)"
+
+
+def headline(m: Morning) -> str:
+    s = m.state
+    todo = [c for c in m.cells if not c.complete]
+    if s.state == "interrupted":
+        what = "interrupted"
+    elif m.everything_measured:
+        what = "everything measured"
+    else:
+        what = f"{len(todo)} of {len(m.cells)} adapter x method not fully measured" \
+            if todo else f"{len(m.problems)} problems"
+    return f"nicbench campaign {s.name}: {what}"
+
+
+def write(directory: str | Path, state: CampaignState) -> tuple[Path, Path, Morning]:
+    """Write DIR/summary.md and DIR/index.html; returns their paths and what they say."""
+    directory = Path(directory)
+    m = gather(directory, state)
+    md = directory / SUMMARY_MD
+    page = directory / INDEX_HTML
+    _atomic(md, markdown(m))
+    _atomic(page, index_html(m))
+    return md, page, m
+
+
+def write_index(directory: str | Path, state: CampaignState) -> Path:
+    """Rewrite DIR/index.html only (summary.md may have been sent already)."""
+    page = Path(directory) / INDEX_HTML
+    _atomic(page, index_html(gather(directory, state)))
+    return page
+
+
+def _atomic(path: Path, text: str) -> None:
+    from nicbench.results.store import write_error
+
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise write_error(path.parent, exc) from exc
+
+
+def matrix(m: Morning) -> tuple[list[str], list[tuple[str, str, list[Cell | None]]]]:
+    """Adapter x method: the runs (columns), and per pair its adapter and a cell per run
+    (None where the run does not measure that pair)."""
+    runs = [r.name for r in m.state.runs]
+    rows: dict[str, tuple[str, dict[str, Cell]]] = {}
+    for c in m.cells:
+        rows.setdefault(c.pair, (c.adapter, {}))[1][c.run] = c
+    return runs, [(pair, adapter, [cells.get(r) for r in runs])
+                  for pair, (adapter, cells) in rows.items()]
+
+
+def _value(c: Cell | None) -> str:
+    if c is None:
+        return ""
+    value = "-" if c.best_bps is None else f"{c.best_bps / 1e6:.1f}"
+    if c.status != "ok":
+        value += f" {c.status}"
+    return value + (f" ({c.refused} refused)" if c.refused else "")
+
+
+def markdown(m: Morning) -> str:
+    """The summary to paste into a mail: a few lines, the matrix, what was not measured."""
+    s = m.state
+    lines = [f"# {headline(m)}", ""]
+    shard = f", shard {s.shard}" if s.shard else ""
+    host = s.controller.get("host")
+    lines.append(f"{s.state.capitalize()}: {_when(s.started_at)} to {_when(s.ended_at)}"
+                 f"{_took(s)}, up to {s.parallel} pairs at once{shard}"
+                 + (f", controller {host}" if host else "")
+                 + f"; campaign file {Path(s.file).name}.")
+    lines += ["", "Runs:"]
+    for run in s.runs:
+        report = f"report {run.report}" if run.report else (
+            f"no report ({run.report_error})" if run.report_error else f"directory {run.name}/")
+        lines.append(f"- {run.name} ({run.profile}): {run.state}, {report}"
+                     + (f": {run.error}" if run.error else ""))
+    runs, rows = matrix(m)
+    lines += ["", "Best selected value per adapter and method, Mbit/s:", "",
+              "| adapter | pair | " + " | ".join(_md(r) for r in runs) + " |",
+              "|---|---|" + "---|" * len(runs)]
+    for pair, adapter, cells in rows:
+        lines.append(f"| {_md(adapter)} | {_md(pair)} | "
+                     + " | ".join(_md(_value(c)) for c in cells) + " |")
+    todo = [(c, why) for c in m.cells for why in c.reasons]
+    if todo:
+        lines += ["", "Not measured (a refusal by the driver is a result, not a failure):", ""]
+        lines += [f"- {c.pair} {c.run}: {why}" for c, why in todo]
+    if m.problems:
+        lines += ["", "Problems:", ""] + [f"- {p}" for p in m.problems]
+    lines += ["", "Details and every run's report: index.html in the campaign directory."]
+    return "\n".join(lines) + "\n"
+
+
+def _md(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+_STYLE = """
+body { font-family: sans-serif; margin: 2em; max-width: 80em; }
+table { border-collapse: collapse; margin: 1em 0; }
+th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; text-align: left; vertical-align: top; }
+th { background: #f0f0f0; }
+td.num { text-align: right; white-space: nowrap; }
+.ok { color: #1a7f37; } .bad { color: #b42318; } .warn { color: #9a6700; }
+"""
+
+
+def index_html(m: Morning) -> str:
+    s = m.state
+    e = html.escape
+    parts = ["<!DOCTYPE html>", "<html lang=\"en\"><head><meta charset=\"utf-8\">",
+             f"<title>{e(headline(m))}</title><style>{_STYLE}</style></head><body>",
+             f"<h1>{e(headline(m))}</h1>",
+             f"<p>{e(s.state)}: started {e(_when(s.started_at))}, ended "
+             f"{e(_when(s.ended_at))}{e(_took(s))}; up to {s.parallel} pairs at once"
+             + (f", shard {e(s.shard)}" if s.shard else "") + ". Campaign file "
+             f"<code>{e(Path(s.file).name)}</code>; "
+             "<a href=\"campaign.json\">campaign.json</a>, "
+             "<a href=\"summary.md\">summary.md</a>.</p>",
+             "<h2>Runs</h2>", "<table><tr><th>run</th><th>profile</th><th>state</th>"
+             "<th>pairs</th><th>report</th><th>files</th></tr>"]
+    for run in s.runs:
+        href = _href(run.name)
+        report = (f"<a href=\"{_href(run.report)}\">report</a>" if run.report
+                  else e(run.report_error or "-"))
+        cls = "ok" if run.state == "done" else "bad"
+        parts.append(
+            f"<tr><td>{e(run.name)}</td><td>{e(run.profile)}</td>"
+            f"<td class=\"{cls}\">{e(run.state)}" + (f": {e(run.error)}" if run.error else "")
+            + f"</td><td>{e(', '.join(run.pairs))}</td><td>{report}</td>"
+            f"<td><a href=\"{href}/summary.csv\">summary.csv</a> "
+            f"<a href=\"{href}/trials.jsonl\">trials.jsonl</a> "
+            f"<a href=\"{href}/manifest.json\">manifest.json</a></td></tr>")
+    runs, rows = matrix(m)
+    parts += ["</table>", "<h2>Adapter &times; method</h2>",
+              "<p>The best selected value of each run for each adapter, Mbit/s.</p>",
+              "<table><tr><th>adapter</th><th>pair</th>"
+              + "".join(f"<th>{e(r)}</th>" for r in runs) + "</tr>"]
+    for pair, adapter, cells in rows:
+        parts.append(f"<tr><td>{e(adapter)}</td><td>{e(pair)}</td>" + "".join(
+            f"<td class=\"num {_css(c)}\">{e(_value(c))}</td>" for c in cells) + "</tr>")
+    parts += ["</table>", "<h2>Adapters and methods</h2>",
+              "<table><tr><th>adapter</th><th>pair</th><th>method</th><th>best</th><th>at</th>"
+              "<th>measured</th><th>status</th><th>not measured, and why</th></tr>"]
+    for c in m.cells:
+        cls = _css(c)
+        measured = f"{c.measured}/{c.configs}" + (f" ({c.refused} refused)" if c.refused else "")
+        reasons = "<br>".join(e(r) for r in c.reasons) or "-"
+        parts.append(
+            f"<tr><td>{e(c.adapter)}</td><td>{e(c.pair)}</td><td>{e(c.run)}</td>"
+            f"<td class=\"num\">{e(_mbit(c.best_bps))}</td><td>{e(c.best_at or '-')}</td>"
+            f"<td class=\"num\">{e(measured)}</td><td class=\"{cls}\">{e(c.status)}</td>"
+            f"<td>{reasons}</td></tr>")
+    parts.append("</table>")
+    if m.problems:
+        parts += ["<h2>Problems</h2>", "<ul>"] + [f"<li>{e(p)}</li>" for p in m.problems] \
+            + ["</ul>"]
+    if s.on_finish is not None:
+        o = s.on_finish
+        parts.append(f"<p>on_finish <code>{e(Path(o.argv[0]).name)}</code>: "
+                     + (f"exit {o.exit_status}" if o.exit_status is not None
+                        else e(o.error or "not run")) + "</p>")
+    parts.append("<p>Measured counts configurations (point &times; test) with a value; a "
+                 "refusal by the driver is a result, not a failure.</p></body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def _css(c: Cell | None) -> str:
+    if c is None:
+        return ""
+    return {"ok": "ok", "incomplete": "warn"}.get(c.status, "bad")
+
+
+def _href(rel: str | None) -> str:
+    from urllib.parse import quote
+
+    return html.escape(quote(rel or "", safe="/"), quote=True)
