@@ -164,8 +164,11 @@ def _run(path: Path, name: str, rs: RunState | None, live: dict | None) -> RunSt
     beats = (live or {}).get("pairs", {}) if live and (live.get("run") in (None, name)
                                                        or rs is None) else {}
     for pair in pairs_planned:
-        run.pairs.append(_pair(run, pair, by_pair.get(pair, []), profile,
-                               beats.get(f"{name}/{pair}" if name else pair)))
+        ps = _pair(run, pair, by_pair.get(pair, []), profile,
+                   beats.get(f"{name}/{pair}" if name else pair))
+        if profile is None and rs is not None and rs.pairs:
+            ps.planned = rs.planned // len(rs.pairs)   # not begun: campaign.json's plan
+        run.pairs.append(ps)
     return run
 
 

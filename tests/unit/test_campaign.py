@@ -338,7 +338,7 @@ def test_status_during_and_after_the_campaign(tmp_path):
     runner, _, _ = campaign(tmp_path, listener=look)
     runner.run()
     (st,) = during
-    assert st.kind == "campaign" and st.state == "running" and st.alive
+    assert st.kind == "campaign" and st.state == "running" and st.alive and st.planned == 14
     assert st.controller.startswith("alive (pid ")
     pa = {p.pair: p for p in st.runs[0].pairs}
     assert st.runs[0].state == "running" and sum(p.done for p in pa.values()) == 5
