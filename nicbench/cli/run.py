@@ -54,8 +54,9 @@ class RunPrinter:
                 self.line(f"== {pair} {point}")
             case ev.PointSkipped(pair=pair, point=point, reason=reason):
                 self.line(f"   skipped {pair} {point}: {reason}")
-            case ev.GaveUp(test=test, reason=reason):
-                self.line(f"   gave up {test}: {reason}")
+            case ev.GaveUp(pair=pair, point=point, test=test, reason=reason):
+                where = f"{pair} {point} " if self._parallel else ""
+                self.line(f"   gave up {where}{test}: {reason}")
             case ev.TrialDone(record=r, i=i, n=n, done=done, total=total, eta_s=eta):
                 of = f"/{n}" if n else ""
                 offered = f" offered {mbit(r.offered_bps)}" if r.offered_bps else ""

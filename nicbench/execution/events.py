@@ -51,6 +51,14 @@ class PointSkipped:
 
 
 @dataclass(frozen=True)
+class TrialStarted:
+    pair: str
+    point: str
+    test: str
+    i: int                     # repetition (or search trial) number
+
+
+@dataclass(frozen=True)
 class TrialDone:
     record: TrialRecord
     i: int                     # repetition (or search trial) number
@@ -99,8 +107,8 @@ class Warning:
     message: str
 
 
-Event = Union[RunStarted, PairStarted, PairEnded, PointStarted, PointSkipped, TrialDone,
-              GaveUp, UdpSearchDone, SettingRestored, HostRebooted, Warning]
+Event = Union[RunStarted, PairStarted, PairEnded, PointStarted, PointSkipped, TrialStarted,
+              TrialDone, GaveUp, UdpSearchDone, SettingRestored, HostRebooted, Warning]
 
 
 class Listener(Protocol):

@@ -127,15 +127,18 @@ class Heartbeat:
                 case ev.PointStarted(pair=name, point=point):
                     pairs.setdefault(_key(run, name), {"run": run, "pair": name}).update(
                         point=point, test=None)
+                case ev.TrialStarted(pair=name, point=point, test=test):
+                    pairs.setdefault(_key(run, name), {"run": run, "pair": name}).update(
+                        point=point, test=test)
                 case ev.TrialDone(record=r, done=done, total=total, eta_s=eta):
                     pairs.setdefault(_key(run, r.pair), {"run": run, "pair": r.pair}).update(
-                        point=r.point, test=r.test, last_at=time.time())
+                        last_at=time.time())
                     self.data.update(done=done, total=total, eta_s=eta)
                 case _:
                     return
         # A pair or a point begun or ended is worth saying at once (there are few);
         # trials, at most once a second.
-        if not isinstance(event, ev.TrialDone) or \
+        if not isinstance(event, (ev.TrialStarted, ev.TrialDone)) or \
                 time.time() - self._written >= EVENT_WRITE_S:
             self._write()
 

@@ -427,6 +427,8 @@ class Runner:
                  **kw: Any) -> TrialRecord:
         """One trial, retried once if a host's connection was lost and came back; the
         lost attempt is stored too (a later record of the same key supersedes it)."""
+        self.listener(ev.TrialStarted(pair=ctx.pair, point=ctx.point, test=test.name,
+                                      i=kw.get("repetition", 0)))
         rec = self.trial(ctx, test, params, **kw)
         if rec.failure is not Failure.HOST_LOST:
             return rec

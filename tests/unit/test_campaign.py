@@ -349,3 +349,57 @@ def test_status_during_and_after_the_campaign(tmp_path):
     assert after.controller.startswith("finished at ")
     one = status(tmp_path / "out" / "pb")        # a run of the campaign: its own pairs
     assert [r.name for r in one.runs] == ["pb"] and one.done == 2
+
+
+def test_status_tells_a_dead_controller_from_a_slow_one_and_a_finished_one():
+    import os
+    import socket
+    import subprocess
+    import time
+
+    from nicbench.execution.heartbeat import STALE_S, judge
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    base = {"host": socket.gethostname(), "state": "running", "beat_at": time.time()}
+    assert judge({**base, "pid": gone.pid}).text.startswith("DEAD: the controller (pid ")
+    me = {**base, "pid": os.getpid(),
+          "pid_start": int(open(f"/proc/{os.getpid()}/stat").read().rsplit(")", 1)[1]
+                           .split()[19])}
+    assert judge(me).alive and judge(me).text.startswith("alive (pid")
+    assert "silent" in judge({**me, "beat_at": time.time() - STALE_S - 5}).text
+    reused = {**me, "pid_start": me["pid_start"] - 1}   # same pid, another process
+    assert judge(reused).alive is False
+    far = {**base, "host": "elsewhere.example", "pid": 1}
+    assert judge(far).alive
+    assert judge({**far, "beat_at": time.time() - 60}).text.startswith("silent for 1m00s")
+    done = judge({**me, "state": "finished", "ended_at": time.time()})
+    assert done.ended and done.text.startswith("finished at ")
+
+
+def test_status_of_a_plain_run_with_its_heartbeat(tmp_path):
+    from nicbench.execution.heartbeat import Heartbeat
+    from nicbench.execution.runner import Runner
+
+    inv = inventory({"p1": ("h1", "h2")})
+    (tmp_path / "pa.yaml").write_text(textwrap.dedent(PROFILE_A))
+    from nicbench.config.loader import load_profile
+
+    out = tmp_path / "run"
+    out.mkdir()
+    beat = Heartbeat(out / "heartbeat.json", kind="run", name="pa").start()
+    seen = []
+
+    def both(event) -> None:
+        beat(event)
+        if isinstance(event, ev.TrialDone) and event.done == 2:
+            seen.append(status(out))
+
+    Runner(load_profile(tmp_path / "pa.yaml"), inv, out, hosts=fakes(inv, ok)(),
+           listener=both).run()
+    beat.close("finished")
+    (st,) = seen
+    assert (st.kind, st.state, st.alive, st.done, st.planned) == ("run", "running", True, 2, 4)
+    assert st.runs[0].pairs[0].current.startswith("mtu1500")
+    after = status(out)
+    assert (after.state, after.done, after.ok) == ("finished", 4, True)
