@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from nicbench.cli import console
-from nicbench.cli.console import duration, mbit, out
+from nicbench.cli.console import duration, out
 from nicbench.cli.run import RunPrinter, _parallel
 from nicbench.execution import events as ev
 
@@ -62,6 +62,7 @@ def cmd_campaign(args) -> int:
     from nicbench.config.loader import load_campaign, load_inventory
     from nicbench.errors import ConfigErrors
     from nicbench.execution.campaign import CampaignRunner, parse_shard
+    from nicbench.results.morning import matrix
 
     loaded = load_campaign(args.file)
     inv = load_inventory(loaded.inventory_path(args.inventory))
@@ -90,9 +91,11 @@ def cmd_campaign(args) -> int:
     m = runner.morning
     if m is not None:
         out("")
-        console.table(["adapter", "pair", "method", "best Mbit/s", "at", "measured", "status"],
-                      [[c.adapter, c.pair, c.run, mbit(c.best_bps), c.best_at or "-",
-                        f"{c.measured}/{c.configs}", c.status] for c in m.cells])
+        cols, rows = matrix(m)
+        out("best selected value per method and test, Mbit/s, and where "
+            "(* not everything measured):")
+        console.table(["adapter", "pair"] + [f"{r} {t}" for r, t in cols],
+                      [[adapter, pair] + values for pair, adapter, values, _ in rows])
         for c in m.cells:
             for why in c.reasons:
                 console.problem(f"{c.pair} {c.run}: {why}")

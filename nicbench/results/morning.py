@@ -1,10 +1,13 @@
 """The morning summary of a campaign: ``DIR/summary.md`` (short enough to paste into a
 mail) and ``DIR/index.html`` (the same, linking every run's report and files).
 
-One campaign-wide table, a row per adapter (pair) and method (run): the highest value the
-run selected for it (best, mean or median of its repetitions, as the profile says) and
-where (test and point), how many of its configurations were measured, its status, and
-for anything not measured the reason, grouped (``refused at mtu6000, mtu9000: ...``).
+One campaign-wide table, a row per adapter (pair), a column per method (run) and test:
+the highest value the run selected for that test over its points (best, mean or median
+of the repetitions, as the profile says) and at which point; then, per adapter and
+method, how many configurations were measured, the status, and for anything not
+measured the reason, grouped (``refused at mtu6000, mtu9000 (iperf3-tcp): ...``). A
+test's values stay in their own column: a netPIPE peak and an iperf rate are not the
+same measure, and one "best" over both would show the larger, not the better.
 
 A configuration the driver or kernel refused (``Failure.REFUSED``) is a result, as the
 reviews printed it: it counts as measured. Everything else that gave no value (a stall,
@@ -45,8 +48,8 @@ class Cell:
     configs: int                # configurations planned (points x tests)
     measured: int               # with a value (ok or partial)
     refused: int                # refused by the driver or kernel (a result, no value)
-    best_bps: float | None = None
-    best_at: str = ""           # "iperf3-tcp mtu9000"
+    best: dict[str, tuple[float, str]] = field(default_factory=dict)  # test -> (bps, point)
+    tests: list[str] = field(default_factory=list)     # the method's tests, in order
     reasons: list[str] = field(default_factory=list)
 
     @property
@@ -111,8 +114,10 @@ def _cells(directory: Path, run: RunState) -> list[Cell]:
     for pair in run.pairs:
         recs = by_pair.get(pair, [])
         rows = summary_rows(recs, profile)
-        out.append(_cell(run, pair, labels.get(pair, pair), rows,
-                         max(n_configs, len(rows))))
+        cell = _cell(run, pair, labels.get(pair, pair), rows, max(n_configs, len(rows)))
+        cell.tests = [t.name for t in profile.tests] if profile else \
+            list(dict.fromkeys(r.test for r in rows))
+        out.append(cell)
     return out
 
 
@@ -123,25 +128,25 @@ def _cell(run: RunState, pair: str, adapter: str, rows: list[SummaryRow],
     missing = n_configs - len(rows)
     cell = Cell(run=run.name, pair=pair, adapter=adapter, status="ok", configs=n_configs,
                 measured=len(valued), refused=len(refused))
-    best = max((r for r in valued if r.selected_bps is not None),
-               key=lambda r: r.selected_bps or 0.0, default=None)
-    if best is not None:
-        cell.best_bps = best.selected_bps
-        cell.best_at = f"{best.test} {best.point}"
-    # grouped reasons: one per (what happened, first words of why)
-    groups: dict[tuple[str, str], list[SummaryRow]] = {}
+    for r in valued:
+        if r.selected_bps is not None and (r.test not in cell.best or
+                                           r.selected_bps > cell.best[r.test][0]):
+            cell.best[r.test] = (r.selected_bps, r.point)
+    # grouped reasons: one line per kind of failure, its points and tests, the first
+    # reason as the example (a refusal at three MTUs is one line, not nine)
+    groups: dict[str, list[SummaryRow]] = {}
     for r in rows:
         if r.status == "ok":
             continue
         word = r.failure.word if r.failure is not None else r.status
-        if r.status == "partial":
-            word = f"partly {word}"
-        groups.setdefault((word, _short(r.reason)), []).append(r)
-    for (word, why), group in groups.items():
-        points = _join(dict.fromkeys(r.point for r in group))
-        tests = _join(dict.fromkeys(r.test for r in group))
-        cell.reasons.append(f"{word} at {points} ({tests}): {why}" if why
-                            else f"{word} at {points} ({tests})")
+        groups.setdefault(f"partly {word}" if r.status == "partial" else word, []).append(r)
+    all_tests = list(dict.fromkeys(r.test for r in rows))
+    for word, group in groups.items():
+        points = ", ".join(dict.fromkeys(r.point for r in group))
+        tests = list(dict.fromkeys(r.test for r in group))
+        which = "all tests" if len(all_tests) > 1 and tests == all_tests else ", ".join(tests)
+        why = _short(group[0].reason)
+        cell.reasons.append(f"{word} at {points} ({which})" + (f": {why}" if why else ""))
     if missing > 0:
         cell.reasons.append(f"{missing} of {n_configs} configurations not run"
                             + (" (the campaign stopped first)" if run.state != "done" else ""))
@@ -155,18 +160,9 @@ def _cell(run: RunState, pair: str, adapter: str, rows: list[SummaryRow],
     return cell
 
 
-def _short(reason: str | None, limit: int = 160) -> str:
+def _short(reason: str | None, limit: int = 120) -> str:
     text = " ".join((reason or "").split())
     return text if len(text) <= limit else text[:limit - 3] + "..."
-
-
-def _join(items) -> str:
-    items = list(items)
-    return ", ".join(items)
-
-
-def _mbit(bps: float | None) -> str:
-    return "-" if bps is None else f"{bps / 1e6:.1f} Mbit/s"
 
 
 def _when(t: float | None) -> str:
@@ -223,24 +219,36 @@ def _atomic(path: Path, text: str) -> None:
         raise write_error(path.parent, exc) from exc
 
 
-def matrix(m: Morning) -> tuple[list[str], list[tuple[str, str, list[Cell | None]]]]:
-    """Adapter x method: the runs (columns), and per pair its adapter and a cell per run
+def columns(m: Morning) -> list[tuple[str, str]]:
+    """(run, test) of every column, runs in their order, each run's tests in its order."""
+    cols: list[tuple[str, str]] = []
+    for run in m.state.runs:
+        tests = next((c.tests for c in m.cells if c.run == run.name and c.tests), [])
+        cols += [(run.name, t) for t in tests]
+    return cols
+
+
+def matrix(m: Morning) -> tuple[list[tuple[str, str]],
+                                list[tuple[str, str, list[str], list[Cell | None]]]]:
+    """The columns, and per pair: its adapter, a value per column and its cell per run
     (None where the run does not measure that pair)."""
-    runs = [r.name for r in m.state.runs]
+    cols = columns(m)
     rows: dict[str, tuple[str, dict[str, Cell]]] = {}
     for c in m.cells:
         rows.setdefault(c.pair, (c.adapter, {}))[1][c.run] = c
-    return runs, [(pair, adapter, [cells.get(r) for r in runs])
-                  for pair, (adapter, cells) in rows.items()]
+    out = []
+    for pair, (adapter, cells) in rows.items():
+        values = [_value(cells.get(run), test) for run, test in cols]
+        out.append((pair, adapter, values, [cells.get(r.name) for r in m.state.runs]))
+    return cols, out
 
 
-def _value(c: Cell | None) -> str:
+def _value(c: Cell | None, test: str) -> str:
     if c is None:
         return ""
-    value = "-" if c.best_bps is None else f"{c.best_bps / 1e6:.1f}"
-    if c.status != "ok":
-        value += f" {c.status}"
-    return value + (f" ({c.refused} refused)" if c.refused else "")
+    got = c.best.get(test)
+    text = "-" if got is None else f"{got[0] / 1e6:.1f} {got[1]}"
+    return text + ("" if c.complete else " *")
 
 
 def markdown(m: Morning) -> str:
@@ -259,13 +267,14 @@ def markdown(m: Morning) -> str:
             f"no report ({run.report_error})" if run.report_error else f"directory {run.name}/")
         lines.append(f"- {run.name} ({run.profile}): {run.state}, {report}"
                      + (f": {run.error}" if run.error else ""))
-    runs, rows = matrix(m)
-    lines += ["", "Best selected value per adapter and method, Mbit/s:", "",
-              "| adapter | pair | " + " | ".join(_md(r) for r in runs) + " |",
-              "|---|---|" + "---|" * len(runs)]
-    for pair, adapter, cells in rows:
+    cols, rows = matrix(m)
+    lines += ["", "Best selected value per adapter, method and test, Mbit/s, and where "
+              "(* not everything measured, see below):", "",
+              "| adapter | pair | " + " | ".join(_md(f"{r} {t}") for r, t in cols) + " |",
+              "|---|---|" + "---|" * len(cols)]
+    for pair, adapter, values, _ in rows:
         lines.append(f"| {_md(adapter)} | {_md(pair)} | "
-                     + " | ".join(_md(_value(c)) for c in cells) + " |")
+                     + " | ".join(_md(v) for v in values) + " |")
     todo = [(c, why) for c in m.cells for why in c.reasons]
     if todo:
         lines += ["", "Not measured (a refusal by the driver is a result, not a failure):", ""]
@@ -316,16 +325,19 @@ def index_html(m: Morning) -> str:
             f"<td><a href=\"{href}/summary.csv\">summary.csv</a> "
             f"<a href=\"{href}/trials.jsonl\">trials.jsonl</a> "
             f"<a href=\"{href}/manifest.json\">manifest.json</a></td></tr>")
-    runs, rows = matrix(m)
+    cols, rows = matrix(m)
     parts += ["</table>", "<h2>Adapter &times; method</h2>",
-              "<p>The best selected value of each run for each adapter, Mbit/s.</p>",
+              "<p>The best selected value of each method's test for each adapter over its "
+              "points, Mbit/s, and at which point; * not everything measured (see below).</p>",
               "<table><tr><th>adapter</th><th>pair</th>"
-              + "".join(f"<th>{e(r)}</th>" for r in runs) + "</tr>"]
-    for pair, adapter, cells in rows:
+              + "".join(f"<th>{e(r)}<br>{e(t)}</th>" for r, t in cols) + "</tr>"]
+    by_run = {r.name: i for i, r in enumerate(s.runs)}
+    for pair, adapter, values, cells in rows:
         parts.append(f"<tr><td>{e(adapter)}</td><td>{e(pair)}</td>" + "".join(
-            f"<td class=\"num {_css(c)}\">{e(_value(c))}</td>" for c in cells) + "</tr>")
+            f"<td class=\"num {_css(cells[by_run[r]])}\">{e(v)}</td>"
+            for (r, _), v in zip(cols, values)) + "</tr>")
     parts += ["</table>", "<h2>Adapters and methods</h2>",
-              "<table><tr><th>adapter</th><th>pair</th><th>method</th><th>best</th><th>at</th>"
+              "<table><tr><th>adapter</th><th>pair</th><th>method</th>"
               "<th>measured</th><th>status</th><th>not measured, and why</th></tr>"]
     for c in m.cells:
         cls = _css(c)
@@ -333,7 +345,6 @@ def index_html(m: Morning) -> str:
         reasons = "<br>".join(e(r) for r in c.reasons) or "-"
         parts.append(
             f"<tr><td>{e(c.adapter)}</td><td>{e(c.pair)}</td><td>{e(c.run)}</td>"
-            f"<td class=\"num\">{e(_mbit(c.best_bps))}</td><td>{e(c.best_at or '-')}</td>"
             f"<td class=\"num\">{e(measured)}</td><td class=\"{cls}\">{e(c.status)}</td>"
             f"<td>{reasons}</td></tr>")
     parts.append("</table>")

@@ -236,7 +236,7 @@ def test_the_summary_says_what_was_not_measured_and_why(tmp_path):
     assert any(r.startswith("given up at mtu9000 (tcp)") or r.startswith("timed out at mtu9000")
                for r in cells[("p2", "pa")].reasons), cells[("p2", "pa")].reasons
     md = (out / "summary.md").read_text()
-    assert "| Card p3 (d) | p3 | 38404.5 (1 refused) |  |" in md and "p3 pa: refused at mtu9000 (tcp)" in md
+    assert "| Card p3 (d) | p3 | 38404.5 mtu1500 |  |" in md and "p3 pa: refused at mtu9000 (tcp)" in md
     assert len(md.splitlines()) < 40
     page = (out / "index.html").read_text()
     assert str(tmp_path) not in page and str(tmp_path) not in md   # relative paths only
