@@ -403,3 +403,24 @@ def test_status_of_a_plain_run_with_its_heartbeat(tmp_path):
     assert st.runs[0].pairs[0].current.startswith("mtu1500")
     after = status(out)
     assert (after.state, after.done, after.ok) == ("finished", 4, True)
+
+
+def test_the_readme_campaign_example_and_lab_overnight_load(monkeypatch, tmp_path):
+    import re
+
+    repo = Path(__file__).resolve().parents[2]
+    monkeypatch.chdir(repo)
+    from nicbench.config.loader import load_inventory
+
+    inv = load_inventory(repo / "inventory.yaml")
+    blocks = re.findall(r"```yaml\n(.*?)```", (repo / "README.md").read_text(), re.S)
+    (example,) = [b for b in blocks if "\nruns:" in b]
+    (tmp_path / "overnight.yaml").write_text(example)
+    loaded = load_campaign(tmp_path / "overnight.yaml")
+    assert [r.name for r in loaded.runs] == ["lab-roundup", "netio"]
+    assert "{summary}" in \
+        loaded.campaign.on_finish
+    assert loaded.check_inventory(inv) == []
+    shipped = load_campaign(repo / "campaigns" / "lab-overnight.yaml")
+    assert [r.name for r in shipped.runs] == ["lab-roundup", "quick"]
+    assert shipped.check_inventory(inv) == []
