@@ -21,58 +21,28 @@ from __future__ import annotations
 import json
 import os
 import re
-import selectors
 import signal
 import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
 
 import pytest
 import yaml
+from clihelp import nicbench, read_until, start
 
 pytestmark = pytest.mark.lab
 
-REPO = Path(__file__).resolve().parents[2]
 PREFIX, SLOT = "nbtc", 10
 
 
-def _env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("NICBENCH_")}
-
-
-def argv(*args: str) -> list[str]:
-    return [sys.executable, "-m", "nicbench.cli", *args]
-
-
 def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run(argv(*args), cwd=REPO, env=_env(), capture_output=True, text=True,
-                          timeout=timeout)
+    return nicbench(*args, timeout=timeout)
 
 
-def start(*args: str) -> subprocess.Popen:
-    return subprocess.Popen(argv(*args), cwd=REPO, env=_env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-
-
-def read_until(proc: subprocess.Popen, pattern: str, timeout_s: float) -> list[str]:
-    """proc's stdout lines up to the first one matching ``pattern`` (a regex)."""
-    assert proc.stdout is not None
-    sel = selectors.DefaultSelector()
-    sel.register(proc.stdout, selectors.EVENT_READ)
-    deadline = time.monotonic() + timeout_s
-    lines: list[str] = []
-    while time.monotonic() < deadline:
-        if not sel.select(max(0.0, deadline - time.monotonic())):
-            break
-        line = proc.stdout.readline()
-        if not line:
-            break
-        lines.append(line)
-        if re.search(pattern, line):
-            return lines
-    raise AssertionError(f"{pattern!r} not seen within {timeout_s} s; output: {lines}")
+def until(pattern: str):
+    """A read_until predicate: the first line matching ``pattern`` (a regex)."""
+    return lambda line, lines: re.search(pattern, line) is not None
 
 
 def finish(proc: subprocess.Popen, timeout_s: float = 300) -> tuple[str, str]:
@@ -173,7 +143,7 @@ def test_two_profiles_over_two_pairs_in_parallel_with_status_during_and_after(
     proc = start("campaign", str(camp), "-i", str(lab2.inventory_file), "--out", str(out),
                  "--parallel", "2")
     try:
-        read_until(proc, r"\] p\d-gbe mtu1500 ca-tcp #1/3", 120)
+        read_until(proc, until(r"\] p\d-gbe mtu1500 ca-tcp #1/3"), 120)
         during = cli("status", str(out), "--json", timeout=30)
         during_text = cli("status", str(out), timeout=30)
         stdout, stderr = finish(proc)
@@ -233,7 +203,7 @@ def test_ctrl_c_restores_every_host_and_resume_finishes_without_duplicates(
     proc = start("campaign", str(camp), "-i", str(lab2.inventory_file), "--out", str(out),
                  "--parallel", "2")
     try:
-        read_until(proc, r"\] p\d-gbe mtu9000 ca-tcp #1/3", 120)
+        read_until(proc, until(r"\] p\d-gbe mtu9000 ca-tcp #1/3"), 120)
         assert {h: mtu(h) for h in hosts} == {h: 9000 for h in hosts}   # both pairs at 9000
         proc.send_signal(signal.SIGINT)
         stdout, stderr = finish(proc, 120)
@@ -291,7 +261,7 @@ def test_a_lost_host_is_reported_while_the_other_pair_completes(lab2, hosts, tmp
         proc = start("campaign", str(camp), "-i", str(inv), "--out", str(out),
                      "--parallel", "2")
         try:
-            read_until(proc, r"\] p2-gbe mtu1500 ca-tcp #1/3", 120)
+            read_until(proc, until(r"\] p2-gbe mtu1500 ca-tcp #1/3"), 120)
             for pid in sshd(lost.name):              # the host's sshd dies, for good
                 os.kill(pid, signal.SIGKILL)
             stdout, stderr = finish(proc)
