@@ -93,7 +93,9 @@ class OsSettings:
                     c.kind == "reboot" and not keep
 
             dropping = [c for c in self.tuning.pending() if dropped(c)]
-            problems = self.tuning.restore(only=dropped)
+            # This host only: pairs measured at once on other hosts have their own
+            # settings and running tools in the same journal.
+            problems = self.tuning.restore(hosts={plat.host}, only=dropped)
             if problems:
                 raise TuningError(plat.host, "registry values of the previous point",
                                   "their originals", str(problems[0]),

@@ -222,3 +222,21 @@ def test_a_stop_lets_running_pairs_end_their_trial_restore_and_resume_finishes(t
     assert keys[:len(first)] == first
     assert sum(1 for e in hosts2.log if e[1] == "run") == 24 - len(first)
     assert mtus(hosts2) == {1500}
+
+
+def test_a_restore_of_some_hosts_leaves_the_others_settings_and_tools_alone(tmp_path):
+    from nicbench.platforms.tuning import TuningSession
+
+    inv = inventory({"p1": ("h1", "h2"), "p2": ("h3", "h4")})
+    hosts = fakes(inv, Watch(inv))
+    journal = TuningSession(tmp_path / "tuning.json")
+    for name, iface in (("h1", "t0"), ("h3", "t1")):
+        journal.set_mtu(hosts.platforms[name], iface, 9000)
+        journal.expect(hosts.platforms[name], f"/fake/{name}.d", "server")
+    journal.restore(hosts={"h1"}, only=lambda change: True)
+    assert hosts.platforms["h1"].interfaces["t0"].mtu == 1500
+    assert hosts.platforms["h3"].interfaces["t1"].mtu == 9000       # another pair's point
+    assert [x.host for x in journal.leftovers] == ["h3"]            # its server still runs
+    assert not [e for e in hosts.log if e[:2] == ("h3", "reap")]
+    journal.restore()
+    assert hosts.platforms["h3"].interfaces["t1"].mtu == 1500 and journal.leftovers == []
