@@ -244,7 +244,11 @@ class TuningSession:
                 pass
             self.journal_error = f"{self.journal}: cannot write: {exc.strerror or exc}"
             if strict:
-                raise JournalError(self.journal_error) from exc
+                # The results directory is full or gone: said as for trials.jsonl, with
+                # the free space and the --resume that continues the run.
+                from nicbench.results.store import write_error
+
+                raise JournalError(str(write_error(self.journal.parent, exc))) from exc
             if not data["changes"] and not data["leftovers"]:
                 # Everything is put back but the file cannot say so: a missing journal
                 # says it (nothing pending), and removing a file needs no space.
