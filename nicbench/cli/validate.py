@@ -1,7 +1,9 @@
-"""``nicbench validate FILE...``: check inventories and profiles without touching a host.
+"""``nicbench validate FILE...``: check inventories, profiles and campaign files without
+touching a host.
 
 Each file is told apart by its keys (``hosts:`` ... an inventory; ``tests:`` ... a
-profile) and validated exactly as ``check`` and ``run`` load it; every problem of every
+profile; ``runs:`` a campaign, its profiles loaded too) and validated exactly as
+``check``, ``run`` and ``campaign`` load it; every problem of every
 file is one ``nicbench: error: file:line: key: message`` line. Exit 0 when all are valid,
 2 otherwise.
 """
@@ -20,9 +22,15 @@ def _n(count: int, what: str) -> str:
 def summary(loaded) -> str:
     from nicbench.config.inventory import Inventory
 
+    from nicbench.config.campaign import LoadedCampaign
+
     if isinstance(loaded, Inventory):
         return (f"inventory: {_n(len(loaded.hosts), 'host')}, "
                 f"{_n(len(loaded.adapters), 'adapter')}, {_n(len(loaded.pairs), 'pair')}")
+    if isinstance(loaded, LoadedCampaign):
+        return (f"campaign {loaded.name}: {_n(len(loaded.runs), 'run')} "
+                f"({', '.join(r.name for r in loaded.runs)}), up to "
+                f"{loaded.campaign.parallel} pairs at once")
     return (f"profile {loaded.name}: {_n(len(loaded.points), 'point')}, "
             f"{_n(len(loaded.tests), 'test')}, platform {loaded.platform}")
 
@@ -47,5 +55,5 @@ def register(sub) -> None:
     va = sub.add_parser("validate", help="check inventories and profiles (no host is "
                                          "contacted)")
     va.add_argument("files", nargs="+", metavar="FILE",
-                    help="inventory or profile files, told apart by their keys")
+                    help="inventory, profile or campaign files, told apart by their keys")
     va.set_defaults(func=cmd_validate)

@@ -48,13 +48,16 @@ _INVENTORY_KEYS = {"hosts", "adapters", "pairs"}
 _PROFILE_KEYS = {"tests", "source", "points", "mtu", "extends"}
 
 
-def load_any(path: str | Path) -> inv_mod.Inventory | prof_mod.Profile:
-    """An inventory or a profile, told apart by its top-level keys."""
+def load_any(path: str | Path) -> inv_mod.Inventory | prof_mod.Profile | \
+        camp_mod.LoadedCampaign:
+    """An inventory, a profile or a campaign, told apart by its top-level keys."""
     data, where = load_yaml(path)
     if not isinstance(data, dict):
         raise ConfigError("expected a mapping of keys at the top level (an inventory or a "
                           "profile)", file=where.default_file, line=1)
     keys = set(data)
+    if "runs" in keys:
+        return load_campaign(path)
     if keys & _INVENTORY_KEYS:
         return load_inventory(path)
     if keys & _PROFILE_KEYS:
