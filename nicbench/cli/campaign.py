@@ -64,7 +64,9 @@ def cmd_campaign(args) -> int:
     from nicbench.execution.campaign import CampaignRunner, parse_shard
     from nicbench.results.morning import matrix
 
-    loaded = load_campaign(args.file)
+    from nicbench.config.loader import resolve_profile_path
+
+    loaded = load_campaign(resolve_profile_path(args.file))
     inv = load_inventory(loaded.inventory_path(args.inventory))
     errors = loaded.check_inventory(inv)
     if errors:
@@ -72,6 +74,8 @@ def cmd_campaign(args) -> int:
     for name in args.pair or []:
         inv.pair(name)          # an unknown name is refused before anything is printed
     shard = parse_shard(args.shard) if args.shard else None
+    if args.plan:
+        return _plan(loaded, inv, args, shard)
     out_dir = Path(args.resume or args.out or
                    f"reports/{loaded.name}-{time.strftime('%Y%m%d-%H%M%S')}")
     out(f"nicbench campaign {loaded.name} -> {out_dir}")
@@ -105,6 +109,30 @@ def cmd_campaign(args) -> int:
     out(f"summary: {out_dir}/summary.md")
     out(f"index: {out_dir}/index.html")
     return status
+
+
+def _plan(loaded, inv, args, shard) -> int:
+    """Each run's plan in the campaign's order, connecting to nothing, and the whole
+    night's estimate."""
+    from nicbench.execution.campaign import plan as campaign_order
+    from nicbench.execution.plan import duration_text, make_plan, render
+
+    parallel = args.parallel or loaded.campaign.parallel
+    profiles = {r.name: r.profile for r in loaded.runs}
+    runs = campaign_order(loaded, inv, args.pair, shard, seed=0)
+    plans = [(rs.name, make_plan(profiles[rs.name], inv, rs.pairs, parallel)) for rs in runs]
+    total = sum(p.estimate_s for _, p in plans)
+    order = "" if loaded.campaign.order == "listed" else \
+        " (order: shuffle; the real order comes from the seed drawn when it starts)"
+    out(f"campaign {loaded.name}: {len(plans)} runs, {sum(p.trials for _, p in plans)} "
+        f"trials, up to {parallel} pairs at once; estimated time {duration_text(total)}"
+        f"{order}")
+    for name, p in plans:
+        out("")
+        out(f"### run {name}")
+        for line in render(p):
+            out(line)
+    return 0
 
 
 def _headline(m) -> str:
@@ -142,7 +170,8 @@ def cmd_status(args) -> int:
 def register(sub) -> None:
     cp = sub.add_parser("campaign", help="run a campaign file: several runs for one night, "
                                          "host-disjoint pairs at once")
-    cp.add_argument("file", help="campaign file (see campaigns/)")
+    cp.add_argument("file", help="campaign file, or the name of one in profiles/ "
+                                 "(lab-overnight)")
     cp.add_argument("-i", "--inventory", default=None,
                     help="inventory (default: the campaign's inventory:, else inventory.yaml)")
     cp.add_argument("--out", help="campaign directory (default reports/<name>-<time>/)")
@@ -155,6 +184,10 @@ def register(sub) -> None:
     cp.add_argument("--shard", metavar="K/N",
                     help="run share K of N: pairs split so that no host is in two shares")
     cp.add_argument("--trust-new-host-keys", action="store_true")
+    cp.add_argument("--plan", action="store_true",
+                    help="print every run's commands per host in order, the trials, the "
+                         "estimated time and how the pairs run at once, and stop (connects "
+                         "to nothing)")
     cp.set_defaults(func=cmd_campaign)
 
     st = sub.add_parser("status", help="progress of a run or campaign directory (safe while "

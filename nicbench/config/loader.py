@@ -33,6 +33,9 @@ def load_inventory(path: str | Path) -> inv_mod.Inventory:
 def load_profile(path: str | Path,
                  validate_params: Callable | None = None) -> prof_mod.Profile:
     data, where = _load_with_extends(Path(path), [])
+    if isinstance(data, dict) and "runs" in data and "tests" not in data:
+        raise ConfigError("a campaign file, not a profile: run it with `nicbench campaign "
+                          f"{path}`", file=where.default_file, line=1)
     if isinstance(data, dict) and isinstance(data.get("mtu"), list) and not data.get("points"):
         where.as_written = _mtu_shorthand
     profile = _validate(prof_mod.Profile, data, where)
@@ -116,7 +119,7 @@ def campaign_profile_path(value: str, base_dir: Path) -> Path:
     """A campaign's ``profile:``: a path (with a / or ending in .yaml) relative to the
     campaign file; a name, looked up in profiles/ of the current directory (as ``nicbench
     run`` does), then in profiles/ beside the campaign file and beside its directory (a
-    clone's campaigns/ finds the clone's profiles/ from anywhere)."""
+    clone's profiles/ is found from anywhere)."""
     if "/" in value or value.endswith((".yaml", ".yml")):
         p = Path(value).expanduser()
         p = p if p.is_absolute() else base_dir / p

@@ -254,7 +254,7 @@ class RunPlan:
     trials: int
     tool_s: float
     estimate_s: float
-    schedule: list[list[str]]        # groups of pairs measured at the same time
+    schedule: list[Slot]             # when each pair would run
     trials_planned: list["TrialCommands"] = field(default_factory=list)
 
 
@@ -298,10 +298,10 @@ def make_plan(profile: Profile, inventory: Inventory, pairs: list[str] | None = 
                     for r in runner.run_dir.records() if r.commands]
     per_point = sum(planned_trials(profile, t) * _tool_s(profile, t) for t in profile.tests)
     tool_s = per_point * len(profile.points) * len(chosen)
-    schedule = schedule_pairs(inventory, chosen, parallel)
-    share = max(1, len(chosen)) / max(1, len(schedule))
-    estimate = (tool_s + trials * TRIAL_OVERHEAD_S
-                + len(profile.points) * len(chosen) * POINT_OVERHEAD_S) / share
+    per_pair = (tool_s + trials * TRIAL_OVERHEAD_S
+                + len(profile.points) * len(chosen) * POINT_OVERHEAD_S) / max(1, len(chosen))
+    schedule = schedule_pairs(inventory, chosen, parallel, per_pair)
+    estimate = max((s.end_s for s in schedule), default=0.0)
     return RunPlan(profile, chosen, log.sent, trials, tool_s, estimate, schedule, commands)
 
 
@@ -314,23 +314,35 @@ def _tool_s(profile: Profile, test: TestSpec) -> float:
     return min(UNKNOWN_TOOL_S, profile.timeout_for(test))
 
 
-def schedule_pairs(inventory: Inventory, pairs: list[str], parallel: int) -> list[list[str]]:
-    """Groups of pairs measured at the same time: no two in a group share a host, at most
-    ``parallel`` per group, in the pairs' order (greedy)."""
-    groups: list[list[str]] = []
-    hosts: list[set[str]] = []
-    for name in pairs:
-        pair = inventory.pair(name)
-        mine = {pair.a.host, pair.b.host}
-        for g, used in zip(groups, hosts):
-            if len(g) < max(1, parallel) and not used & mine:
-                g.append(name)
-                used |= mine
-                break
-        else:
-            groups.append([name])
-            hosts.append(set(mine))
-    return groups
+@dataclass(frozen=True)
+class Slot:
+    pair: str
+    start_s: float
+    end_s: float
+
+
+def schedule_pairs(inventory: Inventory, pairs: list[str], parallel: int,
+                   duration_s: float = 1.0) -> list[Slot]:
+    """When each pair would run, by execution/schedule.py's rule: of the pairs waiting,
+    the first in order whose hosts are all free starts as soon as a place is free (at
+    most ``parallel`` at once), each taking ``duration_s``."""
+    waiting = list(pairs)
+    hosts = {n: {inventory.pair(n).a.host, inventory.pair(n).b.host} for n in pairs}
+    running: list[Slot] = []
+    done: list[Slot] = []
+    now = 0.0
+    while waiting:
+        busy = set().union(*(hosts[s.pair] for s in running)) if running else set()
+        ready = next((n for n in waiting if not hosts[n] & busy), None)
+        if ready is not None and len(running) < max(1, parallel):
+            waiting.remove(ready)
+            running.append(Slot(ready, now, now + duration_s))
+            continue
+        first = min(running, key=lambda s: s.end_s)
+        running.remove(first)
+        done.append(first)
+        now = first.end_s
+    return sorted(done + running, key=lambda s: (s.start_s, pairs.index(s.pair)))
 
 
 def render(plan: RunPlan, collapse: bool = True) -> list[str]:
@@ -339,10 +351,11 @@ def render(plan: RunPlan, collapse: bool = True) -> list[str]:
     p = plan.profile
     out = [f"plan: {p.name} on {len(plan.pairs)} pairs ({', '.join(plan.pairs)}), "
            f"{len(p.points)} points, {len(p.tests)} tests: {plan.trials} trials",
-           f"estimated time: {_duration(plan.estimate_s)} (tools {_duration(plan.tool_s)}, "
+           f"estimated time: {duration_text(plan.estimate_s)} (tools {duration_text(plan.tool_s)}, "
            f"harness ~{TRIAL_OVERHEAD_S:g} s per trial and ~{POINT_OVERHEAD_S:g} s per "
            "point; a UDP bisection's trials depend on what it measures)",
-           "schedule: " + "; then ".join(" + ".join(g) for g in plan.schedule)]
+           "schedule: " + ", ".join(f"{s.pair} {duration_text(s.start_s)}-"
+                                    f"{duration_text(s.end_s)}" for s in plan.schedule)]
     hosts = list(dict.fromkeys(s.host for s in plan.sent))
     for host in hosts:
         out += ["", f"== {host}"]
@@ -409,7 +422,7 @@ def _same_block(a: list[Sent], b: list[Sent]) -> bool:
     return bool(a) and len(a) == len(b) and [_norm(x) for x in a] == [_norm(y) for y in b]
 
 
-def _duration(s: float) -> str:
+def duration_text(s: float) -> str:
     s = int(round(s))
     if s >= 3600:
         return f"{s // 3600} h {s % 3600 // 60:02d} min"

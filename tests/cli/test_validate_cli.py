@@ -38,7 +38,8 @@ def test_every_shipped_inventory_and_profile_is_valid(capsys):
     lines = out.splitlines()
     assert len(lines) == len(SHIPPED)
     for path, line in zip(SHIPPED, lines):
-        kind = "inventory" if path.name == "inventory.yaml" else f"profile {path.stem}"
+        kind = "inventory" if path.name == "inventory.yaml" else \
+            f"campaign {path.stem}" if "\nruns:" in path.read_text() else f"profile {path.stem}"
         assert line.startswith(f"{path}: ok ({kind}"), line
 
 

@@ -421,7 +421,7 @@ def test_the_readme_campaign_example_and_lab_overnight_load(monkeypatch, tmp_pat
     assert "{summary}" in \
         loaded.campaign.on_finish
     assert loaded.check_inventory(inv) == []
-    shipped = load_campaign(repo / "campaigns" / "lab-overnight.yaml")
+    shipped = load_campaign(repo / "profiles" / "lab-overnight.yaml")
     assert [r.name for r in shipped.runs] == ["lab-roundup", "quick"]
     assert shipped.check_inventory(inv) == []
 
@@ -431,9 +431,9 @@ def test_validate_takes_a_campaign_file(tmp_path, capsys, monkeypatch):
 
     repo = Path(__file__).resolve().parents[2]
     monkeypatch.chdir(repo)
-    rc, out, err = in_process(capsys, "validate", "campaigns/lab-overnight.yaml")
+    rc, out, err = in_process(capsys, "validate", "profiles/lab-overnight.yaml")
     assert (rc, err) == (0, "")
-    assert out == ("campaigns/lab-overnight.yaml: ok (campaign lab-overnight: 2 runs "
+    assert out == ("profiles/lab-overnight.yaml: ok (campaign lab-overnight: 2 runs "
                    "(lab-roundup, quick), up to 4 pairs at once)\n")
     bad = write(tmp_path, "name: night\nruns: [{profile: nosuch}]\n", "bad.yaml")
     rc, out, err = in_process(capsys, "validate", str(bad))

@@ -72,8 +72,11 @@ def test_repetitions_are_shown_once_with_their_count(tmp_path):
 
 
 def test_pairs_that_share_a_host_are_never_scheduled_together():
-    assert schedule_pairs(INVENTORY, ["p1", "p2", "p3"], parallel=4) == [["p1", "p2"], ["p3"]]
-    assert schedule_pairs(INVENTORY, ["p1", "p2", "p3"], parallel=1) == [["p1"], ["p2"], ["p3"]]
+    at_once = schedule_pairs(INVENTORY, ["p1", "p2", "p3"], parallel=4, duration_s=10)
+    assert [(s.pair, s.start_s, s.end_s) for s in at_once] == [
+        ("p1", 0, 10), ("p2", 0, 10), ("p3", 10, 20)]       # p3 shares ha with p1, hd with p2
+    one = schedule_pairs(INVENTORY, ["p1", "p2", "p3"], parallel=1, duration_s=10)
+    assert [s.start_s for s in one] == [0, 10, 20]
 
 
 def test_a_run_s_stored_command_matches_its_plan_but_for_the_attempt_token():
@@ -134,3 +137,20 @@ def test_a_windows_plan_shows_the_decoded_scripts_of_the_whole_method():
             first("$Name = 'Tcp1323Opts'", "$Value = '3'")
         assert last("Remove-NetFirewallRule") > firewall
     assert any("more repetitions of the same" in line for line in render(plan))
+
+
+def test_a_campaign_plan_lists_each_run_in_order_with_the_night_s_estimate(capsys,
+                                                                         monkeypatch):
+    from pathlib import Path
+
+    from clihelp import in_process
+
+    repo = Path(__file__).resolve().parents[2]
+    monkeypatch.chdir(repo)          # the campaign's profiles and inventory, as shipped
+    rc, out, err = in_process(capsys, "campaign", "profiles/lab-overnight.yaml", "--plan")
+    assert rc == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("campaign lab-overnight: 2 runs, ")
+    runs = [line for line in lines if line.startswith("### run ")]
+    assert runs == ["### run lab-roundup", "### run quick"]
+    assert out.count("ip link set dev gbe mtu 16000") >= 2       # both hosts of gbe

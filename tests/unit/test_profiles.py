@@ -20,7 +20,8 @@ from nicbench.tools.params import resolve
 
 ROOT = Path(__file__).resolve().parents[2]
 PROFILES = ROOT / "profiles"
-ALL = sorted(PROFILES.glob("*.yaml"))
+# Profiles only: a campaign file (runs:) ships beside them (lab-overnight).
+ALL = sorted(p for p in PROFILES.glob("*.yaml") if "\nruns:" not in p.read_text())
 
 OCT_2002 = "000_c332d93fbfee168a.txt"
 JAN_2003 = "003_a9cf776b480dd3eb.txt"
