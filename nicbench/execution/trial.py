@@ -51,13 +51,14 @@ class TrialContext:
     # made, so that a controller that dies leaves a way to clean up (None: not kept).
     journal: TuningSession | None = None
 
-    def expect(self, platform: Platform, path: str, what: str, port: int | None = None) -> None:
+    def expect(self, *items: tuple[Platform, str, str, int | None]) -> None:
+        """Journal (platform, path, what, port) of each path before anything makes it."""
         if self.journal is not None:
-            self.journal.expect(platform, path, what, port)
+            self.journal.expect_all(list(items))
 
-    def cleared(self, platform: Platform, path: str) -> None:
-        if self.journal is not None:
-            self.journal.cleared(platform.host, path)
+    def cleared(self, *gone: tuple[Platform, str]) -> None:
+        if self.journal is not None and gone:
+            self.journal.cleared_all([(p.host, path) for p, path in gone])
 
 
 def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: int,
@@ -83,6 +84,9 @@ def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: in
         hosts={"receiver": ctx.receiver.host, "sender": ctx.sender.host},
         started_at=time.time())
     t0 = time.monotonic()
+    client_paths: list[str] = []
+    client_state = "not started"
+    server_asked = False
     server: Background | None = None
     client_text = server_text = ""
     outfile_text: str | None = None
@@ -92,8 +96,17 @@ def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: in
         rec.commands = {"server": display(plan.server), "client": display(plan.client)}
         rec.version = _tool_version(ctx.sender, test.tool)
         client_timeout = (plan.expected_s + TIMEOUT_MARGIN_S) if plan.expected_s else timeout_s
+        # Every path the trial will make, journaled in one write before any is made.
+        client_paths.append(client_pid)
+        journaled = [(ctx.receiver, server_dir, f"server {display(plan.server)}", plan.port),
+                     (ctx.sender, client_pid, f"client {display(plan.client)}", None)]
+        if plan.client_outfile:
+            client_paths.append(plan.client_outfile)
+            journaled.append((ctx.sender, plan.client_outfile,
+                              f"output of {plan.client[0]}", None))
+        ctx.expect(*journaled)
+        server_asked = True     # from here a lost connection may leave a server behind
         with interrupts_held():     # a Ctrl-C here would leave a server nobody stops
-            ctx.expect(ctx.receiver, server_dir, f"server {display(plan.server)}", plan.port)
             started = ctx.receiver.start_server(plan.server, server_dir, plan.port,
                                                 plan.listen_protocol, LISTEN_TIMEOUT_S)
             server = started.server
@@ -112,9 +125,7 @@ def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: in
                      f"the receiver's server ended before the transfer (exit "
                      f"{res.exit_status}): {_error_words(res.stdout + chr(10) + res.stderr)}")
             return rec
-        if plan.client_outfile:
-            ctx.expect(ctx.sender, plan.client_outfile, f"output of {plan.client[0]}")
-        ctx.expect(ctx.sender, client_pid, f"client {display(plan.client)}")
+        client_state = "running"
         try:
             ran = ctx.sender.run_client(plan.client, client_timeout, client_pid,
                                         plan.client_outfile)
@@ -122,12 +133,10 @@ def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: in
             client_text = exc.result.stdout + exc.result.stderr
             rec.fail(Failure.TIMEOUT,
                      f"timeout: the sender ran past {client_timeout:g} s and was killed")
-            _reap(ctx, ctx.sender, [client_pid] + ([plan.client_outfile]
-                                                   if plan.client_outfile else []))
+            _reap(ctx, ctx.sender, client_paths)
+            client_state = "reaped"
             return rec
-        ctx.cleared(ctx.sender, client_pid)         # the wrapper removed it as it ended
-        if plan.client_outfile:
-            ctx.cleared(ctx.sender, plan.client_outfile)
+        client_state = "ended"
         client = ran.result
         client_text = client.stdout + (("\n" + client.stderr) if client.stderr.strip() else "")
         rec.exit_status["client"] = client.exit_status
@@ -160,8 +169,16 @@ def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: in
                 server_text = server_text or (res.stdout + res.stderr)
             except NicbenchError:
                 pass
-        if server is not None and server.collected:
-            ctx.cleared(ctx.receiver, server_dir)   # collect removed its directory
+        # What is gone, in one journal write: the client's paths when its script removed
+        # them as it ended, or it never started; the server's directory once collect
+        # removed it, or it was never asked for. A client that ran past its time was
+        # reaped (and cleared) above; a client or server whose connection was lost stays
+        # journaled for the run's final restore.
+        gone = [(ctx.sender, p) for p in client_paths
+                if client_state in ("not started", "ended")]
+        if not server_asked or (server is not None and server.collected):
+            gone.append((ctx.receiver, server_dir))
+        ctx.cleared(*gone)
         rec.raw = {role: ctx.run_dir.write_raw(trial_id, role, text)
                    for role, text in (("client", client_text), ("server", server_text),
                                       ("outfile", outfile_text)) if text}
@@ -190,8 +207,7 @@ def _reap(ctx: TrialContext, platform: Platform, paths: list[str]) -> None:
         platform.reap(paths)
     except NicbenchError:
         return
-    for path in paths:
-        ctx.cleared(platform, path)
+    ctx.cleared(*[(platform, path) for path in paths])
 
 
 def _tool_version(platform: Platform, tool: str) -> str | None:

@@ -241,7 +241,7 @@ class LinuxPlatform(Platform):
     # -- a trial's three steps, one call each (see Platform.start_server) -------------
     def start_server(self, argv: Sequence[str], workdir: str, port: int, protocol: str,
                      listen_timeout_s: float) -> ServerStart:
-        polls = max(1, round(listen_timeout_s / 0.005))
+        polls = max(1, round(listen_timeout_s / 0.002))   # a poll: a read and a sleep
         res = self.conn.run(_sh("server_start.sh", workdir, f"{int(port):04X}", protocol,
                                 polls, *argv), timeout=listen_timeout_s * 2 + 10)
         lines = res.stdout.splitlines()
@@ -277,7 +277,7 @@ class LinuxPlatform(Platform):
     def finish_server(self, server: Background, end: ServerEnd) -> ServerFinish:
         # A server that exits by itself is waited for at a fine grain (a test for a file);
         # a report is looked for less often (each look runs grep).
-        poll = 0.005 if end.exits else self.conn.shell.OUTPUT_POLL_S
+        poll = 0.002 if end.exits else self.conn.shell.OUTPUT_POLL_S
         mode = "exits" if end.exits else "report" if end.report_re else "settle"
         polls = max(1, round(end.wait_s / poll))
         argv = ["sh", "-c", posix_script("server_finish.sh"), "nicbench", str(server.pid),

@@ -142,17 +142,27 @@ class TuningSession:
     def expect(self, platform: Platform, path: str, what: str, port: int | None = None) -> None:
         """Journal ``path`` on the platform's host before the command that makes it
         starts."""
+        self.expect_all([(platform, path, what, port)])
+
+    def expect_all(self, items: list[tuple[Platform, str, str, int | None]]) -> None:
+        """:meth:`expect` for several paths in one journal write (a trial knows all of
+        its paths before it starts: its server's directory, its client's pid file and
+        output file)."""
         with self._lock:
-            self._platforms[platform.host] = platform
-            self.leftovers.append(Leftover(platform.host, path, what, port))
+            for platform, path, what, port in items:
+                self._platforms[platform.host] = platform
+                self.leftovers.append(Leftover(platform.host, path, what, port))
             self._write_journal(strict=True)
 
     def cleared(self, host: str, path: str) -> None:
         """``path`` is gone from ``host`` (the command ended and its files were removed)."""
+        self.cleared_all([(host, path)])
+
+    def cleared_all(self, gone: list[tuple[str, str]]) -> None:
+        """:meth:`cleared` for several (host, path) in one journal write."""
         with self._lock:
             before = len(self.leftovers)
-            self.leftovers = [x for x in self.leftovers
-                              if not (x.host == host and x.path == path)]
+            self.leftovers = [x for x in self.leftovers if (x.host, x.path) not in gone]
             if len(self.leftovers) != before:
                 self._write_journal()
 

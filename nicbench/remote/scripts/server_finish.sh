@@ -40,8 +40,11 @@ done
 printf '@@nicbench-out@@\n'
 cat "$d/out" 2>/dev/null
 printf '\n@@nicbench-err@@\n'
-cat "$d/err" 2>/dev/null
+# Each cat is a fork and an exec: the error output is usually empty, the status one word.
+[ -s "$d/err" ] && cat "$d/err"
 printf '\n@@nicbench-rc@@\n'
-cat "$d/rc" 2>/dev/null
+rc=
+[ -e "$d/rc" ] && read -r rc <"$d/rc"
+echo "$rc"
 rm -rf -- "$d"
 true

@@ -1,7 +1,8 @@
 # Start a tool's server and wait until it listens, in one call.
 # $1: the directory to make (journaled by the controller before this runs), $2: port as
-# four upper-case hex digits (as /proc/net writes it), $3: tcp|udp, $4: polls of 5 ms to
-# wait for a listener; "$@" after: the command.
+# four upper-case hex digits (as /proc/net writes it), $3: tcp|udp, $4: polls (a look at
+# /proc/net and a 1 ms sleep: about 2 ms each) to wait for a listener; "$@" after: the
+# command.
 # Starts it as background.sh does (start_bg), then waits until something listens on the port, and prints:
 # "<pid> <dir>", "listening yes|no", "ended yes|no", the first line of /proc/stat (the
 # host's CPU time as the transfer is about to start). When something held the port
@@ -22,7 +23,7 @@ while [ "$i" -lt "$polls" ]; do
     fi
     [ -e "$d/rc" ] && break
     i=$((i + 1))
-    sleep 0.005
+    sleep 0.001
 done
 if [ "$taken" = yes ]; then
     i=0
