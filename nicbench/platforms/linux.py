@@ -241,9 +241,10 @@ class LinuxPlatform(Platform):
     # -- a trial's three steps, one call each (see Platform.start_server) -------------
     def start_server(self, argv: Sequence[str], workdir: str, port: int, protocol: str,
                      listen_timeout_s: float) -> ServerStart:
-        polls = max(1, round(listen_timeout_s / 0.002))   # a poll: a read and a sleep
-        res = self.conn.run(_sh("server_start.sh", workdir, f"{int(port):04X}", protocol,
-                                polls, *argv), timeout=listen_timeout_s * 2 + 10)
+        polls = max(1, round(listen_timeout_s / 0.002))   # a poll: one `listening` (ss), no sleep
+        res = self.conn.run(_sh("server_start.sh", workdir, str(int(port)), protocol,
+                                polls, *argv), timeout=listen_timeout_s * 2 + 10,
+                            warm=True)
         lines = res.stdout.splitlines()
         try:
             pid_s, where = lines[0].split(" ", 1)
@@ -260,7 +261,7 @@ class LinuxPlatform(Platform):
         # The script keeps the pid file itself (one shell less than Connection.run's
         # pidfile wrapper): its pid is the one the SSH layer kills on a timeout.
         res = self.conn.run(_sh("client_run.sh", pidfile or "/dev/null", outfile or "", *argv),
-                            timeout=timeout, warn=True)
+                            timeout=timeout, warn=True, warm=True)
         cpu: dict[str, CpuTimes | None] = {"0": None, "1": None}
         err = []
         for line in res.stderr.splitlines(keepends=True):
@@ -276,14 +277,15 @@ class LinuxPlatform(Platform):
 
     def finish_server(self, server: Background, end: ServerEnd) -> ServerFinish:
         # A server that exits by itself is waited for at a fine grain (a test for a file);
-        # a report is looked for less often (each look runs grep).
-        poll = 0.002 if end.exits else self.conn.shell.OUTPUT_POLL_S
+        # a report a little less often (each look runs grep; iperf 2 prints it on its
+        # reporter's next 16 ms tick after the transfer); a settle time coarsely.
         mode = "exits" if end.exits else "report" if end.report_re else "settle"
+        poll = {"exits": 0.002, "report": 0.005}.get(mode, self.conn.shell.OUTPUT_POLL_S)
         polls = max(1, round(end.wait_s / poll))
         argv = ["sh", "-c", posix_script("server_finish.sh"), "nicbench", str(server.pid),
                 server.workdir, mode, end.report_re or "", str(end.report_count),
-                str(polls), end.stop_signal, f"{int(end.port):04X}", end.protocol, f"{poll:g}"]
-        res = self.conn.run(argv, timeout=end.wait_s + 15, warn=True)
+                str(polls), end.stop_signal, f"{poll:g}"]
+        res = self.conn.run(argv, timeout=end.wait_s + 15, warn=True, warm=True)
         head, _, rest = res.stdout.partition("\n")
         m = _CPU_MARK.match(head)
         sections = rest.partition("@@nicbench-out@@\n")[2]

@@ -111,7 +111,7 @@ def posix_scripts() -> dict[str, str]:
             "background.sh": _with_starttime("start_bg.sh") + _script("background.sh"),
             "server_start.sh": _with_starttime("start_bg.sh") + _script("listening.sh")
             + _script("server_start.sh"),
-            "server_finish.sh": _GROUP_PRELUDE + _script("alive.sh") + _script("listening.sh")
+            "server_finish.sh": _GROUP_PRELUDE + _script("alive.sh")
             + _script("server_finish.sh")}
 
 
@@ -132,6 +132,10 @@ class PosixShell:
     def render_with_pid(self, argv: Argv, pidfile: str | None = None) -> str:
         if pidfile is not None:
             return self.render(self._sh(_with_starttime("pid_tracked.sh"), pidfile, *argv))
+        if len(argv) >= 3 and argv[0] == "sh" and argv[1] == "-c":
+            # A script of ours: it prints its own pid first (one shell exec less per call,
+            # as pid_exec.sh would exec this same shell).
+            return self.render(["sh", "-c", 'echo "$$"\n' + str(argv[2]), *argv[3:]])
         return self.render(self._sh(_script("pid_exec.sh"), *argv))
 
     def kill_argv(self, pid: int, signal: str = "TERM") -> list[str]:

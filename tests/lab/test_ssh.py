@@ -208,3 +208,68 @@ def test_a_leftover_child_holding_the_output_open_does_not_hang_the_call(conn):
         assert time.monotonic() - t0 < 5
     finally:
         conn.run(["pkill", "-f", f"^sleep {seconds}$"], warn=True)
+
+
+# -- the warm shell: a trial's commands through one long-lived sh (ssh.WarmShell) -----------
+
+WARM_CASES = [
+    ["sh", "-c", 'echo "out $1"; echo "err $1" >&2; exit 3', "x", "a b;c"],
+    ["printf", "a\\r\\nb\\377"],                               # no newline at the end, not UTF-8
+    ["sh", "-c", 'printf "\\n@@nicbench-done 1.x 0\\n"; head -c 300000 /dev/zero | tr "\\0" x'],
+    ["sh", "-c", "cat; echo read-nothing"],                  # stdin is /dev/null, not the shell's
+    ["sh", "-c", "kill -TERM $$"],
+]
+
+
+def test_warm_runs_give_what_a_channel_of_their_own_gives(conn):
+    for argv in WARM_CASES:
+        cold = conn.run(argv, warn=True)
+        warm = conn.run(argv, warn=True, warm=True)
+        want = (cold.stdout, cold.stderr, cold.raw)
+        assert (warm.stdout, warm.stderr, warm.raw) == want, argv
+        # A signal: sshd reports no exit status (-1) where the shell says 128 + signal.
+        assert warm.exit_status == (143 if cold.exit_status == -1 else cold.exit_status), argv
+
+
+def test_warm_runs_share_one_shell_and_each_is_a_session_of_its_own(conn):
+    parents, sessions = set(), set()
+    for _ in range(3):
+        res = conn.run(["sh", "-c", 'echo "$PPID $(ps -o sid= -p $$) $$"'], warm=True)
+        ppid, sid, pid = res.stdout.split()
+        parents.add(ppid)
+        sessions.add(sid)
+        assert sid == pid            # its own session and group: what a timeout kills
+    assert len(parents) == 1 and len(sessions) == 3
+    cold = conn.run(["sh", "-c", 'echo "$PPID"']).stdout.split()[0]
+    assert cold not in parents
+
+
+def test_warm_timeout_kills_the_command_and_the_next_call_still_works(conn):
+    marker = uuid.uuid4().hex[:12]
+    seconds = f"300.{int(marker, 16) % 10 ** 6:06d}"
+    with pytest.raises(CommandTimeout) as info:
+        conn.run(["sh", "-c", 'sleep "$1"; echo finished', f"nbmarker-{marker}", seconds],
+                 timeout=1, warm=True)
+    assert info.value.result.timed_out and info.value.result.exit_status is None
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline:
+        left = remote_pids(conn, f"[n]bmarker-{marker}") + remote_pids(conn, f"[s]leep {seconds}")
+        if not left:
+            break
+        time.sleep(0.1)
+    assert left == [], "the timed-out command is still running on the host"
+    assert conn.run(["echo", "next"], warm=True).stdout == "next\n"
+
+
+def test_the_warm_shell_ends_with_its_connection(conn, lab, lab_inventory):
+    shell_pid = conn.run(["sh", "-c", 'echo "$PPID"'], warm=True).stdout.strip()
+    other = SshConnection(target(lab_inventory, lab.spec.hosts()[0].name))
+    try:
+        assert other.run(["kill", "-0", shell_pid], warn=True).ok
+        conn.close()
+        deadline = time.monotonic() + 5
+        while other.run(["kill", "-0", shell_pid], warn=True).ok:
+            assert time.monotonic() < deadline, "the warm shell outlived its connection"
+            time.sleep(0.1)
+    finally:
+        other.close()

@@ -1,18 +1,25 @@
 # Start a tool's server and wait until it listens, in one call.
-# $1: the directory to make (journaled by the controller before this runs), $2: port as
-# four upper-case hex digits (as /proc/net writes it), $3: tcp|udp, $4: polls (a look at
-# /proc/net and a 1 ms sleep: about 2 ms each) to wait for a listener; "$@" after: the
+# $1: the directory to make (journaled by the controller before this runs), $2: port,
+# $3: tcp|udp, $4: polls to wait for a listener (a poll is one `listening`, about 2 ms, with
+# no sleep: a tool listens within a few ms, and a sleep is one more fork); "$@" after: the
 # command.
-# Starts it as background.sh does (start_bg), then waits until something listens on the port, and prints:
+# Starts it as background.sh does (start_bg), then waits until something listens on the
+# port, and prints:
 # "<pid> <dir>", "listening yes|no", "ended yes|no", the first line of /proc/stat (the
-# host's CPU time as the transfer is about to start). When something held the port
-# before the server started, "listening" proves nothing: then the server is given up to
-# a second to fail to bind and end ("ended yes"), so a client never measures whatever
-# else listens there.
+# host's CPU time as the transfer is about to start). A port held when this starts is
+# given a second to come free. When something still holds it, "listening" proves
+# nothing: then the server is given up to a second to fail to bind and end ("ended
+# yes"), so a client never measures whatever else listens there.
 d=$1; port=$2; proto=$3; polls=$4
 shift 4
 taken=no
-listening "$port" "$proto" && taken=yes
+if listening "$port" "$proto"; then
+    # Most often the previous trial's server, or a child it left, letting go: give it a
+    # second.
+    i=0
+    while [ "$i" -lt 100 ] && listening "$port" "$proto"; do i=$((i + 1)); sleep 0.01; done
+    listening "$port" "$proto" && taken=yes
+fi
 start_bg "$d" "$@"
 i=0
 up=no
@@ -23,7 +30,6 @@ while [ "$i" -lt "$polls" ]; do
     fi
     [ -e "$d/rc" ] && break
     i=$((i + 1))
-    sleep 0.001
 done
 if [ "$taken" = yes ]; then
     i=0
