@@ -126,12 +126,18 @@ def test_a_receiver_killed_mid_trial_fails_that_trial_and_the_run_goes_on(lab, t
         assert first["wall_s"] < 3 + 2, first["wall_s"]
         assert f"{test} #1/2: FAILED: {first['reason']}" in proc.stdout
         assert second["status"] == "ok", second["reason"]
-        assert_at_least_unless_busy(second["throughput_bps"], 900e6, f"{test} #2 bit/s",
-                                    [second["cpu_sender_pct"]])
         for rel in first["raw"].values():
             assert (out / rel).is_file()
     summary = (out / "summary.csv").read_text().splitlines()
     assert len(summary) == 3 and all(",partial,1,1," in row for row in summary[1:])
+    # Last (it may skip): the second trials ran on the gigabit link (fast Ethernet would
+    # give 0.1 Gbit/s). Not a physics check: the killer still polls the receiver every
+    # 50 ms for the other tool's server while iperf3 #2 runs.
+    for test in ("iperf3-tcp", "iperf2-tcp"):
+        second = [r for r in recs if r["test"] == test][1]
+        assert_at_least_unless_busy(second["throughput_bps"], 600e6, f"{test} #2 bit/s",
+                                    [second["cpu_sender_pct"]],
+                                    next(x for x in lab.spec.links() if x.adapter.key == "gbe"))
 
 
 TAKEN_PROFILE = f"""\

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from clihelp import nicbench
-from loadcheck import busy_during, machine_load
+from loadcheck import busy_during, shortfall
 
 pytestmark = pytest.mark.lab
 
@@ -67,11 +67,6 @@ def test_report_of_a_tiny_roundup_shows_both_cards_and_the_refusal(lab, tmp_path
         assert bars[key]["n_ok"] == "2" and bars[key]["n"] == "2"
         # never above the link's goodput limit (by more than the tools' rounding)
         assert float(bars[key]["value"]) < 1.015 * float(bars[key]["limit"])
-    if slow:     # a busy machine only makes iperf3 slower: judged only on a quiet one
-        recs = [json.loads(line) for line in (results / "trials.jsonl").read_text().splitlines()]
-        if not busy_during([r.get("cpu_sender_pct") for r in recs]):
-            load = machine_load()
-            assert load.busy, f"{slow} on a quiet machine ({load})"
     assert bars[(nojumbo, "MTU 9000")]["gap"] == "refused"
     assert bars[(nojumbo, "MTU 9000")]["value"] == ""
     assert bars[(nojumbo, "MTU 9000")]["label"] == "refused 0/2 (2 not run)"
@@ -79,8 +74,17 @@ def test_report_of_a_tiny_roundup_shows_both_cards_and_the_refusal(lab, tmp_path
     assert page.index('<section id="verdict">') < page.index("<figure")
     with open(out / "tables" / "verdict.csv", newline="") as fh:
         verdict = {(r["adapter"], r["test"]): r for r in csv.DictReader(fh)}
-    assert verdict[(gbe, "iperf3-tcp")]["point"] == "mtu9000"
-    assert verdict[(gbe, "iperf3-tcp")]["rank"] == "1"
+    # Which MTU and which card win is the measurement's to say: with two runs a point, a
+    # dip on this shared machine can put gbe's MTU 9000 under its MTU 1500 (seen once in
+    # a full suite run). The verdict must name what the bars show.
+    def value(key):
+        return float(bars[key]["value"])
+    gbe_best = max([(gbe, "MTU 1500"), (gbe, "MTU 9000")], key=value)
+    assert verdict[(gbe, "iperf3-tcp")]["point"] == gbe_best[1].replace("MTU ", "mtu")
+    winner = gbe if value(gbe_best) >= value((nojumbo, "MTU 1500")) else nojumbo
+    assert verdict[(winner, "iperf3-tcp")]["rank"] == "1"
+    # (That 9000-byte frames carry more is tests/lab/test_calibration.py's to check, over
+    # five runs a point.)
     assert verdict[(nojumbo, "iperf3-tcp")]["not_measured"] == \
         "MTU 9000: refused 0/2 (2 not run)"
 
@@ -99,3 +103,10 @@ def test_report_of_a_tiny_roundup_shows_both_cards_and_the_refusal(lab, tmp_path
         (results / "trials.jsonl").read_bytes()
     assert len(list((out / "data" / "A-results" / "raw").iterdir())) == \
         len(list((results / "raw").iterdir()))
+
+    # Physics last (it may skip): a busy machine only makes iperf3 slower, so a short
+    # figure is judged only on a quiet one, and only after the link is measured again.
+    if slow:
+        recs = [json.loads(line) for line in (results / "trials.jsonl").read_text().splitlines()]
+        if not busy_during([r.get("cpu_sender_pct") for r in recs]):
+            shortfall(f"{slow}", next(x for x in lab.spec.links() if x.adapter.key == "gbe"))
