@@ -10,8 +10,9 @@ the engine ``nicbench run`` uses, then reports
   what a run does once (SSH connections, host facts, MTU set, verified and restored,
   summary) spread over its trials.
 
-The reviews' harnesses slept 1 to 5 s between runs; nicbench aims for under 0.2 s.
-The last line is the figure, for machines: ``overhead: per_trial_s=... PASS|FAIL``.
+The reviews' harnesses slept 1 to 5 s between runs; nicbench aims for under 0.2 s per
+trial over the run, and a median trial at most 0.04 s beyond the tool's own run for each
+tool. The last line is the figure, for machines: ``overhead: per_trial_s=... PASS|FAIL``.
 
     python bench/overhead.py [-i INVENTORY] [--pair gbe] [--trials 15] [--out DIR]
 """
@@ -24,6 +25,7 @@ import sys
 from _common import arguments, pctl, run
 
 LIMIT_S = 0.2
+MEDIAN_LIMIT_S = 0.04   # per tool: the median trial's cost beyond the tool's own run
 MIN_TRIALS = 30    # the issue asks for the figure over 30 or more trials (default: 15 per tool x 2)
 PROFILE = """\
     format_version: 1
@@ -61,12 +63,15 @@ def main() -> int:
     ok = [r for r in recs if r not in failed]
     per_trial = (wall - sum(r.duration_s for r in ok)) / max(1, len(ok))
     trial_only = statistics.fmean(r.wall_s - r.duration_s for r in ok) if ok else float("nan")
-    by_tool = " ".join(
-        f"{t}_mean_s={statistics.fmean(r.wall_s - r.duration_s for r in ok if r.tool == t):.3f}"
-        for t in ("iperf3", "iperf2") if any(r.tool == t for r in ok))
-    verdict = "PASS" if not failed and len(ok) >= MIN_TRIALS and per_trial < LIMIT_S else "FAIL"
+    medians = {t: statistics.median(r.wall_s - r.duration_s for r in ok if r.tool == t)
+               for t in ("iperf3", "iperf2") if any(r.tool == t for r in ok)}
+    by_tool = " ".join(f"{t}_median_s={m:.3f}" for t, m in medians.items())
+    verdict = "PASS" if (not failed and len(ok) >= MIN_TRIALS and per_trial < LIMIT_S
+                         and len(medians) == 2
+                         and max(medians.values()) <= MEDIAN_LIMIT_S) else "FAIL"
     print(f"overhead: per_trial_s={per_trial:.3f} trial_only_s={trial_only:.3f} {by_tool} "
-          f"trials={len(ok)} min_trials={MIN_TRIALS} failed={len(failed)} limit_s={LIMIT_S} {verdict}")
+          f"median_limit_s={MEDIAN_LIMIT_S} trials={len(ok)} min_trials={MIN_TRIALS} "
+          f"failed={len(failed)} limit_s={LIMIT_S} {verdict}")
     return 0 if verdict == "PASS" else 1
 
 
