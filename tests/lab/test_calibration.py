@@ -11,10 +11,12 @@ above the band fails at once, since shaping that lets more through than the wire
 carry is exactly what this test is here to catch. To tell "this machine is busy" from "the
 shaping is wrong", the machine is measured just before each run, while nothing of the
 test runs (``Load``: the busy share of all CPUs and the share the hypervisor stole, over
-half a second of /proc/stat). A run below the band on a quiet machine fails; if every run
-was below the band and the machine was busy before each, the test is skipped with the
-figures; if some of them ran on a quiet machine, it fails. (Measuring during the run cannot tell the lab's iperf3 from anything else: its
-processes are gone, with their CPU time, before the run ends.)
+half a second of /proc/stat). Up to five runs in a row, then four more 5 s apart, since
+a disturbance of this VM can last longer than five runs without showing as load. If no
+run reaches the band: skipped with the figures when the machine was busy before every
+run; failed when some ran on a quiet machine. (Measuring during the run cannot tell the
+lab's iperf3 from anything else: its processes are gone, with their CPU time, before the
+run ends.)
 """
 
 from __future__ import annotations
@@ -35,6 +37,11 @@ MTUS = (1500, 3000, 6000, 9000, 16000)
 PORT = 5311
 DURATION_S = 3
 ATTEMPTS = 5
+# A disturbance of this VM that does not show as load or steal (seen: 443-799 Mbit/s at MTU
+# 1500 over five runs in a full suite, 941 minutes later) can outlast five runs in a row:
+# then a few more, spaced out. Bounded: 4 x (5 s + a 3 s run).
+LATE_ATTEMPTS = 4
+LATE_PAUSE_S = 5.0
 def theory_bps(mtu: int) -> float:
     return RATE_BPS * (mtu - 52) / (mtu + 38)
 
@@ -70,7 +77,9 @@ def test_gbe_link_matches_gigabit_ethernet(lab, pool, mtu):
         for host in (receiver, sender):
             session.set_mtu(pool.platform(host), link.ifname, mtu)
         pool.platform(sender).verify_path_mtu(link.ifname, link.address("a"), mtu)
-        for _ in range(ATTEMPTS):
+        for attempt in range(ATTEMPTS + LATE_ATTEMPTS):
+            if attempt >= ATTEMPTS:
+                time.sleep(LATE_PAUSE_S)    # the first ones all fell short: let it pass
             loads.append(machine_load())
             bps = iperf3_received_bps(pool, receiver, sender, link.address("a"))
             measured.append(bps)
