@@ -47,24 +47,35 @@ def fail(message: str) -> None:
 
 
 @contextlib.contextmanager
-def own_lab(adapter: str):
-    """A lab with just ``adapter``, up for the duration; yields its inventory file."""
-    from nicbench.lab.lab import Lab, LabSpec
+def lab_in_temp_dir(spec, label: str):
+    """A lab of ``spec`` (a ``LabSpec``) in a new temp directory, up for the duration and
+    down and removed afterwards, also on error; yields its inventory file."""
+    from nicbench.lab.lab import Lab
 
     if os.geteuid() != 0:
         fail("building a lab needs root (or give -i INVENTORY of a lab that is up)")
+    lab_dir = tempfile.mkdtemp(prefix=f"nicbench-bench-{label}-")
+    lab = Lab(spec, lab_dir)
+    try:
+        lab.up()
+        yield lab.inventory_file
+    finally:
+        try:
+            lab.down()
+        finally:
+            shutil.rmtree(lab_dir, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def own_lab(adapter: str):
+    """A lab with just ``adapter``, up for the duration; yields its inventory file."""
+    from nicbench.lab.lab import LabSpec
+
     with open(LOCK, "a+") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
-        lab_dir = tempfile.mkdtemp(prefix="nicbench-bench-lab-")
-        lab = Lab(LabSpec(prefix=BENCH_PREFIX, slot=BENCH_SLOT, adapters=(adapter,)), lab_dir)
-        try:
-            lab.up()
-            yield lab.inventory_file
-        finally:
-            try:
-                lab.down()
-            finally:
-                shutil.rmtree(lab_dir, ignore_errors=True)
+        with lab_in_temp_dir(LabSpec(prefix=BENCH_PREFIX, slot=BENCH_SLOT, adapters=(adapter,)),
+                             "lab") as inventory:
+            yield inventory
 
 
 def run(profile_text: str, inventory: str | None, pair: str, out: str | None):

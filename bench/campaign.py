@@ -32,7 +32,6 @@ import contextlib
 import fcntl
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -41,6 +40,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from _common import fail, lab_in_temp_dir
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -71,28 +72,12 @@ CAMPAIGN = """\
     """
 
 
-def fail(message: str) -> None:
-    sys.exit(f"bench: error: {message}")
-
-
-@contextlib.contextmanager
 def own_lab():
     """A lab of 4 host pairs with one 100 Mbit/s gbe link each, up for the duration."""
-    from nicbench.lab.lab import Lab, LabSpec
+    from nicbench.lab.lab import LabSpec
 
-    if os.geteuid() != 0:
-        fail("building a lab needs root (or give -i INVENTORY of a lab that is up)")
-    lab_dir = tempfile.mkdtemp(prefix="nicbench-bench-campaign-lab-")
-    lab = Lab(LabSpec(prefix=PREFIX, slot=SLOT, pairs=4, adapters=("gbe",), rate="100mbit"),
-              lab_dir)
-    try:
-        lab.up()
-        yield lab.inventory_file
-    finally:
-        try:
-            lab.down()
-        finally:
-            shutil.rmtree(lab_dir, ignore_errors=True)
+    return lab_in_temp_dir(LabSpec(prefix=PREFIX, slot=SLOT, pairs=4, adapters=("gbe",),
+                                   rate="100mbit"), "campaign-lab")
 
 
 @dataclass

@@ -78,13 +78,14 @@ def remote_pids(conn, pattern: str) -> list[str]:
     return res.stdout.split()
 
 
-def test_timeout_kills_the_command_on_the_host(conn):
+@pytest.mark.parametrize("warm", [False, True], ids=["channel", "warm-shell"])
+def test_timeout_kills_the_command_on_the_host(conn, warm):
     marker = uuid.uuid4().hex[:12]
     seconds = f"300.{int(marker, 16) % 10 ** 6:06d}"       # a sleep argument nobody else uses
     argv = ["sh", "-c", 'sleep "$1"; echo finished', f"nbmarker-{marker}", seconds]
     t0 = time.monotonic()
     with pytest.raises(CommandTimeout) as info:
-        conn.run(argv, timeout=1)
+        conn.run(argv, timeout=1, warm=warm)
     assert 1 <= time.monotonic() - t0 < 4
     assert info.value.result.timed_out and info.value.result.exit_status is None
     deadline = time.monotonic() + 3
@@ -94,6 +95,8 @@ def test_timeout_kills_the_command_on_the_host(conn):
             break
         time.sleep(0.1)
     assert left == [], "the timed-out command is still running on the host"
+    # The next call works (a warm shell whose command timed out is replaced).
+    assert conn.run(["echo", "next"], warm=warm).stdout == "next\n"
 
 
 def test_background_start_is_running_stop_collect(conn):
@@ -242,23 +245,6 @@ def test_warm_runs_share_one_shell_and_each_is_a_session_of_its_own(conn):
     assert len(parents) == 1 and len(sessions) == 3
     cold = conn.run(["sh", "-c", 'echo "$PPID"']).stdout.split()[0]
     assert cold not in parents
-
-
-def test_warm_timeout_kills_the_command_and_the_next_call_still_works(conn):
-    marker = uuid.uuid4().hex[:12]
-    seconds = f"300.{int(marker, 16) % 10 ** 6:06d}"
-    with pytest.raises(CommandTimeout) as info:
-        conn.run(["sh", "-c", 'sleep "$1"; echo finished', f"nbmarker-{marker}", seconds],
-                 timeout=1, warm=True)
-    assert info.value.result.timed_out and info.value.result.exit_status is None
-    deadline = time.monotonic() + 3
-    while time.monotonic() < deadline:
-        left = remote_pids(conn, f"[n]bmarker-{marker}") + remote_pids(conn, f"[s]leep {seconds}")
-        if not left:
-            break
-        time.sleep(0.1)
-    assert left == [], "the timed-out command is still running on the host"
-    assert conn.run(["echo", "next"], warm=True).stdout == "next\n"
 
 
 def test_the_warm_shell_ends_with_its_connection(conn, lab, lab_inventory):
