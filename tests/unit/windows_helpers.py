@@ -17,20 +17,8 @@ def ps_literals(script: str) -> list[str]:
     out, i = [], 0
     while i < len(script):
         if script[i] in SINGLE_QUOTES:
-            j, buf = i + 1, []
-            while True:
-                if j >= len(script):
-                    raise AssertionError(f"unterminated literal at {i}")
-                if script[j] in SINGLE_QUOTES:
-                    if j + 1 < len(script) and script[j + 1] in SINGLE_QUOTES:
-                        buf.append(script[j])
-                        j += 2
-                        continue
-                    break
-                buf.append(script[j])
-                j += 1
-            out.append("".join(buf))
-            i = j + 1
+            literal, i = _literal_at(script, i)
+            out.append(literal)
         elif script[i] == "#" and (i == 0 or script[i - 1] in " \n"):
             i = script.find("\n", i) if "\n" in script[i:] else len(script)   # comment
         else:
