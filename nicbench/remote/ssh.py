@@ -50,6 +50,7 @@ EOF_GRACE_S = 1.0
 # second while a command runs.
 MAX_POLL_S = 0.005
 MAX_HOPS = 8                # jump hosts and the host itself
+_GONE_HINT = "the host may have rebooted or dropped the connection"
 
 # paramiko logs what it also raises (a refused channel: "Secsh channel 1 open FAILED");
 # without a handler Python printed that to stderr beside nicbench's own one-line error.
@@ -405,9 +406,7 @@ class SshConnection(Connection):
             chan.exec_command(self.shell.render_with_pid(argv, pidfile))
             chan.shutdown_write()
         except (paramiko.SSHException, OSError, EOFError) as exc:
-            self.close()
-            raise ConnectError(self.host, f"SSH channel failed: {exc}",
-                               "the host may have rebooted or dropped the connection") from exc
+            raise self._channel_failed(exc) from exc
 
         out, err = bytearray(), bytearray()
         deadline = t0 + timeout
@@ -450,10 +449,7 @@ class SshConnection(Connection):
                 select.select([chan], [], [], min(left, poll))
                 poll = min(poll * 2, MAX_POLL_S)
         except _Lost:
-            self.close()
-            raise ConnectError(self.host, f"the connection was lost while `{display(argv)}` "
-                                          "ran", "the host may have rebooted or dropped "
-                                          "the connection") from None
+            raise self._lost(argv) from None
         except BaseException:
             # Ctrl-C or an error while waiting: kill the remote command, then re-raise.
             self._kill_remote(out)
@@ -472,16 +468,24 @@ class SshConnection(Connection):
             if status == -1 and _dropped(session):
                 # The channel closed without an exit status because the connection went
                 # (the session's sshd was killed, the host went down), not the command.
-                self.close()
-                raise ConnectError(self.host, f"the connection was lost while "
-                                   f"`{display(argv)}` ran", "the host may have rebooted or "
-                                   "dropped the connection")
+                raise self._lost(argv)
         chan.close()
         raw_out = bytes(out).partition(b"\n")[2]  # first line is the wrapper's pid
         return make_result(self.host, argv, stdout=raw_out.decode("utf-8", "replace"),
                            stderr=err.decode("utf-8", "replace"), exit_status=status,
                            duration_s=time.monotonic() - t0, timed_out=timed_out,
                            started_at=started, raw=(raw_out, bytes(err)))
+
+    # A connection that failed under a command is closed (its warm shell with it) before
+    # the error is raised; the next call connects again.
+    def _lost(self, argv: Sequence[str]) -> ConnectError:
+        self.close()
+        return ConnectError(self.host, f"the connection was lost while `{display(argv)}` ran",
+                            _GONE_HINT)
+
+    def _channel_failed(self, exc: BaseException) -> ConnectError:
+        self.close()
+        return ConnectError(self.host, f"SSH channel failed: {exc}", _GONE_HINT)
 
     def _drop_warm(self) -> None:
         warm, self._warm = self._warm, None
@@ -499,17 +503,9 @@ class SshConnection(Connection):
                     self._warm = WarmShell(session, self.target.connect_timeout_s)
                 return self._warm.run(argv, self.shell.render_with_pid(argv), timeout, self)
             except _Lost:
-                self._drop_warm()
-                self.close()
-                raise ConnectError(self.host, f"the connection was lost while "
-                                   f"`{display(argv)}` ran", "the host may have rebooted "
-                                   "or dropped the connection") from None
+                raise self._lost(argv) from None
             except (paramiko.SSHException, OSError, EOFError) as exc:
-                self._drop_warm()
-                self.close()
-                raise ConnectError(self.host, f"SSH channel failed: {exc}",
-                                   "the host may have rebooted or dropped the "
-                                   "connection") from exc
+                raise self._channel_failed(exc) from exc
             except BaseException:
                 self._drop_warm()     # a timeout, Ctrl-C: its state is unknown, start anew
                 raise
