@@ -86,10 +86,10 @@ def test_server_start_waits_for_a_port_still_held_then_starts_its_server():
     holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     holder.bind(("127.0.0.1", port))
     holder.listen()
-    timer = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.4)"])
+    letting_go = threading.Timer(0.4, holder.close)
     try:
         t0 = time.monotonic()
-        threading.Thread(target=lambda: (timer.wait(), holder.close()), daemon=True).start()
+        letting_go.start()
         started = plat.start_server(python_listener(port),
                                     f"/tmp/nicbench-test-{uuid.uuid4().hex}", port, "tcp", 5.0)
         took = time.monotonic() - t0
@@ -100,7 +100,7 @@ def test_server_start_waits_for_a_port_still_held_then_starts_its_server():
             res = finish(plat, started.server, port)
         assert res.result.exit_status == 128 + signal.SIGKILL   # ours, running till stopped
     finally:
-        timer.wait(timeout=5)
+        letting_go.cancel()
         holder.close()
 
 
