@@ -76,7 +76,12 @@ class ConfigErrors(ConfigError):
     """Several config problems found in one pass; each is printed on its own line."""
 
     def __init__(self, errors: Iterable[ConfigError]):
-        self.errors = list(errors)
+        # Each problem once: several checks can find the same one (a key both missing
+        # and referenced); the first of a kind keeps its place.
+        by_text: dict[str, ConfigError] = {}
+        for e in errors:
+            by_text.setdefault(e.render(), e)
+        self.errors = list(by_text.values())
         first = self.errors[0] if self.errors else ConfigError("invalid configuration")
         super().__init__(first.message, file=first.file, line=first.line, key=first.key)
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field
 
-from nicbench.config.fields import FilePath, Name, Strict
+from nicbench.config.fields import FilePath, Float, Int, Name, Strict
 from nicbench.config.source import Where
 from nicbench.errors import ConfigError, UsageError
 
@@ -71,7 +71,7 @@ class CampaignRun(Strict):
     profile: FilePath
     name: Name | None = None          # its directory (default: the profile's name)
     pairs: list[Name] | None = Field(None, min_length=1)
-    repeat: int = Field(1, ge=1, le=100)  # run it this many times (NAME.1, NAME.2, ...)
+    repeat: Int = Field(1, ge=1, le=100)  # run it this many times (NAME.1, NAME.2, ...)
     keep_failed: bool = False         # a resume leaves failed configurations as they are
 
 
@@ -80,12 +80,12 @@ class Campaign(Strict):
     name: Name
     description: str = ""
     inventory: FilePath | None = None  # relative to this file (-i on the command line wins)
-    parallel: int = Field(1, ge=1, le=64)
+    parallel: Int = Field(1, ge=1, le=64)
     order: Literal["listed", "shuffle"] = "listed"
-    seed: int | None = Field(None, ge=0, le=2**32 - 1)   # shuffle's seed (default: drawn)
+    seed: Int | None = Field(None, ge=0, le=2**32 - 1)   # shuffle's seed (default: drawn)
     report: bool = True               # build each run's report as it ends
     on_finish: Argv | None = None
-    on_finish_timeout_s: float = Field(300.0, gt=0, le=3600)
+    on_finish_timeout_s: Float = Field(300.0, gt=0, le=3600)
     runs: list[CampaignRun] = Field(min_length=1)
 
     file: str = Field("", exclude=True)
@@ -154,17 +154,7 @@ class LoadedCampaign:
                 check_platforms(planned.profile, inventory, pairs)
             except UsageError as exc:
                 errors.append(self.where.error(("runs", planned.index, "profile"), str(exc)))
-        return _unique(errors)
-
-
-def _unique(errors: list[ConfigError]) -> list[ConfigError]:
-    seen: set[str] = set()
-    out = []
-    for e in errors:
-        if e.render() not in seen:
-            seen.add(e.render())
-            out.append(e)
-    return out
+        return errors
 
 
 def run_names(campaign: Campaign, profile_names: list[str]) -> list[tuple[int, str]]:

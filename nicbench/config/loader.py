@@ -188,21 +188,12 @@ def _validate(model: type[BaseModel], data: Any, where: Where):
     except ValidationError as exc:
         errors += [_translate(model, err, where) for err in exc.errors()]
     if errors:
-        raise ConfigErrors(_dedupe(errors))
+        raise ConfigErrors(errors)
     return validated
 
 
 def _allowed(model: type[BaseModel]) -> str:
     return ", ".join(name for name, f in model.model_fields.items() if not f.exclude)
-
-
-def _dedupe(errors: list[ConfigError]) -> list[ConfigError]:
-    seen, out = set(), []
-    for e in errors:
-        if e.render() not in seen:
-            seen.add(e.render())
-            out.append(e)
-    return out
 
 
 def _translate(root: type[BaseModel], err: Any, where: Where) -> ConfigError:

@@ -141,7 +141,7 @@ class Profile(Strict):
     # out. Either way the run says so.
     registry_policy: Literal["apply", "skip-if-ignored"] = "apply"
     # Windows: how long a host may take to come back after a registry reboot.
-    reboot_timeout_s: float = Field(1800.0, gt=0, le=86_400)
+    reboot_timeout_s: Float = Field(1800.0, gt=0, le=86_400)
 
     file: str = Field("", exclude=True)
 

@@ -149,6 +149,20 @@ def test_a_campaign_file_is_checked_strictly_with_file_and_line(tmp_path):
         ":3: runs[0].profile: profile 'nosuch' not found in profiles",
         ":5: runs[1].pairs: pair 'p1' listed twice",
         ":6: runs[2].profile: a second run named 'pa' (also runs[1])"]
+    # a YAML boolean is no number: 'yes' was 1, and on_finish killed after one second
+    errs = errors_of(tmp_path, """\
+        name: night
+        parallel: yes
+        seed: on
+        on_finish_timeout_s: yes
+        runs:
+          - profile: pa.yaml
+            repeat: true
+        """)
+    boolean = "is a YAML boolean (yes/no/on/off/true/false), not a number"
+    assert sorted(e.split("night.yaml", 1)[1] for e in errs) == [
+        f":2: parallel: True {boolean}", f":3: seed: True {boolean}",
+        f":4: on_finish_timeout_s: True {boolean}", f":7: runs[0].repeat: True {boolean}"]
 
 
 def test_pairs_and_platform_are_checked_against_the_inventory(tmp_path):
