@@ -260,7 +260,7 @@ class LinuxPlatform(Platform):
                    outfile: str | None) -> ClientRun:
         # The script keeps the pid file itself (one shell less than Connection.run's
         # pidfile wrapper): its pid is the one the SSH layer kills on a timeout.
-        res = self.conn.run(_sh("client_run.sh", pidfile or "/dev/null", outfile or "", *argv),
+        res = self.conn.run(_sh("client_run.sh", pidfile or "", outfile or "", *argv),
                             timeout=timeout, warn=True, warm=True)
         cpu: dict[str, CpuTimes | None] = {"0": None, "1": None}
         err = []

@@ -116,3 +116,17 @@ def test_server_start_tells_a_port_held_for_good_from_its_own_server():
     assert started.ended, started                # ours failed to bind and ended
     assert res.result.exit_status == 1
     assert "Address already in use" in res.result.stderr
+
+
+def test_run_client_keeps_its_pid_file_while_it_runs_and_takes_none(tmp_path):
+    plat = LinuxPlatform(LocalConnection())
+    pidfile = tmp_path / "client.pid"
+    ran = plat.run_client(["sh", "-c", 'cat "$1"', "x", str(pidfile)], 10, str(pidfile), None)
+    pid, start = ran.result.stdout.split()
+    assert int(pid) > 1 and int(start) > 0          # "<pid> <start time>" while it ran
+    assert not pidfile.exists()                     # removed when it ended
+    # No pid file: nothing written or removed (it used to be /dev/null, which the script
+    # then removed, as root).
+    ran = plat.run_client(["echo", "hi"], 10, None, None)
+    assert (ran.result.stdout, ran.result.exit_status) == ("hi\n", 0)
+    assert ran.cpu0 is not None and ran.cpu1 is not None

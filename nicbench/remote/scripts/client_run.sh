@@ -1,6 +1,6 @@
 # Run a tool's client between two readings of the host's CPU time, in one call.
 # $1: a file to hold "<pid> <start time>" of this command while it runs (journaled by the
-# controller before this runs; removed when the client ends), $2: a file the client
+# controller before this runs; removed when the client ends; "" for none), $2: a file the client
 # writes its figures to ("" for none); "$@" after: the command. The CPU readings go to
 # stderr on marked lines; the figures file, if any, follows the client's own output on
 # stdout after a marker line, and is removed. Exits with the client's status.
@@ -8,7 +8,7 @@ pf=$1
 of=$2
 shift 2
 starttime "$$"
-echo "$$ $ST" >"$pf" || exit 97
+if [ -n "$pf" ]; then echo "$$ $ST" >"$pf" || exit 97; fi
 read -r stat </proc/stat
 echo "@@nicbench-cpu0@@ $stat" >&2
 "$@"
@@ -20,5 +20,5 @@ if [ -n "$of" ]; then
     cat -- "$of" 2>/dev/null
     rm -f -- "$of"
 fi
-rm -f -- "$pf"
+[ -z "$pf" ] || rm -f -- "$pf"
 exit "$rc"
