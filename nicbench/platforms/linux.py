@@ -282,18 +282,13 @@ class LinuxPlatform(Platform):
         mode = "exits" if end.exits else "report" if end.report_re else "settle"
         poll = {"exits": 0.002, "report": 0.005}.get(mode, self.conn.shell.OUTPUT_POLL_S)
         polls = max(1, round(end.wait_s / poll))
-        argv = ["sh", "-c", posix_script("server_finish.sh"), "nicbench", str(server.pid),
-                server.workdir, mode, end.report_re or "", str(end.report_count),
-                str(polls), end.stop_signal, f"{poll:g}"]
+        argv = _sh("server_finish.sh", server.pid, server.workdir, mode, end.report_re or "",
+                   end.report_count, polls, end.stop_signal, f"{poll:g}")
         res = self.conn.run(argv, timeout=end.wait_s + 15, warn=True, warm=True)
         head, _, rest = res.stdout.partition("\n")
         m = _CPU_MARK.match(head)
-        sections = rest.partition("@@nicbench-out@@\n")[2]
-        out, _, rest = sections.partition("\n@@nicbench-err@@\n")
-        err, _, rc = rest.partition("\n@@nicbench-rc@@\n")
-        rc = rc.strip()
-        result = make_result(self.host, server.argv, stdout=out, stderr=err,
-                             exit_status=int(rc) if rc.lstrip("-").isdigit() else None,
+        out, err, rc = self.conn.shell.parse_collected(rest.partition("@@nicbench-out@@\n")[2])
+        result = make_result(self.host, server.argv, stdout=out, stderr=err, exit_status=rc,
                              started_at=server.started_at)
         server.finished(result)
         return ServerFinish(result, _stat_line([m["stat"]]) if m else None)

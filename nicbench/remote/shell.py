@@ -102,7 +102,7 @@ def posix_script(name: str) -> str:
 @cache
 def posix_scripts() -> dict[str, str]:
     """Every script text PosixShell sends, by file name: what shellcheck checks."""
-    plain = ("pid_exec.sh", "kill_group.sh", "collect.sh", "ended.sh",
+    plain = ("pid_exec.sh", "kill_group.sh", "ended.sh",
              "read_and_remove.sh", "cleanup.sh")
     grouped = ("alive_now.sh", "wait_gone.sh", "stop_after_output.sh")
     timed = ("pid_tracked.sh", "reap.sh", "client_run.sh")
@@ -111,7 +111,8 @@ def posix_scripts() -> dict[str, str]:
             "background.sh": _with_starttime("start_bg.sh") + _script("background.sh"),
             "server_start.sh": _with_starttime("start_bg.sh") + _script("listening.sh")
             + _script("server_start.sh"),
-            "server_finish.sh": _GROUP_PRELUDE + _script("alive.sh")
+            "collect.sh": _script("collect_dir.sh") + _script("collect.sh"),
+            "server_finish.sh": _GROUP_PRELUDE + _script("alive.sh") + _script("collect_dir.sh")
             + _script("server_finish.sh")}
 
 
@@ -162,10 +163,10 @@ class PosixShell:
                         int(count), int(polls), signal, f"{self.OUTPUT_POLL_S:g}")
 
     def collect_argv(self, workdir: str) -> list[str]:
-        return self._sh(_script("collect.sh"), workdir)
+        return self._sh(posix_script("collect.sh"), workdir)
 
     def parse_collected(self, stdout: str) -> tuple[str, str, int | None]:
-        # collect.sh: three sections with NUL-free markers; rc is empty while the
+        # collect_dir.sh: three sections with NUL-free markers; rc is empty while the
         # command runs or after it was killed.
         out, _, rest = stdout.partition("\n@@nicbench-err@@\n")
         err, _, rc = rest.partition("\n@@nicbench-rc@@\n")

@@ -35,13 +35,6 @@ if [ ! -e "$d/rc" ]; then
     [ -e "$d/rc" ] || kill -KILL -"$PG" 2>/dev/null || kill -KILL "$PG" 2>/dev/null
 fi
 printf '@@nicbench-out@@\n'
-cat "$d/out" 2>/dev/null
-printf '\n@@nicbench-err@@\n'
-# Each cat is a fork and an exec: the error output is usually empty, the status one word.
-[ -s "$d/err" ] && cat "$d/err"
-printf '\n@@nicbench-rc@@\n'
-rc=
-[ -e "$d/rc" ] && read -r rc <"$d/rc"
-echo "$rc"
+collect_dir "$d"
 rm -rf -- "$d"
 true

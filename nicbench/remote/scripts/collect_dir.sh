@@ -1,0 +1,13 @@
+# collect_dir DIR: a background command's output, error output and exit status, in three
+# sections with NUL-free markers (PosixShell.parse_collected reads them); the status is
+# empty while the command runs or after it was killed. Each cat is a fork and an exec:
+# the error output is usually empty, the status one word, so those are read without.
+collect_dir() {
+    cat "$1/out" 2>/dev/null
+    printf '\n@@nicbench-err@@\n'
+    [ -s "$1/err" ] && cat "$1/err"
+    printf '\n@@nicbench-rc@@\n'
+    rc=
+    [ -e "$1/rc" ] && read -r rc <"$1/rc"
+    echo "$rc"
+}
