@@ -222,11 +222,9 @@ def _tool_version(platform: Platform, tool: str) -> str | None:
 def server_end(plan: Plan) -> ServerEnd:
     """How the platform ends the server of a tool's plan."""
     if plan.server_exits:
-        return ServerEnd(True, None, 1, SERVER_EXIT_WAIT_S, plan.stop_signal, plan.port,
-                         plan.listen_protocol)
+        return ServerEnd(True, None, 1, SERVER_EXIT_WAIT_S, plan.stop_signal)
     return ServerEnd(False, plan.report_re, plan.report_count,
-                     plan.report_wait_s if plan.report_re else plan.settle_s,
-                     plan.stop_signal, plan.port, plan.listen_protocol)
+                     plan.report_wait_s if plan.report_re else plan.settle_s, plan.stop_signal)
 
 
 def _judge(rec: TrialRecord, driver: Driver, client: Result, client_text: str,

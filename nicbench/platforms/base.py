@@ -84,16 +84,14 @@ class ClientRun:
 class ServerEnd:
     """How a trial's server ends once its client is done (from the tool's Plan): it exits
     by itself; or it is stopped once its output holds ``report_count`` lines matching
-    ``report_re`` (within ``wait_s``); or after ``wait_s``. ``port``/``protocol``: what it
-    listened on, free again before the next trial."""
+    ``report_re`` (within ``wait_s``); or after ``wait_s``. A port it may still hold is
+    the next start's to wait for (Linux: server_start.sh)."""
 
     exits: bool
     report_re: str | None
     report_count: int
     wait_s: float
     stop_signal: str
-    port: int
-    protocol: str
 
 
 @dataclass

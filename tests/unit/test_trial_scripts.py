@@ -74,8 +74,8 @@ def python_listener(port: int) -> list[str]:
             "time.sleep(30)\n"]
 
 
-def finish(platform: LinuxPlatform, server, port: int):
-    return platform.finish_server(server, ServerEnd(False, None, 1, 0.0, "KILL", port, "tcp"))
+def finish(platform: LinuxPlatform, server):
+    return platform.finish_server(server, ServerEnd(False, None, 1, 0.0, "KILL"))
 
 
 def test_server_start_waits_for_a_port_still_held_then_starts_its_server():
@@ -97,7 +97,7 @@ def test_server_start_waits_for_a_port_still_held_then_starts_its_server():
             assert started.listening and not started.ended, started
             assert took >= 0.35, took            # it waited for the port, then started
         finally:
-            res = finish(plat, started.server, port)
+            res = finish(plat, started.server)
         assert res.result.exit_status == 128 + signal.SIGKILL   # ours, running till stopped
     finally:
         letting_go.cancel()
@@ -112,7 +112,7 @@ def test_server_start_tells_a_port_held_for_good_from_its_own_server():
         rival.listen()
         started = plat.start_server(python_listener(port),
                                     f"/tmp/nicbench-test-{uuid.uuid4().hex}", port, "tcp", 5.0)
-        res = finish(plat, started.server, port)
+        res = finish(plat, started.server)
     assert started.ended, started                # ours failed to bind and ended
     assert res.result.exit_status == 1
     assert "Address already in use" in res.result.stderr
