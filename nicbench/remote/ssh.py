@@ -470,11 +470,7 @@ class SshConnection(Connection):
                 # (the session's sshd was killed, the host went down), not the command.
                 raise self._lost(argv)
         chan.close()
-        raw_out = bytes(out).partition(b"\n")[2]  # first line is the wrapper's pid
-        return make_result(self.host, argv, stdout=raw_out.decode("utf-8", "replace"),
-                           stderr=err.decode("utf-8", "replace"), exit_status=status,
-                           duration_s=time.monotonic() - t0, timed_out=timed_out,
-                           started_at=started, raw=(raw_out, bytes(err)))
+        return _result(self.host, argv, out, err, status, t0, started, timed_out)
 
     # A connection that failed under a command is closed (its warm shell with it) before
     # the error is raised; the next call connects again.
@@ -507,7 +503,7 @@ class SshConnection(Connection):
             except (paramiko.SSHException, OSError, EOFError) as exc:
                 raise self._channel_failed(exc) from exc
             except BaseException:
-                self._drop_warm()     # a timeout, Ctrl-C: its state is unknown, start anew
+                self._drop_warm()     # Ctrl-C or an error: its state is unknown, start anew
                 raise
         finally:
             self._warm_lock.release()
@@ -608,11 +604,7 @@ class WarmShell:
                 if left <= 0:
                     conn._kill_remote(out)
                     self.close()     # its marker may still come: this shell is done
-                    raw_out = bytes(out).partition(b"\n")[2]
-                    return make_result(conn.host, argv, stdout=raw_out.decode("utf-8", "replace"),
-                                       stderr=err.decode("utf-8", "replace"), exit_status=None,
-                                       duration_s=time.monotonic() - t0, timed_out=True,
-                                       started_at=started)
+                    return _result(conn.host, argv, out, err, None, t0, started, True)
                 select.select([self.chan], [], [], min(left, poll))
                 poll = min(poll * 2, MAX_POLL_S)
         except _Lost:
@@ -620,12 +612,19 @@ class WarmShell:
         except BaseException:
             conn._kill_remote(out)    # Ctrl-C while it ran: kill it, then re-raise
             raise
-        raw_out = bytes(out[:done.start()]).partition(b"\n")[2]  # first: the command's pid
-        raw_err = bytes(err[:err_end])
-        return make_result(conn.host, argv, stdout=raw_out.decode("utf-8", "replace"),
-                           stderr=raw_err.decode("utf-8", "replace"),
-                           exit_status=int(done.group(1)), duration_s=time.monotonic() - t0,
-                           started_at=started, raw=(raw_out, raw_err))
+        return _result(conn.host, argv, out[:done.start()], err[:err_end],
+                       int(done.group(1)), t0, started)
+
+
+def _result(host: str, argv: Sequence[str], out: bytes | bytearray, err: bytes | bytearray,
+            status: int | None, t0: float, started: float, timed_out: bool = False) -> Result:
+    """A command's Result from what its channel carried: the first line of its output is
+    the pid the wrapper printed (what a timeout kills), not the command's."""
+    raw_out = bytes(out).partition(b"\n")[2]
+    return make_result(host, argv, stdout=raw_out.decode("utf-8", "replace"),
+                       stderr=bytes(err).decode("utf-8", "replace"), exit_status=status,
+                       duration_s=time.monotonic() - t0, timed_out=timed_out,
+                       started_at=started, raw=(raw_out, bytes(err)))
 
 
 class _Lost(Exception):
