@@ -22,6 +22,7 @@ from nicbench.execution.status import status
 from nicbench.platforms.fake import Answer, FakeHosts, FakeInterface, ToolCall
 from nicbench.results.campaign import CampaignState, run_dirs
 from nicbench.results.store import RunDir
+from nicbench.tools.registry import TOOLS
 
 CAPTURES = Path(__file__).resolve().parents[1] / "golden" / "captures"
 IPERF3_TCP = (CAPTURES / "iperf3_lab_tcp_P2_client.json").read_text()
@@ -250,7 +251,10 @@ def test_the_summary_says_what_was_not_measured_and_why(tmp_path):
     assert any(r.startswith("given up at mtu9000 (tcp)") or r.startswith("timed out at mtu9000")
                for r in cells[("p2", "pa")].reasons), cells[("p2", "pa")].reasons
     md = (out / "summary.md").read_text()
-    assert "| Card p3 (d) | p3 | 38404.5 mtu1500 |  |" in md and "p3 pa: refused at mtu9000 (tcp)" in md
+    # the selected value as the capture's own figure, in Mbit/s as the summary writes it
+    mbit = TOOLS["iperf3"].driver.interpret(IPERF3_TCP, "", None, "tcp").throughput_bps / 1e6
+    assert f"| Card p3 (d) | p3 | {mbit:.1f} mtu1500 |  |" in md
+    assert "p3 pa: refused at mtu9000 (tcp)" in md
     assert len(md.splitlines()) < 40
     page = (out / "index.html").read_text()
     assert str(tmp_path) not in page and str(tmp_path) not in md   # relative paths only
@@ -323,8 +327,8 @@ def test_a_failing_or_hanging_on_finish_is_recorded_not_the_campaigns_status(tmp
     assert any(type(e).__name__ == "OnFinishRan" and e.error for e in seen)
 
     text = NIGHT.rstrip(" ") + "    on_finish: [sleep, '30']\n    on_finish_timeout_s: 0.5\n"
-    runner, _, _ = campaign(tmp_path / "x" if (tmp_path / "x").mkdir() is None else None,
-                            text)
+    (tmp_path / "x").mkdir()
+    runner, _, _ = campaign(tmp_path / "x", text)
     assert runner.run() == 0
     o = CampaignState.read(tmp_path / "x" / "out").on_finish
     assert o.exit_status is None and "ran past 0.5 s" in o.error

@@ -72,11 +72,8 @@ def test_pairs_that_share_a_host_never_run_together():
 def test_host_disjoint_pairs_run_together_up_to_parallel():
     items = {f"q{i}": (f"h{i}a", f"h{i}b") for i in range(6)}
     work = Recorder(0.1)
-    t0 = time.monotonic()
     Schedule(holds=lambda i: items[i], work=work, parallel=3).run(items)
-    wall = time.monotonic() - t0
-    assert work.most == 3
-    assert wall < 0.1 * 6 * 0.75          # two rounds of three, not six in a row
+    assert work.most == 3                 # three at once, never more (no wall-clock bound)
 
 
 def test_waiting_pairs_start_in_their_order():
