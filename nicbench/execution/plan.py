@@ -345,7 +345,7 @@ def schedule_pairs(inventory: Inventory, pairs: list[str], parallel: int,
     return sorted(done + running, key=lambda s: (s.start_s, pairs.index(s.pair)))
 
 
-def render(plan: RunPlan, collapse: bool = True) -> list[str]:
+def render(plan: RunPlan) -> list[str]:
     """The plan as lines: a header, then per host every command in order; identical
     commands of consecutive repetitions are shown once with their count."""
     p = plan.profile
@@ -360,7 +360,7 @@ def render(plan: RunPlan, collapse: bool = True) -> list[str]:
     for host in hosts:
         out += ["", f"== {host}"]
         mine = [s for s in plan.sent if s.host == host]
-        out += _collapsed(mine) if collapse else [_line(s) for s in mine]
+        out += _collapsed(mine)
     return out
 
 

@@ -523,22 +523,3 @@ def read_netsh_tcp_global(text: str) -> list[str]:
         if ":" in line and not line.strip().startswith("-"):
             values.append(line.rsplit(":", 1)[1].strip())
     return values
-
-
-def read_counter_table(text: str) -> dict[str, float]:
-    """``Get-Counter ... | select InstanceName,CookedValue`` as a table (PKB) -> instance
-    -> value. For captures; the platform uses raw counters (:func:`read_cpu_raw`)."""
-    out: dict[str, float] = {}
-    for line in text.splitlines():
-        parts = line.split()
-        if len(parts) == 2:
-            try:
-                out[parts[0]] = float(parts[1])
-            except ValueError:
-                continue
-    return out
-
-
-def not_powershell(text: str) -> bool:
-    """Does this output say sshd ran the command under cmd.exe (DefaultShell not set)?"""
-    return "is not recognized as an internal or external command" in text

@@ -468,6 +468,3 @@ class WindowsShell:
         line = stdout.strip()
         return decode_file_bytes(base64.b64decode(line)) if line else None
 
-
-# The stub this module replaces is kept as a name for old imports.
-PowerShell = WindowsShell

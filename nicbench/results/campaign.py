@@ -81,9 +81,6 @@ class CampaignState(_Model):
     exit_status: int | None = None
     on_finish: OnFinish | None = None
 
-    def run(self, name: str) -> RunState:
-        return next(r for r in self.runs if r.name == name)
-
     def write(self, directory: str | Path) -> None:
         """Atomically (a reader never sees half a file), fsynced."""
         from nicbench.results.store import write_error

@@ -71,18 +71,6 @@ def test_netsh_tcp_global_german_read_by_position():
     assert len(values) == 14
 
 
-def test_counter_table_pkb_mean_matches_total():
-    table = wc.read_counter_table(read("pkb__get-counter_processor_cookedvalue_table.txt"))
-    cpus = [table[str(i)] for i in range(4)]
-    # _Total is sampled separately: it agrees with the mean to within 1e-5 %
-    assert sum(cpus) / 4 == pytest.approx(table["_total"], abs=1e-5)
-
-
-def test_cmd_exe_shell_is_recognized():
-    assert wc.not_powershell(read("gh-win32-openssh-936__cmd_exe_not_recognized.txt"))
-    assert not wc.not_powershell(read("gh-ntttcp-24__ntttcp_win_v5.40_console.txt"))
-
-
 def test_cpu_raw_two_snapshots_give_the_perf_100nsec_timer_inv_formula():
     # Two snapshots of two CPUs: X idle ticks, Y the 100 ns time base (PERF_100NSEC_TIMER_INV).
     y0, y1 = 132_000_000_000, 132_010_000_000          # 1 s apart
