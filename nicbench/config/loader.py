@@ -112,7 +112,7 @@ def load_campaign(path: str | Path) -> camp_mod.LoadedCampaign:
         pairs=tuple(campaign.runs[i].pairs) if campaign.runs[i].pairs else None,
         keep_failed=campaign.runs[i].keep_failed) for i, name in names)
     return camp_mod.LoadedCampaign(campaign=campaign, runs=runs,
-                                   text=Path(path).read_text(encoding="utf-8"), where=where)
+                                   text=where.text, where=where)
 
 
 def campaign_profile_path(value: str, base_dir: Path) -> Path:

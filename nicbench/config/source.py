@@ -37,6 +37,7 @@ class Where:
 
     def __init__(self, default_file: str):
         self.default_file = default_file
+        self.text = ""        # the file as read (bounded and decoded), for a copy of it
         self.lines: dict[KeyPath, tuple[str, int]] = {}
         # Maps a path of the validated data to the one the file wrote, where they differ
         # (a profile's mtu: [..] shorthand becomes points: [..]).
@@ -87,6 +88,7 @@ def load_yaml(path: str | Path) -> tuple[Any, Where]:
         raise ConfigError(exc.message, file=name, line=exc.line) from None
     except OSError as exc:
         raise ConfigError(f"cannot read: {exc.strerror or exc}", file=name) from exc
+    where.text = text
     loader = _BoundedLoader(text, name)
     try:
         node = loader.get_single_node()
