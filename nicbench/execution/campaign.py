@@ -341,10 +341,11 @@ class CampaignRunner:
                                       exit_status=o.exit_status, error=o.error,
                                       tail=o.output_tail))
             self._write_state()
-            try:                          # the page shows how on_finish went
-                morning.write_index(self.dir, state)
-            except NicbenchError:
-                pass
+            if self.morning is not None:      # the page shows how on_finish went
+                try:
+                    morning.write_index(self.dir, self.morning)
+                except NicbenchError:
+                    pass
         self._heartbeat.close(ending)
         self.listener(CampaignEnded(state=ending, exit_status=self.exit_status,
                                     headline=morning.headline(self.morning) if self.morning

@@ -200,10 +200,11 @@ def write(directory: str | Path, state: CampaignState) -> tuple[Path, Path, Morn
     return md, page, m
 
 
-def write_index(directory: str | Path, state: CampaignState) -> Path:
-    """Rewrite DIR/index.html only (summary.md may have been sent already)."""
+def write_index(directory: str | Path, m: Morning) -> Path:
+    """Rewrite DIR/index.html only (summary.md may have been sent already), from what
+    :func:`write` gathered: ``m.state`` is the campaign's state, changed since."""
     page = Path(directory) / INDEX_HTML
-    _atomic(page, index_html(gather(directory, state)))
+    _atomic(page, index_html(m))
     return page
 
 

@@ -316,6 +316,11 @@ def test_on_finish_runs_without_a_shell_and_its_outcome_is_kept(tmp_path):
     assert copy.read_text() == (tmp_path / "out" / "summary.md").read_text()
     assert state.on_finish.exit_status == 0 and state.on_finish.output_tail == "sent; 0\n"
     assert state.on_finish.argv[3] == "{summary}"        # as written, not expanded
+    # the page, rewritten after on_finish, says how it went (summary.md was sent before)
+    exe = Path(sys.executable).name
+    assert f"<p>on_finish <code>{exe}</code>: exit 0</p>" in \
+        (tmp_path / "out" / "index.html").read_text()
+    assert "on_finish" not in (tmp_path / "out" / "summary.md").read_text()
 
 
 def test_a_failing_or_hanging_on_finish_is_recorded_not_the_campaigns_status(tmp_path):
