@@ -28,8 +28,8 @@ from nicbench.config.inventory import Inventory
 from nicbench.config.profile import Profile, TestSpec
 from nicbench.execution import events as ev
 from nicbench.execution.runner import Runner, planned_trials
-from nicbench.execution.trial import (LISTEN_TIMEOUT_S, TIMEOUT_MARGIN_S, TrialContext,
-                                      server_end)
+from nicbench.execution.trial import (LISTEN_TIMEOUT_S, TrialContext, client_timeout_s,
+                                      server_end, trial_names)
 from nicbench.platforms import PLATFORMS
 from nicbench.platforms.base import Platform
 from nicbench.remote.command import display
@@ -219,17 +219,16 @@ def plan_trial(ctx: TrialContext, test: TestSpec, params: dict[str, Any], *,
     """What run_trial sends, without judging anything: the tool's argv from its driver,
     through the platforms' own three steps."""
     driver = TOOLS[test.tool].driver
-    trial_id = f"{ctx.pair}.{ctx.point}.{test.name}.{kind.value[0]}{repetition}"
-    tag = f"nicbench-{trial_id}-@trial@"
+    trial_id, name = trial_names(ctx, test.name, kind, repetition, offered_bps)
+    tag = f"nicbench-{name}-@trial@"
     ends = Endpoints(ctx.receiver_addr, ctx.sender_addr, test.protocol, offered_bps,
                      receiver_os=ctx.receiver.os_name, sender_os=ctx.sender.os_name,
                      client_file=ctx.sender.scratch_file(tag + ".out"))
     plan: Plan = driver.plan(ctx.receiver.executable(test.tool),
-                             ctx.sender.executable(test.tool), params, ends, trial_id)
+                             ctx.sender.executable(test.tool), params, ends, name)
     started = ctx.receiver.start_server(plan.server, ctx.receiver.scratch_file(tag + ".d"),
                                         plan.port, plan.listen_protocol, LISTEN_TIMEOUT_S)
-    timeout = (plan.expected_s + TIMEOUT_MARGIN_S) if plan.expected_s else timeout_s
-    ctx.sender.run_client(plan.client, timeout, ctx.sender.scratch_file(tag + ".pid"),
+    ctx.sender.run_client(plan.client, client_timeout_s(plan, timeout_s), ctx.sender.scratch_file(tag + ".pid"),
                           plan.client_outfile)
     ctx.receiver.finish_server(started.server, server_end(plan))
     now = time.time()

@@ -65,9 +65,7 @@ def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: in
               kind: Kind = Kind.REPETITION, offered_bps: int | None = None,
               timeout_s: float = 120.0) -> TrialRecord:
     driver = TOOLS[test.tool].driver
-    trial_id = f"{ctx.pair}.{ctx.point}.{test.name}.{kind.value[0]}{repetition}" + (
-        f".{offered_bps // 1000}k" if offered_bps else "")
-    tag = trial_id.replace("/", "_")
+    trial_id, tag = trial_names(ctx, test.name, kind, repetition, offered_bps)
     # Paths on the hosts, unique to this attempt (a trial retried, or resumed after a
     # crash, never meets what an earlier attempt left).
     stem = f"nicbench-{tag}-{uuid.uuid4().hex[:8]}"
@@ -95,7 +93,7 @@ def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: in
                            params, ends, tag)
         rec.commands = {"server": display(plan.server), "client": display(plan.client)}
         rec.version = _tool_version(ctx.sender, test.tool)
-        client_timeout = (plan.expected_s + TIMEOUT_MARGIN_S) if plan.expected_s else timeout_s
+        client_timeout = client_timeout_s(plan, timeout_s)
         # Every path the trial will make, journaled in one write before any is made.
         client_paths.append(client_pid)
         journaled = [(ctx.receiver, server_dir, f"server {display(plan.server)}", plan.port),
@@ -184,6 +182,21 @@ def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: in
                                       ("outfile", outfile_text)) if text}
         rec.wall_s = time.monotonic() - t0
         rec.ended_at = time.time()
+
+
+def trial_names(ctx: TrialContext, test_name: str, kind: Kind, repetition: int,
+                offered_bps: int | None) -> tuple[str, str]:
+    """A trial's id (its key in trials.jsonl: pair, point, test, kind and repetition, and
+    the offered rate of a UDP search probe) and the tag its paths on the hosts carry."""
+    trial_id = f"{ctx.pair}.{ctx.point}.{test_name}.{kind.value[0]}{repetition}" + (
+        f".{offered_bps // 1000}k" if offered_bps else "")
+    return trial_id, trial_id.replace("/", "_")
+
+
+def client_timeout_s(plan: Plan, timeout_s: float) -> float:
+    """How long the sender may run: the tool's own duration and a margin where it says
+    how long it runs, else the test's timeout."""
+    return (plan.expected_s + TIMEOUT_MARGIN_S) if plan.expected_s else timeout_s
 
 
 _ERROR_LINE = re.compile(r"error|fail|unable|cannot|denied|in use|refused", re.I)

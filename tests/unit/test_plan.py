@@ -154,3 +154,28 @@ def test_a_campaign_plan_lists_each_run_in_order_with_the_night_s_estimate(capsy
     runs = [line for line in lines if line.startswith("### run ")]
     assert runs == ["### run lab-roundup", "### run quick"]
     assert out.count("ip link set dev gbe mtu 16000") >= 2       # both hosts of gbe
+
+
+def test_udp_search_probes_are_named_as_a_run_names_them(tmp_path):
+    # A run keys each probe by its offered rate (".200000k"), and its paths on the hosts
+    # carry that name: the plan must too, or --plan's paths differ from what ran.
+    path = tmp_path / "u.yaml"
+    path.write_text(textwrap.dedent("""\
+        name: udp
+        source: nicbench unit test
+        repetitions: 1
+        mtu: [1500]
+        tests:
+          - name: udp
+            tool: iperf2
+            protocol: udp
+            params: {duration_s: 1}
+            udp_search: {method: sweep, start_bps: 200M, stop_bps: 220M, step_bps: 10M}
+        """))
+    plan = make_plan(load_profile(path), INVENTORY, ["p1"])
+    clients = [s.command for s in plan.sent if s.host == "hb" and "iperf -c" in s.command]
+    rates = sorted(int(b) for c in clients for b in re.findall(r" -b (\d+)", c))
+    assert rates == [200_000_000, 210_000_000, 220_000_000]
+    paths = [s.command for s in plan.sent if "-@trial@" in s.command and ".udp." in s.command]
+    for kbit in (200000, 210000, 220000):
+        assert any(f".{kbit}k-@trial@" in c for c in paths), kbit
