@@ -228,9 +228,14 @@ def plan_trial(ctx: TrialContext, test: TestSpec, params: dict[str, Any], *,
                              ctx.sender.executable(test.tool), params, ends, name)
     started = ctx.receiver.start_server(plan.server, ctx.receiver.scratch_file(tag + ".d"),
                                         plan.port, plan.listen_protocol, LISTEN_TIMEOUT_S)
-    ctx.sender.run_client(plan.client, client_timeout_s(plan, timeout_s), ctx.sender.scratch_file(tag + ".pid"),
-                          plan.client_outfile)
-    ctx.receiver.finish_server(started.server, server_end(plan))
+    end = server_end(plan, timeout_s, overlap=ctx.receiver.conn is not ctx.sender.conn)
+    finishing = ctx.receiver.begin_finish(started.server, end)
+    if finishing.overlapped:     # sent as the client starts: shown before it
+        finishing.result()
+    ctx.sender.run_client(plan.client, client_timeout_s(plan, timeout_s),
+                          ctx.sender.scratch_file(tag + ".pid"), plan.client_outfile)
+    if not finishing.overlapped:
+        finishing.result()
     now = time.time()
     return TrialRecord(
         run_id=ctx.run_id, trial_id=trial_id, pair=ctx.pair, adapter=ctx.adapter,

@@ -18,7 +18,7 @@ from nicbench.errors import (CommandTimeout, ConnectError, HostKeyError, Nicbenc
                              ParseError, RemoteError, ResultsWriteError)
 from nicbench.interrupts import interrupts_held
 from nicbench.remote.result import Result
-from nicbench.platforms.base import Platform, ServerEnd
+from nicbench.platforms.base import Finishing, Platform, ServerEnd
 from nicbench.platforms.tuning import TuningSession
 from nicbench.remote.command import display
 from nicbench.remote.connection import Background
@@ -86,6 +86,7 @@ def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: in
     client_state = "not started"
     server_asked = False
     server: Background | None = None
+    finishing: Finishing | None = None
     client_text = server_text = ""
     outfile_text: str | None = None
     try:
@@ -124,6 +125,10 @@ def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: in
                      f"{res.exit_status}): {_error_words(res.stdout + chr(10) + res.stderr)}")
             return rec
         client_state = "running"
+        # The receiver's finish is begun with the client; where the two are on different
+        # connections it waits there while the client runs.
+        finishing = ctx.receiver.begin_finish(
+            server, server_end(plan, timeout_s, overlap=ctx.receiver.conn is not ctx.sender.conn))
         try:
             ran = ctx.sender.run_client(plan.client, client_timeout, client_pid,
                                         plan.client_outfile)
@@ -139,7 +144,7 @@ def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: in
         client_text = client.stdout + (("\n" + client.stderr) if client.stderr.strip() else "")
         rec.exit_status["client"] = client.exit_status
         outfile_text = ran.outfile
-        finish = ctx.receiver.finish_server(server, server_end(plan))
+        finish = finishing.result()
         server_text = finish.result.stdout + (("\n" + finish.result.stderr)
                                               if finish.result.stderr.strip() else "")
         rec.exit_status["server"] = finish.result.exit_status
@@ -159,6 +164,9 @@ def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: in
                      exc.one_line())
         return rec
     finally:
+        if finishing is not None:
+            with interrupts_held():
+                finishing.abandon()     # a finish still under way (an error, Ctrl-C)
         if server is not None and not server.collected:
             try:
                 with interrupts_held():
@@ -232,12 +240,17 @@ def _tool_version(platform: Platform, tool: str) -> str | None:
         return None
 
 
-def server_end(plan: Plan) -> ServerEnd:
-    """How the platform ends the server of a tool's plan."""
+def server_end(plan: Plan, timeout_s: float = 120.0, overlap: bool = True) -> ServerEnd:
+    """How the platform ends the server of a tool's plan; with the client's run time and
+    limit where that end may be waited for while the client runs (``overlap``: the two
+    ends are on different connections)."""
+    client = ({"client_s": plan.expected_s, "client_limit_s": client_timeout_s(plan, timeout_s)}
+              if overlap and plan.finish_overlaps and plan.expected_s else {})
     if plan.server_exits:
-        return ServerEnd(True, None, 1, SERVER_EXIT_WAIT_S, plan.stop_signal)
+        return ServerEnd(True, None, 1, SERVER_EXIT_WAIT_S, plan.stop_signal, **client)
     return ServerEnd(False, plan.report_re, plan.report_count,
-                     plan.report_wait_s if plan.report_re else plan.settle_s, plan.stop_signal)
+                     plan.report_wait_s if plan.report_re else plan.settle_s, plan.stop_signal,
+                     **client)
 
 
 def _judge(rec: TrialRecord, driver: Driver, client: Result, client_text: str,

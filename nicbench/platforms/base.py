@@ -92,12 +92,39 @@ class ServerEnd:
     report_count: int
     wait_s: float
     stop_signal: str
+    # Set where that end may be waited for while the client still runs (see
+    # :meth:`Platform.begin_finish`): how long the client should take, and at most.
+    client_s: float | None = None
+    client_limit_s: float | None = None
 
 
 @dataclass
 class ServerFinish:
     result: Result               # its output, error output and exit status
     cpu: CpuTimes | None         # the host's CPU time as the transfer has just ended
+
+
+class Finishing:
+    """A trial's server finish, begun as its client starts (:meth:`Platform.begin_finish`).
+
+    This one does the whole finish when asked for its result, after the client; a
+    platform may overlap it with the client instead (Linux)."""
+
+    overlapped = False     # already on its way while the client runs
+
+    def __init__(self, platform: "Platform", server: Background, end: ServerEnd):
+        self.platform = platform
+        self.server = server
+        self.end = end
+
+    def result(self) -> ServerFinish:
+        """The finish, once the client has ended (however it ended)."""
+        return self.platform.finish_server(self.server, self.end)
+
+    def abandon(self) -> None:
+        """The trial stops without asking for the result (an error, Ctrl-C): end what
+        is under way, within a bounded time. The caller then stops and collects a server
+        that is still not collected."""
 
 
 def same_sysctl_value(a: object, b: object) -> bool:
@@ -198,6 +225,11 @@ class Platform(ABC):
         if not ended:
             server.stop(grace_s=2.0, signal=end.stop_signal)
         return ServerFinish(server.collect(), cpu)
+
+    def begin_finish(self, server: Background, end: ServerEnd) -> Finishing:
+        """Called as the client is about to start: the server's finish, which the trial
+        asks for once the client has ended. Here it all happens then."""
+        return Finishing(self, server, end)
 
     def _cpu_or_none(self) -> CpuTimes | None:
         try:

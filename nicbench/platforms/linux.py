@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from dataclasses import replace
 from typing import Mapping, Sequence
 
-from nicbench.errors import CommandTimeout, RemoteError, TrialError, TuningError
-from nicbench.platforms.base import (ClientRun, CpuTimes, HostFacts, InterfaceFacts, Platform,
-                                     ServerEnd, ServerFinish, ServerStart,
-                                     same_sysctl_value)
+from nicbench.errors import (CommandTimeout, NicbenchError, RemoteError, TrialError,
+                             TuningError)
+from nicbench.platforms.base import (ClientRun, CpuTimes, Finishing, HostFacts,
+                                     InterfaceFacts, Platform, ServerEnd, ServerFinish,
+                                     ServerStart, same_sysctl_value)
 from nicbench.remote.command import display
 from nicbench.remote.connection import Background, Connection
 from nicbench.remote.result import make_result
@@ -276,15 +278,38 @@ class LinuxPlatform(Platform):
         return ClientRun(clean, cpu["0"], cpu["1"], (filed or None) if mark else None)
 
     def finish_server(self, server: Background, end: ServerEnd) -> ServerFinish:
+        return self._finish(server, end, overlapped=False)
+
+    def begin_finish(self, server: Background, end: ServerEnd) -> Finishing:
+        # Overlapped where the server's end can be waited for while its client runs: the
+        # finish is sent as the client starts and sleeps on the receiver through the
+        # transfer, so it is all but done when the client returns (one remote call less
+        # after each transfer, and iperf 2's report, printed on its reporter's next 16 ms
+        # tick, comes while the client still lingers on its own tick).
+        if end.client_s and (end.exits or end.report_re):
+            return _OverlappedFinish(self, server, end)
+        return super().begin_finish(server, end)
+
+    def _finish(self, server: Background, end: ServerEnd, overlapped: bool) -> ServerFinish:
         # A server that exits by itself is waited for at a fine grain (a test for a file);
         # a report a little less often (each look runs grep; iperf 2 prints it on its
         # reporter's next 16 ms tick after the transfer); a settle time coarsely.
         mode = "exits" if end.exits else "report" if end.report_re else "settle"
         poll = {"exits": 0.002, "report": 0.005}.get(mode, self.conn.shell.OUTPUT_POLL_S)
-        polls = max(1, round(end.wait_s / poll))
+        if overlapped:
+            # Fine polls for a quarter of a second after the sleep (the client's own
+            # start and end take a few ms; a tool that runs on much longer than it said
+            # should not have a poll every few ms beside it), then every 0.05 s until the
+            # client's limit and the usual wait have passed.
+            nap = end.client_s or 0.0
+            polls = round(0.25 / poll)
+            hold = polls + round(((end.client_limit_s or nap) - nap + end.wait_s) / 0.05)
+        else:
+            nap, polls, hold = 0.0, max(1, round(end.wait_s / poll)), 0
         argv = _sh("server_finish.sh", server.pid, server.workdir, mode, end.report_re or "",
-                   end.report_count, polls, end.stop_signal, f"{poll:g}")
-        res = self.conn.run(argv, timeout=end.wait_s + 15, warn=True, warm=True)
+                   end.report_count, polls, end.stop_signal, f"{poll:g}", f"{nap:g}", hold)
+        limit = nap + (hold - polls) * 0.05 + polls * poll if overlapped else end.wait_s
+        res = self.conn.run(argv, timeout=limit + 15, warn=True, warm=True)
         head, _, rest = res.stdout.partition("\n")
         m = _CPU_MARK.match(head)
         out, err, rc = self.conn.shell.parse_collected(rest.partition("@@nicbench-out@@\n")[2])
@@ -292,6 +317,10 @@ class LinuxPlatform(Platform):
                              started_at=server.started_at)
         server.finished(result)
         return ServerFinish(result, _stat_line([m["stat"]]) if m else None)
+
+    def wake_finish(self, server: Background) -> None:
+        """Tell an overlapped finish that its client has ended: stop the server now."""
+        self.conn.run(_sh("server_wake.sh", server.workdir), warn=True, timeout=10)
 
     def probe_version(self, tool: str, exe: str) -> str | None:
         found = self.conn.run(["sh", "-c", 'command -v "$1"', "nicbench", exe], warn=True)
@@ -308,3 +337,56 @@ class LinuxPlatform(Platform):
 
     def scratch_file(self, name: str) -> str:
         return f"/tmp/{name}"
+
+
+class _OverlappedFinish(Finishing):
+    """server_finish.sh sent as the client starts, on a thread of its own (the receiver's
+    connection, while the trial's thread waits on the sender's)."""
+
+    overlapped = True
+    WAKE_JOIN_S = 10.0    # after a wake: the server's stop (at most ~1.1 s) and collect
+
+    platform: LinuxPlatform
+
+    def __init__(self, platform: LinuxPlatform, server: Background, end: ServerEnd):
+        super().__init__(platform, server, end)
+        self._done: ServerFinish | None = None
+        self._error: BaseException | None = None
+        self._woken = False
+        self._thread = threading.Thread(target=self._work, daemon=True,
+                                        name=f"finish {platform.host}")
+        self._thread.start()
+
+    def _work(self) -> None:
+        try:
+            self._done = self.platform._finish(self.server, self.end, overlapped=True)
+        except BaseException as exc:     # handed to the trial's thread by result()
+            self._error = exc
+
+    def _wake(self) -> None:
+        if not self._woken:
+            self._woken = True
+            self.platform.wake_finish(self.server)
+
+    def result(self) -> ServerFinish:
+        # Its exit or report comes right after the transfer: most often before the
+        # client's own call has returned. Else it gets the same wait as a finish sent
+        # after the client, then the server is stopped.
+        self._thread.join(self.end.wait_s)
+        if self._thread.is_alive():
+            self._wake()
+        while self._thread.is_alive():   # bounded by the call's own timeout
+            self._thread.join(0.2)
+        if self._error is not None:
+            raise self._error
+        assert self._done is not None
+        return self._done
+
+    def abandon(self) -> None:
+        if not self._thread.is_alive():
+            return
+        try:
+            self._wake()
+        except NicbenchError:
+            pass
+        self._thread.join(self.WAKE_JOIN_S)

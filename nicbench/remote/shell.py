@@ -103,7 +103,7 @@ def posix_script(name: str) -> str:
 def posix_scripts() -> dict[str, str]:
     """Every script text PosixShell sends, by file name: what shellcheck checks."""
     plain = ("pid_exec.sh", "kill_group.sh", "ended.sh",
-             "read_and_remove.sh", "cleanup.sh")
+             "read_and_remove.sh", "cleanup.sh", "server_wake.sh")
     grouped = ("alive_now.sh", "wait_gone.sh", "stop_after_output.sh")
     timed = ("pid_tracked.sh", "reap.sh", "client_run.sh")
     return {**{n: _script(n) for n in plain}, **{n: _with_alive(n) for n in grouped},

@@ -50,6 +50,10 @@ class Plan:
     report_wait_s: float = 2.0
     settle_s: float = 0.0
     stop_signal: str = "TERM"
+    # The server's end (its exit, or its report) may be waited for while the client still
+    # runs: once it has come, the server owes the client nothing. Not so for an iperf 2
+    # UDP server, which sends its report back to the client after printing it.
+    finish_overlaps: bool = True
     ports: tuple[int, ...] = ()   # every port the tool listens on (firewalls); () = (port,)
 
 

@@ -513,11 +513,15 @@ class Iperf2Driver(Driver):
         # iperf 2 servers never exit by themselves and take 1-2 s to honour TERM; they
         # flush each report as they print it, so once the whole-run rows are there KILL
         # loses nothing: one row per stream, and the [SUM] row when there are several.
+        # Over TCP the client has read the server's close by then (2.1 waits for it; 2.0
+        # has closed already), so that can be waited for while the client runs; over UDP
+        # the server may still owe the client its report (the "AckFIN").
         return Plan(server=server, client=client, port=p.port, listen_protocol=ends.protocol,
                     server_exits=False, expected_s=float(p.duration_s),
                     report_re=IPERF2_WHOLE_RUN_ROW,
                     report_count=p.streams + (1 if p.streams > 1 else 0),
-                    report_wait_s=2.0, stop_signal="KILL")
+                    report_wait_s=2.0, stop_signal="KILL",
+                    finish_overlaps=ends.protocol == "tcp")
 
     def interpret(self, client_text: str, server_text: str, outfile_text: str | None,
                   protocol: str) -> ParsedRun:

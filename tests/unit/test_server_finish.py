@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from nicbench.execution.trial import client_timeout_s, server_end
 from nicbench.remote.local import LocalConnection
 from nicbench.tools.driver import Endpoints, Plan
 from nicbench.tools.iperf2 import IPERF2_WHOLE_RUN_ROW
@@ -57,6 +58,24 @@ def test_iperf2_plan_counts_a_sum_row_for_several_streams():
     assert (one.report_re, one.report_count, one.stop_signal) == (IPERF2_WHOLE_RUN_ROW, 1, "KILL")
     assert two.report_count == 3
     assert one.settle_s == 0 and not one.server_exits
+
+
+@pytest.mark.parametrize("tool, protocol, params, overlaps", [
+    ("iperf2", "tcp", {"duration_s": 1}, True),     # its report: the server owes nothing more
+    ("iperf2", "udp", {"duration_s": 1}, False),    # it still sends the client its report
+    ("iperf3", "tcp", {"duration_s": 1}, True),     # it exits by itself
+    ("netio", "tcp", {}, False),                    # a settle time, and no known duration
+])
+def test_which_finishes_may_wait_while_the_client_runs(tool, protocol, params, overlaps):
+    plan = TOOLS[tool].driver.plan(tool, tool, params, Endpoints("198.18.0.1", "198.18.0.2",
+                                                                 protocol), "t")
+    end = server_end(plan, timeout_s=60)
+    assert (end.client_s is not None) == overlaps, end
+    if overlaps:
+        assert end.client_s == plan.expected_s
+        assert end.client_limit_s == client_timeout_s(plan, 60)
+    # Both ends over one connection (one host): never, whatever the tool.
+    assert server_end(plan, timeout_s=60, overlap=False).client_s is None
 
 
 def stop(server, p: Plan) -> str:

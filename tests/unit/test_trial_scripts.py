@@ -74,6 +74,13 @@ def python_listener(port: int) -> list[str]:
             "time.sleep(30)\n"]
 
 
+def gone_soon(path, within_s: float = 2.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while os.path.exists(path) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return not os.path.exists(path)
+
+
 def finish(platform: LinuxPlatform, server):
     return platform.finish_server(server, ServerEnd(False, None, 1, 0.0, "KILL"))
 
@@ -124,9 +131,133 @@ def test_run_client_keeps_its_pid_file_while_it_runs_and_takes_none(tmp_path):
     ran = plat.run_client(["sh", "-c", 'cat "$1"', "x", str(pidfile)], 10, str(pidfile), None)
     pid, start = ran.result.stdout.split()
     assert int(pid) > 1 and int(start) > 0          # "<pid> <start time>" while it ran
-    assert not pidfile.exists()                     # removed when it ended
+    # Removed as it ended, in the background (the reply does not wait for rm): gone
+    # within moments, never left behind.
+    assert gone_soon(pidfile), pidfile
     # No pid file: nothing written or removed (it used to be /dev/null, which the script
     # then removed, as root).
     ran = plat.run_client(["echo", "hi"], 10, None, None)
     assert (ran.result.stdout, ran.result.exit_status) == ("hi\n", 0)
     assert ran.cpu0 is not None and ran.cpu1 is not None
+
+
+# -- the finish sent as the client starts (LinuxPlatform.begin_finish) -----------------------
+REPORT = "0.0-1.0 sec done"
+
+
+def reporting_server(port: int, report_after_s: float | None, then: str = "sleep") -> list[str]:
+    """A listener that prints a report line after ``report_after_s`` (None: never), then
+    sleeps (as an iperf 2 server, which never exits) or exits 0."""
+    report = (f"time.sleep({report_after_s})\nprint({REPORT!r}, flush=True)\n"
+              if report_after_s is not None else "")
+    return [sys.executable, "-c",
+            "import socket, sys, time\n"
+            "s = socket.socket()\n"
+            "s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+            f"s.bind(('127.0.0.1', {port}))\n"
+            "s.listen()\n" + report + ("time.sleep(30)\n" if then == "sleep" else "sys.exit(0)\n")]
+
+
+def begun(plat: LinuxPlatform, argv: list[str], port: int, end: ServerEnd):
+    d = f"/tmp/nicbench-test-{uuid.uuid4().hex}"
+    started = plat.start_server(argv, d, port, "tcp", 5.0)
+    assert started.listening and not started.ended, started
+    return d, started.server, plat.begin_finish(started.server, end)
+
+
+def report_end(client_s: float, wait_s: float = 2.0) -> ServerEnd:
+    return ServerEnd(False, REPORT, 1, wait_s, "KILL", client_s=client_s,
+                     client_limit_s=client_s + 15)
+
+
+def children(pid: int) -> list[str]:
+    """The commands of a process's children (from /proc: no ps needed)."""
+    out = []
+    for stat in os.listdir("/proc"):
+        if not stat.isdigit():
+            continue
+        try:
+            with open(f"/proc/{stat}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)
+            comm = fields[0].split("(", 1)[1]
+        except (OSError, IndexError):
+            continue
+        if int(fields[1].split()[1]) == pid:
+            out.append(comm)
+    return out
+
+
+def test_an_overlapped_finish_sleeps_through_the_transfer_then_waits_for_the_report():
+    port = free_port()
+    plat = LinuxPlatform(LocalConnection())
+    # The client should take 0.4 s; the server's report comes at 0.9 s, after it.
+    d, server, finishing = begun(plat, reporting_server(port, 0.9), port, report_end(0.4))
+    assert finishing.overlapped
+    time.sleep(0.2)
+    finisher = int(open(f"{d}/finisher").read())
+    # While the client runs, the finish is one shell asleep: no polling on the receiver.
+    assert children(finisher) == ["sleep"], children(finisher)
+    time.sleep(0.3)                      # the "client" ends at 0.5 s
+    t0 = time.monotonic()
+    res = finishing.result()
+    waited = time.monotonic() - t0
+    # Past its sleep it waited for the report and stopped the server only then (KILL).
+    assert REPORT in res.result.stdout, res.result
+    assert res.result.exit_status == 128 + signal.SIGKILL
+    assert res.cpu is not None
+    assert 0.2 < waited < 1.5, waited    # the report came 0.4 s after the client's end
+    assert server.collected and gone_soon(d)
+    assert not children(finisher)         # nothing of it left running
+
+
+def test_an_overlapped_finish_whose_report_comes_with_the_client_is_done_when_it_ends():
+    port = free_port()
+    plat = LinuxPlatform(LocalConnection())
+    d, server, finishing = begun(plat, reporting_server(port, 0.3, then="exit"), port,
+                                 ServerEnd(True, None, 1, 5.0, "TERM", client_s=0.25,
+                                           client_limit_s=15.25))
+    time.sleep(0.6)                      # the client, longer than the server
+    t0 = time.monotonic()
+    res = finishing.result()
+    assert time.monotonic() - t0 < 0.1   # already done: no call after the client
+    assert (res.result.exit_status, res.result.stdout.strip()) == (0, REPORT)
+    assert gone_soon(d)
+
+
+def test_an_overlapped_finish_is_woken_when_the_client_ends_without_a_report():
+    port = free_port()
+    plat = LinuxPlatform(LocalConnection())
+    d, server, finishing = begun(plat, reporting_server(port, None), port,
+                                 report_end(0.2, wait_s=0.3))
+    time.sleep(0.4)                      # the client failed: no report will come
+    t0 = time.monotonic()
+    res = finishing.result()
+    took = time.monotonic() - t0
+    # The same wait as a finish sent after the client (0.3 s), then woken and stopped.
+    assert 0.25 < took < 2.0, took
+    assert res.result.exit_status == 128 + signal.SIGKILL and REPORT not in res.result.stdout
+    assert server.collected and gone_soon(d)
+
+
+def test_an_overlapped_finish_abandoned_at_once_still_stops_and_removes_its_server():
+    port = free_port()
+    plat = LinuxPlatform(LocalConnection())
+    # Abandoned before its shell has even said where it sleeps (Ctrl-C as the client
+    # starts): the wake waits for that, then the server is stopped and collected.
+    d, server, finishing = begun(plat, reporting_server(port, None), port, report_end(30.0))
+    t0 = time.monotonic()
+    finishing.abandon()
+    assert time.monotonic() - t0 < 5.0
+    assert server.collected and gone_soon(d)
+    assert not listening(port, "tcp")
+
+
+def test_a_finish_on_the_clients_own_connection_or_after_a_settle_is_not_overlapped():
+    port = free_port()
+    plat = LinuxPlatform(LocalConnection())
+    for end in (ServerEnd(False, None, 1, 0.0, "KILL", client_s=1.0, client_limit_s=16.0),
+                ServerEnd(False, REPORT, 1, 2.0, "KILL")):
+        d, server, finishing = begun(plat, python_listener(port), port, end)
+        assert not finishing.overlapped
+        assert finishing.result().result.exit_status == 128 + signal.SIGKILL
+        assert gone_soon(d)

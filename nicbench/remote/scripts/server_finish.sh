@@ -1,27 +1,59 @@
-# End a tool's server after its client, collect its output and remove its directory, in
-# one call. $1: directory, $2: exits|report|settle, $3: report regex (POSIX ERE),
-# $4: report lines wanted, $5: polls of the wait, $6: signal to stop it with, $7: seconds
-# per poll. $PG is the server's process group.
+# End a tool's server, collect its output and remove its directory, in one call.
+# $1: directory, $2: exits|report|settle, $3: report regex (POSIX ERE), $4: report lines
+# wanted, $5: polls of the wait, $6: signal to stop it with, $7: seconds per poll,
+# $8: seconds to sleep first ("0": the client has ended already, see below), $9: polls in
+# all while the client may still run. $PG is the server's process group.
 # exits: wait for it to end; report: wait until its output holds N lines matching RE;
 # settle: wait the polls out. Then, if it still runs, signal it (and KILL it after a
 # second). A tool that has ended has closed its sockets; should anything still hold the
 # port (a child it left), the next trial's server_start.sh waits for it. Prints the first
-# line of /proc/stat (the host's CPU time as the transfer has just ended) after a marker, then
-# the output, error output and exit status (empty if it was stopped) in sections.
-d=$1; mode=$2; re=$3; n=$4; polls=$5; sig=$6; poll=$7
-read -r stat </proc/stat
-echo "@@nicbench-cpu1@@ $stat"
-k=0
-while [ "$k" -lt "$polls" ]; do
-    [ -e "$d/rc" ] && break
-    if [ "$mode" = report ]; then
-        c=$(grep -cE -- "$re" "$d/out" 2>/dev/null)
-        [ "${c:-0}" -ge "$n" ] && break
-    fi
-    k=$((k + 1))
-    [ $((k % 10)) -eq 0 ] && { alive || break; }
-    sleep "$poll"
-done
+# line of /proc/stat (the host's CPU time as the transfer has just ended) after a marker,
+# then the output, error output and exit status (empty if it was stopped) in sections.
+#
+# Sent while the client runs ($8 > 0), it sleeps through the transfer (one sleep: no
+# polling that would load the receiver it measures), then waits for the server's end as
+# above, for up to $9 polls (the first $5 of them at $7 s, then every 0.05 s), and stops
+# the server only once that has come or it is woken: the controller sends SIGUSR1 (to the
+# pid in "finisher") when the client ended and nothing came within the wait.
+d=$1; mode=$2; re=$3; n=$4; polls=$5; sig=$6; poll=$7; nap=$8; hold=$9
+ready() {
+    [ -e "$d/rc" ] && return 0
+    [ "$mode" = report ] || return 1
+    c=$(grep -cE -- "$re" "$d/out" 2>/dev/null)
+    [ "${c:-0}" -ge "$n" ]
+}
+cpu_now() {
+    read -r stat </proc/stat
+    echo "@@nicbench-cpu1@@ $stat"
+}
+if [ "$nap" = 0 ]; then
+    cpu_now
+    k=0
+    while [ "$k" -lt "$polls" ]; do
+        ready && break
+        k=$((k + 1))
+        [ $((k % 10)) -eq 0 ] && { alive || break; }
+        sleep "$poll"
+    done
+else
+    woke=
+    trap 'woke=1' USR1
+    echo "$$" >"$d/finisher"
+    # A trapped signal ends `wait` at once; the sleep is then not needed.
+    sleep "$nap" &
+    wait "$!"
+    kill "$!" 2>/dev/null
+    k=0
+    while [ -z "$woke" ] && [ "$k" -lt "$hold" ] && ! ready; do
+        k=$((k + 1))
+        [ $((k % 10)) -eq 0 ] && { alive || break; }
+        if [ "$k" -le "$polls" ]; then sleep "$poll"; else sleep 0.05; fi
+    done
+    # From here a late wake does nothing, and its pid file is gone before this shell is.
+    trap '' USR1
+    rm -f -- "$d/finisher"
+    cpu_now
+fi
 if [ ! -e "$d/rc" ]; then
     # Signal the tool itself: its wrapper then writes "rc", which is cheap to wait for
     # (asking whether the group is alive reads every /proc/*/stat). The group is killed
@@ -36,5 +68,7 @@ if [ ! -e "$d/rc" ]; then
 fi
 printf '@@nicbench-out@@\n'
 collect_dir "$d"
-rm -rf -- "$d"
-true
+# The tool and its wrapper have ended: nothing writes here any more. Removed in the
+# background, which a reply need not wait for (a fork, where rm's exec and unlinks cost
+# a millisecond more).
+rm -rf -- "$d" >/dev/null 2>&1 &
