@@ -20,5 +20,6 @@ if [ -n "$of" ]; then
     cat -- "$of" 2>/dev/null
     rm -f -- "$of"
 fi
-[ -z "$pf" ] || rm -f -- "$pf"
+# In the background: the reply need not wait for rm's exec.
+if [ -n "$pf" ]; then rm -f -- "$pf" >/dev/null 2>&1 & fi
 exit "$rc"
