@@ -121,6 +121,10 @@ class Finishing:
         """The finish, once the client has ended (however it ended)."""
         return self.platform.finish_server(self.server, self.end)
 
+    def under_way(self) -> bool:
+        """Is it running now, on its own (an overlapped finish before its end)?"""
+        return False
+
     def abandon(self) -> None:
         """The trial stops without asking for the result (an error, Ctrl-C): end what
         is under way, within a bounded time. The caller then stops and collects a server

@@ -368,6 +368,9 @@ class _OverlappedFinish(Finishing):
             self._woken = True
             self.platform.wake_finish(self.server)
 
+    def under_way(self) -> bool:
+        return self._thread.is_alive()
+
     def result(self) -> ServerFinish:
         # Its exit or report comes right after the transfer: most often before the
         # client's own call has returned. Else it gets the same wait as a finish sent
@@ -383,7 +386,7 @@ class _OverlappedFinish(Finishing):
         return self._done
 
     def abandon(self) -> None:
-        if not self._thread.is_alive():
+        if not self.under_way():
             return
         try:
             self._wake()

@@ -205,7 +205,7 @@ def test_an_overlapped_finish_sleeps_through_the_transfer_then_waits_for_the_rep
     assert REPORT in res.result.stdout, res.result
     assert res.result.exit_status == 128 + signal.SIGKILL
     assert res.cpu is not None
-    assert 0.2 < waited < 1.5, waited    # the report came 0.4 s after the client's end
+    assert waited > 0.2, waited          # the report came 0.4 s after the client's end
     assert server.collected and gone_soon(d)
     assert not children(finisher)         # nothing of it left running
 
@@ -217,9 +217,8 @@ def test_an_overlapped_finish_whose_report_comes_with_the_client_is_done_when_it
                                  ServerEnd(True, None, 1, 5.0, "TERM", client_s=0.25,
                                            client_limit_s=15.25))
     time.sleep(0.6)                      # the client, longer than the server
-    t0 = time.monotonic()
+    assert not finishing.under_way()     # done before the client: no call after it
     res = finishing.result()
-    assert time.monotonic() - t0 < 0.1   # already done: no call after the client
     assert (res.result.exit_status, res.result.stdout.strip()) == (0, REPORT)
     assert gone_soon(d)
 
@@ -233,8 +232,9 @@ def test_an_overlapped_finish_is_woken_when_the_client_ends_without_a_report():
     t0 = time.monotonic()
     res = finishing.result()
     took = time.monotonic() - t0
-    # The same wait as a finish sent after the client (0.3 s), then woken and stopped.
-    assert 0.25 < took < 2.0, took
+    # The same wait as a finish sent after the client (0.3 s), then woken and stopped
+    # (unwoken, it would wait for the client's limit: 15 s more).
+    assert 0.25 < took < 10.0, took
     assert res.result.exit_status == 128 + signal.SIGKILL and REPORT not in res.result.stdout
     assert server.collected and gone_soon(d)
 
@@ -247,7 +247,7 @@ def test_an_overlapped_finish_abandoned_at_once_still_stops_and_removes_its_serv
     d, server, finishing = begun(plat, reporting_server(port, None), port, report_end(30.0))
     t0 = time.monotonic()
     finishing.abandon()
-    assert time.monotonic() - t0 < 5.0
+    assert time.monotonic() - t0 < 15.0    # unwoken, it would sleep for 30 s first
     assert server.collected and gone_soon(d)
     assert not listening(port, "tcp")
 
@@ -261,3 +261,17 @@ def test_a_finish_on_the_clients_own_connection_or_after_a_settle_is_not_overlap
         assert not finishing.overlapped
         assert finishing.result().result.exit_status == 128 + signal.SIGKILL
         assert gone_soon(d)
+
+
+def test_server_start_refuses_a_directory_that_is_already_there(tmp_path):
+    # The directory is made while the port is looked at; one that exists (not this
+    # trial's) is never used, and nothing is started.
+    from nicbench.errors import RemoteError
+    port = free_port()
+    plat = LinuxPlatform(LocalConnection())
+    there = tmp_path / "someone-elses.d"
+    there.mkdir()
+    with pytest.raises(RemoteError, match="exited 97: mkdir: .*File exists"):
+        plat.start_server(python_listener(port), str(there), port, "tcp", 2.0)
+    assert list(there.iterdir()) == []
+    assert not listening(port, "tcp")

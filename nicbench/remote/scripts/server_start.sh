@@ -12,6 +12,10 @@
 # yes"), so a client never measures whatever else listens there.
 d=$1; port=$2; proto=$3; polls=$4
 shift 4
+# The directory is made while the port is looked at (a fork and an exec each, on a
+# machine with more than one core).
+mkdir -m 700 -- "$d" &
+made=$!
 taken=no
 if listening "$port" "$proto"; then
     # Most often the previous trial's server, or a child it left, letting go: give it a
@@ -20,7 +24,8 @@ if listening "$port" "$proto"; then
     while [ "$i" -lt 100 ] && listening "$port" "$proto"; do i=$((i + 1)); sleep 0.01; done
     listening "$port" "$proto" && taken=yes
 fi
-start_bg "$d" "$@"
+wait "$made" || exit 97
+start_in "$d" "$@"
 i=0
 up=no
 while [ "$i" -lt "$polls" ]; do

@@ -6,9 +6,13 @@
 # goes to "pid", so a later `reap` can tell it from another process that reused the pid.
 # Sets PID; prints "<pid> <dir>". Exits 97 if DIR cannot be made.
 start_bg() {
+    mkdir -m 700 -- "$1" || exit 97
+    start_in "$@"
+}
+# start_in DIR COMMAND...: as start_bg, in a DIR this script has just made.
+start_in() {
     d=$1
     shift
-    mkdir -m 700 -- "$d" || exit 97
     # shellcheck disable=SC2016  # expanded by the inner sh, not here
     setsid sh -c '"$@" >"$0/out" 2>"$0/err" </dev/null & echo "$!" >"$0/cpid"; wait "$!"
 echo "$?" >"$0/rc"' "$d" "$@" >/dev/null 2>&1 </dev/null &
