@@ -64,6 +64,30 @@ def test_listening_sees_a_bound_udp_socket(env):
     assert not listening(port, "udp", env)
 
 
+def held_by(port: int, proto: str, pid: int, env: dict | None = None) -> bool:
+    res = subprocess.run(["/bin/sh", "-c", LISTENING + 'held_by "$1" "$2" "$3"', "t",
+                          str(port), proto, str(pid)], env=env, timeout=10)
+    return res.returncode == 0
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="ss -p names other processes for root")
+def test_held_by_names_the_process_that_listens_and_no_other():
+    port = free_port()
+    proc = subprocess.Popen(python_listener(port))
+    try:
+        deadline = time.monotonic() + 10
+        while not listening(port, "tcp") and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert held_by(port, "tcp", proc.pid)
+        assert not held_by(port, "tcp", os.getpid())       # another process
+        assert not held_by(port, "udp", proc.pid)           # another protocol
+        assert not held_by(port, "tcp", proc.pid, NO_SS)    # no ss: cannot say, so no
+    finally:
+        proc.kill()
+        proc.wait()
+    assert not held_by(port, "tcp", proc.pid)
+
+
 def python_listener(port: int) -> list[str]:
     return [sys.executable, "-c",
             "import socket, time\n"

@@ -28,3 +28,16 @@ listening() {
     done
     return 1
 }
+# held_by PORT tcp|udp PID: does process PID itself listen on the port? ss -p names the
+# process of each listener (it reads every process's fds: about twice a plain look, so
+# only where it matters). No where ss is missing or may not say.
+held_by() {
+    command -v ss >/dev/null 2>&1 || return 1
+    if [ "$2" = udp ]; then
+        owner=$(ss -Hlunp "sport = :$1" 2>/dev/null)
+    else
+        owner=$(ss -Hltnp "sport = :$1" 2>/dev/null)
+    fi
+    case $owner in *"pid=$3,"*) return 0 ;; esac
+    return 1
+}

@@ -8,8 +8,9 @@
 start_bg() {
     mkdir -m 700 -- "$1" || exit 97
     start_in "$@"
+    echo "$PID $d"
 }
-# start_in DIR COMMAND...: as start_bg, in a DIR this script has just made.
+# start_in DIR COMMAND...: as start_bg, in a DIR this script has made; prints nothing.
 start_in() {
     d=$1
     shift
@@ -19,5 +20,4 @@ echo "$?" >"$0/rc"' "$d" "$@" >/dev/null 2>&1 </dev/null &
     PID=$!
     starttime "$PID"
     echo "$PID $ST" >"$d/pid"
-    echo "$PID $d"
 }
