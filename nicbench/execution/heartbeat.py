@@ -27,8 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from nicbench.execution import events as ev
+from nicbench.textfile import TextFileError, decode_utf8, read_bytes
 
 HEARTBEAT_FILE = "heartbeat.json"
+MAX_HEARTBEAT_BYTES = 1 << 20    # a few hundred bytes are written
 HEARTBEAT_VERSION = 1
 BEAT_S = 2.0              # the beat thread's interval
 EVENT_WRITE_S = 1.0       # events rewrite the file at most this often
@@ -176,9 +178,12 @@ class Pulse:
 
 
 def read(directory: str | Path) -> dict[str, Any] | None:
+    """What heartbeat.json says; None if there is no such file to read (missing, not a
+    regular file, larger than any heartbeat, not JSON)."""
     try:
-        data = json.loads((Path(directory) / HEARTBEAT_FILE).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        data = json.loads(decode_utf8(read_bytes(Path(directory) / HEARTBEAT_FILE,
+                                                 MAX_HEARTBEAT_BYTES, "not a heartbeat")))
+    except (OSError, TextFileError, json.JSONDecodeError):
         return None
     return data if isinstance(data, dict) else None
 

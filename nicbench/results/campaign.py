@@ -25,9 +25,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from nicbench.errors import UsageError
+from nicbench.textfile import TextFileError, decode_utf8, read_bytes
 
 CAMPAIGN_VERSION = 1
 CAMPAIGN_FILE = "campaign.json"
+# The campaign file as run, its order and each run's state: tens of KB for a night of
+# hundreds of runs. 16 MB is not a campaign.json.
+MAX_CAMPAIGN_BYTES = 16 << 20
 
 RunStateName = Literal["pending", "running", "done", "interrupted", "failed"]
 
@@ -101,9 +105,13 @@ class CampaignState(_Model):
     def read(cls, directory: str | Path) -> "CampaignState":
         path = Path(directory) / CAMPAIGN_FILE
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(decode_utf8(read_bytes(path, MAX_CAMPAIGN_BYTES,
+                                                     "not a nicbench campaign.json")))
         except FileNotFoundError:
             raise UsageError(f"{path}: missing (not a campaign directory)") from None
+        except TextFileError as exc:
+            raise UsageError(f"{path}{f':{exc.line}' if exc.line else ''}: {exc.message}") \
+                from None
         except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") \
                 from exc
