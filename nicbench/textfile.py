@@ -11,6 +11,10 @@ Problems are :class:`TextFileError` (a message and, where known, a line); each c
 them into its own error (a ``ConfigError`` for a profile, a ``ParseError`` for tool
 output, a ``UsageError`` for a results directory), since the exit code depends on what
 the file was for.
+
+Every file nicbench writes whole (manifest.json, campaign.json, the journal, the
+heartbeat, the morning summary, report.html, the lab's state) goes through
+:func:`write_atomic`: a reader sees the old file or the new one, never half of one.
 """
 
 from __future__ import annotations
@@ -144,3 +148,27 @@ def decode_output(data: bytes) -> str:
         raise TextFileError("a NUL byte: binary data, not a tool's text output",
                             line_at(text, nul))
     return text
+
+
+def write_atomic(path: str | Path, text: str, *, fsync: bool = False,
+                 tmp: str | Path | None = None) -> None:
+    """Write ``text`` to ``path`` through a temporary file beside it and a rename, so a
+    reader sees the old file or the new one, never half of one; ``fsync`` first where
+    the file must survive a crash (a journal). On OSError (a full disk) the temporary
+    file is removed, the previous file stays whole, and the error is raised for the
+    caller to say in its own words."""
+    path = Path(path)
+    tmp_path = Path(tmp) if tmp is not None else path.with_name(path.name + ".tmp")
+    try:
+        with open(tmp_path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            if fsync:
+                fh.flush()
+                os.fsync(fh.fileno())
+        tmp_path.replace(path)
+    except OSError:
+        try:
+            tmp_path.unlink(missing_ok=True)
+        except OSError:
+            pass
+        raise

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from nicbench.execution import events as ev
-from nicbench.textfile import TextFileError, decode_utf8, read_bytes
+from nicbench.textfile import TextFileError, decode_utf8, read_bytes, write_atomic
 
 HEARTBEAT_FILE = "heartbeat.json"
 MAX_HEARTBEAT_BYTES = 1 << 20    # a few hundred bytes are written
@@ -148,18 +148,13 @@ class Heartbeat:
         with self._lock:
             self.data["beat_at"] = time.time()
             text = json.dumps(self.data, indent=1)
-        tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
         try:
-            tmp.write_text(text, encoding="utf-8")
-            tmp.replace(self.path)
+            write_atomic(self.path, text,
+                         tmp=self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp"))
             self._written = time.time()
             self.error = None
         except OSError as exc:        # a pulse that cannot be written never stops the run
             self.error = f"{self.path}: cannot write: {exc.strerror or exc}"
-            try:
-                tmp.unlink(missing_ok=True)
-            except OSError:
-                pass
 
 
 def _key(run: str | None, pair: str) -> str:

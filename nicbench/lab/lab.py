@@ -31,6 +31,7 @@ from nicbench.errors import CommandError, LabError
 from nicbench.polling import poll_until
 from nicbench.lab.adapters import ADAPTERS, DEFAULT_ADAPTERS, LabAdapter
 from nicbench.remote.local import LocalConnection
+from nicbench.textfile import write_atomic
 
 MGMT_NET = "198.19"
 TEST_NET = "198.18"
@@ -460,9 +461,7 @@ class Lab:
                                    f"{peer} after {timeout_s:g} s")
 
     def _save(self, state: LabState) -> None:
-        tmp = self.state_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(state), indent=1))
-        tmp.replace(self.state_file)
+        write_atomic(self.state_file, json.dumps(asdict(state), indent=1))
 
     def _healthy(self, state: LabState) -> bool:
         if not set(state.namespaces) <= self.existing_namespaces():

@@ -24,7 +24,6 @@ the job: a pending entry is only ever dropped from the file once it has been put
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -34,6 +33,7 @@ from typing import Callable, Collection, Mapping
 from nicbench.errors import NicbenchError, ResultsWriteError, UsageError
 from nicbench.interrupts import interrupts_held
 from nicbench.platforms.base import Platform
+from nicbench.textfile import write_atomic
 
 JOURNAL_VERSION = 2
 
@@ -239,19 +239,10 @@ class TuningSession:
         data = {"format_version": JOURNAL_VERSION, "updated": time.time(),
                 "changes": [asdict(c) for c in self.changes if not c.restored],
                 "leftovers": [asdict(x) for x in self.leftovers]}
-        tmp = self.journal.with_name(self.journal.name + ".tmp")
         try:
-            with open(tmp, "w", encoding="utf-8") as fh:
-                fh.write(json.dumps(data, indent=1))
-                fh.flush()
-                os.fsync(fh.fileno())
-            tmp.replace(self.journal)
+            write_atomic(self.journal, json.dumps(data, indent=1), fsync=True)
             self.journal_error = None
         except OSError as exc:
-            try:
-                tmp.unlink(missing_ok=True)
-            except OSError:
-                pass
             self.journal_error = f"{self.journal}: cannot write: {exc.strerror or exc}"
             if strict:
                 # The results directory is full or gone: said as for trials.jsonl, with

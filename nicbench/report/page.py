@@ -31,6 +31,7 @@ from nicbench.report.model import BarPanel, Figure, HeatPanel, LinePanel, Report
 from nicbench.report.setup import data_dir
 from nicbench.report.theory import FLAG_MARGIN
 from nicbench.results.summary import write_csv
+from nicbench.textfile import write_atomic
 
 SECTIONS = [
     ("verdict", "Verdict"),
@@ -254,7 +255,5 @@ def render_page(report: Report, single_file: bool = False) -> str:
 
 def write_page(report: Report, out: Path, single_file: bool = False) -> Path:
     page = out / "report.html"
-    tmp = page.with_suffix(".html.tmp")
-    tmp.write_text(render_page(report, single_file), encoding="utf-8")
-    os.replace(tmp, page)
+    write_atomic(page, render_page(report, single_file))
     return page

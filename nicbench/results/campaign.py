@@ -17,7 +17,6 @@ mounted elsewhere and still read.
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any, Literal
@@ -25,7 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from nicbench.errors import UsageError
-from nicbench.textfile import TextFileError, decode_utf8, read_bytes
+from nicbench.textfile import TextFileError, decode_utf8, read_bytes, write_atomic
 
 CAMPAIGN_VERSION = 1
 CAMPAIGN_FILE = "campaign.json"
@@ -89,16 +88,10 @@ class CampaignState(_Model):
         """Atomically (a reader never sees half a file), fsynced."""
         from nicbench.results.store import write_error
 
-        path = Path(directory) / CAMPAIGN_FILE
-        tmp = path.with_name(path.name + ".tmp")
         try:
-            with open(tmp, "w", encoding="utf-8") as fh:
-                fh.write(json.dumps(self.model_dump(mode="json"), indent=1))
-                fh.flush()
-                os.fsync(fh.fileno())
-            tmp.replace(path)
+            write_atomic(Path(directory) / CAMPAIGN_FILE,
+                         json.dumps(self.model_dump(mode="json"), indent=1), fsync=True)
         except OSError as exc:
-            tmp.unlink(missing_ok=True)
             raise write_error(Path(directory), exc) from exc
 
     @classmethod

@@ -23,7 +23,7 @@ from nicbench.config.fields import STORED
 from nicbench.config.inventory import Inventory
 from nicbench.config.profile import Profile
 from nicbench.errors import UsageError
-from nicbench.textfile import TextFileError, decode_utf8, read_bytes
+from nicbench.textfile import TextFileError, decode_utf8, read_bytes, write_atomic
 
 MANIFEST_VERSION = 2
 # Profile, inventory and the facts of a few hosts: tens of KB. 4 MB is not a manifest.
@@ -76,13 +76,9 @@ class Manifest(BaseModel):
         from nicbench.results.store import write_error
 
         path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
         try:
-            tmp.write_text(json.dumps(self.model_dump(mode="json"), indent=1),
-                           encoding="utf-8")
-            tmp.replace(path)
+            write_atomic(path, json.dumps(self.model_dump(mode="json"), indent=1))
         except OSError as exc:
-            tmp.unlink(missing_ok=True)
             raise write_error(path.parent, exc) from exc
 
     @classmethod

@@ -32,6 +32,7 @@ from nicbench.results.manifest import Manifest
 from nicbench.results.records import Failure, TrialRecord, current
 from nicbench.results.store import RunDir
 from nicbench.results.summary import SummaryRow, summary_rows
+from nicbench.textfile import write_atomic
 
 SUMMARY_MD = "summary.md"
 INDEX_HTML = "index.html"
@@ -211,12 +212,9 @@ def write_index(directory: str | Path, m: Morning) -> Path:
 def _atomic(path: Path, text: str) -> None:
     from nicbench.results.store import write_error
 
-    tmp = path.with_name(path.name + ".tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
+        write_atomic(path, text)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise write_error(path.parent, exc) from exc
 
 
