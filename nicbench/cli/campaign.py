@@ -7,7 +7,8 @@ import time
 from pathlib import Path
 
 from nicbench.cli import console
-from nicbench.cli.console import duration, out
+from nicbench.cli.console import out
+from nicbench.durations import duration
 from nicbench.cli.run import RunPrinter, _parallel
 from nicbench.execution import events as ev
 

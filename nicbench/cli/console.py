@@ -57,10 +57,3 @@ def mbit(bps: float | None) -> str:
     return "-" if bps is None or bps != bps else f"{bps / 1e6:.1f}"
 
 
-def duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "?"
-    s = int(seconds)
-    if s >= 3600:
-        return f"{s // 3600}h{s % 3600 // 60:02d}m"
-    return f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"

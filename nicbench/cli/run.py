@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from nicbench.cli import console
-from nicbench.cli.console import duration, mbit, out
+from nicbench.cli.console import mbit, out
+from nicbench.durations import duration
 from nicbench.errors import UsageError
 from nicbench.execution import events as ev
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nicbench.durations import duration
 from nicbench.execution import events as ev
 from nicbench.textfile import TextFileError, decode_utf8, read_bytes, write_atomic
 
@@ -201,22 +202,15 @@ def judge(data: dict[str, Any] | None, now: float | None = None) -> Pulse:
         if running is None or (data.get("pid_start") is not None
                                and running != data.get("pid_start")):
             return Pulse(False, False, f"DEAD: the controller ({who}) is gone; its last "
-                         f"beat was {_ago(age)} ago, at {_clock(data.get('beat_at'))}", data)
+                         f"beat was {duration(age)} ago, at {_clock(data.get('beat_at'))}", data)
         if age > STALE_S:
-            return Pulse(True, False, f"alive but silent for {_ago(age)} ({who}): hung?",
+            return Pulse(True, False, f"alive but silent for {duration(age)} ({who}): hung?",
                          data)
-        return Pulse(True, False, f"alive ({who}, last beat {_ago(age)} ago)", data)
+        return Pulse(True, False, f"alive ({who}, last beat {duration(age)} ago)", data)
     if age > STALE_S:
-        return Pulse(False, False, f"silent for {_ago(age)}: the controller ({who}) is dead "
+        return Pulse(False, False, f"silent for {duration(age)}: the controller ({who}) is dead "
                      "or cut off from this directory", data)
-    return Pulse(True, False, f"alive ({who}, last beat {_ago(age)} ago)", data)
-
-
-def _ago(seconds: float) -> str:
-    s = max(0, int(seconds))
-    if s >= 3600:
-        return f"{s // 3600}h{s % 3600 // 60:02d}m"
-    return f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
+    return Pulse(True, False, f"alive ({who}, last beat {duration(age)} ago)", data)
 
 
 def _clock(t: Any) -> str:

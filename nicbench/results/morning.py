@@ -29,6 +29,7 @@ from nicbench.config.profile import Profile
 from nicbench.errors import NicbenchError
 from nicbench.results.campaign import CampaignState, RunState
 from nicbench.results.manifest import Manifest
+from nicbench.durations import duration
 from nicbench.results.records import Failure, TrialRecord, current
 from nicbench.results.store import RunDir
 from nicbench.results.summary import SummaryRow, summary_rows
@@ -173,8 +174,7 @@ def _when(t: float | None) -> str:
 def _took(state: CampaignState) -> str:
     if state.ended_at is None:
         return ""
-    s = int(state.ended_at - state.started_at)
-    return f" ({s // 3600}h{s % 3600 // 60:02d}m)" if s >= 3600 else f" ({s // 60}m{s % 60:02d}s)"
+    return f" ({duration(state.ended_at - state.started_at)})"
 
 
 def headline(m: Morning) -> str:
