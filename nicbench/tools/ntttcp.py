@@ -586,46 +586,6 @@ def ddk_receiver_argv(receiver_ip: str, *, threads: int = 1, proc: int | str = 0
     return argv
 
 
-def _win5_argv(role: str, receiver_ip: str, *, threads: int, proc: int | str,
-               duration_s: int, udp: bool, length: str | None, async_count: int | None,
-               rb: int | None, xml_file: str | None, exe: str) -> list[str]:
-    argv = [exe, role, "-m", _mapping(threads, proc, receiver_ip),
-            "-t", _positive("duration (-t)", duration_s)]
-    if length is not None:
-        if not re.fullmatch(r"\d+[KkMm]?", str(length)):
-            raise UsageError(f"NTttcp buffer length {length!r}: needs a size like 64K")
-        argv += ["-l", str(length)]
-    if async_count is not None:
-        argv += ["-a", _positive("outstanding I/O (-a)", async_count)]
-    if rb is not None:
-        argv += ["-rb", _positive("receive buffer (-rb)", rb)]
-    if udp:
-        argv.append("-u")
-    if xml_file is not None:
-        argv += ["-xml", _log_name(xml_file, "-xml")]
-    return argv
-
-
-def win_sender_argv(receiver_ip: str, *, threads: int = 1, proc: int | str = "*",
-                    duration_s: int = 60, udp: bool = False, length: str | None = None,
-                    async_count: int | None = None, xml_file: str | None = None,
-                    exe: str = "NTttcp.exe") -> list[str]:
-    """NTttcp.exe 5.x sender: ``NTttcp.exe -s -m 1,*,<ip> -t 60 [-l L] [-a N] [-u] [-xml f]``."""
-    return _win5_argv("-s", receiver_ip, threads=threads, proc=proc, duration_s=duration_s,
-                      udp=udp, length=length, async_count=async_count, rb=None,
-                      xml_file=xml_file, exe=exe)
-
-
-def win_receiver_argv(receiver_ip: str, *, threads: int = 1, proc: int | str = "*",
-                      duration_s: int = 60, udp: bool = False, length: str | None = None,
-                      async_count: int | None = None, rb: int | None = None,
-                      xml_file: str | None = None, exe: str = "NTttcp.exe") -> list[str]:
-    """NTttcp.exe 5.x receiver: ``NTttcp.exe -r -m 1,*,<own ip> -t 60 [...] [-rb N] [-xml f]``."""
-    return _win5_argv("-r", receiver_ip, threads=threads, proc=proc, duration_s=duration_s,
-                      udp=udp, length=length, async_count=async_count, rb=rb,
-                      xml_file=xml_file, exe=exe)
-
-
 def _linux_argv(role: str, receiver_ip: str, *, threads: int, proc: int | str,
                 duration_s: int, udp: bool, xml_file: str | None, json_file: str | None,
                 exe: str, port: int | None = None, length: int | None = None,

@@ -362,13 +362,22 @@ def test_ddk_options_are_passed_through() -> None:
         "ntttcps", "-m", "2,*,198.18.0.2", "-a", "8", "-l", "64K", "-n", "500"]
 
 
-def test_win5_builders() -> None:
-    assert ntttcp.win_sender_argv("198.18.0.2", threads=8, duration_s=15, length="128k",
-                                  async_count=2, xml_file="out.xml") == [
-        "NTttcp.exe", "-s", "-m", "8,*,198.18.0.2", "-t", "15", "-l", "128k", "-a", "2",
-        "-xml", "out.xml"]
-    assert ntttcp.win_receiver_argv("198.18.0.2", udp=True, rb=20000000) == [
-        "NTttcp.exe", "-r", "-m", "1,*,198.18.0.2", "-t", "60", "-rb", "20000000", "-u"]
+def win5(role: str = "-s", **kw):
+    """NTttcp.exe 5.x argv as the driver builds it (win_argv), with the reviews' defaults."""
+    args = dict(exe="NTttcp.exe", threads=1, proc="*", port=5001, length="64K",
+                async_count=2, count=None, duration_s=60, udp=False, rb=None, no_sync=False,
+                xml_file=None)
+    return ntttcp.win_argv(role, "198.18.0.2", **{**args, **kw})
+
+
+def test_win5_builder() -> None:
+    assert win5(threads=8, duration_s=15, length="128k", async_count=2,
+                xml_file="out.xml") == [
+        "NTttcp.exe", "-s", "-m", "8,*,198.18.0.2", "-p", "5001", "-a", "2", "-l", "128k",
+        "-t", "15", "-xml", "out.xml"]
+    assert win5("-r", udp=True, rb=20000000, count=10000, duration_s=None, no_sync=True) == [
+        "NTttcp.exe", "-r", "-m", "1,*,198.18.0.2", "-p", "5001", "-a", "2", "-l", "64K",
+        "-n", "10000", "-rb", "20000000", "-u", "-ns"]
 
 
 def test_linux_builders() -> None:
@@ -388,8 +397,10 @@ def test_linux_builders() -> None:
     lambda: ntttcp.ddk_sender_argv("10.0.0.1", length="256 K"),
     lambda: ntttcp.ddk_receiver_argv("10.0.0.1", rb=0),
     lambda: ntttcp.ddk_sender_argv("10.0.0.1", count=True),
-    lambda: ntttcp.win_sender_argv("10.0.0.1", duration_s=0),
-    lambda: ntttcp.win_sender_argv("10.0.0.1", xml_file="-out.xml"),
+    lambda: win5(duration_s=0),
+    lambda: win5(xml_file="-out.xml"),
+    lambda: win5(length="64 K"),
+    lambda: win5("-x"),
     lambda: ntttcp.linux_sender_argv("10.0.0.1", json_file="-j"),
     lambda: ntttcp.linux_receiver_argv("10.0.0.1", xml_file=""),
 ])
