@@ -487,14 +487,19 @@ class Lab:
         root_links = set(state.root_links if state else []) | {h.mgmt_if for h in spec_hosts}
         pidfiles = set(state.sshd_pidfiles if state else []) | {
             str(self.sshd_pidfile(h)) for h in spec_hosts}
+        listeners = []
         for pidfile in sorted(pidfiles):
             pid = _pid_alive(pidfile)
             if pid:
                 try:
                     os.kill(pid, 15)
                     removed.append(f"sshd {pid}")
+                    listeners.append(pid)
                 except ProcessLookupError:
                     pass
+        # Let the listeners go before what is left in the namespaces is counted (else the
+        # first namespace's one, still exiting, reads as "1 processes" left behind).
+        poll_until(lambda: all(_zombie(str(pid)) for pid in listeners), 2.0, 0.02)
         present = self.existing_namespaces()
         for ns in sorted(namespaces & present):
             # Deleting a namespace does not end what runs in it: a connection's sshd
