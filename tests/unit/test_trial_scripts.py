@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 import uuid
-from contextlib import closing
+from contextlib import closing, contextmanager
 
 import pytest
 
@@ -182,11 +182,22 @@ def reporting_server(port: int, report_after_s: float | None, then: str = "sleep
             "s.listen()\n" + report + ("time.sleep(30)\n" if then == "sleep" else "sys.exit(0)\n")]
 
 
+@contextmanager
 def begun(plat: LinuxPlatform, argv: list[str], port: int, end: ServerEnd):
+    """A server started and its finish begun: (directory, server, finishing). Whatever
+    the test asserts, the server is stopped and its directory removed afterwards."""
     d = f"/tmp/nicbench-test-{uuid.uuid4().hex}"
     started = plat.start_server(argv, d, port, "tcp", 5.0)
-    assert started.listening and not started.ended, started
-    return d, started.server, plat.begin_finish(started.server, end)
+    finishing = None
+    try:
+        assert started.listening and not started.ended, started
+        finishing = plat.begin_finish(started.server, end)
+        yield d, started.server, finishing
+    finally:
+        if finishing is not None:
+            finishing.abandon()
+        if not started.server.collected:
+            finish(plat, started.server)
 
 
 def report_end(client_s: float, wait_s: float = 2.0) -> ServerEnd:
@@ -215,52 +226,53 @@ def test_an_overlapped_finish_sleeps_through_the_transfer_then_waits_for_the_rep
     port = free_port()
     plat = LinuxPlatform(LocalConnection())
     # The client should take 0.4 s; the server's report comes at 0.9 s, after it.
-    d, server, finishing = begun(plat, reporting_server(port, 0.9), port, report_end(0.4))
-    assert finishing.overlapped
-    time.sleep(0.2)
-    finisher = int(open(f"{d}/finisher").read())
-    # While the client runs, the finish is one shell asleep: no polling on the receiver.
-    assert children(finisher) == ["sleep"], children(finisher)
-    time.sleep(0.3)                      # the "client" ends at 0.5 s
-    t0 = time.monotonic()
-    res = finishing.result()
-    waited = time.monotonic() - t0
-    # Past its sleep it waited for the report and stopped the server only then (KILL).
-    assert REPORT in res.result.stdout, res.result
-    assert res.result.exit_status == 128 + signal.SIGKILL
-    assert res.cpu is not None
-    assert waited > 0.2, waited          # the report came 0.4 s after the client's end
-    assert server.collected and gone_soon(d)
-    assert not children(finisher)         # nothing of it left running
+    with begun(plat, reporting_server(port, 0.9), port, report_end(0.4)) \
+            as (d, server, finishing):
+        assert finishing.overlapped
+        time.sleep(0.2)
+        finisher = int(open(f"{d}/finisher").read())
+        # While the client runs, the finish is one shell asleep: no polling on the receiver.
+        assert children(finisher) == ["sleep"], children(finisher)
+        time.sleep(0.3)                      # the "client" ends at 0.5 s
+        t0 = time.monotonic()
+        res = finishing.result()
+        waited = time.monotonic() - t0
+        # Past its sleep it waited for the report and stopped the server only then (KILL).
+        assert REPORT in res.result.stdout, res.result
+        assert res.result.exit_status == 128 + signal.SIGKILL
+        assert res.cpu is not None
+        assert waited > 0.2, waited          # the report came 0.4 s after the client's end
+        assert server.collected and gone_soon(d)
+        assert not children(finisher)         # nothing of it left running
 
 
 def test_an_overlapped_finish_whose_report_comes_with_the_client_is_done_when_it_ends():
     port = free_port()
     plat = LinuxPlatform(LocalConnection())
-    d, server, finishing = begun(plat, reporting_server(port, 0.3, then="exit"), port,
-                                 ServerEnd(True, None, 1, 5.0, "TERM", client_s=0.25,
-                                           client_limit_s=15.25))
-    time.sleep(0.6)                      # the client, longer than the server
-    assert not finishing.under_way()     # done before the client: no call after it
-    res = finishing.result()
-    assert (res.result.exit_status, res.result.stdout.strip()) == (0, REPORT)
-    assert gone_soon(d)
+    exits = ServerEnd(True, None, 1, 5.0, "TERM", client_s=0.25, client_limit_s=15.25)
+    with begun(plat, reporting_server(port, 0.3, then="exit"), port, exits) \
+            as (d, server, finishing):
+        time.sleep(0.6)                      # the client, longer than the server
+        assert not finishing.under_way()     # done before the client: no call after it
+        res = finishing.result()
+        assert (res.result.exit_status, res.result.stdout.strip()) == (0, REPORT)
+        assert gone_soon(d)
 
 
 def test_an_overlapped_finish_is_woken_when_the_client_ends_without_a_report():
     port = free_port()
     plat = LinuxPlatform(LocalConnection())
-    d, server, finishing = begun(plat, reporting_server(port, None), port,
-                                 report_end(0.2, wait_s=0.3))
-    time.sleep(0.4)                      # the client failed: no report will come
-    t0 = time.monotonic()
-    res = finishing.result()
-    took = time.monotonic() - t0
-    # The same wait as a finish sent after the client (0.3 s), then woken and stopped
-    # (unwoken, it would wait for the client's limit: 15 s more).
-    assert 0.25 < took < 10.0, took
-    assert res.result.exit_status == 128 + signal.SIGKILL and REPORT not in res.result.stdout
-    assert server.collected and gone_soon(d)
+    with begun(plat, reporting_server(port, None), port, report_end(0.2, wait_s=0.3)) \
+            as (d, server, finishing):
+        time.sleep(0.4)                      # the client failed: no report will come
+        t0 = time.monotonic()
+        res = finishing.result()
+        took = time.monotonic() - t0
+        # The same wait as a finish sent after the client (0.3 s), then woken and stopped
+        # (unwoken, it would wait for the client's limit: 15 s more).
+        assert 0.25 < took < 10.0, took
+        assert res.result.exit_status == 128 + signal.SIGKILL and REPORT not in res.result.stdout
+        assert server.collected and gone_soon(d)
 
 
 def test_an_overlapped_finish_abandoned_at_once_still_stops_and_removes_its_server():
@@ -268,12 +280,13 @@ def test_an_overlapped_finish_abandoned_at_once_still_stops_and_removes_its_serv
     plat = LinuxPlatform(LocalConnection())
     # Abandoned before its shell has even said where it sleeps (Ctrl-C as the client
     # starts): the wake waits for that, then the server is stopped and collected.
-    d, server, finishing = begun(plat, reporting_server(port, None), port, report_end(30.0))
-    t0 = time.monotonic()
-    finishing.abandon()
-    assert time.monotonic() - t0 < 15.0    # unwoken, it would sleep for 30 s first
-    assert server.collected and gone_soon(d)
-    assert not listening(port, "tcp")
+    with begun(plat, reporting_server(port, None), port, report_end(30.0)) \
+            as (d, server, finishing):
+        t0 = time.monotonic()
+        finishing.abandon()
+        assert time.monotonic() - t0 < 15.0    # unwoken, it would sleep for 30 s first
+        assert server.collected and gone_soon(d)
+        assert not listening(port, "tcp")
 
 
 def test_a_finish_on_the_clients_own_connection_or_after_a_settle_is_not_overlapped():
@@ -281,15 +294,15 @@ def test_a_finish_on_the_clients_own_connection_or_after_a_settle_is_not_overlap
     plat = LinuxPlatform(LocalConnection())
     for end in (ServerEnd(False, None, 1, 0.0, "KILL", client_s=1.0, client_limit_s=16.0),
                 ServerEnd(False, REPORT, 1, 2.0, "KILL")):
-        d, server, finishing = begun(plat, python_listener(port), port, end)
-        assert not finishing.overlapped
-        assert finishing.result().result.exit_status == 128 + signal.SIGKILL
-        assert gone_soon(d)
+        with begun(plat, python_listener(port), port, end) as (d, server, finishing):
+            assert not finishing.overlapped
+            assert finishing.result().result.exit_status == 128 + signal.SIGKILL
+            assert gone_soon(d)
 
 
 def test_server_start_refuses_a_directory_that_is_already_there(tmp_path):
-    # The directory is made while the port is looked at; one that exists (not this
-    # trial's) is never used, and nothing is started.
+    # The directory is made first, as journaled: one that exists (not this trial's) is
+    # never used, and nothing is started.
     from nicbench.errors import RemoteError
     port = free_port()
     plat = LinuxPlatform(LocalConnection())
