@@ -244,8 +244,11 @@ def server_end(plan: Plan, timeout_s: float = 120.0, overlap: bool = True) -> Se
     """How the platform ends the server of a tool's plan; with the client's run time and
     limit where that end may be waited for while the client runs (``overlap``: the two
     ends are on different connections)."""
+    # Only an end that comes by itself (an exit, a report) can be waited for alongside;
+    # a settle time starts when the client has ended.
+    ends_itself = plan.server_exits or plan.report_re is not None
     client = ({"client_s": plan.expected_s, "client_limit_s": client_timeout_s(plan, timeout_s)}
-              if overlap and plan.finish_overlaps and plan.expected_s else {})
+              if overlap and plan.finish_overlaps and plan.expected_s and ends_itself else {})
     if plan.server_exits:
         return ServerEnd(True, None, 1, SERVER_EXIT_WAIT_S, plan.stop_signal, **client)
     return ServerEnd(False, plan.report_re, plan.report_count,

@@ -286,7 +286,7 @@ class LinuxPlatform(Platform):
         # transfer, so it is all but done when the client returns (one remote call less
         # after each transfer, and iperf 2's report, printed on its reporter's next 16 ms
         # tick, comes while the client still lingers on its own tick).
-        if end.client_s and (end.exits or end.report_re):
+        if end.client_s:
             return _OverlappedFinish(self, server, end)
         return super().begin_finish(server, end)
 
@@ -302,13 +302,14 @@ class LinuxPlatform(Platform):
             # should not have a poll every few ms beside it), then every 0.05 s until the
             # client's limit and the usual wait have passed.
             nap = end.client_s or 0.0
-            polls = round(0.25 / poll)
-            hold = polls + round(((end.client_limit_s or nap) - nap + end.wait_s) / 0.05)
+            fine_s, coarse_s = 0.25, (end.client_limit_s or nap) - nap + end.wait_s
         else:
-            nap, polls, hold = 0.0, max(1, round(end.wait_s / poll)), 0
+            nap, fine_s, coarse_s = 0.0, end.wait_s, 0.0
+        polls = max(1, round(fine_s / poll))
+        hold = polls + round(coarse_s / 0.05)
         argv = _sh("server_finish.sh", server.pid, server.workdir, mode, end.report_re or "",
                    end.report_count, polls, end.stop_signal, f"{poll:g}", f"{nap:g}", hold)
-        limit = nap + (hold - polls) * 0.05 + polls * poll if overlapped else end.wait_s
+        limit = nap + fine_s + coarse_s
         res = self.conn.run(argv, timeout=limit + 15, warn=True, warm=True)
         head, _, rest = res.stdout.partition("\n")
         m = _CPU_MARK.match(head)

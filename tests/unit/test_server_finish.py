@@ -78,6 +78,14 @@ def test_which_finishes_may_wait_while_the_client_runs(tool, protocol, params, o
     assert server_end(plan, timeout_s=60, overlap=False).client_s is None
 
 
+def test_a_settle_time_is_never_waited_for_alongside_the_client():
+    # It starts when the client has ended, whatever the tool says of its duration.
+    plan = Plan(server=["srv"], client=["cli"], port=5001, listen_protocol="tcp",
+                server_exits=False, expected_s=1.0, settle_s=0.5)
+    end = server_end(plan, timeout_s=60)
+    assert (end.client_s, end.report_re, end.wait_s) == (None, None, 0.5)
+
+
 def stop(server, p: Plan) -> str:
     return server.stop_after_output(p.report_re, p.report_count, p.report_wait_s,
                                     p.stop_signal)

@@ -2,7 +2,7 @@
 # $1: directory, $2: exits|report|settle, $3: report regex (POSIX ERE), $4: report lines
 # wanted, $5: polls of the wait, $6: signal to stop it with, $7: seconds per poll,
 # $8: seconds to sleep first ("0": the client has ended already, see below), $9: polls in
-# all while the client may still run. $PG is the server's process group.
+# all ($5 of them at $7 s, the rest every 0.05 s). $PG is the server's process group.
 # exits: wait for it to end; report: wait until its output holds N lines matching RE;
 # settle: wait the polls out. Then, if it still runs, signal it (and KILL it after a
 # second). A tool that has ended has closed its sockets; should anything still hold the
@@ -12,7 +12,7 @@
 #
 # Sent while the client runs ($8 > 0), it sleeps through the transfer (one sleep: no
 # polling that would load the receiver it measures), then waits for the server's end as
-# above, for up to $9 polls (the first $5 of them at $7 s, then every 0.05 s), and stops
+# above, for up to $9 polls, and stops
 # the server only once that has come or it is woken: the controller sends SIGUSR1 (to the
 # pid in "finisher") when the client ended and nothing came within the wait.
 d=$1; mode=$2; re=$3; n=$4; polls=$5; sig=$6; poll=$7; nap=$8; hold=$9
@@ -26,29 +26,24 @@ cpu_now() {
     read -r stat </proc/stat
     echo "@@nicbench-cpu1@@ $stat"
 }
+woke=
 if [ "$nap" = 0 ]; then
-    cpu_now
-    k=0
-    while [ "$k" -lt "$polls" ]; do
-        ready && break
-        k=$((k + 1))
-        [ $((k % 10)) -eq 0 ] && { alive || break; }
-        sleep "$poll"
-    done
+    cpu_now                    # the client has ended: the transfer too
 else
-    woke=
     trap 'woke=1' USR1
     echo "$$" >"$d/finisher"
     # A trapped signal ends `wait` at once; the sleep is then not needed.
     sleep "$nap" &
     wait "$!"
     kill "$!" 2>/dev/null
-    k=0
-    while [ -z "$woke" ] && [ "$k" -lt "$hold" ] && ! ready; do
-        k=$((k + 1))
-        [ $((k % 10)) -eq 0 ] && { alive || break; }
-        if [ "$k" -le "$polls" ]; then sleep "$poll"; else sleep 0.05; fi
-    done
+fi
+k=0
+while [ -z "$woke" ] && [ "$k" -lt "$hold" ] && ! ready; do
+    k=$((k + 1))
+    [ $((k % 10)) -eq 0 ] && { alive || break; }
+    if [ "$k" -le "$polls" ]; then sleep "$poll"; else sleep 0.05; fi
+done
+if [ "$nap" != 0 ]; then
     # From here a late wake does nothing, and its pid file is gone before this shell is.
     trap '' USR1
     rm -f -- "$d/finisher"
