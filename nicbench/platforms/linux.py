@@ -321,7 +321,7 @@ class LinuxPlatform(Platform):
 
     def wake_finish(self, server: Background) -> None:
         """Tell an overlapped finish that its client has ended: stop the server now."""
-        self.conn.run(_sh("server_wake.sh", server.workdir), warn=True, timeout=10)
+        self.conn.run(_sh("server_wake.sh", server.workdir), warn=True, timeout=15)
 
     def probe_version(self, tool: str, exe: str) -> str | None:
         found = self.conn.run(["sh", "-c", 'command -v "$1"', "nicbench", exe], warn=True)
