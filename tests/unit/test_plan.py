@@ -28,17 +28,16 @@ INVENTORY = Inventory.model_validate({
                "b": {"host": "hd", "interface": "t2", "address": "198.18.2.2"}}]})
 
 
-def profile(tmp_path):
-    path = tmp_path / "p.yaml"
-    path.write_text(textwrap.dedent("""\
-        name: planned
-        source: nicbench unit test
+def profile(tmp_path, body: str = """\
         repetitions: 3
         sysctl: {net.core.rmem_max: 4194304}
         mtu: [1500, 9000]
         tests:
           - {name: tcp, tool: iperf3, params: {duration_s: 2}}
-        """))
+        """):
+    """A profile of this test's own: ``body`` after its name and source."""
+    path = tmp_path / "p.yaml"
+    path.write_text("name: planned\nsource: nicbench unit test\n" + textwrap.dedent(body))
     return load_profile(path)
 
 
@@ -159,10 +158,7 @@ def test_a_campaign_plan_lists_each_run_in_order_with_the_night_s_estimate(capsy
 def test_udp_search_probes_are_named_as_a_run_names_them(tmp_path):
     # A run keys each probe by its offered rate (".200000k"), and its paths on the hosts
     # carry that name: the plan must too, or --plan's paths differ from what ran.
-    path = tmp_path / "u.yaml"
-    path.write_text(textwrap.dedent("""\
-        name: udp
-        source: nicbench unit test
+    plan = make_plan(profile(tmp_path, """\
         repetitions: 1
         mtu: [1500]
         tests:
@@ -171,8 +167,7 @@ def test_udp_search_probes_are_named_as_a_run_names_them(tmp_path):
             protocol: udp
             params: {duration_s: 1}
             udp_search: {method: sweep, start_bps: 200M, stop_bps: 220M, step_bps: 10M}
-        """))
-    plan = make_plan(load_profile(path), INVENTORY, ["p1"])
+        """), INVENTORY, ["p1"])
     clients = [s.command for s in plan.sent if s.host == "hb" and "iperf -c" in s.command]
     rates = sorted(int(b) for c in clients for b in re.findall(r" -b (\d+)", c))
     assert rates == [200_000_000, 210_000_000, 220_000_000]
