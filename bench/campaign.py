@@ -111,10 +111,8 @@ def _sample(pid: int) -> Sample | None:
     fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
     sockets = 0
     for fd in fds:
-        try:
+        with contextlib.suppress(OSError):
             sockets += os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:")
-        except OSError:
-            pass
     return Sample(threads=int(fields["Threads"]), sockets=sockets,
                   rss_mb=int(fields["VmRSS"].split()[0]) / 1024)
 
@@ -128,7 +126,7 @@ def campaign(label: str, directory: Path, inventory: str, pairs: list[str],
     argv = [sys.executable, "-m", "nicbench.cli", "campaign", str(camp), "-i", inventory,
             "--out", str(out), "--parallel", str(parallel)]
     env = {k: v for k, v in os.environ.items() if not k.startswith("NICBENCH_")}
-    log = open(directory / f"{label}.log", "w")
+    log = open(directory / f"{label}.log", "w")  # noqa: SIM115 (the child writes it until it ends; closed after wait)
     t0 = time.monotonic()
     proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
     peak = Sample()

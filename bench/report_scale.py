@@ -91,7 +91,7 @@ def clone_run(src: Path, dst: Path, adapters: int) -> tuple[int, int]:
                                for p in r.points]
                 lines.append(json.dumps(d))
     interfaces = {f"{p.name}/{h}": manifest.interfaces.get(f"{src_pair.name}/{h}", {})
-                  for p, src_pair in zip(new_pairs, pairs * copies)
+                  for p, src_pair in zip(new_pairs, pairs * copies, strict=False)
                   for h in (p.a.host, p.b.host)}
     manifest.model_copy(update={
         "inventory": inv.model_copy(update={"adapters": new_adapters, "pairs": new_pairs}),

@@ -28,7 +28,8 @@ ever catch these.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
+from collections.abc import Iterable
 
 if TYPE_CHECKING:  # pragma: no cover
     from nicbench.remote.result import Result
@@ -120,7 +121,7 @@ class HostKeyError(RemoteError):
 class CommandError(RemoteError):
     """A command ran but did not end well; ``result`` holds its command and output."""
 
-    def __init__(self, result: "Result", message: str, hint: str = ""):
+    def __init__(self, result: Result, message: str, hint: str = ""):
         self.result = result
         tail = result.tail()
         if tail:
@@ -129,13 +130,13 @@ class CommandError(RemoteError):
 
 
 class CommandTimeout(CommandError):
-    def __init__(self, result: "Result", timeout_s: float):
+    def __init__(self, result: Result, timeout_s: float):
         self.timeout_s = timeout_s
         super().__init__(result, f"`{result.command}` timed out after {timeout_s:g} s and was killed")
 
 
 class CommandFailed(CommandError):
-    def __init__(self, result: "Result", hint: str = ""):
+    def __init__(self, result: Result, hint: str = ""):
         super().__init__(result, f"`{result.command}` exited {result.exit_status}", hint)
 
 

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import signal
 import threading
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
 
 HELD = (signal.SIGINT, signal.SIGTERM)
 
@@ -14,8 +17,8 @@ class interrupts_held:
     """Defer SIGINT and SIGTERM until the block ends, then raise KeyboardInterrupt if one
     came (main thread only; elsewhere a no-op). Keep the block short and bounded."""
 
-    def __enter__(self) -> "interrupts_held":
-        self._old: dict[int, object] = {}
+    def __enter__(self) -> interrupts_held:
+        self._old: dict[int, Callable[[int, FrameType | None], Any] | int | None] = {}
         self._hit = False
         if threading.current_thread() is threading.main_thread():
             for sig in HELD:

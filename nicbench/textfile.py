@@ -23,6 +23,7 @@ import codecs
 import os
 import stat
 from pathlib import Path
+import contextlib
 
 
 class TextFileError(Exception):
@@ -167,8 +168,6 @@ def write_atomic(path: str | Path, text: str, *, fsync: bool = False,
                 os.fsync(fh.fileno())
         tmp_path.replace(path)
     except OSError:
-        try:
+        with contextlib.suppress(OSError):
             tmp_path.unlink(missing_ok=True)
-        except OSError:
-            pass
         raise

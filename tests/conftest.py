@@ -26,9 +26,10 @@ import signal
 import subprocess
 import time
 from pathlib import Path
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
+import contextlib
 
 LOCK_PATH = Path("/run/nicbench-labtests.lock")
 LOCK_WAIT_S = float(os.environ.get("NICBENCH_LABTESTS_WAIT_S", 20 * 60))
@@ -52,7 +53,7 @@ def labtests_lock(pytestconfig) -> Iterator[None]:
     if os.geteuid() != 0:
         pytest.skip("lab tests need root: they create network namespaces, veth links and "
                     "sshd (run pytest as root, as CI does)")
-    fh = open(LOCK_PATH, "a+")
+    fh = open(LOCK_PATH, "a+")  # noqa: SIM115 (held, locked, for the whole session)
     deadline = time.monotonic() + LOCK_WAIT_S
     waited = False
     while not _try_lock(fh):
@@ -96,10 +97,8 @@ def _kill_stale_test_sshd() -> None:
         except OSError:
             continue
         if _TEST_SSHD.search(cmdline):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(int(proc.name), signal.SIGTERM)
-            except ProcessLookupError:
-                pass
 
 
 def _try_lock(fh) -> bool:

@@ -100,7 +100,7 @@ def cmd_campaign(args) -> int:
         out("best selected value per method and test, Mbit/s, and where "
             "(* not everything measured):")
         console.table(["adapter", "pair"] + [f"{r} {t}" for r, t in cols],
-                      [[adapter, pair] + values for pair, adapter, values, _ in rows])
+                      [[adapter, pair, *values] for pair, adapter, values, _ in rows])
         for c in m.cells:
             for why in c.reasons:
                 console.problem(f"{c.pair} {c.run}: {why}")

@@ -22,15 +22,12 @@ def _env_lab_spec(args):
     from nicbench.lab.lab import LabSpec
 
     adapters = tuple(a for a in (getattr(args, "adapters", None) or "").split(",") if a)
-    kw = {"prefix": os.environ.get("NICBENCH_LAB_PREFIX", "nb"), "slot": _env_slot()}
-    if getattr(args, "pairs", None) is not None:
-        kw["pairs"] = args.pairs
-    if getattr(args, "rate", None):
-        kw["rate"] = args.rate
-    if adapters:
-        kw["adapters"] = adapters
+    pairs = getattr(args, "pairs", None)
     try:
-        return LabSpec(**kw)
+        return LabSpec(prefix=os.environ.get("NICBENCH_LAB_PREFIX", "nb"), slot=_env_slot(),
+                       pairs=LabSpec.pairs if pairs is None else pairs,
+                       rate=getattr(args, "rate", None) or None,
+                       adapters=adapters or LabSpec.adapters)
     except LabError as exc:
         # Everything LabSpec checks came from the environment or the command line.
         raise UsageError(f"{exc} (from NICBENCH_LAB_PREFIX, NICBENCH_LAB_SLOT or the "

@@ -82,7 +82,7 @@ def cmd_parse(args) -> int:
 
 def register(sub) -> None:
     parse = sub.add_parser("parse", help="read a tool's output (logs of runs made by hand)")
-    parse.add_argument("tool", choices=tuple(TOOLS) + ("auto",))
+    parse.add_argument("tool", choices=(*tuple(TOOLS), "auto"))
     parse.add_argument("file", help="output file, or - for standard input")
     parse.add_argument("--json", action="store_true", help="print one JSON object")
     parse.set_defaults(func=cmd_parse)

@@ -24,7 +24,7 @@ class RunPrinter:
         self._where = ""
         self._parallel = False          # pairs at once: each trial line says where it ran
 
-    def __enter__(self) -> "RunPrinter":
+    def __enter__(self) -> RunPrinter:
         if console.is_terminal():
             from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                                        TimeRemainingColumn)
@@ -157,7 +157,7 @@ class Pulse:
             self.heartbeat(event)
         self.then(event)
 
-    def __enter__(self) -> "Pulse":
+    def __enter__(self) -> Pulse:
         return self
 
     def __exit__(self, exc_type, *exc) -> None:

@@ -99,7 +99,7 @@ class PlannedRun:
 
     name: str
     index: int                        # runs[index] in the file
-    profile: "Profile"
+    profile: Profile
     profile_file: str
     pairs: tuple[str, ...] | None
     keep_failed: bool = False
@@ -128,7 +128,7 @@ class LoadedCampaign:
             return str(p if p.is_absolute() else Path(self.campaign.base_dir) / p)
         return "inventory.yaml"
 
-    def check_inventory(self, inventory: "Inventory") -> list[ConfigError]:
+    def check_inventory(self, inventory: Inventory) -> list[ConfigError]:
         """The runs' pairs exist in the inventory and run the profiles' OS."""
         from nicbench.config.profile import check_platforms
 
@@ -160,7 +160,7 @@ class LoadedCampaign:
 def run_names(campaign: Campaign, profile_names: list[str]) -> list[tuple[int, str]]:
     """(runs index, directory name) of every run, repeats expanded, in listed order."""
     out = []
-    for i, (run, pname) in enumerate(zip(campaign.runs, profile_names)):
+    for i, (run, pname) in enumerate(zip(campaign.runs, profile_names, strict=False)):
         base = run.name or pname
         if run.repeat == 1:
             out.append((i, base))
@@ -175,7 +175,7 @@ def cross_check(campaign: Campaign, where: Where,
     ``profile_names``: each run's profile's name (None where it did not load)."""
     errors: list[ConfigError] = []
     seen: dict[str, int] = {}
-    for i, (run, pname) in enumerate(zip(campaign.runs, profile_names)):
+    for i, (run, pname) in enumerate(zip(campaign.runs, profile_names, strict=False)):
         if pname is None:
             continue
         names = run_names(campaign.model_copy(update={"runs": [run]}), [pname])

@@ -164,7 +164,7 @@ def is_windows_ifname(value: str) -> bool:
 
 def check_arg(value: Any) -> Any:
     """Tool argument values: numbers, or short words without shell characters."""
-    if isinstance(value, bool) or isinstance(value, (int, float)):
+    if isinstance(value, (bool, int, float)):
         return value
     if isinstance(value, str) and ARG_RE.match(value):
         return value

@@ -199,11 +199,11 @@ def _check_ssh(host: Host, at: tuple, where: Where) -> list[ConfigError]:
     ssh = host.ssh
     errors = []
     if host.address is None and ssh.alias is None:
-        errors.append(where.error(at + ("address",), "required key is missing (or set "
+        errors.append(where.error((*at, "address"), "required key is missing (or set "
                                   "ssh.alias to the host's entry in ssh.config)"))
     if ssh.alias is not None and ssh.config is None:
-        errors.append(where.error(at + ("ssh", "alias"), "an alias names a Host of an "
+        errors.append(where.error((*at, "ssh", "alias"), "an alias names a Host of an "
                                   "ssh_config file: set ssh.config too (e.g. ~/.ssh/config)"))
     if ssh.known_hosts is None and ssh.config is None:
-        errors.append(where.error(at + ("ssh", "known_hosts"), "required key is missing"))
+        errors.append(where.error((*at, "ssh", "known_hosts"), "required key is missing"))
     return errors

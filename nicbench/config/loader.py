@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import typing
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from pydantic import BaseModel, ValidationError
 
@@ -148,13 +149,13 @@ def _load_with_extends(path: Path, chain: list[Path]) -> tuple[Any, Where]:
     parent = (path.parent / parent_name)
     if not parent.suffix:
         parent = parent.with_suffix(".yaml")
-    if parent.resolve() in [p.resolve() for p in chain + [path]]:
+    if parent.resolve() in [p.resolve() for p in [*chain, path]]:
         raise where.error(("extends",), f"extends loop through {parent_name}")
     if len(chain) >= MAX_EXTENDS_DEPTH:
         raise where.error(("extends",), f"extends chain deeper than {MAX_EXTENDS_DEPTH}")
     if not parent.exists():
         raise where.error(("extends",), f"parent profile {parent} not found")
-    base, base_where = _load_with_extends(parent, chain + [path])
+    base, base_where = _load_with_extends(parent, [*chain, path])
     # mtu: and points: are two spellings of one key: the child's replaces the parent's.
     for mine, other in (("mtu", "points"), ("points", "mtu")):
         if mine in data and isinstance(base, dict):
@@ -167,7 +168,7 @@ def _load_with_extends(path: Path, chain: list[Path]) -> tuple[Any, Where]:
 def _mtu_shorthand(path: KeyPath) -> KeyPath:
     """points[i] and points[i].mtu of a profile that wrote mtu: [..] are its mtu[i]."""
     if path[:1] == ("points",) and (len(path) == 1 or path[2:] in ((), ("mtu",))):
-        return ("mtu",) + path[1:2]
+        return ("mtu", *path[1:2])
     return path
 
 
@@ -200,8 +201,8 @@ def _translate(root: type[BaseModel], err: Any, where: Where) -> ConfigError:
     # pydantic puts validator names into loc for some types (e.g. 'function-after[...]');
     # keep only real keys and list indices.
     loc: KeyPath = tuple(step for step in err["loc"]
-                         if isinstance(step, int) or not ("[" in str(step) or "-" in str(step)
-                                                          and str(step).startswith(("function", "tagged"))))
+                         if isinstance(step, int) or not ("[" in str(step) or ("-" in str(step)
+                                                          and str(step).startswith(("function", "tagged")))))
     kind = err["type"]
     if kind == "extra_forbidden":
         parent = _model_at(root, loc[:-1])

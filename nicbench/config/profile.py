@@ -191,7 +191,7 @@ class Profile(Strict):
         return next((p for p in self.points if p.name == name), None)
 
 
-def check_platforms(profile: Profile, inventory: "Inventory", pairs: list["Pair"]) -> None:
+def check_platforms(profile: Profile, inventory: Inventory, pairs: list[Pair]) -> None:
     """A profile of one OS's method runs only on pairs of that OS: refused before any
     host is contacted."""
     if profile.platform == "any":
@@ -228,7 +228,7 @@ def cross_check(profile: Profile, where: Where, validate_params=None) -> list[Co
                             f"uses ${var} but points[{j}] ({point.name}) has no vars.{var}"))
         if validate_params is not None:
             for subpath, message in validate_params(test, profile):
-                errors.append(where.error(("tests", i) + tuple(subpath), message))
+                errors.append(where.error(("tests", i, *tuple(subpath)), message))
     # Results, resumes and reports know a point by its name: two points of one name would
     # leave the second never measured (its trials look done).
     points: dict[str, int] = {}

@@ -12,7 +12,8 @@ Profiles that ``extends:`` another are merged here too, keeping each key's own o
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import yaml
 
@@ -180,11 +181,11 @@ class _Converter:
                                       line=key_node.start_mark.line + 1,
                                       key=render_path(path) or None)
                 # The key's own line is the useful one (values may start on the next line).
-                out[key] = self.convert(value_node, path + (key,))
-                self.where.lines[path + (key,)] = (self.name, key_node.start_mark.line + 1)
+                out[key] = self.convert(value_node, (*path, key))
+                self.where.lines[(*path, key)] = (self.name, key_node.start_mark.line + 1)
             return out
         if isinstance(node, yaml.SequenceNode):
-            return [self.convert(item, path + (i,)) for i, item in enumerate(node.value)]
+            return [self.convert(item, (*path, i)) for i, item in enumerate(node.value)]
         return _scalar(node, self.name)
 
 
@@ -214,7 +215,7 @@ def merge(base: Any, base_where: Where, over: Any, over_where: Where,
     if isinstance(base, dict) and isinstance(over, dict):
         out = dict(base)
         for key, value in over.items():
-            sub = path + (key,)
+            sub = (*path, key)
             if key in base:
                 out[key] = merge(base[key], base_where, value, over_where, sub)
             else:

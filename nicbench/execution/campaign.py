@@ -37,10 +37,11 @@ import random
 import socket
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Iterator, Union
+from typing import Any
+from collections.abc import Callable, Iterator
 
 from nicbench.config.campaign import LoadedCampaign, PlannedRun
 from nicbench.config.inventory import Inventory
@@ -103,7 +104,7 @@ class CampaignEnded:
     index: str
 
 
-CampaignEvent = Union[CampaignStarted, RunBegins, RunEnds, OnFinishRan, CampaignEnded]
+CampaignEvent = CampaignStarted | RunBegins | RunEnds | OnFinishRan | CampaignEnded
 Listener = Callable[[Any], None]
 
 
@@ -342,10 +343,8 @@ class CampaignRunner:
                                       tail=o.output_tail))
             self._write_state()
             if self.morning is not None:      # the page shows how on_finish went
-                try:
+                with suppress(NicbenchError):
                     morning.write_index(self.dir, self.morning)
-                except NicbenchError:
-                    pass
         self._heartbeat.close(ending)
         self.listener(CampaignEnded(state=ending, exit_status=self.exit_status,
                                     headline=morning.headline(self.morning) if self.morning

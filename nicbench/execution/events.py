@@ -9,7 +9,7 @@ its lock around each call): a listener needs no lock of its own, and must not bl
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, Union
+from typing import Protocol
 
 from nicbench.results.records import Failure, TrialRecord
 
@@ -107,8 +107,8 @@ class Warning:
     message: str
 
 
-Event = Union[RunStarted, PairStarted, PairEnded, PointStarted, PointSkipped, TrialStarted,
-              TrialDone, GaveUp, UdpSearchDone, SettingRestored, HostRebooted, Warning]
+Event = (RunStarted | PairStarted | PairEnded | PointStarted | PointSkipped | TrialStarted
+         | TrialDone | GaveUp | UdpSearchDone | SettingRestored | HostRebooted | Warning)
 
 
 class Listener(Protocol):

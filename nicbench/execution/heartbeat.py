@@ -77,7 +77,7 @@ class Heartbeat:
             "eta_s": None}
 
     # -- lifecycle --------------------------------------------------------------------
-    def start(self) -> "Heartbeat":
+    def start(self) -> Heartbeat:
         self._write()
         self._thread = threading.Thread(target=self._beat, name="nicbench-heartbeat",
                                         daemon=True)

@@ -22,7 +22,8 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 from nicbench.config.inventory import Inventory
 from nicbench.config.profile import Profile, TestSpec
@@ -84,7 +85,7 @@ class PlanConnection(Connection):
         super().__init__(host, SHELLS[shell]())
         self.log = log
         self.interfaces = interfaces          # name -> address
-        self.mtu: dict[str, int] = {i: 1500 for i in interfaces}
+        self.mtu: dict[str, int] = dict.fromkeys(interfaces, 1500)
         self.sysctl: dict[str, str] = {}
 
     def _exec(self, argv: Sequence[str], timeout: float,
@@ -259,7 +260,7 @@ class RunPlan:
     tool_s: float
     estimate_s: float
     schedule: list[Slot]             # when each pair would run
-    trials_planned: list["TrialCommands"] = field(default_factory=list)
+    trials_planned: list[TrialCommands] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -379,7 +380,7 @@ def _collapsed(sent: list[Sent]) -> list[str]:
         # a block of one trial's commands, repeated with only the repetition number
         # (and its #N in the paths) changing
         if "#" in s.where:
-            block = [x for x in _trial_block(sent, i)]
+            block = list(_trial_block(sent, i))
             n = len(block)
             reps = 1
             while _same_block(sent[i:i + n], sent[i + reps * n:i + (reps + 1) * n]):
@@ -427,7 +428,7 @@ def _same_block(a: list[Sent], b: list[Sent]) -> bool:
 
 
 def duration_text(s: float) -> str:
-    s = int(round(s))
+    s = round(s)
     if s >= 3600:
         return f"{s // 3600} h {s % 3600 // 60:02d} min"
     return f"{s // 60} min {s % 60:02d} s" if s >= 60 else f"{s} s"

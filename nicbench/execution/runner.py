@@ -45,7 +45,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
+from collections.abc import Callable
 
 from nicbench import __version__
 from nicbench.config.inventory import Inventory, Pair
@@ -221,7 +222,7 @@ class Runner:
             inventory_dir=self.inventory.base_dir,
             pairs=[p.name for p in self.pairs],
             started_at=old.started_at if old else time.time(),
-            resumed_at=(old.resumed_at + [time.time()]) if old else [])
+            resumed_at=([*old.resumed_at, time.time()]) if old else [])
         self.manifest.write(rd.manifest_file)
 
     def _refuse_another_method(self, old: Manifest) -> None:
@@ -363,7 +364,7 @@ class Runner:
         if not pending:
             return
         self.listener(ev.PointStarted(pair=pair.name, point=point.name))
-        (receiver, r_if, r_addr), (sender, s_if, s_addr) = side.ends
+        (receiver, _r_if, r_addr), (sender, _s_if, s_addr) = side.ends
         ctx = TrialContext(run_dir=self.run_dir, run_id=self.run_id, pair=pair.name,
                            adapter=side.adapter_id, adapter_label=side.adapter_label,
                            point=point.name, mtu=point.ip_mtu, receiver=receiver,

@@ -26,7 +26,8 @@ import queue
 import signal
 import threading
 from dataclasses import dataclass, field
-from typing import Callable, Generic, Hashable, Iterable, TypeVar
+from typing import Generic, TypeVar
+from collections.abc import Callable, Hashable, Iterable
 
 T = TypeVar("T")
 
@@ -69,7 +70,7 @@ class Schedule(Generic[T]):
         if signals.hit:
             raise KeyboardInterrupt
 
-    def _threads(self, todo: list[T], signals: "_SignalsStop") -> BaseException | None:
+    def _threads(self, todo: list[T], signals: _SignalsStop) -> BaseException | None:
         ended: queue.Queue[tuple[int, BaseException | None]] = queue.Queue()
         running: dict[int, T] = {}
         busy: set[Hashable] = set()
@@ -127,7 +128,7 @@ class _SignalsStop:
         self.hit = False
         self._old: dict[int, object] = {}
 
-    def __enter__(self) -> "_SignalsStop":
+    def __enter__(self) -> _SignalsStop:
         if threading.current_thread() is threading.main_thread():
             for sig in _SIGNALS:
                 self._old[sig] = signal.signal(sig, self._note)

@@ -11,7 +11,7 @@ every trial they made; the caller stores them all.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 from nicbench.results.policy import passes
 from nicbench.results.records import TrialRecord

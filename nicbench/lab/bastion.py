@@ -23,12 +23,13 @@ links go with the hosts' namespaces when the lab comes down first.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 from nicbench.errors import CommandError, LabError
 from nicbench.lab.lab import MGMT_NET, Lab, LabHost, _listens, _pid_alive
@@ -183,11 +184,10 @@ class LabBastion:
             yield
         finally:
             for host in done:
-                try:
+                # (the namespace may be gone already)
+                with contextlib.suppress(LabError, CommandError):
                     self.lab._ns(host, ["nft", "delete", "table", "inet", NFT_TABLE],
                                  "remove the bastion-only rule")
-                except (LabError, CommandError):
-                    pass   # the namespace is gone already
 
     def _ns(self, argv: list[str]) -> None:
         self.lab._run(["ip", "netns", "exec", self.name, *argv], f"bastion: {argv[0]}")

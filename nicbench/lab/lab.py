@@ -14,6 +14,7 @@ lab replaces it. All commands run through a ``LocalConnection``.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -21,11 +22,11 @@ import shutil
 import signal
 import socket
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from functools import partial
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from nicbench.errors import CommandError, LabError
 from nicbench.polling import poll_until
@@ -175,7 +176,7 @@ class Lab:
 
     @classmethod
     def existing(cls, directory: str | Path, default: LabSpec,
-                 progress: Progress | None = None) -> "Lab":
+                 progress: Progress | None = None) -> Lab:
         """The lab recorded in ``directory`` (its own spec), else one with ``default``."""
         lab = cls(default, directory, progress)
         state = lab.read_state()
@@ -524,10 +525,8 @@ class Lab:
                 self.owner_file.unlink()
         except OSError:
             pass
-        try:
+        with contextlib.suppress(OSError):  # not empty: something else lives there, leave it
             self.dir.rmdir()
-        except OSError:
-            pass  # not empty: something else lives there, leave it
         return removed
 
     def _end_processes(self, ns: str, grace_s: float = 2.0) -> int:
@@ -540,10 +539,8 @@ class Lab:
         first = pids()
         for sig in (signal.SIGTERM, signal.SIGKILL):
             for pid in pids():
-                try:
+                with suppress(ProcessLookupError):
                     os.kill(pid, sig)
-                except ProcessLookupError:
-                    pass
             if poll_until(lambda: not pids(), grace_s, 0.05):
                 break
         return len(first)

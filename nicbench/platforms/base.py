@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from nicbench.errors import NicbenchError, RemoteError, TrialError, UsageError
 from nicbench.remote.connection import DEFAULT_TIMEOUT_S, Background, Connection
@@ -51,7 +51,7 @@ class CpuTimes:
     busy: float
     total: float
 
-    def busy_pct_since(self, earlier: "CpuTimes") -> float | None:
+    def busy_pct_since(self, earlier: CpuTimes) -> float | None:
         dt = self.total - earlier.total
         if dt <= 0:
             return None
@@ -112,7 +112,7 @@ class Finishing:
 
     overlapped = False     # already on its way while the client runs
 
-    def __init__(self, platform: "Platform", server: Background, end: ServerEnd):
+    def __init__(self, platform: Platform, server: Background, end: ServerEnd):
         self.platform = platform
         self.server = server
         self.end = end

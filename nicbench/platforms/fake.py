@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from nicbench.errors import CommandTimeout, TuningError
 from nicbench.platforms.base import CpuTimes, HostFacts, InterfaceFacts, Platform
@@ -62,7 +62,7 @@ class FakeInterface:
 class FakeBackground(Background):
     """A started server: it listens at once and prints what the answer says it printed."""
 
-    def __init__(self, platform: "FakePlatform", argv: list[str]):
+    def __init__(self, platform: FakePlatform, argv: list[str]):
         super().__init__(platform.conn, argv, pid=platform.next_pid(), workdir="/fake")
         self.platform = platform
         self.output = ""
@@ -105,7 +105,7 @@ class FakePlatform(LinuxPlatform):
     run_client = Platform.run_client
     finish_server = Platform.finish_server
 
-    def __init__(self, name: str, hosts: "FakeHosts",
+    def __init__(self, name: str, hosts: FakeHosts,
                  interfaces: Mapping[str, FakeInterface],
                  sysctls: Mapping[str, str] | None = None,
                  tools: Mapping[str, str] | None = None):
@@ -234,7 +234,7 @@ class FakePlatform(LinuxPlatform):
     def reap(self, paths: Sequence[str]) -> dict[str, str]:
         self._alive()
         self.log.append((self.host, "reap", tuple(paths)))
-        return {p: "gone" for p in paths}
+        return dict.fromkeys(paths, "gone")
 
     def read_and_remove(self, path: str) -> str | None:
         return self.hosts.outfiles.pop(self.host, None)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from nicbench.errors import ConnectError, HostKeyError
 from nicbench.platforms.windows import WindowsPlatform
@@ -95,7 +95,7 @@ class FakeWindowsHost:
     version: str = "10.0.20348"
     caption: str = "Microsoft Windows Server 2022 Standard"
     cpus: int = 4
-    tool_run: Callable[["FakeWindowsHost", list[str]], ToolRun] | None = None
+    tool_run: Callable[[FakeWindowsHost, list[str]], ToolRun] | None = None
     registry: dict[str, int] = field(default_factory=dict)
     firewall: dict[str, str] = field(default_factory=dict)
     files: dict[str, bytes] = field(default_factory=dict)
@@ -115,7 +115,7 @@ class FakeWindowsHost:
     _rebooting: bool = False
     _pid: int = 4000
     _ticks: int = 0
-    peers: "FakeWindowsPair | None" = None
+    peers: FakeWindowsPair | None = None
 
     # -- the connection's answer ------------------------------------------------------------
     def __call__(self, call: Call) -> Reply:
@@ -536,5 +536,11 @@ def windows_pair(names: Mapping[str, tuple[str, str]], tool_run=None,
     return pair
 
 
-__all__ = ["FakeAdapter", "FakeWindowsHost", "FakeWindowsPair", "ToolRun", "windows_pair",
-           "list2cmdline"]
+__all__ = [
+    "FakeAdapter",
+    "FakeWindowsHost",
+    "FakeWindowsPair",
+    "ToolRun",
+    "list2cmdline",
+    "windows_pair",
+]

@@ -12,7 +12,7 @@ import json
 import re
 import threading
 from dataclasses import replace
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from nicbench.errors import (CommandTimeout, NicbenchError, RemoteError, TrialError,
                              TuningError)
@@ -24,6 +24,7 @@ from nicbench.remote.connection import Background, Connection
 from nicbench.remote.result import make_result
 from nicbench.remote.shell import posix_script
 from nicbench.tools.registry import TOOLS
+import contextlib
 
 def parse_ip_link_json(text: str, iface: str) -> dict:
     data = json.loads(text)
@@ -105,7 +106,7 @@ class LinuxPlatform(Platform):
         res = self.conn.run(["sh", "-c", "uname -r; hostname; nproc 2>/dev/null || echo; "
                                          "grep -m1 '^model name' /proc/cpuinfo || echo"],
                             warn=True)
-        lines = res.stdout.splitlines() + ["", "", "", ""]
+        lines = [*res.stdout.splitlines(), "", "", "", ""]
         cpus = lines[2].strip()
         model = lines[3].split(":", 1)[1].strip() if ":" in lines[3] else None
         return HostFacts(os="linux", kernel=lines[0].strip(), hostname=lines[1].strip() or None,
@@ -389,8 +390,6 @@ class _OverlappedFinish(Finishing):
     def abandon(self) -> None:
         if not self.under_way():
             return
-        try:
+        with contextlib.suppress(NicbenchError):
             self._wake()
-        except NicbenchError:
-            pass
         self._thread.join(self.WAKE_JOIN_S)

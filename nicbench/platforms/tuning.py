@@ -28,7 +28,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 from nicbench.errors import NicbenchError, ResultsWriteError, UsageError
 from nicbench.interrupts import interrupts_held
@@ -86,7 +86,7 @@ class TuningSession:
 
     @classmethod
     def load(cls, journal: str | Path,
-             on_restore: Callable[[Change], None] | None = None) -> "TuningSession":
+             on_restore: Callable[[Change], None] | None = None) -> TuningSession:
         """The session a run left in ``journal``: its pending changes and leftovers, to
         be bound to platforms (:meth:`bind`) and restored. A missing journal is empty."""
         session = cls(journal, on_restore)
@@ -259,7 +259,7 @@ class TuningSession:
                 except OSError:
                     pass
 
-    def __enter__(self) -> "TuningSession":
+    def __enter__(self) -> TuningSession:
         return self
 
     def __exit__(self, *exc: object) -> None:

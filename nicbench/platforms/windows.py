@@ -31,11 +31,12 @@ connection is waited out; a changed host key is fatal (the SSH layer refuses it)
 
 from __future__ import annotations
 
+import contextlib
 import ntpath
 import re
 import time
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from nicbench.errors import (AuthError, CommandTimeout, ConnectError, HostKeyError,
                              RemoteError, TrialError, TuningError, UsageError)
@@ -302,10 +303,9 @@ class WindowsPlatform(Platform):
         """Read the boot time, tell the host to restart, drop the connection."""
         self._boot_before = wc.read_last_boot(
             self.conn.run(wc.last_boot_argv(), timeout=PROBE_TIMEOUT_S).stdout)
-        try:
+        # The channel may drop as the host goes down (rig treats it as success).
+        with contextlib.suppress(ConnectError, CommandTimeout):
             self.conn.run(wc.reboot_argv(), timeout=PROBE_TIMEOUT_S)
-        except (ConnectError, CommandTimeout):
-            pass   # the channel may drop as the host goes down (rig treats it as success)
         self.conn.close()
         self._host = None
         self._adapters.clear()

@@ -27,7 +27,8 @@ import time
 import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from nicbench import __version__
 from nicbench.errors import CommandTimeout, ConnectError, NicbenchError, UsageError

@@ -203,7 +203,7 @@ class AdvancedProperty:
         return None
 
     @classmethod
-    def from_record(cls, rec: dict[str, Any]) -> "AdvancedProperty":
+    def from_record(cls, rec: dict[str, Any]) -> AdvancedProperty:
         """From a JSON object of :data:`ADAPTER` or a Format-List record (fixtures)."""
         def listed(raw: Any) -> tuple[str, ...]:
             if isinstance(raw, list):
@@ -325,7 +325,7 @@ def read_set_property_error(stderr: str) -> tuple[str, tuple[str, ...]]:
         text = line.strip()
         if text.startswith("Set-NetAdapterAdvancedProperty :"):
             text = text.split(":", 1)[1].strip()
-        if not text or text.startswith(("At line", "+ ")) or text.startswith("Set-NetAdapter"):
+        if not text or text.startswith(("At line", "+ ", "Set-NetAdapter")):
             continue
         m = re.search(r"valid keyword values:\s*(.+)$", text)
         valid = tuple(v.strip() for v in m.group(1).split(",")) if m else ()
@@ -399,7 +399,7 @@ def firewall_set_argv(name: str, ports: str | None) -> list[str]:
 def port_spec(ports: tuple[int, ...] | list[int]) -> str:
     """Ports as New-NetFirewallRule -LocalPort takes them, runs collapsed: 5001-5004,6001."""
     out: list[str] = []
-    nums = sorted(set(int(p) for p in ports))
+    nums = sorted({int(p) for p in ports})
     i = 0
     while i < len(nums):
         j = i
@@ -416,7 +416,7 @@ def ping_argv(peer: str, payload: int | None = None) -> list[str]:
     argv = ["ping.exe", "-n", "1", "-w", "2000"]
     if payload is not None:
         argv += ["-f", "-l", str(int(payload))]
-    return argv + [peer]
+    return [*argv, peer]
 
 
 def read_ping(text: str, peer: str) -> tuple[bool, str]:
@@ -501,7 +501,7 @@ def tool_file_argv(exe: str) -> list[str]:
 
 def read_tool_file(text: str) -> tuple[str, str | None]:
     """(path, file version or None) of an executable found by Get-Command."""
-    lines = text.split("\n") + ["", ""]
+    lines = [*text.split("\n"), "", ""]
     version = lines[1].strip() or None
     return lines[0].strip(), version
 

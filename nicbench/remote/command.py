@@ -9,7 +9,7 @@ or stored (logs, results, error messages).
 from __future__ import annotations
 
 import shlex
-from typing import Sequence
+from collections.abc import Sequence
 
 
 class Secret(str):
@@ -25,7 +25,7 @@ class Script(str):
 
     label: str
 
-    def __new__(cls, text: str, label: str) -> "Script":
+    def __new__(cls, text: str, label: str) -> Script:
         obj = super().__new__(cls, text)
         obj.label = label
         return obj

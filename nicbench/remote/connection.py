@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from abc import ABC, abstractmethod
-from typing import Sequence
+from collections.abc import Sequence
 
 from nicbench.errors import CommandFailed, CommandTimeout, RemoteError
 from nicbench.remote.command import display
@@ -74,7 +74,7 @@ class Connection(ABC):
         return dataclasses.replace(result, stdout=out, stderr=err)
 
     def start(self, argv: Sequence[str], workdir: str, *,
-              timeout: float = DEFAULT_TIMEOUT_S) -> "Background":
+              timeout: float = DEFAULT_TIMEOUT_S) -> Background:
         """Start argv in the background (own process group) in a new directory
         ``workdir`` on the host; returns at once."""
         res = self.run(self.shell.background_argv(_words(argv), workdir), timeout=timeout)

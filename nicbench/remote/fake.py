@@ -7,7 +7,7 @@ recorded in ``calls`` so tests can assert on exactly what would have run.
 from __future__ import annotations
 
 import re
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from nicbench.remote.command import display
 from nicbench.remote.connection import Connection

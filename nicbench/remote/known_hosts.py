@@ -28,7 +28,7 @@ import struct
 from dataclasses import dataclass
 from hashlib import sha1
 from pathlib import Path
-from typing import Iterable
+from collections.abc import Iterable
 
 from nicbench.errors import ConfigError
 

@@ -9,12 +9,13 @@ import os
 import signal
 import subprocess
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 from nicbench.errors import RemoteError
 from nicbench.remote.connection import Connection
 from nicbench.remote.result import Result, make_result
 from nicbench.remote.shell import posix_script
+import contextlib
 
 
 class LocalConnection(Connection):
@@ -62,7 +63,5 @@ class LocalConnection(Connection):
 
 
 def _kill_group(pid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass

@@ -43,7 +43,7 @@ import base64
 import html
 import re
 import subprocess
-from typing import Sequence
+from collections.abc import Sequence
 
 from nicbench.errors import UsageError
 from nicbench.remote.command import Argv, Script
@@ -451,7 +451,7 @@ class WindowsShell:
         return ps_script(COLLECT, "collect", Dir=workdir)
 
     def parse_collected(self, stdout: str) -> tuple[str, str, int | None]:
-        lines = stdout.split("\n") + ["", "", ""]
+        lines = [*stdout.split("\n"), "", "", ""]
         out, err = (decode_file_bytes(base64.b64decode(ln.strip() or b""))
                     for ln in lines[:2])
         rc = lines[2].strip()

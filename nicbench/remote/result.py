@@ -8,7 +8,7 @@ output are always at hand where the failure is reported.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from collections.abc import Sequence
 
 from nicbench.remote.command import display
 

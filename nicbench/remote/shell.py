@@ -15,7 +15,8 @@ from __future__ import annotations
 import shlex
 from functools import cache
 from importlib import resources
-from typing import Protocol, Sequence
+from typing import Protocol
+from collections.abc import Sequence
 
 Argv = Sequence[str]
 

@@ -31,7 +31,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Sequence
+from collections.abc import Sequence
 
 import paramiko
 
@@ -42,6 +42,7 @@ from nicbench.remote.known_hosts import KnownHosts, host_key_name
 from nicbench.remote.result import Result, make_result
 from nicbench.remote.shell import SHELLS
 from nicbench.remote.ssh_keys import Agents, Identity, agent_socket, identities
+import contextlib
 
 
 EOF_GRACE_S = 1.0
@@ -79,7 +80,7 @@ class SshTarget:
     allow_agent: bool = False
     agent_socket: str | None = None      # ssh_config IdentityAgent; None: $SSH_AUTH_SOCK
     identities_only: bool = False        # agent keys only when they are one of the files'
-    jumps: tuple["SshTarget", ...] = ()  # jump hosts, the first one dialled first
+    jumps: tuple[SshTarget, ...] = ()  # jump hosts, the first one dialled first
     label: str = ""                      # "" for the host; "jump host X (...)" for a jump
 
     @property
@@ -95,8 +96,8 @@ class SshTarget:
         return self.host_key_alias or host_key_name(self.address, self.port)
 
     @property
-    def hops(self) -> tuple["SshTarget", ...]:
-        return self.jumps + (self,)
+    def hops(self) -> tuple[SshTarget, ...]:
+        return (*self.jumps, self)
 
 
 class SshSession:
@@ -201,7 +202,7 @@ def _dial(hop: _Hop, previous: _Hop | None, via: paramiko.Transport | None):
     if via is None or previous is None:
         try:
             sock = socket.create_connection((t.address, t.port), timeout=t.connect_timeout_s)
-        except (socket.timeout, TimeoutError) as exc:
+        except TimeoutError as exc:
             raise ConnectError(t.name, f"{hop.where}{t.address}:{t.port} did not answer "
                                        f"within {t.connect_timeout_s:g} s",
                                "is the host up and the address right?") from exc
@@ -560,13 +561,11 @@ class WarmShell:
                 and not self.chan.closed and not self.chan.exit_status_ready())
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(paramiko.SSHException, OSError, EOFError):
             self.chan.close()
-        except (paramiko.SSHException, OSError, EOFError):
-            pass
 
     def run(self, argv: Sequence[str], command: str, timeout: float,
-            conn: "SshConnection") -> Result:
+            conn: SshConnection) -> Result:
         self.calls += 1
         mark = f"@@nicbench-done {self.calls}.{uuid.uuid4().hex}"
         end_out = re.compile(rb"\n" + re.escape(mark.encode()) + rb" (\d+)\n")

@@ -274,7 +274,7 @@ def _resolve_jumps(s: HostSettings, cfg: Config | None, specs: list[JumpSpec],
     hops: list[SshTarget] = []
     for i, spec in enumerate(specs):
         if spec.host in seen:
-            raise ConfigError(f"ProxyJump loop: {' -> '.join(seen + (spec.host,))}",
+            raise ConfigError(f"ProxyJump loop: {' -> '.join((*seen, spec.host))}",
                               file=s.config if cfg else None,
                               key=s.name if cfg else "ssh.proxy_jump")
         opts = cfg.lookup(spec.host) if cfg else {}
@@ -284,7 +284,7 @@ def _resolve_jumps(s: HostSettings, cfg: Config | None, specs: list[JumpSpec],
                 before = parse_proxy_jump(opts["proxyjump"])
             except ValueError as exc:
                 raise cfg.error(f"ProxyJump of {spec.host}: {exc}") from exc
-            hops += _resolve_jumps(s, cfg, before, target, seen + (spec.host,), depth + 1)
+            hops += _resolve_jumps(s, cfg, before, target, (*seen, spec.host), depth + 1)
         elif opts.get("proxycommand") and i == 0:
             assert cfg is not None
             raise cfg.error(f"ProxyCommand of jump host {spec.host} is not supported: use "

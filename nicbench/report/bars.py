@@ -28,7 +28,7 @@ compact view of 50 adapters.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from nicbench.report.colours import PUBLISHED, ink_on, scale
 from nicbench.report.configs import (MBIT, Config, Group, Index, chart_title, fmt, mbit,
@@ -406,4 +406,4 @@ def limit_cells(c: Config) -> tuple[str, str]:
     return fmt(mbit(limit)), flag
 
 
-__all__ = ["speed_figures", "heatmap_figures", "cpu_figures", "cost_figures", "tool_title"]
+__all__ = ["cost_figures", "cpu_figures", "heatmap_figures", "speed_figures", "tool_title"]

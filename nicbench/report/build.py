@@ -50,9 +50,7 @@ def build(runs: list[Run], rates: dict[str, float] | None = None,
         figures += ref_figures
         table_list.append(ref_table)
     fails = failures(ix)
-    table_list += ([tables.entries_table(entries), tables.summary_table(ix)]
-                   + tables.netio_tables(ix) + tables.length_tables(ix) + np_tables
-                   + [failures_table(ix, fails)])
+    table_list += ([tables.entries_table(entries), tables.summary_table(ix), *tables.netio_tables(ix), *tables.length_tables(ix), *np_tables, failures_table(ix, fails)])
     notes = []
     if any(e.label != e.adapter_label for e in entries):
         notes.append("The same adapter appears more than once; each is told apart by a "

@@ -67,7 +67,7 @@ def _hex(rgb: tuple[float, float, float]) -> str:
 def mix(colour: str, other: str, t: float) -> str:
     """``colour`` moved a fraction ``t`` towards ``other``."""
     a, b = _rgb(colour), _rgb(other)
-    return _hex(tuple(x + (y - x) * t for x, y in zip(a, b)))  # type: ignore[arg-type]
+    return _hex(tuple(x + (y - x) * t for x, y in zip(a, b, strict=False)))  # type: ignore[arg-type]
 
 
 # Run A, B, C, D ... of one adapter: the colour, lighter, darker, lighter still.

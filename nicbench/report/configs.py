@@ -24,7 +24,7 @@ import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterable
+from collections.abc import Iterable
 
 from nicbench.config.profile import Point, TestSpec
 from nicbench.report.colours import adapter_colour, adapter_marker, shade

@@ -26,7 +26,7 @@ from __future__ import annotations
 import string
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from nicbench.config.inventory import Adapter, Inventory
 from nicbench.config.profile import Point, Profile, TestSpec

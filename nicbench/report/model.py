@@ -12,7 +12,6 @@ block sizes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
 
 
 @dataclass
@@ -169,7 +168,7 @@ class ScatterPanel:
     ymax: float
 
 
-Panel = Union[BarPanel, HeatPanel, LinePanel, ScatterPanel]
+Panel = BarPanel | HeatPanel | LinePanel | ScatterPanel
 
 
 @dataclass
@@ -251,7 +250,7 @@ class Report:
     figures: list[Figure]
     tables: list[Table]
     failures: list[Failure]
-    setup: list["RunSetup"]
+    setup: list[RunSetup]
     verdict: list[Sentence] = field(default_factory=list)
     warnings: list[MethodWarning] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)

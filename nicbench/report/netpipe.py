@@ -294,5 +294,11 @@ def plateau_figure(ix: Index, configs: list[Config], groups: list[Group], tool: 
     return fig, t
 
 
-__all__ = ["netpipe_figures", "plateau", "plateau_of", "curve_figure", "TBF_EXPLANATION",
-           "REAL_EXPLANATION"]
+__all__ = [
+    "REAL_EXPLANATION",
+    "TBF_EXPLANATION",
+    "curve_figure",
+    "netpipe_figures",
+    "plateau",
+    "plateau_of",
+]

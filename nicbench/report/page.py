@@ -120,8 +120,8 @@ def figure_rows(report: Report, fig: Figure) -> tuple[list[str], list[list[objec
         rows = []
         for p in fig.panels:
             assert isinstance(p, HeatPanel)
-            for r, line in zip(p.rows, p.cells):
-                for col, c in zip(p.columns, line):
+            for r, line in zip(p.rows, p.cells, strict=False):
+                for col, c in zip(p.columns, line, strict=False):
                     rows.append([r.label, col, c.value, c.text])
         return cols, rows
     if all(isinstance(p, ScatterPanel) for p in fig.panels):

@@ -19,7 +19,8 @@ file, line and key.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Callable, Literal
+from typing import Literal
+from collections.abc import Callable
 
 from pydantic import Field, ValidationError
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from html import escape
-from typing import Iterable
+from collections.abc import Iterable
 
 from nicbench.report.colours import PUBLISHED, REFERENCE
 from nicbench.report.model import (BarPanel, Figure, HeatPanel, LegendItem, LinePanel,
@@ -135,7 +135,7 @@ def tick_text(v: float) -> str:
 
 
 def size_text(v: float) -> str:
-    n = int(round(v))
+    n = round(v)
     if n >= 1 << 20 and n % (1 << 20) == 0:
         return f"{n >> 20}M"
     if n >= 1024 and n % 1024 == 0:
@@ -274,7 +274,7 @@ PLOT_H = 260
 
 
 def _log2_ticks(lo: float, hi: float) -> list[float]:
-    a, b = int(math.floor(math.log2(lo))), int(math.ceil(math.log2(hi)))
+    a, b = math.floor(math.log2(lo)), math.ceil(math.log2(hi))
     step = max(1, math.ceil((b - a + 1) / 9))
     return [float(2 ** k) for k in range(a, b + 1, step)]
 
@@ -467,7 +467,7 @@ def render(fig: Figure) -> str:
     y += row_h + 6
     leg, lh = legend(fig.legend, 8, y, WIDTH - 16)
     parts.append(leg)
-    height = int(math.ceil(y + lh + 6))
+    height = math.ceil(y + lh + 6)
     fig.size_px = (WIDTH, height)
     head = el("title", text=fig.title) + el("desc", text=fig.caption)
     return (f'<svg xmlns="http://www.w3.org/2000/svg" id="{_attr(fid)}" class="chart" '

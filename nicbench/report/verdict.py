@@ -14,7 +14,7 @@ small message's burst.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 from nicbench.report.bars import busier_cpu, selected
 from nicbench.report.configs import MBIT, Config, Index, chart_title, fmt, mbit, tools_with

@@ -95,7 +95,7 @@ class CampaignState(_Model):
             raise write_error(Path(directory), exc) from exc
 
     @classmethod
-    def read(cls, directory: str | Path) -> "CampaignState":
+    def read(cls, directory: str | Path) -> CampaignState:
         path = Path(directory) / CAMPAIGN_FILE
         try:
             data = json.loads(decode_utf8(read_bytes(path, MAX_CAMPAIGN_BYTES,

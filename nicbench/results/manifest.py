@@ -82,7 +82,7 @@ class Manifest(BaseModel):
             raise write_error(path.parent, exc) from exc
 
     @classmethod
-    def read(cls, path: str | Path) -> "Manifest":
+    def read(cls, path: str | Path) -> Manifest:
         """The manifest at ``path``; one UsageError line naming the file if it is not one."""
         path = Path(path)
         try:
@@ -128,5 +128,5 @@ def differences(a: Any, b: Any, path: str = "") -> list[str]:
     if isinstance(a, list) and isinstance(b, list):
         if len(a) != len(b):
             return [f"{path} ({len(a)} -> {len(b)} entries)"]
-        return [d for i, (x, y) in enumerate(zip(a, b)) for d in differences(x, y, f"{path}[{i}]")]
+        return [d for i, (x, y) in enumerate(zip(a, b, strict=False)) for d in differences(x, y, f"{path}[{i}]")]
     return [] if a == b else [path or "(top level)"]

@@ -334,7 +334,7 @@ def index_html(m: Morning) -> str:
     for pair, adapter, values, cells in rows:
         parts.append(f"<tr><td>{e(adapter)}</td><td>{e(pair)}</td>" + "".join(
             f"<td class=\"num {_css(cells[by_run[r]])}\">{e(v)}</td>"
-            for (r, _), v in zip(cols, values)) + "</tr>")
+            for (r, _), v in zip(cols, values, strict=False)) + "</tr>")
     parts += ["</table>", "<h2>Adapters and methods</h2>",
               "<table><tr><th>adapter</th><th>pair</th><th>method</th>"
               "<th>measured</th><th>status</th><th>not measured, and why</th></tr>"]

@@ -58,7 +58,4 @@ def passes(rec: TrialRecord, loss_pct: float) -> bool:
         loss = max(0.0, 100.0 * (1 - rec.throughput_bps / rec.offered_bps))
     if not rec.ok or loss is None or loss > loss_pct:
         return False
-    if rec.offered_bps and rec.throughput_bps is not None \
-            and rec.throughput_bps < rec.offered_bps * (1 - SHORTFALL):
-        return False
-    return True
+    return not (rec.offered_bps and rec.throughput_bps is not None and rec.throughput_bps < rec.offered_bps * (1 - SHORTFALL))

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
-from typing import Any, Iterable, NamedTuple
+from typing import Any, NamedTuple
+from collections.abc import Iterable
 
 FORMAT_VERSION = 2
 
@@ -149,7 +150,7 @@ class TrialRecord:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "TrialRecord":
+    def from_dict(cls, data: dict[str, Any]) -> TrialRecord:
         """A stored record back as an object: enums typed, unknown keys dropped, records of
         format 1 brought to this one. Raises ValueError (or KeyError, TypeError) on a
         record that is not a trial record."""

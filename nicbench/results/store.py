@@ -24,11 +24,12 @@ import shutil
 import time
 from dataclasses import fields
 from pathlib import Path
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from nicbench.errors import ResultsWriteError, UsageError
 from nicbench.results.records import FORMAT_VERSION, TrialKey, TrialRecord, current, settled
 from nicbench.textfile import TextFileError, open_regular, size_text
+import contextlib
 
 # A trial record is a few KB (a netPIPE curve of a few hundred points at most): a line of
 # more than 1 MB is not one, and is refused before it is read whole.
@@ -58,7 +59,7 @@ class RunDir:
     def summary_file(self) -> Path:
         return self.path / "summary.csv"
 
-    def create(self) -> "RunDir":
+    def create(self) -> RunDir:
         if self.path.exists() and not self.path.is_dir():
             raise UsageError(f"{self.path}: exists and is not a directory: a results "
                              "directory is a new name or the directory of an earlier run")
@@ -90,10 +91,8 @@ class RunDir:
                 fh.flush()
                 os.fsync(fh.fileno())
         except OSError as exc:
-            try:
+            with contextlib.suppress(OSError):
                 os.truncate(self.trials_file, size)
-            except OSError:
-                pass
             raise write_error(self.path, exc) from exc
 
     def repair_torn_tail(self) -> Path | None:

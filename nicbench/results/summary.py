@@ -15,7 +15,7 @@ import csv
 import statistics
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Iterable
+from collections.abc import Iterable
 
 from nicbench.config.profile import DEFAULT_LOSS_PCT, Profile
 from nicbench.results.policy import passes, summarize

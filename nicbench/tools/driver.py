@@ -9,7 +9,8 @@ and one ``TOOL``; ``registry.py`` lists them. Nothing here runs a command.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Mapping
+from typing import Any, Literal
+from collections.abc import Callable, Mapping
 
 from pydantic import BaseModel
 

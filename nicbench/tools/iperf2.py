@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 from pydantic import Field
 
@@ -121,11 +122,11 @@ def parse(text: str) -> ParsedRun:
     lines = text.splitlines()
     fmt = _sniff(text)
     if fmt is None:
-        first = next(((i, l) for i, l in enumerate(lines, 1) if l.strip()), None)
+        first = next(((i, ln) for i, ln in enumerate(lines, 1) if ln.strip()), None)
         if first is None:
             raise ParseError(NAME, "iperf 2 output (text, -e or -y C CSV)", "empty input")
         lineno, line = first
-        mark = next(((i, l) for i, l in enumerate(lines, 1) if _IPERF3_MARK.match(l)), None)
+        mark = next(((i, ln) for i, ln in enumerate(lines, 1) if _IPERF3_MARK.match(ln)), None)
         if mark is not None:
             raise ParseError(NAME, "iperf 2 output, not iperf3",
                              f"line {mark[0]}: {mark[1].strip()[:60]!r} is iperf3's")
@@ -141,21 +142,21 @@ def parse(text: str) -> ParsedRun:
 
 def _sniff(text: str) -> str | None:
     """'csv', 'text' or None. iperf3 text is refused: its rows would match ours."""
-    lines = [l for l in text.splitlines() if l.strip()]
+    lines = [ln for ln in text.splitlines() if ln.strip()]
     if not lines:
         return None
-    if any(_IPERF3_MARK.match(l) for l in lines):
+    if any(_IPERF3_MARK.match(ln) for ln in lines):
         return None
-    if any(_CSV_TIMESTAMP.match(l) for l in lines):
+    if any(_CSV_TIMESTAMP.match(ln) for ln in lines):
         return "csv"
-    for l in lines:
-        if (_CLIENT_HDR.match(l) or _SERVER_HDR.match(l) or _ROW.match(l.strip())
-                or _VERSION.match(l)):
+    for ln in lines:
+        if (_CLIENT_HDR.match(ln) or _SERVER_HDR.match(ln) or _ROW.match(ln.strip())
+                or _VERSION.match(ln)):
             return "text"
     # A CSV run that failed before any row prints only the error line.
-    if any(_ERROR.match(l.strip()) for l in lines):
-        return "csv" if all(_ERROR.match(l.strip()) or _WARNING.match(l.strip())
-                            for l in lines) else "text"
+    if any(_ERROR.match(ln.strip()) for ln in lines):
+        return "csv" if all(_ERROR.match(ln.strip()) or _WARNING.match(ln.strip())
+                            for ln in lines) else "text"
     return None
 
 
@@ -526,7 +527,7 @@ class Iperf2Driver(Driver):
     def interpret(self, client_text: str, server_text: str, outfile_text: str | None,
                   protocol: str) -> ParsedRun:
         client = parse(client_text)
-        if client.error or protocol == "udp" and client.udp:
+        if client.error or (protocol == "udp" and client.udp):
             return client
         # TCP: the server saw what arrived; the client only what it wrote into its socket
         # buffer. A receiver that printed no report never saw the transfer end (a stalled

@@ -53,7 +53,7 @@ def looks_like(text: str) -> bool:
         except ParseError:
             return False
         return any(isinstance(d.get("start"), dict) or "error" in d for d in docs)
-    return any(_IPERF3_TEXT_MARK.match(l.strip()) for l in text.splitlines())
+    return any(_IPERF3_TEXT_MARK.match(ln.strip()) for ln in text.splitlines())
 
 
 def parse(text: str) -> ParsedRun:
@@ -323,7 +323,7 @@ def _parse_text(lines: list[str]) -> ParsedRun:
         if _IPERF2_MARK.match(line):
             raise ParseError(NAME, "iperf3 output, not iperf 2",
                              f"line {lineno}: {line[:60]!r} is iperf 2's")
-        if line.startswith("Connecting to host ") or line.startswith("Accepted connection from "):
+        if line.startswith(("Connecting to host ", "Accepted connection from ")):
             side = "client" if line.startswith("Connecting") else "server"
             sessions += 1
             rows, after_last_sep, conn_ids, cpu, sent_datagrams = [], [], set(), None, 0
@@ -368,7 +368,7 @@ def _parse_text(lines: list[str]) -> ParsedRun:
         extra["warnings"] = warnings
     error = errors[0] if errors else None
     protocol = "udp" if (any(r.total is not None for r in rows) or sent_datagrams
-                         or any("Datagrams" in l for l in lines)) else "tcp"
+                         or any("Datagrams" in ln for ln in lines)) else "tcp"
 
     labelled = [r for r in rows if r.label]
     summary = labelled

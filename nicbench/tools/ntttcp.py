@@ -448,12 +448,12 @@ def _parse_windows_console(text: str) -> ParsedRun:
     for lineno, names, rows in _table_blocks(lines):
         if lineno < totals_at:
             if names and names[0] == "Thread":
-                thread_rows = [dict(zip(names, r)) for r in rows]
+                thread_rows = [dict(zip(names, r, strict=False)) for r in rows]
             continue
         if len(rows) != 1:
             raise ParseError(NAME, "one row of values under each totals header",
                              f"line {lineno + 1}")
-        for name, value in zip(names, rows[0]):
+        for name, value in zip(names, rows[0], strict=False):
             totals[name] = (value, lineno + 1)
 
     def total(name: str, required: bool = True) -> float | None:
@@ -707,9 +707,9 @@ class NtttcpDriver(Driver):
             raise UsageError("ntttcp-for-linux has no -n (count) or -a (async_count): those "
                              "are for Windows NTttcp; use duration_s on Linux hosts")
         duration = p.duration_s or 10
-        kw = dict(threads=p.threads, proc=p.cpu, duration_s=int(duration),
-                  udp=ends.protocol == "udp", port=p.port, length=int(p.length),
-                  buffer=None if p.receive_buffer is None else int(p.receive_buffer))
+        kw = {"threads": p.threads, "proc": p.cpu, "duration_s": int(duration),
+                  "udp": ends.protocol == "udp", "port": p.port, "length": int(p.length),
+                  "buffer": None if p.receive_buffer is None else int(p.receive_buffer)}
         server = linux_receiver_argv(ends.receiver_addr, exe=exe_server, **kw)
         client = linux_sender_argv(ends.receiver_addr, exe=exe_client, **kw)
         return Plan(server=server, client=client, port=p.port, listen_protocol=ends.protocol,

@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 
+import contextlib
 import importlib
 import pkgutil
 
@@ -71,10 +72,8 @@ def _child(req: dict, out_path: str, err_path: str) -> None:
         os.write(2, f"forkrun: {type(exc).__name__}: {exc}\n".encode())
     finally:
         for stream in (sys.stdout, sys.stderr):
-            try:
+            with contextlib.suppress(Exception):
                 stream.flush()
-            except Exception:
-                pass
         os._exit(rc if isinstance(rc, int) else 99)
 
 

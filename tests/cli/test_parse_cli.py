@@ -80,7 +80,7 @@ def nicbench_proc(*argv: str) -> subprocess.CompletedProcess:
 
 
 def assert_json_shape(got: dict) -> None:
-    assert JSON_KEYS <= set(got), f"missing keys {sorted(JSON_KEYS - set(got))}"
+    assert set(got) >= JSON_KEYS, f"missing keys {sorted(JSON_KEYS - set(got))}"
     assert got["protocol"] in ("tcp", "udp")
     assert got["udp"] is None or set(got["udp"]) == UDP_KEYS
     assert isinstance(got["points"], list)

@@ -37,7 +37,7 @@ def test_every_shipped_inventory_and_profile_is_valid(capsys):
     assert (rc, err) == (0, "")
     lines = out.splitlines()
     assert len(lines) == len(SHIPPED)
-    for path, line in zip(SHIPPED, lines):
+    for path, line in zip(SHIPPED, lines, strict=False):
         kind = "inventory" if path.name == "inventory.yaml" else \
             f"campaign {path.stem}" if "\nruns:" in path.read_text() else f"profile {path.stem}"
         assert line.startswith(f"{path}: ok ({kind}"), line

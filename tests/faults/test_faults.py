@@ -87,7 +87,7 @@ def test_kill_inside_a_point_then_resume_puts_back_first_and_loses_nothing(lab, 
                                                                           restored):
     prof, out, link, before = crash_inside_the_jumbo_point(lab, tmp_path, restored)
     # the fault happened: the hosts are left changed, and the journal says so
-    assert {h: mtu(h, link.ifname) for h in hosts(lab)} == {h: 9000 for h in hosts(lab)}
+    assert {h: mtu(h, link.ifname) for h in hosts(lab)} == dict.fromkeys(hosts(lab), 9000)
     assert {h: sysctl(h, SYSCTL).split() for h in hosts(lab)} == {
         h: SET.split() for h in hosts(lab)}
     assert all(before[h].split() != SET.split() for h in hosts(lab))
@@ -100,7 +100,7 @@ def test_kill_inside_a_point_then_resume_puts_back_first_and_loses_nothing(lab, 
                "--resume", str(out))
     assert proc.returncode == 0, proc.stderr
     assert "put back what the interrupted run left: 4 settings" in proc.stderr
-    assert {h: mtu(h, link.ifname) for h in hosts(lab)} == {h: 1500 for h in hosts(lab)}
+    assert {h: mtu(h, link.ifname) for h in hosts(lab)} == dict.fromkeys(hosts(lab), 1500)
     assert {h: sysctl(h, SYSCTL) for h in hosts(lab)} == before
     assert (out / "trials.jsonl").read_text().startswith(stored)     # append-only
     recs = records(out)
@@ -115,11 +115,11 @@ def test_kill_inside_a_point_then_resume_puts_back_first_and_loses_nothing(lab, 
 
 
 def test_kill_inside_a_point_then_restore(lab, tmp_path, restored):
-    prof, out, link, before = crash_inside_the_jumbo_point(lab, tmp_path, restored)
+    _prof, out, link, before = crash_inside_the_jumbo_point(lab, tmp_path, restored)
     proc = cli("restore", str(out))
     assert proc.returncode == 0, proc.stderr
     assert f"restored {hosts(lab)[1]} mtu {link.ifname} = 1500" in proc.stdout
-    assert {h: mtu(h, link.ifname) for h in hosts(lab)} == {h: 1500 for h in hosts(lab)}
+    assert {h: mtu(h, link.ifname) for h in hosts(lab)} == dict.fromkeys(hosts(lab), 1500)
     assert {h: sysctl(h, SYSCTL) for h in hosts(lab)} == before
     again = cli("restore", str(out))
     assert (again.returncode, again.stdout.strip()) == (0, "nothing to restore")
@@ -201,7 +201,7 @@ def test_a_host_lost_mid_run_is_reported_and_restore_finishes_later(lab, tmp_pat
             read_until(proc, lambda line, _: "f3-tcp #1/3" in line, 120)
             for pid in sshd_processes(sender):          # the host's sshd dies, for good
                 os.kill(pid, signal.SIGKILL)
-            rest, err = proc.communicate(timeout=120)
+            _rest, err = proc.communicate(timeout=120)
         finally:
             if proc.poll() is None:
                 kill9(proc)
@@ -357,7 +357,7 @@ def test_a_dropped_connection_is_reconnected_and_the_trial_retried(lab, tmp_path
         assert sessions
         for pid in sessions:            # the controller's connection drops; sshd stays up
             os.kill(pid, signal.SIGKILL)
-        rest, err = proc.communicate(timeout=180)
+        _rest, err = proc.communicate(timeout=180)
     finally:
         if proc.poll() is None:
             kill9(proc)

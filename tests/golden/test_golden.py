@@ -76,7 +76,7 @@ def assert_matches(actual: Any, expected: Any, where: str = "expected") -> None:
         assert isinstance(actual, (list, tuple)), f"{where}: expected a list, got {actual!r}"
         assert len(actual) == len(expected), (
             f"{where}: expected {len(expected)} items, parser gave {len(actual)}")
-        for i, (got, want) in enumerate(zip(actual, expected)):
+        for i, (got, want) in enumerate(zip(actual, expected, strict=False)):
             assert_matches(got, want, f"{where}[{i}]")
     elif expected is None or isinstance(expected, (bool, str)):
         if (isinstance(expected, str) and _NUMBER_LIKE.match(expected)

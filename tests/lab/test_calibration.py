@@ -89,7 +89,7 @@ def test_gbe_link_matches_gigabit_ethernet(lab, pool, mtu):
             if bps >= expected * (1 - TOLERANCE):
                 break
     runs = ", ".join(f"{m / 1e6:.1f} Mbit/s ({load} before it)"
-                     for m, load in zip(measured, loads))
+                     for m, load in zip(measured, loads, strict=False))
     if max(measured) < expected * (1 - TOLERANCE) and all(load.busy for load in loads):
         pytest.skip(f"MTU {mtu}: the machine was busy before every run ({runs}): the "
                     "shaping cannot be judged now")

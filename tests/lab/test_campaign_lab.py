@@ -87,7 +87,7 @@ def hosts(lab2):
     """The lab's host names; after the test, every gbe interface must be at 1500."""
     names = [h.name for h in lab2.spec.hosts()]
     yield names
-    assert {h: mtu(h) for h in names} == {h: 1500 for h in names}
+    assert {h: mtu(h) for h in names} == dict.fromkeys(names, 1500)
 
 
 PROFILE_A = """\
@@ -204,15 +204,15 @@ def test_ctrl_c_restores_every_host_and_resume_finishes_without_duplicates(
                  "--parallel", "2")
     try:
         read_until(proc, until(r"\] p\d-gbe mtu9000 ca-tcp #1/3"), 120)
-        assert {h: mtu(h) for h in hosts} == {h: 9000 for h in hosts}   # both pairs at 9000
+        assert {h: mtu(h) for h in hosts} == dict.fromkeys(hosts, 9000)   # both pairs at 9000
         proc.send_signal(signal.SIGINT)
-        stdout, stderr = finish(proc, 120)
+        _stdout, stderr = finish(proc, 120)
     finally:
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 130, stderr
     assert "stopping: " in stderr and "interrupted; host settings were restored" in stderr
-    assert {h: mtu(h) for h in hosts} == {h: 1500 for h in hosts}
+    assert {h: mtu(h) for h in hosts} == dict.fromkeys(hosts, 1500)
     state = json.loads((out / "campaign.json").read_text())
     assert state["state"] == "interrupted" and state["exit_status"] == 130
     assert [r["state"] for r in state["runs"]] == ["interrupted", "pending"]
@@ -264,7 +264,7 @@ def test_a_lost_host_is_reported_while_the_other_pair_completes(lab2, hosts, tmp
             read_until(proc, until(r"\] p2-gbe mtu1500 ca-tcp #1/3"), 120)
             for pid in sshd(lost.name):              # the host's sshd dies, for good
                 os.kill(pid, signal.SIGKILL)
-            stdout, stderr = finish(proc)
+            _stdout, stderr = finish(proc)
         finally:
             if proc.poll() is None:
                 proc.kill()

@@ -44,7 +44,7 @@ def test_jumbo_mtu_applied_verified_and_restored(lab, pool, mtus):
 
 
 def test_path_mtu_check_fails_when_only_one_side_is_jumbo(lab, pool, mtus):
-    link, a, b = both(lab, "gbe")
+    link, a, _b = both(lab, "gbe")
     with TuningSession() as session:
         session.set_mtu(pool.platform(a), link.ifname, JUMBO)
         with pytest.raises(TuningError) as info:
@@ -55,12 +55,11 @@ def test_path_mtu_check_fails_when_only_one_side_is_jumbo(lab, pool, mtus):
 def test_restore_after_an_exception_mid_way(lab, pool, mtus):
     link, a, b = both(lab, "gbe")
     original = {a: mtus(a)[link.ifname], b: mtus(b)[link.ifname]}
-    with pytest.raises(RuntimeError, match="mid-run failure"):
-        with TuningSession() as session:
-            session.set_mtu(pool.platform(a), link.ifname, JUMBO)
-            session.set_mtu(pool.platform(b), link.ifname, JUMBO)
-            assert mtus(b)[link.ifname] == JUMBO
-            raise RuntimeError("mid-run failure")
+    with pytest.raises(RuntimeError, match="mid-run failure"), TuningSession() as session:
+        session.set_mtu(pool.platform(a), link.ifname, JUMBO)
+        session.set_mtu(pool.platform(b), link.ifname, JUMBO)
+        assert mtus(b)[link.ifname] == JUMBO
+        raise RuntimeError("mid-run failure")
     assert {a: mtus(a)[link.ifname], b: mtus(b)[link.ifname]} == original
 
 
@@ -123,9 +122,8 @@ def test_nojumbo_refuses_with_the_kernels_words(lab, pool, mtus):
     direct = subprocess.run(["ip", "-n", a, "link", "set", "dev", link.ifname, "mtu",
                              str(JUMBO)], capture_output=True, text=True, timeout=10)
     assert direct.returncode != 0
-    with TuningSession() as session:
-        with pytest.raises(TuningError) as info:
-            session.set_mtu(pool.platform(a), link.ifname, JUMBO)
+    with TuningSession() as session, pytest.raises(TuningError) as info:
+        session.set_mtu(pool.platform(a), link.ifname, JUMBO)
     err = info.value
     assert err.kernel_message == direct.stderr.strip() == "RTNETLINK answers: Invalid argument"
     assert (err.host, err.setting, err.value) == (a, f"MTU of {link.ifname}", JUMBO)

@@ -43,7 +43,7 @@ def test_a_run_sends_what_its_plan_said(lab, lab_inventory, tmp_path):
     assert proc.returncode == 0, proc.stderr
     ran = [json.loads(line) for line in (out / "trials.jsonl").read_text().splitlines()]
     assert len(ran) == len(planned) == 12
-    for p, r in zip(planned, ran):
+    for p, r in zip(planned, ran, strict=False):
         assert (p.pair, p.point, p.test, p.repetition) == (r["pair"], r["point"], r["test"],
                                                             r["repetition"])
         assert same_commands(p.server, r["commands"]["server"]), (p.server, r["commands"])

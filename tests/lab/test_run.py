@@ -206,7 +206,7 @@ def test_interrupted_run_restores_mtu_and_resumes_without_duplicates(lab, tmp_pa
                    timeout_s=90)
         assert [mtus(h)[gbe.ifname] for h in hosts] == [9000, 9000]
         proc.send_signal(signal.SIGINT)
-        rest, err = proc.communicate(timeout=60)
+        _rest, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()

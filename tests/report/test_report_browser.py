@@ -41,8 +41,7 @@ def browser(tmp_path_factory):
 
     opts = webdriver.ChromeOptions()
     opts.binary_location = CHROMIUM
-    for arg in FLAGS + ("--window-size=1280,1000",
-                        f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
+    for arg in (*FLAGS, "--window-size=1280,1000", f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
         opts.add_argument(arg)
     # An explicit driver path: selenium never tries to download one.
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=opts)

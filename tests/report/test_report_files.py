@@ -159,7 +159,7 @@ def test_the_page_has_contents_failures_and_setup(rendered):
 
 
 def test_no_path_of_this_machine_in_the_page(rendered):
-    report, page = rendered
+    _report, page = rendered
     text = page.read_text()
     for local in (str(RUN_A.resolve()), str(RUN_B.resolve()), str(page.parent),
                   str(Path.cwd()), str(Path.home())):
@@ -250,7 +250,7 @@ def test_verdict_csv(rendered):
 
 
 def test_comparison_csv(rendered):
-    report, page = rendered
+    _report, page = rendered
     rows = read_csv(page.parent / "tables" / "comparison.csv")
     assert {"adapter", "test", "point", "a_bps", "b_bps", "change_pct", "p_value",
             "verdict"} <= set(rows[0])

@@ -284,8 +284,8 @@ def test_heatmap_adapters_by_points(model):
     f = fig(model, "heatmap-iperf3-tcp")
     (p,) = f.panels
     assert isinstance(p, HeatPanel) and p.columns == ["MTU 1500", "MTU 9000"]
-    cells = {(r.key, col): c for r, line in zip(p.rows, p.cells)
-             for col, c in zip(p.columns, line)}
+    cells = {(r.key, col): c for r, line in zip(p.rows, p.cells, strict=False)
+             for col, c in zip(p.columns, line, strict=False)}
     for key in (A_GBE, B_GBE):
         for mtu in (1500, 9000):
             c = cells[(key, f"MTU {mtu}")]
@@ -318,7 +318,7 @@ def test_cpu_is_that_of_the_repetition_shown_on_an_axis_ending_at_100(model):
                                         pytest.approx(max(all_snd)))
             assert snd.text == f"{rec.cpu_sender_pct:.0f} %"
     # run B's median repetition is not its mean: the chart shows the one repetition
-    (med,) = shown(B_GBE, 9000, "iperf3-tcp")
+    (_med,) = shown(B_GBE, 9000, "iperf3-tcp")
     assert panel(f, "MTU 9000").bar(B_GBE, "sender").value != pytest.approx(
         statistics.fmean(ok_values(B_GBE, 9000, "iperf3-tcp", "cpu_sender_pct", scale=1)))
     assert "best repetition" in f.caption and "median repetition" in f.caption
@@ -400,7 +400,7 @@ def test_netpipe_per_mtu_one_curve_per_adapter_and_the_missing_named(model):
     assert [c.entry for c in f9000.panels[0].curves] in ([A_GBE, B_GBE], [B_GBE, A_GBE])
     assert f9000.missing == ["LX-1000NJ Gigabit (macvlan mtu-1500): refused 0/1 (1 not run)",
                              "LX-1000S Gigabit (veth stall-6000): timed out 0/1 (1 failed)"]
-    assert [r.y for r in f9000.panels[0].references][0] == pytest.approx(LIMIT[9000])
+    assert next(r.y for r in f9000.panels[0].references) == pytest.approx(LIMIT[9000])
 
 
 def test_netpipe_bar_is_the_sustained_plateau_not_the_burst(model):
@@ -414,7 +414,7 @@ def test_netpipe_bar_is_the_sustained_plateau_not_the_burst(model):
             assert b.value < max(q["throughput_bps"] for q in rec.points) / 1e6
     assert "2^20 bit/s" in f.caption and "plateau" in f.caption
     t = next(t for t in model.tables if t.id == "netpipe-plateau")
-    row = next(r for r, e in zip(t.rows, t.row_entries) if e == A_GBE and r[1] == "MTU 9000")
+    row = next(r for r, e in zip(t.rows, t.row_entries, strict=False) if e == A_GBE and r[1] == "MTU 9000")
     (rec,) = oks(A_GBE, 9000, "netpipe")
     burst = max(rec.points, key=lambda q: q["throughput_bps"])
     assert row[2] == f"{_plateau(rec):.1f}"
@@ -427,7 +427,7 @@ def test_netpipe_bar_is_the_sustained_plateau_not_the_burst(model):
 # -- verdict --------------------------------------------------------------------------------
 def test_verdict_per_adapter_and_method(model):
     (t,) = [t for t in model.tables_of("verdict") if t.id == "verdict-iperf3-tcp"]
-    rows = {e: r for r, e in zip(t.rows, t.row_entries)}
+    rows = {e: r for r, e in zip(t.rows, t.row_entries, strict=False)}
     assert t.row_entries[0] == max(
         (A_GBE, B_GBE, A_NJ, B_STALL),
         key=lambda k: max(selected(k, m, "iperf3-tcp") for m in (1500, 9000)
@@ -490,7 +490,7 @@ def test_comparison_pairs_the_card_by_id_and_tests_the_repetitions(model):
     # only the gbe card is in both runs
     assert {r[cols.index("adapter_id")] for r in t.csv_rows} == {"lab-gbe"}
     for mtu in (1500, 9000):
-        r = dict(zip(cols, rows[("iperf3-tcp", f"mtu{mtu}")]))
+        r = dict(zip(cols, rows[("iperf3-tcp", f"mtu{mtu}")], strict=False))
         a = ok_values(A_GBE, mtu, "iperf3-tcp")
         b = ok_values(B_GBE, mtu, "iperf3-tcp")
         # A keeps the best, B the median: both compared by their medians
@@ -503,7 +503,7 @@ def test_comparison_pairs_the_card_by_id_and_tests_the_repetitions(model):
         assert r["verdict"] == "within noise"
         assert "smallest p possible is 0.2" in r["note"]
     for test in ("iperf2-l8k", "iperf2-l64k"):
-        r = dict(zip(cols, rows[(test, "mtu1500")]))
+        r = dict(zip(cols, rows[(test, "mtu1500")], strict=False))
         assert r["verdict"] == "not comparable" and "not measured in run B" in r["note"]
     warned = {w.what for w in model.warnings}
     assert warned == {"selection rule", "repetitions"}
@@ -546,7 +546,7 @@ def test_iperf_tests_at_several_lengths_make_a_netio_style_table(model):
     (t,) = model.tables_of("iperf-length")
     assert t.columns == ["adapter", "point", "-l 8K KB/s", "-l 64K KB/s", "CPU % sender",
                          "CPU % receiver"]
-    rows = {(e, r[1]): r for r, e in zip(t.rows, t.row_entries)}
+    rows = {(e, r[1]): r for r, e in zip(t.rows, t.row_entries, strict=False)}
     # KB/s of each test's best (run A selects best): bit/s / 8 / 1024
     kbs = [f"{max(ok_values(A_GBE, 1500, t, scale=8 * 1024)):.0f}"
            for t in ("iperf2-l8k", "iperf2-l64k")]
@@ -581,7 +581,7 @@ def test_summary_table_has_every_configuration(model, runs):
         with open(d / "summary.csv", newline="") as fh:
             written += len(list(csv.DictReader(fh)))
     assert len(t.rows) == sum(len(r.summary) for r in runs) == written
-    row = next(r for r, e in zip(t.rows, t.row_entries)
+    row = next(r for r, e in zip(t.rows, t.row_entries, strict=False)
                if e == B_GBE and r[1] == "iperf3-tcp" and r[3] == "MTU 9000")
     median = statistics.median(ok_values(B_GBE, 9000, "iperf3-tcp"))
     assert row[2:8] == ["iperf3 TCP", "MTU 9000", "ok", "3/3", "median", f"{median:.1f}"]
@@ -774,7 +774,7 @@ def test_a_resumed_run_is_reported_from_the_records_that_stand(copy_run):
     first = next(r for r in lines if r["pair"] == "stall" and r["point"] == "mtu9000"
                  and r["test"] == "iperf3-tcp" and r["repetition"] == 1)
     again = _format2(first, status="ok", failure=None, reason=None, throughput_bps=5.0e8)
-    (run / "trials.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines + [again]))
+    (run / "trials.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [*lines, again]))
     report = build(load_runs([run]))
     b = panel(fig(report, "speed-iperf3-tcp"), "MTU 9000").bar("0/stall")
     assert (b.value, b.n_ok, b.n) == (500.0, 1, 2)

@@ -70,9 +70,9 @@ def test_no_import_cycles():
         seen[node] = 1
         for nxt in sorted(GRAPH[node]):
             if seen.get(nxt) == 1:
-                cycles.append(path[path.index(nxt):] + [nxt])
+                cycles.append([*path[path.index(nxt):], nxt])
             elif nxt not in seen:
-                walk(nxt, path + [nxt])
+                walk(nxt, [*path, nxt])
         seen[node] = 2
 
     for start in sorted(GRAPH):

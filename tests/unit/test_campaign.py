@@ -248,7 +248,7 @@ def test_the_summary_says_what_was_not_measured_and_why(tmp_path):
     assert cells[("p1", "pa")].status == "ok"
     assert (cells[("p3", "pa")].status, cells[("p3", "pa")].refused) == ("ok", 1)
     assert cells[("p2", "pa")].status == "incomplete"
-    assert any(r.startswith("given up at mtu9000 (tcp)") or r.startswith("timed out at mtu9000")
+    assert any(r.startswith(("given up at mtu9000 (tcp)", "timed out at mtu9000"))
                for r in cells[("p2", "pa")].reasons), cells[("p2", "pa")].reasons
     md = (out / "summary.md").read_text()
     # the selected value as the capture's own figure, in Mbit/s as the summary writes it
@@ -310,7 +310,7 @@ def test_on_finish_runs_without_a_shell_and_its_outcome_is_kept(tmp_path):
     text = NIGHT.rstrip(" ") + textwrap.indent(textwrap.dedent(f"""\
         on_finish: [{sys.executable}, -c, "import shutil, sys; shutil.copy(sys.argv[1], sys.argv[2]); print('sent;', sys.argv[3])", "{{summary}}", {copy}, "{{status}}"]
         """), "    ")
-    runner, _, seen = campaign(tmp_path, text)
+    runner, _, _seen = campaign(tmp_path, text)
     assert runner.run() == 0
     state = CampaignState.read(tmp_path / "out")
     assert copy.read_text() == (tmp_path / "out" / "summary.md").read_text()
@@ -387,7 +387,7 @@ def test_status_tells_a_dead_controller_from_a_slow_one_and_a_finished_one():
     base = {"host": socket.gethostname(), "state": "running", "beat_at": time.time()}
     assert judge({**base, "pid": gone.pid}).text.startswith("DEAD: the controller (pid ")
     me = {**base, "pid": os.getpid(),
-          "pid_start": int(open(f"/proc/{os.getpid()}/stat").read().rsplit(")", 1)[1]
+          "pid_start": int(Path(f"/proc/{os.getpid()}/stat").read_text().rsplit(")", 1)[1]
                            .split()[19])}
     assert judge(me).alive and judge(me).text.startswith("alive (pid")
     assert "silent" in judge({**me, "beat_at": time.time() - STALE_S - 5}).text

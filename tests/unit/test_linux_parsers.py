@@ -63,10 +63,10 @@ def assert_matches(actual: Any, expected: Any, where: str = "") -> None:
     elif isinstance(expected, list):
         assert isinstance(actual, list) and len(actual) == len(expected), \
             f"{where}: {actual!r} vs {expected!r}"
-        for i, (a, e) in enumerate(zip(actual, expected)):
+        for i, (a, e) in enumerate(zip(actual, expected, strict=False)):
             assert_matches(a, e, f"{where}[{i}]")
     else:
-        assert actual == expected and type(actual) is type(expected) or \
+        assert (actual == expected and type(actual) is type(expected)) or \
             (isinstance(expected, (int, float)) and not isinstance(expected, bool)
              and actual == pytest.approx(expected)), f"{where}: {actual!r} != {expected!r}"
 
@@ -141,7 +141,7 @@ def replay(replies: dict[str, tuple[str, str, int]]) -> tuple[FakeConnection, Li
 
 
 def test_interface_facts_of_a_macvlan_take_max_mtu_from_its_lower_device():
-    conn, plat = replay({
+    _conn, plat = replay({
         "ip -j -d addr show dev nojumbo": (read("lab/ip_addr_nojumbo_macvlan.json"), "", 0),
         "ip -j -d addr show dev nojumbop": (read("lab/ip_addr_nojumbop_veth.json"), "", 0),
         "ethtool -i nojumbo": (read("lab/ethtool_i_nojumbo_macvlan.txt"), "", 0),
@@ -212,7 +212,7 @@ def test_mtu_set_with_ifconfig_is_read_back_from_sysfs():
 
 def test_refused_mtu_carries_the_kernel_message_verbatim():
     refusal = read("lab/ip_link_set_nojumbo_mtu9000.stderr")
-    conn, plat = replay({
+    _conn, plat = replay({
         "sh -c command -v ip": ("/usr/bin/ip\n", "", 0),
         "ip link set dev nojumbo mtu 9000": ("", refusal, 2),
     })

@@ -55,7 +55,7 @@ NP24_ROWS = [(0, 1, 2037, 0.06, 0.000123), (1, 2, 2025, 0.12, 0.000125),
 
 
 def np24_screen(rusage: bool = False) -> str:
-    lines = ["Send and Recv Buffers are %d bytes" % 65535, "Latency: %f" % 0.000123,
+    lines = ["Send and Recv Buffers are 65535 bytes", f"Latency: {0.000123:f}",
              "Now starting main loop"]
     for n, size, rep, mbps, t in NP24_ROWS:
         line = NP24_HEAD % (n, size, rep) + NP24_TAIL % (mbps, t)
@@ -104,8 +104,8 @@ def test_np24_outfile(rusage: bool) -> None:
 def test_np24_receiver_console_is_refused_as_a_receiver() -> None:
     # netpipe.c: fprintf(stderr,"Send and Recv Buffers are %d bytes\n", ...) with -b;
     # TCP.c (receiver): printf("Send and Receive Buffers on accepted socket set to %d bytes\n").
-    text = ("Send and Recv Buffers are %d bytes\n" % 65535
-            + "Send and Receive Buffers on accepted socket set to %d bytes\n" % 65535)
+    text = ("Send and Recv Buffers are 65535 bytes\n"
+            "Send and Receive Buffers on accepted socket set to 65535 bytes\n")
     assert netpipe.looks_like(text)
     with pytest.raises(ParseError, match="receiver"):
         netpipe.parse(text)
@@ -131,14 +131,14 @@ def test_np3_truncated_last_line_is_refused_with_its_line() -> None:
 
 
 def test_np3_truncated_outfile_line_is_refused() -> None:
-    lines = sample("nptcp_u65536_outfile.txt").splitlines()[:5] + ["       6 4.3280"]
+    lines = [*sample("nptcp_u65536_outfile.txt").splitlines()[:5], "       6 4.3280"]
     with pytest.raises(ParseError, match="line 6"):
         netpipe.parse("\n".join(lines))
 
 
 def test_np3_error_after_some_data_is_refused_and_named() -> None:
     lines = sample("nptcp_u65536_transmitter_stdout.txt").splitlines()[:8]
-    text = "\n".join(lines + ["NetPIPE: read: error encountered, errno=104"])
+    text = "\n".join([*lines, "NetPIPE: read: error encountered, errno=104"])
     with pytest.raises(ParseError, match=r"after 4 block sizes: NetPIPE: read.*line 9"):
         netpipe.parse(text)
 
@@ -189,7 +189,7 @@ def test_netpipe_refuses_empty_and_garbage(text: str, where: str) -> None:
 def test_netpipe_integrity_mode_output_is_refused() -> None:
     # NPtcp -i writes "%8d %d" (bytes, repeats): no throughput in it.
     with pytest.raises(ParseError):
-        netpipe.parse("%8d %d\n%8d %d\n" % (1, 100, 2, 100))
+        netpipe.parse(f"{1:8d} {100}\n{2:8d} {100}\n")
 
 
 @pytest.mark.parametrize("name, line", [
@@ -283,7 +283,7 @@ def test_ntttcp_json_non_number_names_path() -> None:
 
 def test_ntttcp_linux_console_cut_before_totals() -> None:
     lines = sample("ntttcp-linux-1.4.3_sender_console.txt").splitlines()[:10]
-    with pytest.raises(ParseError, match="Totals.*end of input after line 10"):
+    with pytest.raises(ParseError, match=r"Totals.*end of input after line 10"):
         ntttcp.parse("\n".join(lines))
 
 
@@ -321,7 +321,7 @@ def test_ntttcp_windows_console_in_the_tools_own_block_layout() -> None:
 
 def test_ntttcp_windows_console_without_totals() -> None:
     lines = sample("ntttcp_win_v5.28_console_sender_blog_as_published.txt").splitlines()[:13]
-    with pytest.raises(ParseError, match="Totals.*end of input after line 13"):
+    with pytest.raises(ParseError, match=r"Totals.*end of input after line 13"):
         ntttcp.parse("\n".join(lines))
 
 
@@ -364,9 +364,9 @@ def test_ddk_options_are_passed_through() -> None:
 
 def win5(role: str = "-s", **kw):
     """NTttcp.exe 5.x argv as the driver builds it (win_argv), with the reviews' defaults."""
-    args = dict(exe="NTttcp.exe", threads=1, proc="*", port=5001, length="64K",
-                async_count=2, count=None, duration_s=60, udp=False, rb=None, no_sync=False,
-                xml_file=None)
+    args = {"exe": "NTttcp.exe", "threads": 1, "proc": "*", "port": 5001, "length": "64K",
+                "async_count": 2, "count": None, "duration_s": 60, "udp": False, "rb": None, "no_sync": False,
+                "xml_file": None}
     return ntttcp.win_argv(role, "198.18.0.2", **{**args, **kw})
 
 
@@ -420,8 +420,7 @@ NETIO_114_B = "  %.0f Byte/s\n"
 
 
 def test_netio_114_from_its_printf() -> None:
-    text = ("\nNETIO - Network Throughput Benchmark, Version %s\n(C) 1997-2001 Kai Uwe Rommel\n"
-            % "1.14" + "\nTCP/IP connection established.\n"
+    text = ("\nNETIO - Network Throughput Benchmark, Version {}\n(C) 1997-2001 Kai Uwe Rommel\n".format("1.14") + "\nTCP/IP connection established.\n"
             + NETIO_114_HEAD % 1 + NETIO_114_KB % 11234
             + NETIO_114_HEAD % 32 + NETIO_114_B % 90000)
     run = netio.parse(text)
@@ -463,16 +462,15 @@ def test_netio_113_real_output() -> None:
 # " %0.2f KByte/s", " %0.2f MByte/s", " %0.3f GByte/s"; then " Tx, " / " Rx.\n"; UDP puts
 # " (%ld%%)" before Tx/Rx. SYNTHETIC input from those formats.
 def netio_132_line(size: str, tx: str, rx: str, udp: tuple[int, int] | None = None) -> str:
-    tx_loss, rx_loss = ((" (%d%%)" % udp[0], " (%d%%)" % udp[1]) if udp else ("", ""))
-    return "Packet size %s bytes: " % size + tx + tx_loss + " Tx, " + rx + rx_loss + " Rx.\n"
+    tx_loss, rx_loss = ((f" ({udp[0]}%)", f" ({udp[1]}%)") if udp else ("", ""))
+    return f"Packet size {size} bytes: " + tx + tx_loss + " Tx, " + rx + rx_loss + " Rx.\n"
 
 
 def test_netio_132_units_from_its_printf() -> None:
-    text = ("\nNETIO - Network Throughput Benchmark, Version %s\n(C) 1997-2012 Kai Uwe Rommel\n"
-            % "1.32" + "\nUDP connection established.\n"
-            + netio_132_line("%2dk" % 1, " %0.2f MByte/s" % 112.23, " %0.2f KByte/s" % 950.5,
+    text = ("\nNETIO - Network Throughput Benchmark, Version {}\n(C) 1997-2012 Kai Uwe Rommel\n".format("1.32") + "\nUDP connection established.\n"
+            + netio_132_line(f"{1:2d}k", f" {112.23:0.2f} MByte/s", f" {950.5:0.2f} KByte/s",
                              udp=(0, 12))
-            + netio_132_line("%d" % 1500, " %0.3f GByte/s" % 1.125, " %0.0f Byte/s" % 61444,
+            + netio_132_line("1500", f" {1.125:0.3f} GByte/s", f" {61444:0.0f} Byte/s",
                              udp=(1, 99))
             + "Done.\n")
     run = netio.parse(text)
@@ -492,25 +490,25 @@ def test_netio_132_units_from_its_printf() -> None:
 def test_netio_failed_timer_is_refused() -> None:
     # TCP_Bench() prints " (failed)" instead of a number when the timer fails.
     text = ("\nTCP connection established.\n"
-            + "Packet size %s bytes: " % ("%2dk" % 1) + " (failed)" + " Tx, "
-            + " %0.2f MByte/s" % 100.0 + " Rx.\n")
+            + f"Packet size {1:2d}k bytes: " + " (failed)" + " Tx, "
+            + f" {100.0:0.2f} MByte/s" + " Rx.\n")
     with pytest.raises(ParseError, match=r"timer failed.*line 3"):
         netio.parse(text)
 
 
 def test_netio_truncated_line_is_refused() -> None:
     lines = sample("netio_v1.26_tcp_client_lkml.txt").splitlines()
-    text = "\n".join(lines[:6] + ["Packet size  4k bytes:  71544 KByte/s Tx, "])
+    text = "\n".join([*lines[:6], "Packet size  4k bytes:  71544 KByte/s Tx, "])
     with pytest.raises(ParseError, match="line 7"):
         netio.parse(text)
 
 
 def test_netio_server_side_and_netbios_are_refused() -> None:
     server = ("TCP server listening.\nTCP connection established ... \n"
-              "Receiving from client, packet size %s ... \n" % ("%2dk" % 1))
+              f"Receiving from client, packet size {1:2d}k ... \n")
     with pytest.raises(ParseError, match="server side prints none"):
         netio.parse(server)
-    with pytest.raises(ParseError, match="NetBIOS.*line 2"):
+    with pytest.raises(ParseError, match=r"NetBIOS.*line 2"):
         netio.parse("\nNetBIOS connection established.\n" + NETIO_114_HEAD % 1
                     + NETIO_114_KB % 900)
 

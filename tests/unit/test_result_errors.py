@@ -256,23 +256,21 @@ def test_unchanged_values_are_not_recorded(two_hosts):
 
 def test_restore_after_an_exception_in_the_block(two_hosts):
     log, a, b = two_hosts
-    with pytest.raises(RuntimeError, match="mid-run"):
-        with TuningSession() as s:
-            s.set_mtu(a, "eth1", 9000)
-            s.set_mtu(b, "eth1", 9000)
-            raise RuntimeError("mid-run")
+    with pytest.raises(RuntimeError, match="mid-run"), TuningSession() as s:
+        s.set_mtu(a, "eth1", 9000)
+        s.set_mtu(b, "eth1", 9000)
+        raise RuntimeError("mid-run")
     assert log[-2:] == [("b", "mtu", "eth1", 1500), ("a", "mtu", "eth1", 1500)]
     assert a.mtus == b.mtus == {"eth1": 1500}
 
 
 def test_refused_change_is_still_restored_and_other_restores_go_on(two_hosts):
-    log, a, b = two_hosts
+    _log, a, b = two_hosts
     b.refuse = lambda kind, key, value: ("RTNETLINK answers: Invalid argument"
                                          if kind == "mtu" and value == 9000 else None)
-    with pytest.raises(TuningError) as info:
-        with TuningSession() as s:
-            s.set_mtu(a, "eth1", 9000)
-            s.set_mtu(b, "eth1", 9000)
+    with pytest.raises(TuningError) as info, TuningSession() as s:
+        s.set_mtu(a, "eth1", 9000)
+        s.set_mtu(b, "eth1", 9000)
     assert info.value.kernel_message == "RTNETLINK answers: Invalid argument"
     assert a.mtus == b.mtus == {"eth1": 1500}
     # b's restore failing does not stop a's
@@ -292,7 +290,7 @@ def test_refused_change_is_still_restored_and_other_restores_go_on(two_hosts):
 
 
 def test_ctrl_c_during_restore_is_held_until_restore_is_done(two_hosts):
-    log, a, b = two_hosts
+    _log, a, b = two_hosts
     s = TuningSession()
     s.set_mtu(a, "eth1", 9000)
     s.set_mtu(b, "eth1", 9000)

@@ -184,7 +184,7 @@ def test_an_interrupted_run_restores_and_resumes_without_duplicates(tmp_path):
     hosts2 = fake(iperf3_ok)
     Runner(prof, INVENTORY, out, hosts=hosts2, resume=True).run()
     keys = [(r.point, r.repetition) for r in RunDir(out).records()]
-    assert keys == first + [("mtu9000", 1), ("mtu9000", 2), ("mtu9000", 3)]
+    assert keys == [*first, ("mtu9000", 1), ("mtu9000", 2), ("mtu9000", 3)]
     assert mtus(hosts2) == {"ha": 1500, "hb": 1500}
     assert sum(1 for e in hosts2.log if e[1] == "run") == 3
 

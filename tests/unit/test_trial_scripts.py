@@ -17,6 +17,8 @@ import time
 import uuid
 from contextlib import closing, contextmanager
 
+from pathlib import Path
+
 import pytest
 
 from nicbench.platforms.base import ServerEnd
@@ -230,7 +232,7 @@ def test_an_overlapped_finish_sleeps_through_the_transfer_then_waits_for_the_rep
             as (d, server, finishing):
         assert finishing.overlapped
         time.sleep(0.2)
-        finisher = int(open(f"{d}/finisher").read())
+        finisher = int(Path(f"{d}/finisher").read_text())
         # While the client runs, the finish is one shell asleep: no polling on the receiver.
         assert children(finisher) == ["sleep"], children(finisher)
         time.sleep(0.3)                      # the "client" ends at 0.5 s
@@ -251,7 +253,7 @@ def test_an_overlapped_finish_whose_report_comes_with_the_client_is_done_when_it
     plat = LinuxPlatform(LocalConnection())
     exits = ServerEnd(True, None, 1, 5.0, "TERM", client_s=0.25, client_limit_s=15.25)
     with begun(plat, reporting_server(port, 0.3, then="exit"), port, exits) \
-            as (d, server, finishing):
+            as (d, _server, finishing):
         time.sleep(0.6)                      # the client, longer than the server
         assert not finishing.under_way()     # done before the client: no call after it
         res = finishing.result()
@@ -295,7 +297,7 @@ def test_a_finish_without_the_clients_time_is_not_overlapped():
     port = free_port()
     plat = LinuxPlatform(LocalConnection())
     with begun(plat, python_listener(port), port, ServerEnd(False, REPORT, 1, 0.2, "KILL")) \
-            as (d, server, finishing):
+            as (d, _server, finishing):
         assert not finishing.overlapped
         assert finishing.result().result.exit_status == 128 + signal.SIGKILL
         assert gone_soon(d)
@@ -309,7 +311,7 @@ def test_server_start_refuses_a_directory_that_is_already_there(tmp_path):
     plat = LinuxPlatform(LocalConnection())
     there = tmp_path / "someone-elses.d"
     there.mkdir()
-    with pytest.raises(RemoteError, match="exited 97: mkdir: .*File exists"):
+    with pytest.raises(RemoteError, match=r"exited 97: mkdir: .*File exists"):
         plat.start_server(python_listener(port), str(there), port, "tcp", 2.0)
     assert list(there.iterdir()) == []
     assert not listening(port, "tcp")

@@ -33,8 +33,7 @@ def test_other_counters_are_ignored_and_order_does_not_matter() -> None:
 def test_several_samples_in_order_and_blank_ones_skipped() -> None:
     rows = [ROW, ROW.replace('"0.005660"', '"12.500000"'), ROW.replace('"0.005660"', '" "'),
             ROW.replace('"0.005660"', '"3.000000"')]
-    text = "\r\n".join([HEADER] + rows + ["Exiting, please wait...",
-                                          "The command completed successfully."]) + "\r\n"
+    text = "\r\n".join([HEADER, *rows, "Exiting, please wait...", "The command completed successfully."]) + "\r\n"
     assert typeperf.parse_cpu(text) == [0.00566, 12.5, 3.0]
     assert typeperf.mean_cpu(text) == pytest.approx((0.00566 + 12.5 + 3.0) / 3)
 

@@ -63,7 +63,7 @@ def test_bisect_lands_within_a_step_of_the_sweep_in_a_fifth_of_its_trials(capaci
 
 def test_a_loss_burst_below_the_limit_does_not_halve_the_answer():
     # One probe at 570 loses 1 % once (a busy CPU): it is offered again and passes.
-    s, b = both(575 * M, bursts={570 * M: 1})
+    _s, b = both(575 * M, bursts={570 * M: 1})
     assert b.best_offered_bps == 570 * M
     assert [t.offered_bps for t in b.trials].count(570 * M) == 2
     assert len(b.trials) <= 61 / 5

@@ -93,7 +93,7 @@ def test_capture_saves_each_answer_as_sent_with_its_script_and_changes_nothing(
     assert [c["script"] for c in commands] == [f"{n:02d}-{c['name']}.ps1"
                                                for n, c in enumerate(commands, 1)]
     assert len(calls) == len(commands) == len(answers)
-    for cmd, call, (host, answered, (stdout, stderr, rc)) in zip(commands, calls, answers):
+    for cmd, call, (host, answered, (stdout, stderr, rc)) in zip(commands, calls, answers, strict=False):
         assert host == "wa" and answered is call
         script = (out / cmd["script"]).read_text(encoding="utf-8")
         assert script == decode_command(call.wire) == WindowsShell().script_with_pid(call.argv)
@@ -136,7 +136,7 @@ def test_capture_saves_each_answer_as_sent_with_its_script_and_changes_nothing(
 
 def test_an_answer_no_reader_understands_is_recorded_not_fatal(setup, tmp_path, monkeypatch,
                                                                capsys):
-    pair, inv, conns, answers = setup
+    _pair, inv, _conns, _answers = setup
     # A Windows that prints its facts some other way than the script expects.
     monkeypatch.setitem(fake_windows._HANDLERS, "host-facts",
                         lambda h, call: ("WARNING: something else\n", "", 0))
@@ -152,7 +152,7 @@ def test_an_answer_no_reader_understands_is_recorded_not_fatal(setup, tmp_path, 
 
 def test_a_lost_connection_ends_the_capture_with_exit_1_and_a_manifest(setup, tmp_path,
                                                                        capsys):
-    pair, inv, conns, answers = setup
+    pair, inv, _conns, _answers = setup
     wa = pair.hosts["wa"]
     seen = []
 
@@ -172,7 +172,7 @@ def test_a_lost_connection_ends_the_capture_with_exit_1_and_a_manifest(setup, tm
 
 
 def test_only_windows_hosts_of_the_inventory(setup, tmp_path, capsys):
-    pair, inv, conns, answers = setup
+    _pair, inv, _conns, _answers = setup
     assert main(["windows", "capture", "lx", "-i", str(inv), "--out",
                  str(tmp_path / "c")]) == 2
     assert "lx is an os: linux host" in capsys.readouterr().err

@@ -301,7 +301,7 @@ def test_restore_waits_for_a_reboot_as_long_as_the_runs_profile_says(
 def test_reap_leaves_a_process_that_reused_the_pid(tmp_path):
     from nicbench.platforms.fake_windows import Proc
 
-    pair, out = killed_mid_trial(tmp_path)
+    pair, _out = killed_mid_trial(tmp_path)
     wa = pair.hosts["wa"]
     (server,) = [p for p in wa.procs.values() if p.workdir]
     assert server.workdir is not None
@@ -321,7 +321,7 @@ def test_a_long_list_of_leftovers_is_reaped_in_calls_that_fit_cmd_exe(tmp_path):
     plat = pair.platform("wa")
     paths = [plat.scratch_file(f"nicbench-i350.frame9014.iperf-tcp.r{i}-0a1b2c3d.pid")
              for i in range(40)]
-    assert plat.reap(paths) == {p: "none" for p in paths}
+    assert plat.reap(paths) == dict.fromkeys(paths, "none")
     calls = [c for c in pair.connections["wa"].calls if c.label == "reap"]
     assert len(calls) > 1
     assert all(len(c.wire) <= MAX_COMMAND_LINE for c in calls)
@@ -393,20 +393,20 @@ def test_reboot_waits_out_refused_connections_and_a_probe_each_with_its_timeout(
     plat.reboot()
     assert host.boots == 2
     conn = plat.conn
-    probes = [t for c, t in zip(conn.calls, conn.timeouts) if c.label == "last-boot"]
+    probes = [t for c, t in zip(conn.calls, conn.timeouts, strict=False) if c.label == "last-boot"]
     assert len(probes) == 1 + 5 + 1  # the boot time before, 5 refused, the changed one
     assert host._down == 5 and set(probes) == {10.0}
     assert "shutdown.exe" in [c.label for c in conn.calls]
 
 
 def test_reboot_rejects_a_changed_host_key():
-    host, plat = rebooting(down_probes=1, new_host_key=True)
+    _host, plat = rebooting(down_probes=1, new_host_key=True)
     with pytest.raises(HostKeyError, match="differs"):
         plat.reboot()
 
 
 def test_reboot_times_out_with_one_clear_line():
-    host, plat = rebooting(never_back=True)
+    _host, plat = rebooting(never_back=True)
     plat.reboot_timeout_s = 0.05
     with pytest.raises(ConnectError) as info:
         plat.reboot()
@@ -481,7 +481,7 @@ def jumbo_host(**adapter) -> tuple[FakeWindowsHost, FakeAdapter, object]:
 def test_after_a_jumbo_change_the_platform_waits_for_up_then_reads_the_ip_mtu():
     from nicbench.platforms.windows import ADAPTER_UP_TIMEOUT_S
 
-    host, nic, plat = jumbo_host(down_after_change=30)
+    _host, nic, plat = jumbo_host(down_after_change=30)
     plat.set_mtu("Ethernet 2", 9000)
     calls = plat.conn.calls
     (change,) = [c for c in calls if c.label == "set *JumboPacket"]
@@ -501,7 +501,7 @@ def test_an_adapter_that_is_not_up_again_in_time_is_a_tuning_error():
     from nicbench.errors import TuningError
     from nicbench.platforms.windows import ADAPTER_UP_TIMEOUT_S
 
-    host, nic, plat = jumbo_host(down_after_change=round(ADAPTER_UP_TIMEOUT_S / 0.25) + 1)
+    _host, _nic, plat = jumbo_host(down_after_change=round(ADAPTER_UP_TIMEOUT_S / 0.25) + 1)
     with pytest.raises(TuningError) as info:
         plat.set_mtu("Ethernet 2", 9000)
     assert info.value.kind == "interface"
@@ -513,7 +513,7 @@ def test_an_ip_mtu_that_does_not_follow_the_frame_is_a_mismatch_naming_both_numb
 
     # Broadcom NetXtreme keeps an MTU-valued *JumboPacket: the driver takes 9014, the IP
     # layer stays where it was (windows.md, pitfall 8).
-    host, nic, plat = jumbo_host(mtu_style=True)
+    _host, nic, plat = jumbo_host(mtu_style=True)
     with pytest.raises(TuningError) as info:
         plat.set_mtu("Ethernet 2", 9000)
     got, want = nic.nl_mtu, int(nic.value) - 14
