@@ -18,20 +18,17 @@ output say so (``registry_notes``), never a silent "applied".
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 from collections.abc import Callable, Iterable
 
 from nicbench.config.profile import Point, Profile, TestSpec
 from nicbench.errors import NicbenchError, TuningError
 from nicbench.execution import events as ev
+from nicbench.execution.sides import PairSides
 from nicbench.platforms.base import Platform
 from nicbench.platforms.tuning import Change, TuningSession
 from nicbench.tools.driver import Endpoints
 from nicbench.tools.params import resolve
 from nicbench.tools.registry import TOOLS
-
-if TYPE_CHECKING:
-    from nicbench.execution.runner import _Side
 
 REGISTRY_KINDS = ("registry", "reboot")
 REBOOT_MARKER = "tcpip-parameters"
@@ -68,7 +65,7 @@ class OsSettings:
         self._told: set[tuple[str, str]] = set()
 
     # -- apply ---------------------------------------------------------------------------
-    def apply(self, side: _Side, point: Point, tests: list[TestSpec]) -> None:
+    def apply(self, side: PairSides, point: Point, tests: list[TestSpec]) -> None:
         hosts = [(plat, iface) for plat, iface, _ in side.ends]
         set_reboot_timeout([p for p, _ in hosts], self.profile.reboot_timeout_s)
         self._registry(point, [p for p, _ in hosts if p.supports("registry")])
@@ -141,7 +138,7 @@ class OsSettings:
             wanted[name] = value
         return wanted
 
-    def _ports(self, side: _Side, point: Point, tests: list[TestSpec]) -> set[int]:
+    def _ports(self, side: PairSides, point: Point, tests: list[TestSpec]) -> set[int]:
         """Every port the point's tests listen on (from the drivers' own plans)."""
         (receiver, _, r_addr), (sender, _, s_addr) = side.ends
         ports: set[int] = set()

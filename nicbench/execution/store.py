@@ -1,0 +1,109 @@
+"""The store phase: every record of a run goes through one :class:`Recorder`.
+
+It appends each record to trials.jsonl (fsynced, under one lock, as pairs measured at
+once share the file), keeps the keys a resume skips, counts progress for the ETA, and
+hands each stored record to its subscribers, in the order stored: a results store (or
+anything else that wants trials as they end) subscribes with :meth:`Recorder.subscribe`
+rather than reading the file back.
+
+It also writes the one record that stands for trials not run (a point refused, a pair
+not measurable, repetitions given up): :meth:`Recorder.marker`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from nicbench.config.profile import Point, TestSpec
+from nicbench.execution import events as ev
+from nicbench.results.records import Failure, Kind, Status, TrialKey, TrialRecord
+from nicbench.results.store import RunDir
+
+Subscriber = Callable[[TrialRecord], None]
+
+
+@dataclass
+class Progress:
+    """Counts trials and estimates the time left from what has been measured."""
+
+    total: int
+    done: int = 0
+    started: float = field(default_factory=time.monotonic)
+    measured: int = 0           # trials run by this process (not replayed or skipped)
+
+    def eta_s(self) -> float | None:
+        if self.measured == 0:
+            return None
+        rate = (time.monotonic() - self.started) / self.measured
+        return rate * (self.total - self.done)
+
+
+@dataclass(frozen=True)
+class Where:
+    """What a record names besides its test: the pair, its adapter, and the point."""
+
+    pair: str
+    adapter: str
+    adapter_label: str
+    point: Point
+
+
+class Recorder:
+    """Writes a run's records, knows which are stored, and tells who listens."""
+
+    def __init__(self, run_dir: RunDir, run_id: str, done: set[TrialKey], progress: Progress,
+                 tell: ev.Listener, lock: threading.RLock):
+        self.run_dir = run_dir
+        self.run_id = run_id
+        self.done = done
+        self.progress = progress
+        self._tell = tell
+        self._lock = lock
+        self._subscribers: list[Subscriber] = []
+
+    def subscribe(self, subscriber: Subscriber) -> None:
+        """Have ``subscriber`` called with every record once it is stored (under the
+        recorder's lock, so one at a time and in file order; it must not block)."""
+        self._subscribers.append(subscriber)
+
+    def store(self, rec: TrialRecord) -> None:
+        with self._lock:
+            self.run_dir.append(rec)
+            self.done.add(rec.key)
+            for subscriber in self._subscribers:
+                subscriber(rec)
+
+    def stored(self, key: TrialKey) -> bool:
+        return key in self.done
+
+    def marker(self, where: Where, test: TestSpec, kind: Kind, failure: Failure, reason: str,
+               *, not_run: int, kernel_message: str | None = None,
+               extra: dict | None = None) -> None:
+        """Store the one record that stands for a test's trials not run at a point: the
+        point was not applied or the pair could not be measured (``skipped``), or too many
+        failures in a row (``given-up``)."""
+        now = time.time()
+        point = where.point
+        self.store(TrialRecord(
+            run_id=self.run_id, trial_id=f"{where.pair}.{point.name}.{test.name}.{kind.value}",
+            pair=where.pair, adapter=where.adapter, adapter_label=where.adapter_label,
+            tool=test.tool, test=test.name, protocol=test.protocol, point=point.name,
+            mtu=point.ip_mtu, repetition=None, kind=kind, status=Status.SKIPPED,
+            failure=failure, reason=reason, not_run=not_run, kernel_message=kernel_message,
+            started_at=now, ended_at=now, extra=extra or {}))
+
+    def measured(self, rec: TrialRecord, i: int, n: int | None) -> None:
+        """Count a trial this process ran and tell the listener it is done."""
+        with self._lock:
+            self.progress.done += 1
+            self.progress.measured += 1
+            self._tell(ev.TrialDone(record=rec, i=i, n=n, done=self.progress.done,
+                                    total=self.progress.total, eta_s=self.progress.eta_s()))
+
+    def advance(self, trials: int) -> None:
+        """Count trials that stand already or will not be run."""
+        with self._lock:
+            self.progress.done += trials
