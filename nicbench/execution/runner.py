@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +62,7 @@ from nicbench.execution.ossettings import OsSettings
 from nicbench.execution.pair import PairRun
 from nicbench.execution.schedule import Schedule
 from nicbench.execution.sides import Hosts
-from nicbench.execution.store import Progress, Recorder
+from nicbench.execution.store import Progress, Recorder, Subscriber
 from nicbench.execution.trial import run_trial
 from nicbench.platforms.hosts import HostPool
 from nicbench.platforms.tuning import Change, Problem, TuningSession
@@ -82,7 +83,7 @@ class Runner:
                  keep_failed: bool = False, listener: ev.Listener = ev.ignore,
                  hosts: Hosts | None = None, trust_new_keys: bool = False,
                  trial: TrialFn = run_trial, parallel: int = 1,
-                 stop: threading.Event | None = None):
+                 stop: threading.Event | None = None, sinks: Sequence[Subscriber] = ()):
         self.profile = profile
         self.inventory = inventory
         self.pairs = [inventory.pair(p) for p in pairs] if pairs else list(inventory.pairs)
@@ -102,6 +103,8 @@ class Runner:
         self.trial = trial
         self._hosts = hosts
         self._trust_new_keys = trust_new_keys
+        # Told each record as it is stored, in file order (a results store, a live view).
+        self.sinks = list(sinks)
         self.run_dir = RunDir(out)
         self.progress = Progress(total=sum(planned_trials(profile, t) for t in profile.tests)
                                  * len(profile.points) * len(self.pairs))
@@ -134,6 +137,8 @@ class Runner:
                               self.listener, self._lock),
             trial=self.trial, stop=self.stop, lock=self._lock, listener=self._listener,
             lost=self.lost, unmeasured=self.unmeasured)
+        for sink in self.sinks:
+            context.recorder.subscribe(sink)
         try:
             if self.tuning.hosts():
                 recover_previous(self.run_dir, self.tuning, hosts,

@@ -463,3 +463,42 @@ def test_a_host_that_does_not_come_back_is_lost_and_the_other_pair_goes_on(tmp_p
                for p in run.problems)
     assert any(p.what.startswith("client iperf3") for p in run.problems)
     assert hosts.platforms["ha"].interfaces["t0"].mtu == 1500
+
+
+def test_a_sink_is_told_every_stored_record_in_file_order(tmp_path):
+    # The store phase's one writer: whatever subscribes (a results store) sees exactly what
+    # trials.jsonl holds, markers and superseded attempts included, in the same order.
+    told: list[str] = []
+    prof = profile(tmp_path, TCP)
+    run_dir = Runner(prof, INVENTORY, tmp_path / "out", hosts=fake(iperf3_ok, max_mtu_b=1500),
+                     sinks=[lambda rec: told.append(rec.trial_id)]).run()
+    stored = [r.trial_id for r in run_dir.records()]
+    assert told == stored
+    assert "p.mtu9000.tcp.skipped" in told and len(told) == 4
+
+
+def test_measure_strategies_plan_what_they_run(tmp_path):
+    # Progress, the ETA and --plan count trials through the same Measure that runs them.
+    from nicbench.execution.measure import Repetitions, UdpRateSearch, measure_for
+
+    prof = profile(tmp_path, """\
+        repetitions: 4
+        mtu: [1500]
+        tests:
+          - {name: tcp, tool: iperf3, params: {duration_s: 1}}
+          - name: udp
+            tool: iperf2
+            protocol: udp
+            params: {duration_s: 0.5}
+            udp_search: {method: sweep, start_bps: 100M, stop_bps: 200M, step_bps: 50M}
+        """)
+    tcp, udp = (measure_for(prof, t) for t in prof.tests)
+    assert isinstance(tcp, Repetitions) and tcp.planned() == 4
+    assert isinstance(udp, UdpRateSearch) and udp.planned() == 3
+    seen: list[ev.Event] = []
+    Runner(prof, INVENTORY, tmp_path / "out", hosts=fake(lambda call: iperf2_udp(call) if "iperf3" not in call.argv[0]
+                                                        else iperf3_ok(call)),
+           listener=seen.append).run()
+    started = next(e for e in seen if isinstance(e, ev.RunStarted))
+    done = [e for e in seen if isinstance(e, ev.TrialDone)]
+    assert started.total == 7 == len(done) == done[-1].done
