@@ -68,6 +68,9 @@ class RunPrinter:
                 if self._bar is not None and self._task is not None:
                     self._bar.update(self._task, completed=done,
                                      description=f"{self._where} {r.test}")
+            case ev.RepetitionsStopped(pair=pair, point=point, test=test, why=why):
+                where = f"{pair} {point} " if self._parallel else ""
+                self.line(f"   {where}{test}: {why}")
             case ev.UdpSearchDone(test=test, method=method, best_bps=best, offered_bps=off,
                                   trials=n):
                 self.line(f"   {test}: {method} found {mbit(best)} Mbit/s (offered "

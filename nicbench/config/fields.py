@@ -151,6 +151,14 @@ Size = Annotated[int, BeforeValidator(parse_size)]
 Rate = Annotated[int, BeforeValidator(parse_rate)]
 # Numbers in files: as pydantic reads them (22, 22.0 or "22"), but never a YAML boolean.
 Int = Annotated[int, BeforeValidator(_no_bool)]
+
+
+class UNION_TAGS:
+    """Tags of the config's tagged unions (one key, two forms): pydantic puts them into
+    an error's location, and the loader drops them from the key path it reports."""
+
+    COUNT = "tagged-count"
+    STABLE = "tagged-until-stable"
 Float = Annotated[float, BeforeValidator(_no_bool)]
 
 

@@ -251,7 +251,7 @@ def _unwrap(tp: Any) -> Any:
             tp = typing.get_args(tp)[0]
             continue
         if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
-            members = [a for a in typing.get_args(tp) if a is not type(None)]
+            members = [_unwrap(a) for a in typing.get_args(tp) if a is not type(None)]
             models = [a for a in members if isinstance(a, type) and issubclass(a, BaseModel)]
             tp = models[0] if models else members[0]
             continue

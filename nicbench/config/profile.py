@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
+from pydantic import (AfterValidator, Discriminator, Field, Tag, ValidationInfo, field_validator,
+                      model_validator)
 
-from nicbench.config.fields import (Float, Int, Label, Name, Rate, RegistryName, Strict,
+from nicbench.config.fields import (UNION_TAGS, Float, Int, Label, Name, Rate, RegistryName, Strict,
                                     SysctlName, SysctlValue, ToolArg, ToolParam, stored)
 from nicbench.config.source import Where
 from nicbench.errors import ConfigError, UsageError
@@ -69,12 +70,42 @@ class UdpSearch(Strict):
         return self
 
 
+class UntilStable(Strict):
+    """Repetitions until the figure is stable, as Phoronix does and the reviews could not:
+    at least ``min``, then one more while the relative standard deviation of the
+    successful repetitions so far is above ``until_rsd_pct``, at most ``max``."""
+
+    min: Int = Field(..., ge=2, le=1000)
+    max: Int = Field(..., ge=2, le=1000)
+    until_rsd_pct: Float = Field(..., gt=0, le=100)
+
+    @model_validator(mode="after")
+    def _order(self):
+        if self.max < self.min:
+            raise ValueError(f"max {self.max} is below min {self.min}")
+        return self
+
+    def describe(self) -> str:
+        return f"{self.min} to {self.max}, until the spread is at most {self.until_rsd_pct:g} %"
+
+
+def _repetitions_form(value: Any) -> str:
+    return UNION_TAGS.STABLE if isinstance(value, (dict, UntilStable)) else UNION_TAGS.COUNT
+
+
+# "repetitions: 15" (the reviews' fixed count) or "repetitions: {min, max, until_rsd_pct}".
+Repetitions = Annotated[
+    Annotated[Annotated[Int, Field(ge=1, le=1000)], Tag(UNION_TAGS.COUNT)]
+    | Annotated[UntilStable, Tag(UNION_TAGS.STABLE)],
+    Discriminator(_repetitions_form)]
+
+
 class TestSpec(Strict):
     name: Name
     tool: ToolName
     protocol: Literal["tcp", "udp"] = "tcp"
     params: dict[Name, ToolParam] = Field(default_factory=dict)
-    repetitions: Int | None = Field(None, ge=1, le=1000)
+    repetitions: Repetitions | None = None
     select: Select | None = None
     timeout_s: Float | None = Field(None, ge=1, le=86_400)
     give_up_after: Int | None = Field(None, ge=0, le=1000)
@@ -126,7 +157,7 @@ class Profile(Strict):
     source: str = Field(..., min_length=1,
                         description="which review and section this profile follows")
     platform: Literal["linux", "windows", "any"] = "linux"
-    repetitions: Int = Field(15, ge=1, le=1000)
+    repetitions: Repetitions = 15
     select: Select = "best"
     timeout_s: Float = Field(120.0, ge=1, le=86_400)
     # A driver that hangs on jumbo frames fails every repetition the same way: after this
@@ -172,8 +203,14 @@ class Profile(Strict):
             raise ValueError("no tuning points: give mtu: [..] or points: [..]")
         return self
 
-    def repetitions_for(self, test: TestSpec) -> int:
+    def repetition_policy(self, test: TestSpec) -> int | UntilStable:
+        """The test's repetitions: a fixed count, or until the figure is stable."""
         return test.repetitions or self.repetitions
+
+    def repetitions_for(self, test: TestSpec) -> int:
+        """The most repetitions the test may run (an until-stable policy's max)."""
+        policy = self.repetition_policy(test)
+        return policy.max if isinstance(policy, UntilStable) else policy
 
     def select_for(self, test: TestSpec) -> str:
         return test.select or self.select

@@ -77,6 +77,17 @@ class GaveUp:
 
 
 @dataclass(frozen=True)
+class RepetitionsStopped:
+    """An until-stable test stopped adding repetitions at a point, and why."""
+
+    pair: str
+    point: str
+    test: str
+    ran: int
+    why: str                   # "stable at 0.41 % after 6", "max reached (30) at 2.30 % spread"
+
+
+@dataclass(frozen=True)
 class UdpSearchDone:
     pair: str
     point: str
@@ -108,7 +119,7 @@ class Warning:
 
 
 Event = (RunStarted | PairStarted | PairEnded | PointStarted | PointSkipped | TrialStarted
-         | TrialDone | GaveUp | UdpSearchDone | SettingRestored | HostRebooted | Warning)
+         | TrialDone | GaveUp | RepetitionsStopped | UdpSearchDone | SettingRestored | HostRebooted | Warning)
 
 
 class Listener(Protocol):

@@ -4,12 +4,14 @@ A :class:`Measure` says how many trials a test plans, whether its trials at a po
 stand already (a resume skips it), and runs them. Two strategies today:
 
 - :class:`Repetitions`, the reviews' method: N trials of the same configuration, every one
-  stored, given up after ``give_up_after`` failures in a row;
+  stored, given up after ``give_up_after`` failures in a row; and
+  :class:`UntilStableRepetitions`, the same loop stopping once the figure is stable
+  (``repetitions: {min, max, until_rsd_pct}``);
 - :class:`UdpRateSearch`: the highest UDP rate that gets through (a sweep or a
   bisection, :mod:`.udpsearch`), every probe stored, replayed on resume.
 
-:func:`measure_for` picks one for a test. A new policy (repetitions until the figure is
-stable) is a new :class:`Measure`, chosen there. Both run their trials through
+:func:`measure_for` picks one for a test; a new way of measuring is a new
+:class:`Measure`, chosen there. Both run their trials through
 :class:`Trials`, which retries a trial once when a host's connection was lost and came
 back, and turns a host that does not come back into :class:`HostLost`.
 """
@@ -19,14 +21,14 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any
 
-from nicbench.config.profile import Point, Profile, TestSpec
+from nicbench.config.profile import Point, Profile, TestSpec, UntilStable
 from nicbench.errors import NicbenchError
 from nicbench.execution import events as ev
 from nicbench.execution.context import HostLost, RunContext
-from nicbench.execution.store import Where
+from nicbench.execution.store import Recorder, Where
 from nicbench.execution.trial import TrialContext
 from nicbench.execution.udpsearch import bisect, sweep
-from nicbench.results.policy import passes
+from nicbench.results.policy import Stop, passes, stopped
 from nicbench.results.records import Failure, Kind, Status, TrialKey, TrialRecord
 from nicbench.tools.params import resolve
 
@@ -90,11 +92,15 @@ class Measure(ABC):
 
     @abstractmethod
     def planned(self) -> int:
-        """Trials planned at one point (for progress, the ETA and --plan)."""
+        """The most trials the test makes at one point (progress, the ETA, --plan)."""
+
+    def planned_min(self) -> int:
+        """The fewest trials it makes at one point when none fails."""
+        return self.planned()
 
     @abstractmethod
-    def stands(self, stored: set[TrialKey], pair: str, point: str) -> bool:
-        """Do this test's trials at ``point`` all stand in ``stored`` already?"""
+    def stands(self, recorder: Recorder, pair: str, point: str) -> bool:
+        """Do this test's trials at ``point`` all stand in the run already?"""
 
     @abstractmethod
     def run(self, run: RunContext, trials: Trials) -> None:
@@ -102,14 +108,22 @@ class Measure(ABC):
 
 
 class Repetitions(Measure):
-    """The reviews' method: the same trial N times, every one kept."""
+    """The reviews' method: the same trial N times, every one kept. The one repetition
+    loop: a subclass decides, after each repetition, whether the figure is good enough
+    to stop (:meth:`enough`)."""
+
+    reads_stored = False      # does enough() need the figures of stored repetitions?
 
     def planned(self) -> int:
         return self.profile.repetitions_for(self.test)
 
-    def stands(self, stored: set[TrialKey], pair: str, point: str) -> bool:
-        return all(TrialKey(pair, point, self.test.name, Kind.REPETITION, r) in stored
+    def stands(self, recorder: Recorder, pair: str, point: str) -> bool:
+        return all(recorder.stored(TrialKey(pair, point, self.test.name, Kind.REPETITION, r))
                    for r in range(1, self.planned() + 1))
+
+    def enough(self, values: list[float], ran: int) -> Stop | None:
+        """Stop after ``ran`` repetitions whose successful figures are ``values``?"""
+        return None
 
     def run(self, run: RunContext, trials: Trials) -> None:
         test, recorder = self.test, run.recorder
@@ -118,20 +132,32 @@ class Repetitions(Measure):
         limit = self.profile.give_up_after_for(test)
         timeout = self.profile.timeout_for(test)
         failures_in_a_row = 0
+        values: list[float] = []
         for rep in range(1, reps + 1):
-            if recorder.stored(trials.key(test, Kind.REPETITION, rep)):
+            key = trials.key(test, Kind.REPETITION, rep)
+            if recorder.stored(key):
                 recorder.advance(1)
-                continue
-            run.check_stop()
-            rec = trials.one(test, params, repetition=rep, timeout_s=timeout)
-            recorder.store(rec)
-            recorder.measured(rec, rep, reps)
-            if rec.failure is Failure.HOST_LOST:
-                raise HostLost(rec.hosts.get("sender", trials.ctx.sender.host),
-                               rec.reason or "")
-            failures_in_a_row = failures_in_a_row + 1 if rec.status is Status.FAILED else 0
-            if limit and failures_in_a_row >= limit and rep < reps:
-                self._give_up(run, trials, rec, limit, reps - rep)
+                rec = recorder.record(key) if self.reads_stored else None
+            else:
+                run.check_stop()
+                rec = trials.one(test, params, repetition=rep, timeout_s=timeout)
+                recorder.store(rec)
+                recorder.measured(rec, rep, reps)
+                if rec.failure is Failure.HOST_LOST:
+                    raise HostLost(rec.hosts.get("sender", trials.ctx.sender.host),
+                                   rec.reason or "")
+                failures_in_a_row = failures_in_a_row + 1 if rec.status is Status.FAILED \
+                    else 0
+                if limit and failures_in_a_row >= limit and rep < reps:
+                    self._give_up(run, trials, rec, limit, reps - rep)
+                    recorder.advance(reps - rep)
+                    break
+            if rec is not None and rec.ok and rec.throughput_bps is not None:
+                values.append(rec.throughput_bps)
+            stop = self.enough(values, rep)
+            if stop is not None:
+                run.tell(ev.RepetitionsStopped(pair=trials.ctx.pair, point=trials.ctx.point,
+                                               test=test.name, ran=rep, why=stop.words()))
                 recorder.advance(reps - rep)
                 break
 
@@ -148,6 +174,39 @@ class Repetitions(Measure):
                                    else None})
 
 
+class UntilStableRepetitions(Repetitions):
+    """Repetitions added while the figure's relative spread is above the profile's target
+    (``repetitions: {min, max, until_rsd_pct}``), between min and max."""
+
+    reads_stored = True
+
+    def __init__(self, profile: Profile, test: TestSpec, policy: UntilStable):
+        super().__init__(profile, test)
+        self.policy = policy
+
+    def planned(self) -> int:
+        return self.policy.max
+
+    def planned_min(self) -> int:
+        return self.policy.min
+
+    def enough(self, values: list[float], ran: int) -> Stop | None:
+        return stopped(values, ran, self.policy)
+
+    def stands(self, recorder: Recorder, pair: str, point: str) -> bool:
+        """The stored repetitions, in order, already reached the stop."""
+        values: list[float] = []
+        for rep in range(1, self.policy.max + 1):
+            rec = recorder.record(TrialKey(pair, point, self.test.name, Kind.REPETITION, rep))
+            if rec is None:
+                return False
+            if rec.ok and rec.throughput_bps is not None:
+                values.append(rec.throughput_bps)
+            if self.enough(values, rep) is not None:
+                return True
+        return True
+
+
 class UdpRateSearch(Measure):
     """The highest UDP rate that gets through: every probe stored; a resumed search
     replays the probes it already made (the search is deterministic given their
@@ -161,7 +220,7 @@ class UdpRateSearch(Measure):
             return steps * s.trials_per_rate
         return (max(1, (steps - 1).bit_length()) + 2) * s.trials_per_rate
 
-    def stands(self, stored: set[TrialKey], pair: str, point: str) -> bool:
+    def stands(self, recorder: Recorder, pair: str, point: str) -> bool:
         return False      # a search is replayed, never skipped whole
 
     def run(self, run: RunContext, trials: Trials) -> None:
@@ -224,7 +283,12 @@ class _Probes:
 
 
 def measure_for(profile: Profile, test: TestSpec) -> Measure:
-    return UdpRateSearch(profile, test) if test.udp_search else Repetitions(profile, test)
+    if test.udp_search:
+        return UdpRateSearch(profile, test)
+    policy = profile.repetition_policy(test)
+    if isinstance(policy, UntilStable):
+        return UntilStableRepetitions(profile, test, policy)
+    return Repetitions(profile, test)
 
 
 def planned_trials(profile: Profile, test: TestSpec) -> int:

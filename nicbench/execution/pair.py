@@ -124,12 +124,12 @@ class PairRun:
     def stands(self, point: Point, test: TestSpec) -> bool:
         """Does every trial of ``test`` at ``point`` stand already (stored, or a record
         that stands for them: refused, given up)?"""
-        stored = self.run.recorder.done
+        recorder = self.run.recorder
         key = (self.pair.name, point.name, test.name)
-        if TrialKey(*key, Kind.SKIPPED, None) in stored or \
-                TrialKey(*key, Kind.GIVEN_UP, None) in stored:
+        if recorder.stored(TrialKey(*key, Kind.SKIPPED, None)) or \
+                recorder.stored(TrialKey(*key, Kind.GIVEN_UP, None)):
             return True
-        return measure_for(self.run.profile, test).stands(stored, *key[:2])
+        return measure_for(self.run.profile, test).stands(recorder, *key[:2])
 
     def give_up(self, points: list[Point], failure: Failure, reason: str) -> None:
         """Record every configuration of the pair at ``points`` not measured yet as not

@@ -23,11 +23,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from nicbench.config.inventory import Inventory
 from nicbench.config.profile import Profile, TestSpec
 from nicbench.execution import events as ev
+from nicbench.execution.measure import measure_for
 from nicbench.execution.runner import Runner, planned_trials
 from nicbench.execution.trial import (LISTEN_TIMEOUT_S, TrialContext, client_timeout_s,
                                       server_end, trial_names)
@@ -261,6 +262,10 @@ class RunPlan:
     estimate_s: float
     schedule: list[Slot]             # when each pair would run
     trials_planned: list[TrialCommands] = field(default_factory=list)
+    # Tests whose repetitions stop once the figure is stable plan a range: the fewest
+    # trials and time (every test stable at its min), the above being the most.
+    trials_min: int | None = None
+    estimate_min_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -301,13 +306,28 @@ def make_plan(profile: Profile, inventory: Inventory, pairs: list[str] | None = 
         commands = [TrialCommands(r.pair, r.point, r.test, r.repetition, r.offered_bps,
                                   r.commands["server"], r.commands["client"])
                     for r in runner.run_dir.records() if r.commands]
-    per_point = sum(planned_trials(profile, t) * _tool_s(profile, t) for t in profile.tests)
+    tool_s, estimate, schedule = _estimate(profile, inventory, chosen, parallel, trials,
+                                           lambda t: planned_trials(profile, t))
+    plan = RunPlan(profile, chosen, log.sent, trials, tool_s, estimate, schedule, commands)
+    fewest = sum(measure_for(profile, t).planned_min() for t in profile.tests) \
+        * len(profile.points) * len(chosen)
+    if fewest != trials:
+        plan.trials_min = fewest
+        plan.estimate_min_s = _estimate(profile, inventory, chosen, parallel, fewest,
+                                        lambda t: measure_for(profile, t).planned_min())[1]
+    return plan
+
+
+def _estimate(profile: Profile, inventory: Inventory, chosen: list[str], parallel: int,
+              trials: int, per_test: Callable[[TestSpec], int]
+              ) -> tuple[float, float, list[Slot]]:
+    """Tool time, the whole run's time and the pairs' schedule for ``trials`` trials."""
+    per_point = sum(per_test(t) * _tool_s(profile, t) for t in profile.tests)
     tool_s = per_point * len(profile.points) * len(chosen)
     per_pair = (tool_s + trials * TRIAL_OVERHEAD_S
                 + len(profile.points) * len(chosen) * POINT_OVERHEAD_S) / max(1, len(chosen))
     schedule = schedule_pairs(inventory, chosen, parallel, per_pair)
-    estimate = max((s.end_s for s in schedule), default=0.0)
-    return RunPlan(profile, chosen, log.sent, trials, tool_s, estimate, schedule, commands)
+    return tool_s, max((s.end_s for s in schedule), default=0.0), schedule
 
 
 def _tool_s(profile: Profile, test: TestSpec) -> float:
@@ -355,8 +375,12 @@ def render(plan: RunPlan) -> list[str]:
     commands of consecutive repetitions are shown once with their count."""
     p = plan.profile
     out = [f"plan: {p.name} on {len(plan.pairs)} pairs ({', '.join(plan.pairs)}), "
-           f"{len(p.points)} points, {len(p.tests)} tests: {plan.trials} trials",
-           f"estimated time: {duration_text(plan.estimate_s)} (tools {duration_text(plan.tool_s)}, "
+           f"{len(p.points)} points, {len(p.tests)} tests: " + (
+               f"{plan.trials} trials" if plan.trials_min is None else
+               f"{plan.trials_min} to {plan.trials} trials (repetitions until stable)"),
+           "estimated time: " + ("" if plan.estimate_min_s is None else
+                                 f"{duration_text(plan.estimate_min_s)} to ")
+           + f"{duration_text(plan.estimate_s)} (tools {duration_text(plan.tool_s)}, "
            f"harness ~{TRIAL_OVERHEAD_S:g} s per trial and ~{POINT_OVERHEAD_S:g} s per "
            "point; a UDP bisection's trials depend on what it measures)",
            "schedule: " + ", ".join(f"{s.pair} {duration_text(s.start_s)}-"

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from nicbench.config.profile import Point, TestSpec
 from nicbench.execution import events as ev
-from nicbench.results.records import Failure, Kind, Status, TrialKey, TrialRecord
+from nicbench.results.records import Failure, Kind, Status, TrialKey, TrialRecord, current
 from nicbench.results.store import RunDir
 
 Subscriber = Callable[[TrialRecord], None]
@@ -63,6 +63,7 @@ class Recorder:
         self._tell = tell
         self._lock = lock
         self._subscribers: list[Subscriber] = []
+        self._records: dict[TrialKey, TrialRecord] | None = None   # read on first need
 
     def subscribe(self, subscriber: Subscriber) -> None:
         """Have ``subscriber`` called with every record once it is stored (under the
@@ -73,11 +74,21 @@ class Recorder:
         with self._lock:
             self.run_dir.append(rec)
             self.done.add(rec.key)
+            if self._records is not None:
+                self._records[rec.key] = rec
             for subscriber in self._subscribers:
                 subscriber(rec)
 
     def stored(self, key: TrialKey) -> bool:
         return key in self.done
+
+    def record(self, key: TrialKey) -> TrialRecord | None:
+        """The stored record that stands for ``key`` (a resume reads trials.jsonl once,
+        the first time a record is asked for)."""
+        with self._lock:
+            if self._records is None:
+                self._records = {r.key: r for r in current(self.run_dir.records())}
+            return self._records.get(key) if key in self.done else None
 
     def marker(self, where: Where, test: TestSpec, kind: Kind, failure: Failure, reason: str,
                *, not_run: int, kernel_message: str | None = None,

@@ -365,16 +365,7 @@ class Lab:
                          "offloads off")
             self._ns(host, ["ip", "addr", "add", f"{link.address(side)}/24", "dev", link.ifname],
                      "test address")
-            rate_bps = _rate_bps(ad.shaped_rate)
-            largest = (ad.max_mtu + 14 + WIRE_OVERHEAD_BYTES) if ad.max_mtu else LARGEST_FRAME
-            burst = max(int(rate_bps * BURST_SECONDS / 8), BURST_FRAMES * largest)
-            # tbf's own "overhead" counts the per-frame wire bytes; a "stab overhead" in
-            # front of tbf (as in docs/lab.md) was measured to have no effect here: MTU 1500
-            # gave 955 Mbit/s (1.5 % over theory) with it, 940.8 (-0.07 %) with this.
-            self._ns(host, ["tc", "qdisc", "replace", "dev", link.phy, "root", "tbf", "rate",
-                            ad.shaped_rate, "burst", str(burst), "latency", SHAPING_LATENCY,
-                            "overhead", str(WIRE_OVERHEAD_BYTES)],
-                     "shaping")
+            self._shape(host, link, ad.shaped_rate)
             rules = []
             if ad.stall_above:
                 # Large pings get through (the path check proves the MTU), large data frames
@@ -387,6 +378,25 @@ class Lab:
                 rules.append(f"numgen random mod 1000 < {ad.loss_per_mille} drop")
             if rules:
                 self._nft(host, link, rules)
+
+    def _shape(self, host: LabHost, link: LabLink, rate: str) -> None:
+        ad = link.adapter
+        rate_bps = _rate_bps(rate)
+        largest = (ad.max_mtu + 14 + WIRE_OVERHEAD_BYTES) if ad.max_mtu else LARGEST_FRAME
+        burst = max(int(rate_bps * BURST_SECONDS / 8), BURST_FRAMES * largest)
+        # tbf's own "overhead" counts the per-frame wire bytes; a "stab overhead" in front
+        # of tbf (as in docs/lab.md) was measured to have no effect here: MTU 1500 gave
+        # 955 Mbit/s (1.5 % over theory) with it, 940.8 (-0.07 %) with this.
+        self._ns(host, ["tc", "qdisc", "replace", "dev", link.phy, "root", "tbf", "rate",
+                        rate, "burst", str(burst), "latency", SHAPING_LATENCY,
+                        "overhead", str(WIRE_OVERHEAD_BYTES)],
+                 "shaping")
+
+    def reshape(self, link: LabLink, rate: str | None = None) -> None:
+        """Shape ``link`` to ``rate`` (tc syntax) both ways, or back to its adapter's own
+        rate: a test that makes a link's rate change during a run."""
+        for host in (link.host_a, link.host_b):
+            self._shape(host, link, rate or link.adapter.shaped_rate)
 
     def _nft(self, host: LabHost, link: LabLink, rules: list[str]) -> None:
         # On ingress, where packets are the frames that crossed the wire. On the output

@@ -13,6 +13,7 @@ import time
 from collections import defaultdict
 from pathlib import PurePath
 
+from nicbench.config.profile import UntilStable
 from nicbench.report.configs import Index, point_label
 from nicbench.report.load import Run
 from nicbench.report.model import Command, RunSetup
@@ -75,7 +76,7 @@ def _run_setup(ix: Index, run: Run) -> RunSetup:
             ("profile", profile.name + (f" ({file_name(m.profile_file)})"
                                         if m is not None and m.profile_file else "")),
             ("method source", profile.source), ("description", profile.description.strip()),
-            ("repetitions / select", f"{profile.repetitions} / {profile.select}"),
+            ("repetitions / select", f"{_repetitions(profile.repetitions)} / {profile.select}"),
             ("profile sysctl", json.dumps(profile.sysctl) if profile.sysctl else ""),
         ]
     if m is not None:
@@ -123,7 +124,7 @@ def _run_setup(ix: Index, run: Run) -> RunSetup:
     if profile is not None:
         for t in profile.tests:
             tests.append([t.name, t.tool, t.protocol, json.dumps(t.params),
-                          profile.repetitions_for(t), profile.select_for(t),
+                          _repetitions(profile.repetition_policy(t)), profile.select_for(t),
                           profile.timeout_for(t),
                           t.udp_search.model_dump_json() if t.udp_search else ""])
         for p in profile.points:
@@ -137,3 +138,7 @@ def _run_setup(ix: Index, run: Run) -> RunSetup:
         record_versions=record_versions,
         restore_problems=list(m.restore_problems) if m is not None else [],
         no_manifest=m is None, torn_line=run.torn_line)
+
+
+def _repetitions(policy: int | UntilStable) -> str | int:
+    return policy.describe() if isinstance(policy, UntilStable) else policy

@@ -1,4 +1,5 @@
-"""Rules about stored trials: selection over repetitions, and when a UDP trial counts.
+"""Rules about stored trials: selection over repetitions, when a UDP trial counts, and when
+repetitions under an until-stable policy stop.
 
 The reviews ran each TCP test 15 times and kept the best; netio averaged 10 runs. The
 selected value follows the profile's ``select`` (best | mean | median); a summary always
@@ -14,6 +15,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
+from nicbench.config.profile import UntilStable
 from nicbench.results.records import TrialRecord
 
 
@@ -59,3 +61,39 @@ def passes(rec: TrialRecord, loss_pct: float) -> bool:
     if not rec.ok or loss is None or loss > loss_pct:
         return False
     return not (rec.offered_bps and rec.throughput_bps is not None and rec.throughput_bps < rec.offered_bps * (1 - SHORTFALL))
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Why a test's repetitions stopped at a point, under an until-stable policy."""
+
+    ran: int                     # repetitions run (failed ones included)
+    rsd_pct: float | None        # relative spread of the successful ones, None under two
+    stable: bool                 # True: the spread reached the target; False: max reached
+
+    def words(self) -> str:
+        spread = "no spread (fewer than two succeeded)" if self.rsd_pct is None else \
+            f"{self.rsd_pct:.2f} % spread"
+        if self.stable:
+            return f"stable at {self.rsd_pct:.2f} % after {self.ran}"
+        return f"max reached ({self.ran}) at {spread}"
+
+
+def rsd_pct(values: list[float]) -> float | None:
+    """Relative standard deviation (sample stdev / mean) in %, None under two values."""
+    if len(values) < 2:
+        return None
+    mean = statistics.fmean(values)
+    return 100.0 * statistics.stdev(values) / mean if mean else None
+
+
+def stopped(values: list[float], ran: int, policy: UntilStable) -> Stop | None:
+    """After ``ran`` repetitions of which ``values`` (in order) succeeded: stop here, and
+    why, or go on (None). Stop once at least ``min`` succeeded and their relative spread is
+    at most ``until_rsd_pct``, or when ``max`` have run."""
+    spread = rsd_pct(values)
+    if len(values) >= policy.min and spread is not None and spread <= policy.until_rsd_pct:
+        return Stop(ran, spread, stable=True)
+    if ran >= policy.max:
+        return Stop(ran, spread, stable=False)
+    return None

@@ -17,8 +17,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from collections.abc import Iterable
 
-from nicbench.config.profile import DEFAULT_LOSS_PCT, Profile
-from nicbench.results.policy import passes, summarize
+from nicbench.config.profile import DEFAULT_LOSS_PCT, Profile, UntilStable
+from nicbench.results.policy import passes, rsd_pct, stopped, summarize
 from nicbench.results.records import Failure, Kind, Status, TrialRecord, current
 
 
@@ -48,6 +48,9 @@ class SummaryRow:
     cpu_tool_pct: float | None
     reason: str | None
     failure: Failure | None = None   # the first failure's kind, when status is not ok
+    # Repetitions until stable: how many ran and why they stopped ("stable at 0.41 % after
+    # 6", "max reached (30) at 2.30 % spread"); empty for a fixed count.
+    stopped: str | None = None
 
     @property
     def search(self) -> bool:
@@ -112,7 +115,28 @@ def _row(recs: list[TrialRecord], profile: Profile | None) -> SummaryRow:
         cpu_local_pct=_mean(r.cpu_sender_pct for r in ok),
         cpu_remote_pct=_mean(r.cpu_receiver_pct for r in ok),
         cpu_tool_pct=_mean(r.cpu_tool_pct for r in ok),
-        reason=why.reason if why else None, failure=why.failure if why else None)
+        reason=why.reason if why else None, failure=why.failure if why else None,
+        stopped=_stopped(recs, profile.repetition_policy(spec)
+                         if profile is not None and spec is not None else None))
+
+
+def _stopped(recs: list[TrialRecord], policy: int | UntilStable | None) -> str | None:
+    """Why an until-stable test's repetitions stopped, replayed from its stored records by
+    the engine's own rule."""
+    if not isinstance(policy, UntilStable):
+        return None
+    reps = sorted((r for r in recs if r.kind is Kind.REPETITION),
+                  key=lambda r: r.repetition or 0)
+    values: list[float] = []
+    for ran, rec in enumerate(reps, 1):
+        if rec.ok and rec.throughput_bps is not None:
+            values.append(rec.throughput_bps)
+        stop = stopped(values, ran, policy)
+        if stop is not None:
+            return stop.words()
+    spread = rsd_pct(values)
+    return f"not stable yet after {len(reps)}" + (
+        "" if spread is None else f" ({spread:.2f} % spread)")
 
 
 # A cell a spreadsheet would run as a formula: = + - @ first (and tab / CR, which some

@@ -8,6 +8,7 @@ judges real text; ``tests/lab`` runs the same engine on real hosts.
 
 from __future__ import annotations
 
+import statistics
 import textwrap
 from pathlib import Path
 
@@ -502,3 +503,89 @@ def test_measure_strategies_plan_what_they_run(tmp_path):
     started = next(e for e in seen if isinstance(e, ev.RunStarted))
     done = [e for e in seen if isinstance(e, ev.TrialDone)]
     assert started.total == 7 == len(done) == done[-1].done
+
+
+SAMPLES = Path(__file__).resolve().parents[1] / "golden" / "samples"
+UNTIL_STABLE = """\
+    repetitions: {min: 3, max: 6, until_rsd_pct: 1.0}
+    mtu: [1500]
+    tests:
+      - {name: tcp, tool: iperf3, params: {duration_s: 1}}
+    """
+
+
+def alternating(*outputs: str):
+    """A tool that prints each of ``outputs`` in turn: a figure that never settles."""
+    calls = iter(range(1000))
+    return lambda call: Answer(client=outputs[next(calls) % len(outputs)])
+
+
+def test_until_stable_stops_at_min_when_steady_and_at_max_when_not(tmp_path):
+    from nicbench.tools import iperf3
+
+    seen: list[ev.Event] = []
+    steady = Runner(profile(tmp_path, UNTIL_STABLE), INVENTORY, tmp_path / "steady",
+                    hosts=fake(iperf3_ok), listener=seen.append)
+    assert [r.repetition for r in steady.run().records()] == [1, 2, 3]
+    assert steady.summary[0].stopped == "stable at 0.00 % after 3"
+    assert [e for e in seen if isinstance(e, ev.RepetitionsStopped)] == [
+        ev.RepetitionsStopped("p", "mtu1500", "tcp", 3, "stable at 0.00 % after 3")]
+    assert steady.progress.done == steady.progress.total == 6
+
+    other = (SAMPLES / "iperf3_tcp_client.json").read_text()
+    noisy = Runner(profile(tmp_path, UNTIL_STABLE), INVENTORY, tmp_path / "noisy",
+                   hosts=fake(alternating(IPERF3_TCP, other)))
+    recs = list(noisy.run().records())
+    assert [r.repetition for r in recs] == [1, 2, 3, 4, 5, 6]
+    values = [iperf3.parse(text).throughput_bps for text in (IPERF3_TCP, other)] * 3
+    assert [r.throughput_bps for r in recs] == values
+    spread = 100 * statistics.stdev(values) / statistics.fmean(values)
+    assert spread > 1.0
+    assert noisy.summary[0].stopped == f"max reached (6) at {spread:.2f} % spread"
+
+
+def test_a_resumed_until_stable_test_goes_on_from_its_stored_figures(tmp_path):
+    # Stopped after two repetitions of a noisy figure: the resume reads the two stored
+    # figures back and goes on from the third, by the same rule, to the same end.
+    other = (SAMPLES / "iperf3_tcp_client.json").read_text()
+    out = tmp_path / "out"
+    prof = profile(tmp_path, UNTIL_STABLE)
+
+    def stop_after_two(event: ev.Event) -> None:
+        if isinstance(event, ev.TrialDone) and event.i == 2:
+            raise Stop()
+
+    with pytest.raises(Stop):
+        Runner(prof, INVENTORY, out, hosts=fake(alternating(IPERF3_TCP, other)),
+               listener=stop_after_two).run()
+    assert len(list(RunDir(out).records())) == 2
+    again = Runner(prof, INVENTORY, out, hosts=fake(alternating(IPERF3_TCP, other)),
+                   resume=True)
+    recs = list(again.run().records())
+    assert [r.repetition for r in recs] == [1, 2, 3, 4, 5, 6]
+    assert again.summary[0].stopped.startswith("max reached (6) at ")
+    # A resume of a test that stands (stable at its min) measures nothing more.
+    Runner(prof, INVENTORY, tmp_path / "s", hosts=fake(iperf3_ok)).run()
+    calls: list[ToolCall] = []
+    Runner(prof, INVENTORY, tmp_path / "s", resume=True,
+           hosts=fake(lambda call: calls.append(call) or iperf3_ok(call))).run()
+    assert calls == []
+
+
+def test_the_stopping_rule_at_its_edges():
+    from nicbench.config.profile import UntilStable
+    from nicbench.results.policy import rsd_pct, stopped
+
+    policy = UntilStable(min=3, max=5, until_rsd_pct=1.0)
+    assert stopped([100.0, 100.0], 2, policy) is None               # under min
+    assert stopped([100.0, 100.0, 100.0], 3, policy).words() == "stable at 0.00 % after 3"
+    # Exactly at the target counts as stable.
+    at = [99.0, 101.0, 100.0]
+    assert rsd_pct(at) == pytest.approx(1.0)
+    assert stopped(at, 3, policy).stable
+    assert stopped([90.0, 110.0, 100.0], 3, policy) is None
+    # Failed repetitions count toward max, not toward min.
+    assert stopped([100.0, 100.0], 4, policy) is None
+    stop = stopped([100.0], 5, policy)
+    assert not stop.stable and stop.words() == (
+        "max reached (5) at no spread (fewer than two succeeded)")
