@@ -32,7 +32,7 @@ from nicbench.execution.runner import Runner, planned_trials
 from nicbench.execution.trial import (LISTEN_TIMEOUT_S, TrialContext, client_timeout_s,
                                       server_end, trial_names)
 from nicbench.platforms import PLATFORMS
-from nicbench.platforms.base import Platform
+from nicbench.platforms.base import Platform, PlatformOptions
 from nicbench.remote.command import display
 from nicbench.remote.connection import Connection
 from nicbench.remote.result import Result, make_result
@@ -152,11 +152,14 @@ class _WindowsPlanAnswer:
 
 
 class PlanHosts:
-    """Planning hosts for a Runner: the inventory's platform classes over PlanConnections."""
+    """Planning hosts for a Runner: the inventory's platform classes over PlanConnections,
+    made with the profile's ``options`` as HostPool makes them for a run."""
 
-    def __init__(self, inventory: Inventory, log: PlanLog):
+    def __init__(self, inventory: Inventory, log: PlanLog,
+                 options: PlatformOptions | None = None):
         self.inventory = inventory
         self.log = log
+        self.options = options or PlatformOptions()
         self._platforms: dict[str, Platform] = {}
         self._pair: Any = None     # the scripted Windows hosts, when there are any
 
@@ -169,7 +172,8 @@ class PlanHosts:
                 self._platforms[name] = self._windows(name, interfaces, host.tools)
             else:
                 conn = PlanConnection(name, self.log, interfaces, "posix")
-                self._platforms[name] = PLATFORMS[host.os](conn, tools=host.tools)
+                self._platforms[name] = PLATFORMS[host.os](conn, tools=host.tools,
+                                                           options=self.options)
         return self._platforms[name]
 
     def _windows(self, name: str, interfaces: dict[str, str],
@@ -187,7 +191,7 @@ class PlanHosts:
                    for i, a in interfaces.items()},
             tool_run=lambda h, argv: ToolRun(), down_probes=0))
         conn = ReplayConnection(name, WindowsShell(), _WindowsPlanAnswer(name, self.log, host))
-        plat = WindowsPlatform(conn, tools=tools)
+        plat = WindowsPlatform(conn, tools=tools, options=self.options)
         plat.probe_interval_s = 0.0
         return plat
 
@@ -293,8 +297,9 @@ def make_plan(profile: Profile, inventory: Inventory, pairs: list[str] | None = 
             log.where = f"{event.pair} {event.point}"
 
     with tempfile.TemporaryDirectory(prefix="nicbench-plan-") as tmp:
-        runner = Runner(profile, inventory, Path(tmp) / "run", pairs=pairs,
-                        hosts=PlanHosts(inventory, log), trial=PlanTrial(log), listener=where)
+        hosts = PlanHosts(inventory, log, PlatformOptions.of(profile))
+        runner = Runner(profile, inventory, Path(tmp) / "run", pairs=pairs, hosts=hosts,
+                        trial=PlanTrial(log), listener=where)
         runner.run()
         chosen = [p.name for p in runner.pairs]
         trials = runner.progress.total

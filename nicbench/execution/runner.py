@@ -54,11 +54,11 @@ from nicbench.config.profile import Point, Profile, TestSpec, check_platforms
 from nicbench.errors import (ConnectError, HostKeyError, NicbenchError, ResultsWriteError,
                              TuningError, UsageError)
 from nicbench.execution import events as ev
-from nicbench.execution.ossettings import OsSettings, grouped, set_reboot_timeout
+from nicbench.execution.ossettings import OsSettings, grouped
 from nicbench.execution.schedule import Schedule
 from nicbench.execution.trial import TrialContext, run_trial
 from nicbench.execution.udpsearch import bisect, sweep
-from nicbench.platforms.base import Platform
+from nicbench.platforms.base import Platform, PlatformOptions
 from nicbench.platforms.hosts import HostPool
 from nicbench.platforms.tuning import Change, Problem, TuningSession
 from nicbench.results.manifest import Manifest, differences
@@ -178,7 +178,8 @@ class Runner:
     # -- the run --------------------------------------------------------------------------
     def run(self) -> RunDir:
         self._open()
-        hosts = self._hosts or HostPool(self.inventory, trust_new_keys=self._trust_new_keys)
+        hosts = self._hosts or HostPool(self.inventory, trust_new_keys=self._trust_new_keys,
+                                        options=PlatformOptions.of(self.profile))
         self.tuning = TuningSession.load(self.run_dir.journal_file, on_restore=self._restored)
         self.os_settings = OsSettings(self.profile, self.tuning, self.listener)
         try:
@@ -254,7 +255,6 @@ class Runner:
             raise RestorePending(self.run_dir.path, [f"cannot reach the hosts: {exc}"]) \
                 from None
         self.tuning.bind(platforms)
-        set_reboot_timeout(platforms.values(), self.profile.reboot_timeout_s)
         pending = self.tuning.pending()
         leftovers = list(self.tuning.leftovers)
         problems = self.tuning.restore()

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from collections.abc import Callable, Mapping
 
 from nicbench.errors import ConnectError, HostKeyError
+from nicbench.platforms.base import PlatformOptions
 from nicbench.platforms.windows import WindowsPlatform
 from nicbench.remote.fake import Call, ReplayConnection, Reply
 from nicbench.remote.powershell import WindowsShell, list2cmdline
@@ -484,9 +485,11 @@ _HANDLERS["set"] = _set
 
 @dataclass
 class FakeWindowsPair:
-    """Scripted Windows hosts by name, for a Runner's ``hosts=``."""
+    """Scripted Windows hosts by name, for a Runner's ``hosts=``; their platforms are
+    made with ``options`` (the profile's, as HostPool makes them: PlatformOptions.of)."""
 
     hosts: dict[str, FakeWindowsHost] = field(default_factory=dict)
+    options: PlatformOptions = field(default_factory=PlatformOptions)
     platforms: dict[str, WindowsPlatform] = field(default_factory=dict)
     connections: dict[str, ReplayConnection] = field(default_factory=dict)
     closed: int = 0
@@ -500,7 +503,7 @@ class FakeWindowsPair:
         if name not in self.platforms:
             conn = ReplayConnection(name, WindowsShell(), self.hosts[name])
             self.connections[name] = conn
-            plat = WindowsPlatform(conn)
+            plat = WindowsPlatform(conn, options=self.options)
             plat.probe_interval_s = 0.0
             self.platforms[name] = plat
         return self.platforms[name]
@@ -526,9 +529,10 @@ class FakeWindowsPair:
 
 
 def windows_pair(names: Mapping[str, tuple[str, str]], tool_run=None,
+                 options: PlatformOptions | None = None,
                  **adapter: object) -> FakeWindowsPair:
     """Hosts ``name -> (interface, address)`` with one test adapter each."""
-    pair = FakeWindowsPair()
+    pair = FakeWindowsPair(options=options or PlatformOptions())
     for name, (iface, address) in names.items():
         pair.add(FakeWindowsHost(name, {iface: FakeAdapter(addresses=(address,),
                                                            **adapter)},  # type: ignore[arg-type]

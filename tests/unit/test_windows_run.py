@@ -22,6 +22,7 @@ from nicbench.config.loader import load_profile
 from nicbench.errors import ConnectError, HostKeyError
 from nicbench.execution import events as ev
 from nicbench.execution.runner import Runner
+from nicbench.platforms.base import PlatformOptions
 from nicbench.platforms.fake_windows import (TEMP, FakeAdapter, FakeWindowsHost, FakeWindowsPair,
                                              ToolRun, windows_pair)
 from nicbench.platforms.tuning import TuningSession, read_journal
@@ -78,9 +79,12 @@ def tools(host: FakeWindowsHost, argv: list[str]) -> ToolRun:
     return ToolRun(client=IPERF_CLIENT, server=IPERF_SERVER)
 
 
-def hosts() -> FakeWindowsPair:
+def hosts(options: PlatformOptions | None = None) -> FakeWindowsPair:
+    """The two scripted hosts, their platforms made with ``options`` (a profile's, as
+    HostPool makes them)."""
     return windows_pair({"wa": ("Ethernet 2", "198.18.0.1"),
-                         "wb": ("Ethernet 2", "198.18.0.2")}, tool_run=tools)
+                         "wb": ("Ethernet 2", "198.18.0.2")}, tool_run=tools,
+                        options=options)
 
 
 def profile(tmp_path, text: str = PROFILE):
@@ -382,8 +386,8 @@ def test_a_dropped_connection_is_reconnected_and_the_trial_retried(tmp_path):
 
 
 # -- reboot-wait ---------------------------------------------------------------------------
-def rebooting(**kw) -> tuple[FakeWindowsHost, object]:
-    pair = FakeWindowsPair()
+def rebooting(options: PlatformOptions | None = None, **kw) -> tuple[FakeWindowsHost, object]:
+    pair = FakeWindowsPair(options=options or PlatformOptions())
     host = pair.add(FakeWindowsHost("wa", {"Ethernet 2": FakeAdapter(("198.18.0.1",))}, **kw))
     return host, pair.platform("wa")
 
@@ -406,8 +410,7 @@ def test_reboot_rejects_a_changed_host_key():
 
 
 def test_reboot_times_out_with_one_clear_line():
-    _host, plat = rebooting(never_back=True)
-    plat.reboot_timeout_s = 0.05
+    _host, plat = rebooting(PlatformOptions(reboot_timeout_s=0.05), never_back=True)
     with pytest.raises(ConnectError) as info:
         plat.reboot()
     assert str(info.value).startswith("wa: did not come back within 0.05 s of a reboot")
@@ -415,12 +418,11 @@ def test_reboot_times_out_with_one_clear_line():
 
 
 def test_a_reboot_timeout_during_a_run_gives_the_pair_up_and_says_so(tmp_path):
-    pair = hosts()
+    prof = profile(tmp_path, PROFILE.replace("reboot_timeout_s: 60", "reboot_timeout_s: 0.2"))
+    pair = hosts(PlatformOptions.of(prof))
     for h in pair.hosts.values():
         h.never_back = True
-    run = Runner(profile(tmp_path, PROFILE.replace("reboot_timeout_s: 60",
-                                                   "reboot_timeout_s: 0.2")),
-                 INVENTORY, tmp_path / "out", hosts=pair)
+    run = Runner(prof, INVENTORY, tmp_path / "out", hosts=pair)
     recs = list(run.run().records())
     assert list(run.lost) == ["wa"] and "did not come back within 0.2 s" in run.lost["wa"]
     assert {(r.point, r.test) for r in recs} == {(f"frame{f}", t) for f in (1514, 9014, 6014)
@@ -448,12 +450,12 @@ def test_check_talks_to_windows_hosts_through_the_platform(monkeypatch):
 def test_manifest_facts_and_registry_policy(tmp_path):
     from nicbench.results.manifest import Manifest
 
-    pair = hosts()
     seen: list[ev.Event] = []
     text = PROFILE.replace("reboot_timeout_s: 60", "reboot_timeout_s: 60\n    "
                                                    "registry_policy: skip-if-ignored")
-    run = Runner(profile(tmp_path, text), INVENTORY, tmp_path / "out", hosts=pair,
-                 listener=seen.append)
+    prof = profile(tmp_path, text)
+    pair = hosts(PlatformOptions.of(prof))
+    run = Runner(prof, INVENTORY, tmp_path / "out", hosts=pair, listener=seen.append)
     run.run()
     m = Manifest.read(run.run_dir.manifest_file)
     wa = m.hosts["wa"]
