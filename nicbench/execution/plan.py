@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from nicbench.config.inventory import Inventory
 from nicbench.config.profile import Profile, TestSpec
@@ -63,6 +63,10 @@ class PlanLog:
 
     sent: list[Sent] = field(default_factory=list)
     where: str = "setup"
+
+
+class PlanLoopError(RuntimeError):
+    """Planning went round a wait that should have ended at once (a bug, not input)."""
 
 
 # -- a host that answers as a healthy one ----------------------------------------------------
@@ -135,16 +139,33 @@ class PlanConnection(Connection):
 
 class _WindowsPlanAnswer:
     """Planning answers for a Windows host: the scripted Windows host (which answers the
-    decoded scripts as real Windows prints them) with every frame size accepted, no
-    reboot to wait for and tools that print nothing; every script recorded decoded."""
+    decoded scripts as real Windows prints them) with every frame size accepted, back
+    from a reboot at the first probe, and tools that print nothing; every script
+    recorded decoded. The probe after a restart is shown with the bounds of the wait it
+    stands for (``wait``: the platform's). A second probe for one restart means the wait
+    is looping: the plan stops there, before it fills the memory with probes."""
 
     def __init__(self, name: str, log: PlanLog, host: Any):
         self.name, self.log, self.host = name, log, host
+        self.wait: Callable[[], str] = lambda: ""
+        self._probes: int | None = None       # boot-time probes since the last restart
 
     def __call__(self, call: Any) -> Any:
         from nicbench.remote.powershell import script_body
 
-        self.log.sent.append(Sent(self.name, self.log.where, script_body(call.argv)))
+        script = script_body(call.argv)
+        if call.label == "shutdown.exe":
+            self._probes = 0
+        elif call.label == "last-boot" and self._probes is not None:
+            self._probes += 1
+            if self._probes > 1:
+                raise PlanLoopError(f"{self.name}: the planned reboot was waited for with "
+                                    "a second probe; the planning host should be back at "
+                                    "the first (a reboot-wait that loops)")
+            script = f"# {self.wait()}\n{script}"
+        else:
+            self._probes = None
+        self.log.sent.append(Sent(self.name, self.log.where, script))
         return self.host(call)
 
     def reconnect(self) -> None:
@@ -190,9 +211,10 @@ class PlanHosts:
             name, {i: FakeAdapter(addresses=(a,), numeric=(1514, 16128, 1))
                    for i, a in interfaces.items()},
             tool_run=lambda h, argv: ToolRun(), down_probes=0))
-        conn = ReplayConnection(name, WindowsShell(), _WindowsPlanAnswer(name, self.log, host))
+        answer = _WindowsPlanAnswer(name, self.log, host)
+        conn = ReplayConnection(name, WindowsShell(), answer)
         plat = WindowsPlatform(conn, tools=tools, options=self.options)
-        plat.probe_interval_s = 0.0
+        answer.wait = lambda: f"wait for the reboot: this probe {plat.reboot_wait.text()}"
         return plat
 
     def close(self) -> None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, UTC
 from collections.abc import Callable, Mapping
 
 from nicbench.errors import ConnectError, HostKeyError
@@ -156,7 +157,10 @@ class FakeWindowsHost:
 
     @property
     def boot_time(self) -> str:
-        return f"2026-01-0{min(self.boots, 9)}T06:00:00.0000000Z"
+        # A different time for every boot, however many (a plan of many pairs reboots
+        # each host dozens of times; a time that stopped changing would be waited for).
+        boot = datetime(2026, 1, 1, 6, tzinfo=UTC) + timedelta(hours=self.boots - 1)
+        return boot.strftime("%Y-%m-%dT%H:%M:%S.0000000Z")
 
     def new_proc(self, argv: list[str], workdir: str | None = None) -> Proc:
         self._pid += 4
