@@ -330,7 +330,8 @@ class Platform(ABC):
 
     def registry_ignored(self, name: str) -> bool:
         """Does this OS ignore the ``registry`` value ``name`` (written or not, it changes
-        nothing)? What is done about it is ``options.registry_policy``. None here."""
+        nothing)? What is done about it is ``options.registry_policy``. Here: no value
+        is ignored (an OS without a registry has none to ignore)."""
         return False
 
     # -- tools ----------------------------------------------------------------------
