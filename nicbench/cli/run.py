@@ -181,7 +181,7 @@ def _left_changed(runner) -> bool:
 
 def cmd_restore(args) -> int:
     """Put back what a run's journal holds, on the hosts as the run recorded them."""
-    from nicbench.execution.ossettings import set_reboot_timeout
+    from nicbench.platforms.base import PlatformOptions
     from nicbench.platforms.hosts import HostPool
     from nicbench.platforms.tuning import TuningSession
     from nicbench.results.manifest import Manifest
@@ -201,10 +201,10 @@ def cmd_restore(args) -> int:
         return 0
     manifest = Manifest.read(run_dir.manifest_file)
     inv = _recorded_inventory(manifest, args.inventory, hosts)
-    with HostPool(inv) as pool:
+    # A reboot marker put back waits as long as the run's profile said.
+    with HostPool(inv, options=PlatformOptions.of(manifest.profile)) as pool:
         platforms = {h: pool.platform(h) for h in hosts}
         session.bind(platforms)
-        set_reboot_timeout(platforms.values(), manifest.profile.reboot_timeout_s)
         for x in session.leftovers:
             out(f"stopping {x.host} {x.what} ({x.path})")
         problems = session.restore()

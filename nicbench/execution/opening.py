@@ -18,7 +18,6 @@ from nicbench.config.inventory import Inventory, Pair
 from nicbench.config.profile import Profile
 from nicbench.errors import NicbenchError, UsageError
 from nicbench.execution import events as ev
-from nicbench.execution.ossettings import set_reboot_timeout
 from nicbench.execution.sides import Hosts
 from nicbench.platforms.base import Platform
 from nicbench.platforms.tuning import TuningSession
@@ -86,7 +85,7 @@ def _refuse_another_method(run_dir: RunDir, old: Manifest, profile: Profile,
 
 
 def recover_previous(run_dir: RunDir, tuning: TuningSession, hosts: Hosts,
-                     reboot_timeout_s: float, tell: ev.Listener) -> None:
+                     tell: ev.Listener) -> None:
     """Put back what a run that died left on its hosts, before anything else."""
     try:
         platforms: Mapping[str, Platform] = {h: hosts.platform(h)
@@ -94,7 +93,6 @@ def recover_previous(run_dir: RunDir, tuning: TuningSession, hosts: Hosts,
     except (NicbenchError, KeyError) as exc:
         raise RestorePending(run_dir.path, [f"cannot reach the hosts: {exc}"]) from None
     tuning.bind(platforms)
-    set_reboot_timeout(platforms.values(), reboot_timeout_s)
     pending = tuning.pending()
     leftovers = list(tuning.leftovers)
     problems = tuning.restore()

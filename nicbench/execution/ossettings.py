@@ -13,14 +13,16 @@ crash.
 A profile's ``registry_policy`` says what to do with values modern Windows ignores
 (TcpWindowSize, GlobalMaxTcpWindowSize: ignored since Vista): ``apply`` writes them
 anyway, ``skip-if-ignored`` leaves them out; either way the manifest and the run's
-output say so (``registry_notes``), never a silent "applied".
+output say so (``registry_notes``), never a silent "applied". The policy and the reboot
+timeout reach each platform when it is made (``PlatformOptions``, from the profile);
+which values the OS ignores it says itself (``Platform.registry_ignored``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from nicbench.config.profile import Point, Profile, TestSpec
+from nicbench.config.profile import Point, TestSpec
 from nicbench.errors import NicbenchError, TuningError
 from nicbench.execution import events as ev
 from nicbench.execution.sides import PairSides
@@ -47,18 +49,8 @@ def grouped(points: Iterable[Point]) -> list[Point]:
     return [p for group in order.values() for p in group]
 
 
-def set_reboot_timeout(platforms: Iterable[Platform], timeout_s: float) -> None:
-    """How long a Windows host may take to come back from a reboot: the profile's
-    ``reboot_timeout_s``, also for the reboot a restore asks for (the marker), in the
-    run, on resume and in ``nicbench restore``."""
-    for plat in platforms:
-        if hasattr(plat, "reboot_timeout_s"):
-            plat.reboot_timeout_s = timeout_s
-
-
 class OsSettings:
-    def __init__(self, profile: Profile, tuning: TuningSession, listener: ev.Listener):
-        self.profile = profile
+    def __init__(self, tuning: TuningSession, listener: ev.Listener):
         self.tuning = tuning
         self.listener = listener
         self.notes: dict[str, list[str]] = {}      # host -> registry notes, for the manifest
@@ -67,7 +59,6 @@ class OsSettings:
     # -- apply ---------------------------------------------------------------------------
     def apply(self, side: PairSides, point: Point, tests: list[TestSpec]) -> None:
         hosts = [(plat, iface) for plat, iface, _ in side.ends]
-        set_reboot_timeout([p for p, _ in hosts], self.profile.reboot_timeout_s)
         self._registry(point, [p for p, _ in hosts if p.supports("registry")])
         ports = self._ports(side, point, tests)
         for plat, _ in hosts:
@@ -112,17 +103,16 @@ class OsSettings:
             from nicbench.platforms.windows import WindowsPlatform, reboot_together
 
             wins = [p for p in changed if isinstance(p, WindowsPlatform)]
-            took = reboot_together(wins, self.profile.reboot_timeout_s)
+            took = reboot_together(wins)
             for host, seconds in took.items():
                 self.listener(ev.HostRebooted(host=host, seconds=seconds,
                                               reason=f"registry values of {point.name}"))
 
     def _wanted(self, plat: Platform, point: Point) -> dict[str, int]:
         wanted = {}
-        ignored_by = getattr(plat, "registry_ignored", lambda name: False)
         for name, value in point.registry.items():
-            if ignored_by(name):
-                skip = self.profile.registry_policy == "skip-if-ignored"
+            if plat.registry_ignored(name):
+                skip = plat.options.registry_policy == "skip-if-ignored"
                 note = (f"{name}: ignored by this Windows (since Vista, Microsoft: \"no longer "
                         f"supported, and ignored\"); " + (
                             "not written (registry_policy: skip-if-ignored); the tools' "

@@ -33,7 +33,7 @@ from nicbench.execution.runner import Runner, planned_trials
 from nicbench.execution.trial import (LISTEN_TIMEOUT_S, TrialContext, client_timeout_s,
                                       server_end, trial_names)
 from nicbench.platforms import PLATFORMS
-from nicbench.platforms.base import Platform
+from nicbench.platforms.base import Platform, PlatformOptions
 from nicbench.remote.command import display
 from nicbench.remote.connection import Connection
 from nicbench.remote.result import Result, make_result
@@ -64,6 +64,10 @@ class PlanLog:
 
     sent: list[Sent] = field(default_factory=list)
     where: str = "setup"
+
+
+class PlanLoopError(RuntimeError):
+    """Planning went round a wait that should have ended at once (a bug, not input)."""
 
 
 # -- a host that answers as a healthy one ----------------------------------------------------
@@ -136,16 +140,33 @@ class PlanConnection(Connection):
 
 class _WindowsPlanAnswer:
     """Planning answers for a Windows host: the scripted Windows host (which answers the
-    decoded scripts as real Windows prints them) with every frame size accepted, no
-    reboot to wait for and tools that print nothing; every script recorded decoded."""
+    decoded scripts as real Windows prints them) with every frame size accepted, back
+    from a reboot at the first probe, and tools that print nothing; every script
+    recorded decoded. The probe after a restart is shown with the bounds of the wait it
+    stands for (``wait``: the platform's). A second probe for one restart means the wait
+    is looping: the plan stops there, before it fills the memory with probes."""
 
     def __init__(self, name: str, log: PlanLog, host: Any):
         self.name, self.log, self.host = name, log, host
+        self.wait: Callable[[], str] = lambda: ""
+        self._probes: int | None = None       # boot-time probes since the last restart
 
     def __call__(self, call: Any) -> Any:
         from nicbench.remote.powershell import script_body
 
-        self.log.sent.append(Sent(self.name, self.log.where, script_body(call.argv)))
+        script = script_body(call.argv)
+        if call.label == "shutdown.exe":
+            self._probes = 0
+        elif call.label == "last-boot" and self._probes is not None:
+            self._probes += 1
+            if self._probes > 1:
+                raise PlanLoopError(f"{self.name}: the planned reboot was waited for with "
+                                    "a second probe; the planning host should be back at "
+                                    "the first (a reboot-wait that loops)")
+            script = f"# {self.wait()}\n{script}"
+        else:
+            self._probes = None
+        self.log.sent.append(Sent(self.name, self.log.where, script))
         return self.host(call)
 
     def reconnect(self) -> None:
@@ -153,11 +174,14 @@ class _WindowsPlanAnswer:
 
 
 class PlanHosts:
-    """Planning hosts for a Runner: the inventory's platform classes over PlanConnections."""
+    """Planning hosts for a Runner: the inventory's platform classes over PlanConnections,
+    made with the profile's ``options`` as HostPool makes them for a run."""
 
-    def __init__(self, inventory: Inventory, log: PlanLog):
+    def __init__(self, inventory: Inventory, log: PlanLog,
+                 options: PlatformOptions | None = None):
         self.inventory = inventory
         self.log = log
+        self.options = options or PlatformOptions()
         self._platforms: dict[str, Platform] = {}
         self._pair: Any = None     # the scripted Windows hosts, when there are any
 
@@ -170,7 +194,8 @@ class PlanHosts:
                 self._platforms[name] = self._windows(name, interfaces, host.tools)
             else:
                 conn = PlanConnection(name, self.log, interfaces, "posix")
-                self._platforms[name] = PLATFORMS[host.os](conn, tools=host.tools)
+                self._platforms[name] = PLATFORMS[host.os](conn, tools=host.tools,
+                                                           options=self.options)
         return self._platforms[name]
 
     def _windows(self, name: str, interfaces: dict[str, str],
@@ -187,9 +212,10 @@ class PlanHosts:
             name, {i: FakeAdapter(addresses=(a,), numeric=(1514, 16128, 1))
                    for i, a in interfaces.items()},
             tool_run=lambda h, argv: ToolRun(), down_probes=0))
-        conn = ReplayConnection(name, WindowsShell(), _WindowsPlanAnswer(name, self.log, host))
-        plat = WindowsPlatform(conn, tools=tools)
-        plat.probe_interval_s = 0.0
+        answer = _WindowsPlanAnswer(name, self.log, host)
+        conn = ReplayConnection(name, WindowsShell(), answer)
+        plat = WindowsPlatform(conn, tools=tools, options=self.options)
+        answer.wait = lambda: f"wait for the reboot: this probe {plat.reboot_wait.text()}"
         return plat
 
     def close(self) -> None:
@@ -298,8 +324,9 @@ def make_plan(profile: Profile, inventory: Inventory, pairs: list[str] | None = 
             log.where = f"{event.pair} {event.point}"
 
     with tempfile.TemporaryDirectory(prefix="nicbench-plan-") as tmp:
-        runner = Runner(profile, inventory, Path(tmp) / "run", pairs=pairs,
-                        hosts=PlanHosts(inventory, log), trial=PlanTrial(log), listener=where)
+        hosts = PlanHosts(inventory, log, PlatformOptions.of(profile))
+        runner = Runner(profile, inventory, Path(tmp) / "run", pairs=pairs, hosts=hosts,
+                        trial=PlanTrial(log), listener=where)
         runner.run()
         chosen = [p.name for p in runner.pairs]
         trials = runner.progress.total

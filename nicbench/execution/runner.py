@@ -64,6 +64,7 @@ from nicbench.execution.schedule import Schedule
 from nicbench.execution.sides import Hosts
 from nicbench.execution.store import Progress, Recorder, Subscriber
 from nicbench.execution.trial import run_trial
+from nicbench.platforms.base import PlatformOptions
 from nicbench.platforms.hosts import HostPool
 from nicbench.platforms.tuning import Change, Problem, TuningSession
 from nicbench.results.manifest import Manifest
@@ -127,12 +128,13 @@ class Runner:
                           resume=self.resume, keep_failed=self.keep_failed,
                           tell=self.listener)
         self.manifest, self.done = opened.manifest, opened.stored
-        hosts = self._hosts or HostPool(self.inventory, trust_new_keys=self._trust_new_keys)
+        hosts = self._hosts or HostPool(self.inventory, trust_new_keys=self._trust_new_keys,
+                                        options=PlatformOptions.of(self.profile))
         self.tuning = TuningSession.load(self.run_dir.journal_file, on_restore=self._restored)
         context = RunContext(
             profile=self.profile, inventory=self.inventory, run_dir=self.run_dir,
             manifest=self.manifest, tuning=self.tuning,
-            os_settings=OsSettings(self.profile, self.tuning, self.listener),
+            os_settings=OsSettings(self.tuning, self.listener),
             recorder=Recorder(self.run_dir, self.manifest.run_id, self.done, self.progress,
                               self.listener, self._lock),
             trial=self.trial, stop=self.stop, lock=self._lock, listener=self._listener,
@@ -141,8 +143,7 @@ class Runner:
             context.recorder.subscribe(sink)
         try:
             if self.tuning.hosts():
-                recover_previous(self.run_dir, self.tuning, hosts,
-                                 self.profile.reboot_timeout_s, self.listener)
+                recover_previous(self.run_dir, self.tuning, hosts, self.listener)
             self.listener(ev.RunStarted(out=str(self.run_dir.path), profile=self.profile.name,
                                         pairs=tuple(p.name for p in self.pairs),
                                         total=self.progress.total, resumed=self.resume,

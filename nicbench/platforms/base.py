@@ -10,12 +10,34 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
 from collections.abc import Mapping, Sequence
 
 from nicbench.errors import NicbenchError, RemoteError, TrialError, UsageError
 from nicbench.remote.connection import DEFAULT_TIMEOUT_S, Background, Connection
 from nicbench.remote.result import Result
 from nicbench.tools.registry import TOOLS
+
+if TYPE_CHECKING:
+    from nicbench.config.profile import Profile
+
+# The profile's registry_policy values (config/profile.py), for values the OS ignores.
+RegistryPolicy = Literal["apply", "skip-if-ignored"]
+
+
+@dataclass(frozen=True)
+class PlatformOptions:
+    """What a run's profile tells every host's platform when it is made (``HostPool``,
+    the plan's hosts, the fakes): how long a reboot may take, and whether registry values
+    the OS ignores are written anyway. A platform with neither (Linux) ignores them."""
+
+    reboot_timeout_s: float = 1800.0       # PKB allows 40 minutes (commit 21668d163)
+    registry_policy: RegistryPolicy = "apply"
+
+    @classmethod
+    def of(cls, profile: Profile) -> PlatformOptions:
+        return cls(reboot_timeout_s=profile.reboot_timeout_s,
+                   registry_policy=profile.registry_policy)
 
 
 @dataclass(frozen=True)
@@ -142,8 +164,10 @@ class Platform(ABC):
 
     os_name = "?"
 
-    def __init__(self, conn: Connection, tools: Mapping[str, str] | None = None):
+    def __init__(self, conn: Connection, tools: Mapping[str, str] | None = None,
+                 options: PlatformOptions | None = None):
         self.conn = conn
+        self.options = options or PlatformOptions()
         # tool -> executable: the registry's default for this OS, then the inventory's
         # hosts[].tools.
         self.tools: dict[str, str] = {
@@ -303,6 +327,12 @@ class Platform(ABC):
         return kind in self.SETTING_KINDS
 
     SETTING_KINDS: tuple[str, ...] = ()
+
+    def registry_ignored(self, name: str) -> bool:
+        """Does this OS ignore the ``registry`` value ``name`` (written or not, it changes
+        nothing)? What is done about it is ``options.registry_policy``. Here: no value
+        is ignored (an OS without a registry has none to ignore)."""
+        return False
 
     # -- tools ----------------------------------------------------------------------
     def executable(self, tool: str) -> str:

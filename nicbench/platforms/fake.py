@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from collections.abc import Callable, Mapping, Sequence
 
 from nicbench.errors import CommandTimeout, TuningError
-from nicbench.platforms.base import CpuTimes, HostFacts, InterfaceFacts, Platform
+from nicbench.platforms.base import (CpuTimes, HostFacts, InterfaceFacts, Platform,
+                                     PlatformOptions)
 from nicbench.platforms.linux import LinuxPlatform
 from nicbench.remote.connection import DEFAULT_TIMEOUT_S, Background
 from nicbench.remote.fake import FakeConnection
@@ -109,7 +110,7 @@ class FakePlatform(LinuxPlatform):
                  interfaces: Mapping[str, FakeInterface],
                  sysctls: Mapping[str, str] | None = None,
                  tools: Mapping[str, str] | None = None):
-        super().__init__(FakeConnection(name), tools)
+        super().__init__(FakeConnection(name), tools, hosts.options)
         self.hosts = hosts
         self.log = hosts.log
         self.interfaces = dict(interfaces)
@@ -242,9 +243,11 @@ class FakePlatform(LinuxPlatform):
 
 @dataclass
 class FakeHosts:
-    """Fake hosts by name, for a Runner's ``hosts=``: ``add`` each, then run."""
+    """Fake hosts by name, for a Runner's ``hosts=``: ``add`` each, then run. Their
+    platforms are made with ``options``, as HostPool makes them from a profile."""
 
     answer: Answerer
+    options: PlatformOptions = field(default_factory=PlatformOptions)
     log: list[tuple] = field(default_factory=list)
     platforms: dict[str, FakePlatform] = field(default_factory=dict)
     outfiles: dict[str, str | None] = field(default_factory=dict)

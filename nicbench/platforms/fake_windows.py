@@ -27,9 +27,11 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, UTC
 from collections.abc import Callable, Mapping
 
 from nicbench.errors import ConnectError, HostKeyError
+from nicbench.platforms.base import PlatformOptions
 from nicbench.platforms.windows import WindowsPlatform
 from nicbench.remote.fake import Call, ReplayConnection, Reply
 from nicbench.remote.powershell import WindowsShell, list2cmdline
@@ -155,7 +157,10 @@ class FakeWindowsHost:
 
     @property
     def boot_time(self) -> str:
-        return f"2026-01-0{min(self.boots, 9)}T06:00:00.0000000Z"
+        # A different time for every boot, however many (a plan of many pairs reboots
+        # each host dozens of times; a time that stopped changing would be waited for).
+        boot = datetime(2026, 1, 1, 6, tzinfo=UTC) + timedelta(hours=self.boots - 1)
+        return boot.strftime("%Y-%m-%dT%H:%M:%S.0000000Z")
 
     def new_proc(self, argv: list[str], workdir: str | None = None) -> Proc:
         self._pid += 4
@@ -484,9 +489,11 @@ _HANDLERS["set"] = _set
 
 @dataclass
 class FakeWindowsPair:
-    """Scripted Windows hosts by name, for a Runner's ``hosts=``."""
+    """Scripted Windows hosts by name, for a Runner's ``hosts=``; their platforms are
+    made with ``options`` (the profile's, as HostPool makes them: PlatformOptions.of)."""
 
     hosts: dict[str, FakeWindowsHost] = field(default_factory=dict)
+    options: PlatformOptions = field(default_factory=PlatformOptions)
     platforms: dict[str, WindowsPlatform] = field(default_factory=dict)
     connections: dict[str, ReplayConnection] = field(default_factory=dict)
     closed: int = 0
@@ -500,7 +507,7 @@ class FakeWindowsPair:
         if name not in self.platforms:
             conn = ReplayConnection(name, WindowsShell(), self.hosts[name])
             self.connections[name] = conn
-            plat = WindowsPlatform(conn)
+            plat = WindowsPlatform(conn, options=self.options)
             plat.probe_interval_s = 0.0
             self.platforms[name] = plat
         return self.platforms[name]
@@ -526,9 +533,10 @@ class FakeWindowsPair:
 
 
 def windows_pair(names: Mapping[str, tuple[str, str]], tool_run=None,
+                 options: PlatformOptions | None = None,
                  **adapter: object) -> FakeWindowsPair:
     """Hosts ``name -> (interface, address)`` with one test adapter each."""
-    pair = FakeWindowsPair()
+    pair = FakeWindowsPair(options=options or PlatformOptions())
     for name, (iface, address) in names.items():
         pair.add(FakeWindowsHost(name, {iface: FakeAdapter(addresses=(address,),
                                                            **adapter)},  # type: ignore[arg-type]

@@ -8,7 +8,7 @@ from dataclasses import replace
 from nicbench.config.inventory import Host, Inventory
 from nicbench.errors import ConfigError, UsageError
 from nicbench.platforms import PLATFORMS
-from nicbench.platforms.base import Platform
+from nicbench.platforms.base import Platform, PlatformOptions
 from nicbench.remote.connection import Connection
 from nicbench.remote.ssh import SshConnection, SshTarget, preflight
 from nicbench.remote.ssh_config import HostSettings, resolve
@@ -55,12 +55,17 @@ class HostPool:
     Pairs measured at the same time ask for their hosts from their own threads: the dicts
     are guarded by a lock, and a connection is made outside it (a host slow to answer
     does not hold up the others' hosts); one host is only ever used by one thread at a
-    time (the scheduler never runs two pairs that share a host)."""
+    time (the scheduler never runs two pairs that share a host).
+
+    Every platform is made with ``options``: a run's profile's (``PlatformOptions.of``),
+    so a Windows host waits for its reboots as long as the profile says, in the run, on
+    resume and in ``nicbench restore``; the defaults where no profile is involved."""
 
     def __init__(self, inventory: Inventory, *, trust_new_keys: bool = False,
-                 connect=None):
+                 connect=None, options: PlatformOptions | None = None):
         self.inventory = inventory
         self.trust_new_keys = trust_new_keys
+        self.options = options or PlatformOptions()
         self._connect = connect or self._ssh
         self._conns: dict[str, Connection] = {}
         self._platforms: dict[str, Platform] = {}
@@ -96,7 +101,7 @@ class HostPool:
             if cls is None:
                 raise UsageError(f"{name}: os '{host.os}' hosts are not supported "
                                  f"(supported: {', '.join(PLATFORMS)})")
-            made = cls(self.connection(name), tools=host.tools)
+            made = cls(self.connection(name), tools=host.tools, options=self.options)
             with self._lock:
                 plat = self._platforms.setdefault(name, made)
         return plat

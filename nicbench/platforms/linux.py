@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 from nicbench.errors import (CommandTimeout, NicbenchError, RemoteError, TrialError,
                              TuningError)
 from nicbench.platforms.base import (ClientRun, CpuTimes, Finishing, HostFacts,
-                                     InterfaceFacts, Platform, ServerEnd, ServerFinish,
-                                     ServerStart, same_sysctl_value)
+                                     InterfaceFacts, Platform, PlatformOptions, ServerEnd,
+                                     ServerFinish, ServerStart, same_sysctl_value)
 from nicbench.remote.command import display
 from nicbench.remote.connection import Background, Connection
 from nicbench.remote.result import make_result
@@ -89,8 +89,9 @@ class LinuxPlatform(Platform):
     os_name = "linux"
     SETTING_KINDS = ("sysctl",)
 
-    def __init__(self, conn: Connection, tools: Mapping[str, str] | None = None):
-        super().__init__(conn, tools)
+    def __init__(self, conn: Connection, tools: Mapping[str, str] | None = None,
+                 options: PlatformOptions | None = None):
+        super().__init__(conn, tools, options)     # no reboots or registry: unused here
         self._has_ip: bool | None = None
         self._host_facts: HostFacts | None = None
 

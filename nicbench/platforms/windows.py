@@ -26,12 +26,15 @@ Reboot-wait (:meth:`begin_reboot`, :meth:`finish_reboot`): the boot time is read
 host told to restart, the connection closed; then the host is probed, every probe with
 its own timeout, until it answers with a changed boot time. A refused or timed-out
 connection is waited out; a changed host key is fatal (the SSH layer refuses it); past
-``reboot_timeout_s`` the wait fails with one line saying so.
+the profile's ``reboot_timeout_s`` (``options``, given when the platform is made) or
+past as many probes as that time holds (:class:`RebootWait`), the wait fails with one
+line saying so.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import ntpath
 import re
 import time
@@ -41,17 +44,39 @@ from collections.abc import Mapping, Sequence
 from nicbench.errors import (AuthError, CommandTimeout, ConnectError, HostKeyError,
                              RemoteError, TrialError, TuningError, UsageError)
 from nicbench.platforms import windows_commands as wc
-from nicbench.platforms.base import CpuTimes, HostFacts, InterfaceFacts, Platform
+from nicbench.platforms.base import (CpuTimes, HostFacts, InterfaceFacts, Platform,
+                                     PlatformOptions)
 from nicbench.remote.connection import Connection
 from nicbench.remote.powershell import WindowsShell
 from nicbench.tools.registry import TOOLS
 
-DEFAULT_REBOOT_TIMEOUT_S = 1800.0   # PKB allows 40 minutes (commit 21668d163)
 PROBE_TIMEOUT_S = 10.0              # the first command after a boot can hang (PKB 5112997b4)
+# The probes a reboot-wait may make are counted as if at least this far apart, so a
+# wait that does not sleep (tests, a plan) still ends after a bounded number of them.
+MIN_PROBE_INTERVAL_S = 1.0
 ADAPTER_UP_TIMEOUT_S = 60.0
 # A reap command line, rendered, at most this long (cmd.exe takes 8191; the pid line
 # render_with_pid adds stays within the margin).
 REAP_LINE_MAX = 7600
+
+
+@dataclass(frozen=True)
+class RebootWait:
+    """How a reboot is waited for: a probe of the boot time every ``interval_s``, each
+    within ``probe_timeout_s``, for at most ``timeout_s`` and at most ``max_probes``."""
+
+    timeout_s: float
+    interval_s: float
+    probe_timeout_s: float = PROBE_TIMEOUT_S
+
+    @property
+    def max_probes(self) -> int:
+        return math.ceil(self.timeout_s / max(self.interval_s, MIN_PROBE_INTERVAL_S)) + 1
+
+    def text(self) -> str:
+        return (f"repeated every {self.interval_s:g} s (each at most "
+                f"{self.probe_timeout_s:g} s) until the boot time changes: at most "
+                f"{self.timeout_s:g} s (reboot_timeout_s) and {self.max_probes} probes")
 
 
 @dataclass(frozen=True)
@@ -83,11 +108,11 @@ class WindowsPlatform(Platform):
     PROBE_INTERVAL_S = 5.0
     SETTING_KINDS = ("jumbo", "registry", "reboot", "firewall")
 
-    def __init__(self, conn: Connection, tools: Mapping[str, str] | None = None):
+    def __init__(self, conn: Connection, tools: Mapping[str, str] | None = None,
+                 options: PlatformOptions | None = None):
         if not isinstance(conn.shell, WindowsShell):
             raise UsageError(f"{conn.host}: a Windows host needs the powershell shell")
-        super().__init__(conn, tools)
-        self.reboot_timeout_s = DEFAULT_REBOOT_TIMEOUT_S
+        super().__init__(conn, tools, options)
         self.probe_interval_s = self.PROBE_INTERVAL_S
         self._host: wc.WindowsHost | None = None
         self._adapters: dict[str, wc.WindowsAdapter] = {}
@@ -310,19 +335,23 @@ class WindowsPlatform(Platform):
         self._host = None
         self._adapters.clear()
 
+    @property
+    def reboot_wait(self) -> RebootWait:
+        return RebootWait(self.options.reboot_timeout_s, self.probe_interval_s)
+
     def finish_reboot(self, deadline: float | None = None) -> float:
         """Wait until the host answers with a changed boot time; returns the seconds it
-        took. Each probe has its own timeout; ConnectError after the deadline."""
+        took. Each probe has its own timeout; ConnectError after the deadline or after
+        :attr:`RebootWait.max_probes` probes, whichever comes first."""
         assert self._boot_before is not None, "begin_reboot first"
+        wait = self.reboot_wait
         t0 = time.monotonic()
-        deadline = deadline or t0 + self.reboot_timeout_s
-        polls = 0
+        deadline = deadline or t0 + wait.timeout_s
         last = "no answer yet"
-        while True:
-            polls += 1
+        for polls in range(1, wait.max_probes + 1):
             try:
                 boot = wc.read_last_boot(self.conn.run(wc.last_boot_argv(),
-                                                       timeout=PROBE_TIMEOUT_S).stdout)
+                                                       timeout=wait.probe_timeout_s).stdout)
                 if boot != self._boot_before:
                     self._boot_before = None
                     self.reboots += 1
@@ -333,13 +362,12 @@ class WindowsPlatform(Platform):
             except (ConnectError, CommandTimeout) as exc:
                 last = exc.one_line()
                 self.conn.close()
-            if time.monotonic() >= deadline:
-                raise ConnectError(self.host, f"did not come back within "
-                                              f"{self.reboot_timeout_s:g} s of a reboot "
-                                              f"({polls} probes; last: {last})",
-                                   "check the host's console; raise reboot_timeout_s for "
-                                   "slow boots")
-            time.sleep(min(self.probe_interval_s, max(0.0, deadline - time.monotonic())))
+            if time.monotonic() >= deadline or polls == wait.max_probes:
+                break
+            time.sleep(min(wait.interval_s, max(0.0, deadline - time.monotonic())))
+        raise ConnectError(self.host, f"did not come back within {wait.timeout_s:g} s of a "
+                                      f"reboot ({polls} probes; last: {last})",
+                           "check the host's console; raise reboot_timeout_s for slow boots")
 
     def reboot(self) -> None:
         self.begin_reboot()
@@ -406,10 +434,10 @@ class WindowsPlatform(Platform):
         return shell.read_back(res.stdout) or None
 
 
-def reboot_together(platforms: Sequence[WindowsPlatform], timeout_s: float) -> dict[str, float]:
-    """Restart several hosts at once and wait for all (one deadline); host -> seconds."""
+def reboot_together(platforms: Sequence[WindowsPlatform]) -> dict[str, float]:
+    """Restart several hosts at once and wait for all, each within its own reboot
+    timeout counted from when the first was told; host -> seconds."""
+    t0 = time.monotonic()
     for p in platforms:
-        p.reboot_timeout_s = timeout_s
         p.begin_reboot()
-    deadline = time.monotonic() + timeout_s
-    return {p.host: p.finish_reboot(deadline) for p in platforms}
+    return {p.host: p.finish_reboot(t0 + p.reboot_wait.timeout_s) for p in platforms}

@@ -22,9 +22,11 @@ from nicbench.config.loader import load_profile
 from nicbench.errors import ConnectError, HostKeyError
 from nicbench.execution import events as ev
 from nicbench.execution.runner import Runner
+from nicbench.platforms.base import PlatformOptions
 from nicbench.platforms.fake_windows import (TEMP, FakeAdapter, FakeWindowsHost, FakeWindowsPair,
                                              ToolRun, windows_pair)
 from nicbench.platforms.tuning import TuningSession, read_journal
+from nicbench.platforms.windows import WindowsPlatform
 from nicbench.results.records import Failure, Kind, Status
 from nicbench.tools import iperf2, ntttcp
 
@@ -78,9 +80,12 @@ def tools(host: FakeWindowsHost, argv: list[str]) -> ToolRun:
     return ToolRun(client=IPERF_CLIENT, server=IPERF_SERVER)
 
 
-def hosts() -> FakeWindowsPair:
+def hosts(options: PlatformOptions | None = None) -> FakeWindowsPair:
+    """The two scripted hosts, their platforms made with ``options`` (a profile's, as
+    HostPool makes them)."""
     return windows_pair({"wa": ("Ethernet 2", "198.18.0.1"),
-                         "wb": ("Ethernet 2", "198.18.0.2")}, tool_run=tools)
+                         "wb": ("Ethernet 2", "198.18.0.2")}, tool_run=tools,
+                        options=options)
 
 
 def profile(tmp_path, text: str = PROFILE):
@@ -298,6 +303,25 @@ def test_restore_waits_for_a_reboot_as_long_as_the_runs_profile_says(
     assert {(c.host, c.kind) for c in pending} == {("wa", "reboot"), ("wb", "reboot")}
 
 
+def test_restore_gives_the_reboot_marker_the_run_s_profile_timeout_not_the_default(
+        tmp_path, monkeypatch, capsys):
+    """Counted, not timed: with no sleep between probes, a wait of 30 s makes at most
+    31 probes (the default's 1800 s would make 1801)."""
+    from nicbench.cli import main
+    from nicbench.platforms.windows import RebootWait
+
+    pair, out = killed_mid_trial(tmp_path, PROFILE.replace("reboot_timeout_s: 60",
+                                                           "reboot_timeout_s: 30"))
+    for h in pair.hosts.values():
+        h.never_back = True
+    conns = replay_hosts(monkeypatch, pair)
+    assert main(["restore", str(out)]) == 1
+    assert "wa: did not come back within 30 s of a reboot (31 probes" in capsys.readouterr().err
+    labels = [c.label for c in conns["wa"].calls]
+    after = labels[labels.index("shutdown.exe") + 1:]
+    assert after == ["last-boot"] * RebootWait(30, 0.0).max_probes == ["last-boot"] * 31
+
+
 def test_reap_leaves_a_process_that_reused_the_pid(tmp_path):
     from nicbench.platforms.fake_windows import Proc
 
@@ -382,8 +406,8 @@ def test_a_dropped_connection_is_reconnected_and_the_trial_retried(tmp_path):
 
 
 # -- reboot-wait ---------------------------------------------------------------------------
-def rebooting(**kw) -> tuple[FakeWindowsHost, object]:
-    pair = FakeWindowsPair()
+def rebooting(options: PlatformOptions | None = None, **kw) -> tuple[FakeWindowsHost, object]:
+    pair = FakeWindowsPair(options=options or PlatformOptions())
     host = pair.add(FakeWindowsHost("wa", {"Ethernet 2": FakeAdapter(("198.18.0.1",))}, **kw))
     return host, pair.platform("wa")
 
@@ -406,21 +430,28 @@ def test_reboot_rejects_a_changed_host_key():
 
 
 def test_reboot_times_out_with_one_clear_line():
-    _host, plat = rebooting(never_back=True)
-    plat.reboot_timeout_s = 0.05
+    _host, plat = rebooting(PlatformOptions(reboot_timeout_s=0.05), never_back=True)
     with pytest.raises(ConnectError) as info:
         plat.reboot()
     assert str(info.value).startswith("wa: did not come back within 0.05 s of a reboot")
     assert "Connection refused" in str(info.value)
 
 
+def test_a_reboot_wait_that_does_not_sleep_still_ends_after_its_probes():
+    _host, plat = rebooting(PlatformOptions(reboot_timeout_s=600), never_back=True)
+    assert plat.probe_interval_s == 0.0 and plat.reboot_wait.max_probes == 601
+    with pytest.raises(ConnectError, match=r"within 600 s of a reboot \(601 probes"):
+        plat.reboot()
+    labels = [c.label for c in plat.conn.calls]
+    assert labels.count("last-boot") == 1 + 601    # the boot time before, then the probes
+
+
 def test_a_reboot_timeout_during_a_run_gives_the_pair_up_and_says_so(tmp_path):
-    pair = hosts()
+    prof = profile(tmp_path, PROFILE.replace("reboot_timeout_s: 60", "reboot_timeout_s: 0.2"))
+    pair = hosts(PlatformOptions.of(prof))
     for h in pair.hosts.values():
         h.never_back = True
-    run = Runner(profile(tmp_path, PROFILE.replace("reboot_timeout_s: 60",
-                                                   "reboot_timeout_s: 0.2")),
-                 INVENTORY, tmp_path / "out", hosts=pair)
+    run = Runner(prof, INVENTORY, tmp_path / "out", hosts=pair)
     recs = list(run.run().records())
     assert list(run.lost) == ["wa"] and "did not come back within 0.2 s" in run.lost["wa"]
     assert {(r.point, r.test) for r in recs} == {(f"frame{f}", t) for f in (1514, 9014, 6014)
@@ -448,12 +479,12 @@ def test_check_talks_to_windows_hosts_through_the_platform(monkeypatch):
 def test_manifest_facts_and_registry_policy(tmp_path):
     from nicbench.results.manifest import Manifest
 
-    pair = hosts()
     seen: list[ev.Event] = []
     text = PROFILE.replace("reboot_timeout_s: 60", "reboot_timeout_s: 60\n    "
                                                    "registry_policy: skip-if-ignored")
-    run = Runner(profile(tmp_path, text), INVENTORY, tmp_path / "out", hosts=pair,
-                 listener=seen.append)
+    prof = profile(tmp_path, text)
+    pair = hosts(PlatformOptions.of(prof))
+    run = Runner(prof, INVENTORY, tmp_path / "out", hosts=pair, listener=seen.append)
     run.run()
     m = Manifest.read(run.run_dir.manifest_file)
     wa = m.hosts["wa"]
@@ -471,6 +502,41 @@ def test_manifest_facts_and_registry_policy(tmp_path):
 
 
 # -- jumbo frames: windows.md (d)7 -------------------------------------------------------
+@pytest.mark.parametrize(("policy", "version", "written", "note"), [
+    ("apply", "10.0.20348", True, "written anyway (registry_policy: apply)"),
+    ("skip-if-ignored", "10.0.20348", False, "not written (registry_policy: skip-if-ignored)"),
+    # Windows Server 2003 (5.2) still reads TcpWindowSize: written under either policy.
+    ("skip-if-ignored", "5.2.3790", True, None),
+])
+def test_the_platform_s_registry_policy_decides_about_values_its_windows_ignores(
+        tmp_path, policy, version, written, note):
+    prof = profile(tmp_path, PROFILE.replace("reboot_timeout_s: 60", "reboot_timeout_s: 60\n"
+                                             f"    registry_policy: {policy}"))
+    pair = hosts(PlatformOptions.of(prof))
+    for h in pair.hosts.values():
+        h.version = version
+    seen: list[ev.Event] = []
+    Runner(prof, INVENTORY, tmp_path / "out", hosts=pair, listener=seen.append).run()
+    plat = pair.platform("wa")
+    assert plat.options.registry_policy == policy
+    assert plat.registry_ignored("TcpWindowSize") is (version != "5.2.3790")
+    assert not plat.registry_ignored("Tcp1323Opts")
+    log = pair.hosts["wa"].log
+    assert ("set TcpWindowSize" in log) is written and "set Tcp1323Opts" in log
+    warned = [e.message for e in seen if isinstance(e, ev.Warning) and "TcpWindowSize" in e.message]
+    assert (warned == []) if note is None else (len(warned) == 2 and note in warned[0])
+
+
+def test_a_linux_platform_ignores_no_registry_value_and_takes_the_options_unused():
+    from nicbench.platforms.linux import LinuxPlatform
+    from nicbench.remote.fake import FakeConnection
+
+    options = PlatformOptions(reboot_timeout_s=5, registry_policy="skip-if-ignored")
+    plat = LinuxPlatform(FakeConnection("l"), options=options)
+    assert plat.options is options and not plat.registry_ignored("TcpWindowSize")
+    assert not plat.supports("registry") and not plat.supports("reboot")
+
+
 def jumbo_host(**adapter) -> tuple[FakeWindowsHost, FakeAdapter, object]:
     pair = FakeWindowsPair()
     nic = FakeAdapter(("198.18.0.1",), **adapter)
@@ -561,3 +627,36 @@ def test_an_os_windows_host_gets_a_windows_platform_over_ssh_with_the_windows_sh
         assert isinstance(plat, WindowsPlatform) and isinstance(plat.conn, SshConnection)
         assert isinstance(plat.conn.shell, WindowsShell)
         assert plat.conn.target.address == "198.19.1.2"
+
+
+def test_a_host_pool_made_from_a_profile_gives_every_platform_its_options(
+        tmp_path, monkeypatch):
+    import nicbench.platforms.hosts as hosts_mod
+    from nicbench.platforms.linux import LinuxPlatform
+
+    monkeypatch.setattr(hosts_mod, "preflight", lambda target: None)   # no local key here
+    prof = profile(tmp_path, PROFILE.replace("reboot_timeout_s: 60", "reboot_timeout_s: 90\n"
+                                             "    registry_policy: skip-if-ignored"))
+    mixed = INVENTORY.model_copy(update={"hosts": [
+        INVENTORY.hosts[0], INVENTORY.hosts[1].model_copy(update={"os": "linux"})]})
+    with hosts_mod.HostPool(mixed, options=PlatformOptions.of(prof)) as pool:
+        wa, wb = pool.platform("wa"), pool.platform("wb")
+        assert isinstance(wa, WindowsPlatform) and isinstance(wb, LinuxPlatform)
+        for plat in (wa, wb):
+            assert plat.options == PlatformOptions(90.0, "skip-if-ignored")
+        assert wa.reboot_wait.timeout_s == 90.0
+    with hosts_mod.HostPool(INVENTORY) as pool:          # no profile: the defaults
+        assert pool.platform("wa").options == PlatformOptions(1800.0, "apply")
+
+
+def test_a_runner_s_own_host_pool_waits_for_reboots_as_long_as_its_profile_says(
+        tmp_path, monkeypatch):
+    """No hosts= given: the Runner makes its HostPool, which must carry the profile."""
+    pair = hosts()
+    for h in pair.hosts.values():
+        h.never_back = True
+    replay_hosts(monkeypatch, pair)
+    prof = profile(tmp_path, PROFILE.replace("reboot_timeout_s: 60", "reboot_timeout_s: 20"))
+    run = Runner(prof, INVENTORY, tmp_path / "out")
+    run.run()
+    assert "did not come back within 20 s of a reboot (21 probes" in run.lost["wa"]
