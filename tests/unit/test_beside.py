@@ -1,5 +1,6 @@
 """Tools beside a test's own (``tests[].beside``): the profile's checks, one line each at
-the file's line; the record's round trip (a one-tool record's line unchanged)."""
+the file's line; the record's round trip (a one-tool record's line unchanged); and the
+plan, which shows every role's commands in the order the trial sends them."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ from nicbench.check import profile_tools
 from nicbench.config.loader import load_profile
 from nicbench.config.profile import Role
 from nicbench.errors import ConfigError, ConfigErrors
+from nicbench.execution.plan import make_plan
 from nicbench.results.records import Failure, Kind, RoleResult, Status, TrialRecord
+
+from test_plan import INVENTORY
 
 
 def write(tmp_path, tests: str, extra: str = "mtu: [1500]\n"):
@@ -145,3 +149,19 @@ def test_a_record_with_a_probe_reads_back_typed():
     assert again.beside[0].role is Role.PROBE and again.beside[0].failure is Failure.TIMEOUT
     assert again.beside[0].status is Status.FAILED
 
+
+def test_the_plan_shows_both_tools_in_the_order_sent(tmp_path):
+    plan = make_plan(load_profile(write(tmp_path, GOOD, "repetitions: 2\nmtu: [1500]\n")),
+                     INVENTORY, ["p1"])
+    ha = [s.command for s in plan.sent if s.host == "ha" and "bulk-probe" in s.where]
+    hb = [s.command for s in plan.sent if s.host == "hb" and "bulk-probe" in s.where]
+    assert plan.trials == 2 and len(ha) == 2 * 4 and len(hb) == 2 * 2
+    # receiver: the load's server, the probe's, then both finishes (overlapped: sent as
+    # the clients start)
+    assert "iperf3 -s -1 -J -B 198.18.0.1 -p 5201" in ha[0]
+    assert "iperf -s -B 198.18.0.1 -p 5001" in ha[1] and ".probe.d" in ha[1]
+    assert ha[2].startswith("[server_finish.sh]") and ha[3].startswith("[server_finish.sh]")
+    # sender: the probe's client (on its thread) first, then the load's
+    assert hb[0].endswith("iperf -c 198.18.0.1 -B 198.18.0.2 -p 5001 -e -t 3")
+    assert hb[1].endswith("iperf3 -c 198.18.0.1 -B 198.18.0.2 -p 5201 -J -t 3 -P 4")
+    assert [t.client.split()[-1] for t in plan.trials_planned] == ["4", "4"]
