@@ -7,12 +7,15 @@ no more than the wire carries; each output is stored as raw files, parsed by its
 tool's parser, and parsing those files again gives the record's figures. The hosts are
 left with no process and no file of the trials, and ``--plan`` shows both tools'
 commands. A probe whose server cannot start (its port taken) fails the trial with its
-own words, and the load's server, already up, is stopped and kept.
+own words, and the load's server, already up, is stopped and kept; Ctrl-C in the middle
+of a trial stops both tools at once and leaves nothing behind.
 """
 
 from __future__ import annotations
 
 import json
+import signal
+import time
 import re
 import subprocess
 import sys
@@ -20,7 +23,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from clihelp import nicbench
+from clihelp import argv, env, nicbench, read_until
 
 from nicbench.config.profile import Role
 from nicbench.results.records import Failure, Status, TrialRecord
@@ -158,3 +161,55 @@ def test_a_probe_that_cannot_start_fails_the_trial(lab, tmp_path):
     assert "client" not in rec.exit_status and "client" not in probe.exit_status
     assert "server" in rec.raw and "server" in probe.raw
     assert_hosts_clean(out, [rec])
+
+
+INTERRUPTED_PROFILE = """\
+    format_version: 1
+    name: load-probe-interrupted
+    source: "nicbench lab test: Ctrl-C in a two-tool trial"
+    repetitions: 1
+    timeout_s: 60
+    mtu: [1500]
+    tests:
+      - name: bulk-probe
+        tool: iperf3
+        params: {duration_s: 15, streams: 2}
+        beside:
+          - {role: probe, tool: iperf2, protocol: udp, params: {duration_s: 15, rate: 10M}}
+    """
+
+
+def test_ctrl_c_in_a_two_tool_trial_stops_both(lab, tmp_path):
+    prof = tmp_path / "interrupted.yaml"
+    prof.write_text(textwrap.dedent(INTERRUPTED_PROFILE))
+    out = tmp_path / "out"
+    proc = subprocess.Popen(argv("run", str(prof), "-i", str(lab.inventory_file), "--pair",
+                                 "gbe", "--out", str(out)),
+                            cwd=REPO, env=env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        read_until(proc, lambda line, _: line.startswith("== gbe mtu1500"), timeout_s=60)
+        time.sleep(3.0)       # inside the trial's 15 s transfer
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _rest, err = proc.communicate(timeout=60)
+        stopped_s = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    # Both clients were killed, the probe's on its thread too: the run did not wait out
+    # the 10 s or more its transfer had left (an iperf 2 UDP client sends on whether or
+    # not its server is still there).
+    assert stopped_s < 8, f"{stopped_s:.1f} s to stop"
+    assert_hosts_clean(out, [])
+    for host in (h.name for h in lab.spec.hosts()):
+        for port in (5001, 5201):
+            listening = subprocess.run(["ip", "netns", "exec", host, "ss", "-Hlntu",
+                                        f"sport = :{port}"], capture_output=True, text=True,
+                                       timeout=10).stdout
+            assert listening.strip() == "", (host, port, listening)
+    running = subprocess.run(["pgrep", "-f", r"^iperf3? -[sc] .*198\.18\.0\."],
+                             capture_output=True, text=True, timeout=10).stdout
+    assert running == "", running
