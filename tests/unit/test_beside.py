@@ -165,3 +165,25 @@ def test_the_plan_shows_both_tools_in_the_order_sent(tmp_path):
     assert hb[0].endswith("iperf -c 198.18.0.1 -B 198.18.0.2 -p 5001 -e -t 3")
     assert hb[1].endswith("iperf3 -c 198.18.0.1 -B 198.18.0.2 -p 5201 -J -t 3 -P 4")
     assert [t.client.split()[-1] for t in plan.trials_planned] == ["4", "4"]
+
+
+def test_beside_params_take_the_points_vars(tmp_path):
+    from types import SimpleNamespace
+
+    from nicbench.errors import TrialError
+    from nicbench.execution.trial import beside_params
+
+    profile = load_profile(write(tmp_path, """\
+        - name: t
+          tool: iperf3
+          beside:
+            - {role: probe, tool: iperf2, params: {window: $win, length: $len, duration_s: 3}}
+        """, "points:\n  - {mtu: 1500, vars: {win: 64K, len: null}}\n"))
+    spec = profile.tests[0].beside[0]
+    ctx = SimpleNamespace(point="mtu1500", point_vars=dict(profile.points[0].vars))
+    # a variable set to null leaves its parameter out, as for the test's own params
+    assert beside_params(ctx, spec) == {"window": "64K", "duration_s": 3}
+    # a runner that passes no vars: the trial fails in one line, naming what is missing
+    with pytest.raises(TrialError, match=r"probe iperf2: params use \$win, which point "
+                                         "mtu1500 does not set"):
+        beside_params(SimpleNamespace(point="mtu1500", point_vars={}), spec)
