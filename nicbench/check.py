@@ -85,8 +85,9 @@ def check_pair(pool: HostPool, pair: Pair, required_tools: tuple[str, ...]) -> P
 
 
 def profile_tools(profile: Profile) -> tuple[str, ...]:
-    """The tools a profile's tests run, in test order, each once."""
-    return tuple(dict.fromkeys(t.tool for t in profile.tests))
+    """The tools a profile's tests run (their own and those beside them), in test
+    order, each once."""
+    return profile.tools()
 
 
 def will_be_skipped(profile: Profile, report: PairReport) -> list[str]:

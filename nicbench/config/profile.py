@@ -8,10 +8,11 @@ keys this one overrides, so a review's variants stay short.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import (AfterValidator, Discriminator, Field, Tag, ValidationInfo, field_validator,
-                      model_validator)
+from pydantic import (AfterValidator, Discriminator, Field, SerializerFunctionWrapHandler, Tag,
+                      ValidationInfo, field_validator, model_serializer, model_validator)
 
 from nicbench.config.fields import (UNION_TAGS, Float, Int, Label, Name, Rate, RegistryName, Strict,
                                     SysctlName, SysctlValue, ToolArg, ToolParam, stored)
@@ -100,11 +101,37 @@ Repetitions = Annotated[
     Discriminator(_repetitions_form)]
 
 
+class Role(StrEnum):
+    """What a tool does in a test's trial. Every role has the pair's two ends: its server
+    on the receiver, its client on the sender (the record's ``hosts``); the role says
+    what its figure means.
+
+    ``load`` is the test's own tool (``tool:``): its figure is the trial's throughput.
+    ``probe`` runs beside the load, started and stopped with it, and measures what the
+    link still gives while the load runs (its figure is kept in the record's ``beside``).
+    """
+
+    LOAD = "load"
+    PROBE = "probe"
+
+
+class BesideSpec(Strict):
+    """A tool run beside a test's own (``tests[].beside``), in the same trial."""
+
+    role: Role
+    tool: ToolName
+    protocol: Literal["tcp", "udp"] = "tcp"
+    params: dict[Name, ToolParam] = Field(default_factory=dict)
+
+
 class TestSpec(Strict):
     name: Name
     tool: ToolName
     protocol: Literal["tcp", "udp"] = "tcp"
     params: dict[Name, ToolParam] = Field(default_factory=dict)
+    # Tools run at the same time as this one, each in its own role (the test's own tool
+    # is the load); empty for a test of one tool.
+    beside: list[BesideSpec] = Field(default_factory=list)
     repetitions: Repetitions | None = None
     select: Select | None = None
     timeout_s: Float | None = Field(None, ge=1, le=86_400)
@@ -112,6 +139,14 @@ class TestSpec(Strict):
     udp_search: UdpSearch | None = None
     description: str | None = None
 
+
+    @model_serializer(mode="wrap")
+    def _without_empty_beside(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # A manifest of a one-tool test stays as it was before beside: existed.
+        data = handler(self)
+        if isinstance(data, dict) and not self.beside:
+            data.pop("beside", None)
+        return data
 
 class Point(Strict):
     """One tuning point: a Linux MTU, or a Windows frame size with its registry values."""
@@ -212,6 +247,12 @@ class Profile(Strict):
         policy = self.repetition_policy(test)
         return policy.max if isinstance(policy, UntilStable) else policy
 
+    def tools(self) -> tuple[str, ...]:
+        """The tools the tests run (their own and those beside them), in test order, each
+        once."""
+        return tuple(dict.fromkeys(tool for t in self.tests
+                                   for tool in (t.tool, *(b.tool for b in t.beside))))
+
     def select_for(self, test: TestSpec) -> str:
         return test.select or self.select
 
@@ -254,15 +295,8 @@ def cross_check(profile: Profile, where: Where, validate_params=None) -> list[Co
         if test.udp_search and test.protocol != "udp":
             errors.append(where.error(("tests", i, "udp_search"),
                                       "udp_search needs protocol: udp"))
-        # "$window" in params refers to a per-point variable: every point must define it.
-        for key, value in test.params.items():
-            if isinstance(value, str) and value.startswith("$"):
-                var = value[1:]
-                for j, point in enumerate(profile.points):
-                    if var not in point.vars:
-                        errors.append(where.error(
-                            ("tests", i, "params", key),
-                            f"uses ${var} but points[{j}] ({point.name}) has no vars.{var}"))
+        errors += _undefined_vars(profile, where, ("tests", i), test.params)
+        errors += _beside_errors(profile, where, i, test)
         if validate_params is not None:
             for subpath, message in validate_params(test, profile):
                 errors.append(where.error(("tests", i, *tuple(subpath)), message))
@@ -283,4 +317,42 @@ def cross_check(profile: Profile, where: Where, validate_params=None) -> list[Co
                 errors.append(where.error(("points", j, "registry"),
                                           "registry values are Windows settings; this profile "
                                           "is platform: linux"))
+    return errors
+
+
+def _undefined_vars(profile: Profile, where: Where, at: tuple[Any, ...],
+                    params: dict[str, Any]) -> list[ConfigError]:
+    """"$window" in params refers to a per-point variable: every point must define it."""
+    errors = []
+    for key, value in params.items():
+        if isinstance(value, str) and value.startswith("$"):
+            var = value[1:]
+            for j, point in enumerate(profile.points):
+                if var not in point.vars:
+                    errors.append(where.error(
+                        (*at, "params", key),
+                        f"uses ${var} but points[{j}] ({point.name}) has no vars.{var}"))
+    return errors
+
+
+def _beside_errors(profile: Profile, where: Where, i: int, test: TestSpec) -> list[ConfigError]:
+    """A test's beside roles: each role once, never the load (the test's own tool is),
+    and not in a UDP search (its trials are single offered rates, judged by their loss).
+    Their params and ports are the tools' to check (``validate_params``)."""
+    errors = []
+    seen: dict[Role, int] = {}
+    for j, spec in enumerate(test.beside):
+        at = ("tests", i, "beside", j)
+        if spec.role is Role.LOAD:
+            errors.append(where.error((*at, "role"), "the test's own tool (tool:) is its "
+                                      "load: a tool beside it takes another role (probe)"))
+        elif spec.role in seen:
+            errors.append(where.error((*at, "role"), f"duplicate role '{spec.role}' (also "
+                                      f"beside[{seen[spec.role]}]): one tool per role"))
+        seen.setdefault(spec.role, j)
+        errors += _undefined_vars(profile, where, at, spec.params)
+    if test.beside and test.udp_search:
+        errors.append(where.error(("tests", i, "beside"),
+                                  "a UDP search runs its tool alone: drop beside: or "
+                                  "udp_search:"))
     return errors

@@ -30,7 +30,7 @@ from nicbench.platforms.base import Platform
 from nicbench.platforms.tuning import Change, TuningSession
 from nicbench.tools.driver import Endpoints
 from nicbench.tools.params import resolve
-from nicbench.tools.registry import TOOLS
+from nicbench.tools.registry import TOOLS, tool_ports
 
 REGISTRY_KINDS = ("registry", "reboot")
 REBOOT_MARKER = "tcpip-parameters"
@@ -144,6 +144,12 @@ class OsSettings:
             except NicbenchError:
                 continue     # the trial itself will fail with the reason
             ports.update(plan.ports or (plan.port,))
+            for beside in test.beside:     # the tools run beside it listen too
+                try:
+                    ports.update(tool_ports(beside.tool, resolve(beside.params, point.vars),
+                                            beside.protocol))
+                except NicbenchError:
+                    continue
         return ports
 
     # -- restore -----------------------------------------------------------------------------

@@ -119,7 +119,7 @@ class PairRun:
                             adapter_label=self.adapter_label, point=point.name,
                             mtu=point.ip_mtu, receiver=receiver, sender=sender,
                             receiver_addr=r_addr, sender_addr=s_addr,
-                            journal=self.run.tuning)
+                            journal=self.run.tuning, point_vars=dict(point.vars))
 
     def stands(self, point: Point, test: TestSpec) -> bool:
         """Does every trial of ``test`` at ``point`` stand already (stored, or a record

@@ -30,15 +30,15 @@ from nicbench.config.profile import Profile, TestSpec
 from nicbench.execution import events as ev
 from nicbench.execution.measure import measure_for
 from nicbench.execution.runner import Runner, planned_trials
-from nicbench.execution.trial import (LISTEN_TIMEOUT_S, TrialContext, client_timeout_s,
-                                      server_end, trial_names)
+from nicbench.execution.trial import (LISTEN_TIMEOUT_S, TrialContext, beside_params,
+                                      client_timeout_s, server_end, trial_names)
 from nicbench.platforms import PLATFORMS
 from nicbench.platforms.base import Platform, PlatformOptions
 from nicbench.remote.command import display
 from nicbench.remote.connection import Connection
 from nicbench.remote.result import Result, make_result
 from nicbench.remote.shell import SHELLS, posix_scripts
-from nicbench.results.records import Kind, Status, TrialRecord
+from nicbench.results.records import Kind, RoleResult, Status, TrialRecord
 from nicbench.tools.driver import Endpoints, Plan
 from nicbench.tools.registry import TOOLS
 
@@ -244,27 +244,41 @@ class PlanTrial:
 def plan_trial(ctx: TrialContext, test: TestSpec, params: dict[str, Any], *,
                repetition: int, kind: Kind = Kind.REPETITION,
                offered_bps: int | None = None, timeout_s: float = 120.0) -> TrialRecord:
-    """What run_trial sends, without judging anything: the tool's argv from its driver,
-    through the platforms' own three steps."""
-    driver = TOOLS[test.tool].driver
+    """What run_trial sends, without judging anything: each role's argv from its tool's
+    driver, through the platforms' own three steps, in the order the trial sends them
+    (every server, the finishes that overlap their clients, every client, then the
+    finishes that come after the clients)."""
     trial_id, name = trial_names(ctx, test.name, kind, repetition, offered_bps)
     tag = f"nicbench-{name}-@trial@"
-    ends = Endpoints(ctx.receiver_addr, ctx.sender_addr, test.protocol, offered_bps,
-                     receiver_os=ctx.receiver.os_name, sender_os=ctx.sender.os_name,
-                     client_file=ctx.sender.scratch_file(tag + ".out"))
-    plan: Plan = driver.plan(ctx.receiver.executable(test.tool),
-                             ctx.sender.executable(test.tool), params, ends, name)
-    started = ctx.receiver.start_server(plan.server, ctx.receiver.scratch_file(tag + ".d"),
-                                        plan.port, plan.listen_protocol, LISTEN_TIMEOUT_S)
-    end = server_end(plan, timeout_s, overlap=ctx.receiver.conn is not ctx.sender.conn)
-    finishing = ctx.receiver.begin_finish(started.server, end)
-    if finishing.overlapped:     # sent as the client starts: shown before it
-        finishing.result()
-    ctx.sender.run_client(plan.client, client_timeout_s(plan, timeout_s),
-                          ctx.sender.scratch_file(tag + ".pid"), plan.client_outfile)
-    if not finishing.overlapped:
+    roles = [(test.tool, test.protocol, params, offered_bps, tag)] + [
+        (spec.tool, spec.protocol, beside_params(ctx, spec), None, f"{tag}.{spec.role}")
+        for spec in test.beside]
+    plans = [_plan_role(ctx, tool, protocol, p, rate, stem, name)
+             for tool, protocol, p, rate, stem in roles]
+    stems = [r[4] for r in roles]
+    finishes = []
+    for plan, stem in zip(plans, stems, strict=True):
+        started = ctx.receiver.start_server(plan.server, ctx.receiver.scratch_file(stem + ".d"),
+                                            plan.port, plan.listen_protocol, LISTEN_TIMEOUT_S)
+        end = server_end(plan, timeout_s, overlap=ctx.receiver.conn is not ctx.sender.conn)
+        finishes.append((started, end))
+    later = []
+    for started, end in finishes:
+        finishing = ctx.receiver.begin_finish(started.server, end)
+        if finishing.overlapped:     # sent as the clients start: shown before them
+            finishing.result()
+        else:
+            later.append(finishing)
+    # the clients as the trial starts them: those beside the load on their threads, then
+    # the load's
+    for i in [*range(1, len(plans)), 0]:
+        ctx.sender.run_client(plans[i].client, client_timeout_s(plans[i], timeout_s),
+                              ctx.sender.scratch_file(stems[i] + ".pid"),
+                              plans[i].client_outfile)
+    for finishing in later:
         finishing.result()
     now = time.time()
+    plan = plans[0]
     return TrialRecord(
         run_id=ctx.run_id, trial_id=trial_id, pair=ctx.pair, adapter=ctx.adapter,
         adapter_label=ctx.adapter_label, tool=test.tool, test=test.name,
@@ -274,7 +288,19 @@ def plan_trial(ctx: TrialContext, test: TestSpec, params: dict[str, Any], *,
                                                       "loss_pct": 0.0},
         duration_s=plan.expected_s, commands={"server": display(plan.server),
                                               "client": display(plan.client)},
-        started_at=now, ended_at=now)
+        started_at=now, ended_at=now,
+        beside=[RoleResult(spec.role, spec.tool, spec.protocol, Status.OK,
+                           commands={"server": display(p.server), "client": display(p.client)})
+                for spec, p in zip(test.beside, plans[1:], strict=True)])
+
+
+def _plan_role(ctx: TrialContext, tool: str, protocol: str, params: dict[str, Any],
+               offered_bps: int | None, stem: str, name: str) -> Plan:
+    ends = Endpoints(ctx.receiver_addr, ctx.sender_addr, protocol, offered_bps,
+                     receiver_os=ctx.receiver.os_name, sender_os=ctx.sender.os_name,
+                     client_file=ctx.sender.scratch_file(stem + ".out"))
+    return TOOLS[tool].driver.plan(ctx.receiver.executable(tool), ctx.sender.executable(tool),
+                                   params, ends, name)
 
 
 # -- the plan ---------------------------------------------------------------------------

@@ -29,6 +29,6 @@ def prepare_pair(run: RunContext, hosts: Hosts, pair: Pair) -> PairSides:
             raise TuningError(plat.host, "interface", iface, f"{iface} is {facts.state}",
                               kind="interface")
         run.note("tools", plat.host,
-                 {t.tool: plat.tool_version(t.tool) for t in run.profile.tests})
+                 {tool: plat.tool_version(tool) for tool in run.profile.tools()})
     run.write_manifest()
     return sides

@@ -17,6 +17,8 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 from collections.abc import Iterable
 
+from nicbench.config.profile import Role
+
 FORMAT_VERSION = 2
 
 
@@ -88,6 +90,43 @@ class TrialKey(NamedTuple):
 
 
 @dataclass
+class RoleResult:
+    """What a tool run beside a test's own (``tests[].beside``) gave in its trial: its
+    outcome and figure, judged by its own tool's parser, with its commands and raw files.
+    The test's own tool (the load) fills the record's own fields."""
+
+    role: Role
+    tool: str
+    protocol: str
+    status: Status
+    failure: Failure | None = None
+    reason: str | None = None
+    throughput_bps: float | None = None
+    sent_bps: float | None = None
+    duration_s: float | None = None
+    udp: dict[str, Any] | None = None
+    version: str | None = None
+    commands: dict[str, str] = field(default_factory=dict)
+    raw: dict[str, str] = field(default_factory=dict)     # end -> path relative to DIR
+    exit_status: dict[str, int | None] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.role = Role(self.role)
+        self.status = Status(self.status)
+        self.failure = Failure(self.failure) if self.failure else None
+
+    def fail(self, failure: Failure, reason: str) -> None:
+        self.status = Status.FAILED
+        self.failure = failure
+        self.reason = reason
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RoleResult:
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+@dataclass
 class TrialRecord:
     run_id: str
     trial_id: str
@@ -126,6 +165,8 @@ class TrialRecord:
     search_method: str | None = None   # udp-search trials: sweep | bisect
     extra: dict[str, Any] = field(default_factory=dict)
     format_version: int = FORMAT_VERSION
+    # The tools run beside the test's own in this trial (absent from a one-tool trial's line).
+    beside: list[RoleResult] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.kind = Kind(self.kind)
@@ -147,7 +188,10 @@ class TrialRecord:
         self.reason = reason
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if not self.beside:
+            del data["beside"]     # a one-tool trial's line as before beside existed
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TrialRecord:
@@ -168,6 +212,7 @@ class TrialRecord:
         if not isinstance(data.get("mtu"), int) or isinstance(data.get("mtu"), bool):
             raise ValueError(f"mtu {data.get('mtu')!r} is not a number")
         data.setdefault("adapter_label", data["adapter"])
+        data["beside"] = [RoleResult.from_dict(r) for r in data.get("beside") or ()]
         names = {f.name for f in fields(cls)}
         rec = cls(**{k: v for k, v in data.items() if k in names})
         rec.format_version = FORMAT_VERSION

@@ -11,8 +11,9 @@ from collections.abc import Iterator
 
 from pydantic import ValidationError
 
+from nicbench.errors import NicbenchError
 from nicbench.tools import iperf2, iperf3, netio, netpipe, ntttcp
-from nicbench.tools.driver import Tool
+from nicbench.tools.driver import Endpoints, Tool
 from nicbench.tools.params import resolve
 
 TOOLS: dict[str, Tool] = {t.name: t for t in (
@@ -32,9 +33,47 @@ def display_name(name: str) -> str:
 
 
 def validate_params(test: Any, profile: Any) -> Iterator[tuple[tuple, str]]:
-    """Check a test's params against its tool's schema at every point of the profile.
+    """Check a test's params against its tool's schema at every point of the profile, and
+    those of the tools beside it (``tests[].beside``), whose ports must differ from the
+    test's own.
 
     Yields (sub key path, message) for the profile loader to place on a line."""
+    problems = list(_check_params(test, profile))
+    for j, spec in enumerate(getattr(test, "beside", ())):
+        problems += [(("beside", j, *path), msg) for path, msg in _check_params(spec, profile)]
+    yield from problems
+    if not problems and getattr(test, "beside", None):
+        yield from _port_clashes(test, profile)
+
+
+def tool_ports(tool: str, params: dict[str, Any], protocol: str) -> tuple[int, ...]:
+    """Every port a tool's server listens on with these (valid, resolved) params."""
+    plan = TOOLS[tool].driver.plan(tool, tool, params,
+                                   Endpoints("198.18.0.1", "198.18.0.2", protocol), "check")
+    return plan.ports or (plan.port,)
+
+
+def _port_clashes(test: Any, profile: Any) -> Iterator[tuple[tuple, str]]:
+    """Tools of one trial listen on the same receiver at once: no two on one port."""
+    for point in profile.points:
+        try:
+            taken = dict.fromkeys(tool_ports(test.tool, resolve(test.params, point.vars),
+                                             test.protocol), test.tool)
+            ports_of = [tool_ports(spec.tool, resolve(spec.params, point.vars), spec.protocol)
+                        for spec in test.beside]
+        except (KeyError, ValueError, NicbenchError):
+            return   # an undefined $var, or params a driver refuses: reported elsewhere
+        for j, (spec, ports) in enumerate(zip(test.beside, ports_of, strict=True)):
+            clash = sorted(set(ports) & set(taken))
+            if clash:
+                yield (("beside", j, "params"),
+                       f"{spec.tool} listens on port {clash[0]} as {taken[clash[0]]} does in "
+                       "the same trial: give it another port (params: {port: ...})")
+                return
+            taken.update(dict.fromkeys(ports, spec.tool))
+
+
+def _check_params(test: Any, profile: Any) -> Iterator[tuple[tuple, str]]:
     model = TOOLS[test.tool].params
     for point in profile.points:
         try:

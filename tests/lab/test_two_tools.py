@@ -1,0 +1,215 @@
+"""Two tools in one trial on the session lab, through the real CLI: iperf3 bulk streams
+(the load, ``-P 4``) with an iperf 2 probe beside them (``profiles/lab-load-probe.yaml``:
+one point, 2 repetitions of 3 s).
+
+Both tools run at once over the same Gigabit link, so each gets some of it and together
+no more than the wire carries; each output is stored as raw files, parsed by its own
+tool's parser, and parsing those files again gives the record's figures. The hosts are
+left with no process and no file of the trials, and ``--plan`` shows both tools'
+commands. A probe whose server cannot start (its port taken) fails the trial with its
+own words, and the load's server, already up, is stopped and kept; Ctrl-C in the middle
+of a trial stops both tools at once and leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from clihelp import argv, env, nicbench, read_until
+
+from nicbench.config.profile import Role
+from nicbench.results.records import Failure, Status, TrialRecord
+from nicbench.tools.registry import TOOLS
+
+pytestmark = pytest.mark.lab
+
+REPO = Path(__file__).resolve().parents[2]
+PROFILE = REPO / "profiles" / "lab-load-probe.yaml"
+WIRE_BPS = 1e9
+GOODPUT_1500_BPS = WIRE_BPS * (1500 - 52) / (1500 + 38)   # TCP with timestamps
+WITHIN = 0.02
+
+
+def reparsed(out: Path, tool: str, protocol: str, raw: dict[str, str]) -> float | None:
+    """A tool's figure read again from its raw files, by its own driver."""
+    text = {end: (out / rel).read_text() for end, rel in raw.items()}
+    parsed = TOOLS[tool].driver.interpret(text.get("client", ""), text.get("server", ""),
+                                          text.get("outfile"), protocol)
+    return parsed.throughput_bps
+
+
+def test_a_probe_measures_beside_bulk_streams(lab, tmp_path):
+    out = tmp_path / "two"
+    proc = nicbench("run", str(PROFILE), "-i", str(lab.inventory_file), "--pair", "gbe",
+                    "--out", str(out), timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    lines = (out / "trials.jsonl").read_text().splitlines()
+    recs = [TrialRecord.from_dict(json.loads(line)) for line in lines]
+    assert [r.repetition for r in recs] == [1, 2]
+    for rec in recs:
+        assert rec.status is Status.OK, rec.reason
+        assert rec.tool == "iperf3" and "-P 4" in rec.commands["client"]
+        [probe] = rec.beside
+        assert (probe.role, probe.tool, probe.status) == (Role.PROBE, "iperf2", Status.OK)
+        assert probe.commands["client"].startswith("iperf -c ") and probe.version
+        # stored apart: the load's files as always, the probe's named by its role
+        assert set(rec.raw) >= {"client", "server"} and set(probe.raw) >= {"client", "server"}
+        assert all(".probe-" in rel for rel in probe.raw.values())
+        assert not set(rec.raw.values()) & set(probe.raw.values())
+        # each parsed by its own parser, and so again from its files
+        assert rec.throughput_bps and probe.throughput_bps
+        assert rec.throughput_bps > 0 and probe.throughput_bps > 0
+        assert reparsed(out, "iperf3", "tcp", rec.raw) == rec.throughput_bps
+        assert reparsed(out, "iperf2", "tcp", probe.raw) == probe.throughput_bps
+        # at once over one link: together no more than it carries
+        both = rec.throughput_bps + probe.throughput_bps
+        assert both <= GOODPUT_1500_BPS * (1 + WITHIN), f"{both / 1e6:.1f} Mbit/s together"
+        assert probe.duration_s and abs(probe.duration_s - 3) < 0.5
+        assert rec.duration_s and abs(rec.duration_s - 3) < 0.5
+    assert_hosts_clean(out, recs)
+
+
+def assert_hosts_clean(out: Path, recs: list[TrialRecord]) -> None:
+    journal = json.loads((out / "tuning.json").read_text())
+    assert journal["changes"] == [] and journal["leftovers"] == [], journal
+    # the lab's hosts share this machine's /tmp and processes
+    left = sorted(str(p) for p in Path("/tmp").glob("nicbench-gbe.mtu1500.bulk-probe.*"))
+    assert left == [], left
+    for rec in recs:
+        for cmd in [*rec.commands.values(), *(c for b in rec.beside
+                                             for c in b.commands.values())]:
+            found = subprocess.run(["pgrep", "-f", "^" + re.escape(cmd)],
+                                   capture_output=True, text=True, timeout=10)
+            assert found.stdout == "", f"still running: {cmd}"
+
+
+def test_the_plan_shows_both_tools(lab):
+    proc = nicbench("run", str(PROFILE), "-i", str(lab.inventory_file), "--pair", "gbe",
+                    "--plan", timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    trial = [ln for ln in proc.stdout.splitlines() if "bulk-probe #1]" in ln]
+    assert any("iperf3 -s " in ln for ln in trial) and any("iperf -s " in ln for ln in trial)
+    assert any("iperf3 -c " in ln and "-P 4" in ln for ln in trial)
+    assert any(re.search(r"iperf -c \S+ -B \S+ -p 5001 .*-t 3$", ln) for ln in trial)
+    assert "... and 1 more repetitions of the same" in proc.stdout
+
+
+TAKEN_PORT = 5394
+TAKEN_PROFILE = f"""\
+    format_version: 1
+    name: probe-port-taken
+    source: "nicbench lab test: a probe whose port another program holds"
+    repetitions: 1
+    give_up_after: 0
+    timeout_s: 30
+    mtu: [1500]
+    tests:
+      - name: bulk-probe
+        tool: iperf3
+        params: {{duration_s: 1}}
+        beside:
+          - {{role: probe, tool: iperf2, params: {{duration_s: 1, port: {TAKEN_PORT}}}}}
+    """
+# Holds a TCP port on every address of the namespace until its stdin closes.
+SQUATTER = """\
+import socket, sys
+s = socket.socket()
+s.bind(("0.0.0.0", int(sys.argv[1])))
+s.listen()
+print("listening", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_probe_that_cannot_start_fails_the_trial(lab, tmp_path):
+    receiver = next(x for x in lab.spec.links() if x.adapter.key == "gbe").host_a.name
+    prof = tmp_path / "taken.yaml"
+    prof.write_text(textwrap.dedent(TAKEN_PROFILE))
+    out = tmp_path / "out"
+    squatter = subprocess.Popen(["ip", "netns", "exec", receiver, sys.executable, "-c",
+                                 SQUATTER, str(TAKEN_PORT)], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True)
+    try:
+        assert squatter.stdout is not None and squatter.stdout.readline() == "listening\n"
+        proc = nicbench("run", str(prof), "-i", str(lab.inventory_file), "--pair", "gbe",
+                        "--out", str(out), timeout=120)
+    finally:
+        assert squatter.stdin is not None
+        squatter.stdin.close()
+        try:
+            squatter.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            squatter.kill()
+            squatter.wait()
+    assert proc.returncode == 0, proc.stderr
+    [rec] = [TrialRecord.from_dict(json.loads(line))
+             for line in (out / "trials.jsonl").read_text().splitlines()]
+    [probe] = rec.beside
+    assert probe.failure is Failure.SERVER_ENDED and probe.reason
+    assert "Address already in use" in probe.reason or "bind" in probe.reason, probe.reason
+    assert (rec.status, rec.failure) == (Status.FAILED, Failure.SERVER_ENDED)
+    assert rec.reason == f"probe iperf2: {probe.reason}"
+    # no client ran; the load's server was up and was stopped, its output kept
+    assert "client" not in rec.exit_status and "client" not in probe.exit_status
+    assert "server" in rec.raw and "server" in probe.raw
+    assert_hosts_clean(out, [rec])
+
+
+INTERRUPTED_PROFILE = """\
+    format_version: 1
+    name: load-probe-interrupted
+    source: "nicbench lab test: Ctrl-C in a two-tool trial"
+    repetitions: 1
+    timeout_s: 60
+    mtu: [1500]
+    tests:
+      - name: bulk-probe
+        tool: iperf3
+        params: {duration_s: 15, streams: 2}
+        beside:
+          - {role: probe, tool: iperf2, protocol: udp, params: {duration_s: 15, rate: 10M}}
+    """
+
+
+def test_ctrl_c_in_a_two_tool_trial_stops_both(lab, tmp_path):
+    prof = tmp_path / "interrupted.yaml"
+    prof.write_text(textwrap.dedent(INTERRUPTED_PROFILE))
+    out = tmp_path / "out"
+    proc = subprocess.Popen(argv("run", str(prof), "-i", str(lab.inventory_file), "--pair",
+                                 "gbe", "--out", str(out)),
+                            cwd=REPO, env=env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        read_until(proc, lambda line, _: line.startswith("== gbe mtu1500"), timeout_s=60)
+        time.sleep(3.0)       # inside the trial's 15 s transfer
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _rest, err = proc.communicate(timeout=60)
+        stopped_s = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    # Both clients were killed, the probe's on its thread too: the run did not wait out
+    # the 10 s or more its transfer had left (an iperf 2 UDP client sends on whether or
+    # not its server is still there).
+    assert stopped_s < 8, f"{stopped_s:.1f} s to stop"
+    assert_hosts_clean(out, [])
+    for host in (h.name for h in lab.spec.hosts()):
+        for port in (5001, 5201):
+            listening = subprocess.run(["ip", "netns", "exec", host, "ss", "-Hlntu",
+                                        f"sport = :{port}"], capture_output=True, text=True,
+                                       timeout=10).stdout
+            assert listening.strip() == "", (host, port, listening)
+    running = subprocess.run(["pgrep", "-f", r"^iperf3? -[sc] .*198\.18\.0\."],
+                             capture_output=True, text=True, timeout=10).stdout
+    assert running == "", running
