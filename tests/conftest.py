@@ -177,8 +177,9 @@ def _lab_mtus_restored(request):
 def lab_inventory(lab):
     """The inventory the lab wrote (``lab.inventory_file``), loaded like a user's."""
     from nicbench.config.loader import load_inventory
+    from nicbench.tools.registry import CATALOG
 
-    return load_inventory(lab.inventory_file)
+    return load_inventory(lab.inventory_file, CATALOG)
 
 
 @pytest.fixture

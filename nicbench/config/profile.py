@@ -8,40 +8,19 @@ keys this one overrides, so a review's variants stay short.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Any, Literal
+from collections.abc import Callable, Iterable
 
-from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from nicbench.config.fields import (Float, Int, Label, Name, Rate, RegistryName, Strict,
-                                    SysctlName, SysctlValue, ToolArg, ToolParam, stored)
+                                    SysctlName, SysctlValue, ToolArg, ToolName, ToolParam)
+from nicbench.config.inventory import Inventory, Pair
 from nicbench.config.source import Where
 from nicbench.errors import ConfigError, UsageError
 
-if TYPE_CHECKING:
-    from nicbench.config.inventory import Inventory, Pair
-
 Select = Literal["best", "mean", "median"]
 DEFAULT_LOSS_PCT = 0.1   # a UDP rate counts with at most this much loss, unless told
-
-
-def _known_tool(name: str) -> str:
-    from nicbench.tools.registry import TOOLS  # the tools import config.fields
-
-    if name not in TOOLS:
-        names = [repr(t) for t in TOOLS]
-        raise ValueError(f"{name!r} is not one of {', '.join(names[:-1])} or {names[-1]}")
-    return name
-
-
-ToolName = Annotated[str, AfterValidator(_known_tool)]
-
-
-def _tool_key(name: str, info: ValidationInfo) -> str:
-    return name if stored(info) else _known_tool(name)
-
-
-# hosts[].tools keys: tools nicbench knows (a run saved before that rule still reads back).
-ToolKey = Annotated[str, AfterValidator(_tool_key)]
 
 
 class UdpSearch(Strict):
@@ -206,7 +185,9 @@ def check_platforms(profile: Profile, inventory: Inventory, pairs: list[Pair]) -
                     f"runs {host.os}: choose a {host.os} profile or a {profile.platform} pair")
 
 
-def cross_check(profile: Profile, where: Where, validate_params=None) -> list[ConfigError]:
+def cross_check(profile: Profile, where: Where,
+                validate_params: Callable[[TestSpec, Profile], Iterable[tuple[tuple, str]]]
+                | None = None) -> list[ConfigError]:
     errors: list[ConfigError] = []
     names: dict[str, int] = {}
     for i, test in enumerate(profile.tests):

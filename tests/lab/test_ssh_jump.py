@@ -22,6 +22,7 @@ import pytest
 from clihelp import nicbench
 
 from nicbench.config.loader import load_inventory
+from nicbench.tools.registry import CATALOG
 from nicbench.errors import ConnectError, HostKeyError
 from nicbench.lab.bastion import LabBastion
 from nicbench.platforms.hosts import ssh_target
@@ -127,7 +128,7 @@ pairs:
 
 
 def target_of(inventory: Path, name: str) -> SshTarget:
-    inv = load_inventory(inventory)
+    inv = load_inventory(inventory, CATALOG)
     return ssh_target(inv, inv.host(name))
 
 

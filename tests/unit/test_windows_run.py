@@ -19,6 +19,7 @@ import pytest
 
 from nicbench.config.inventory import Inventory
 from nicbench.config.loader import load_profile
+from nicbench.tools.registry import CATALOG
 from nicbench.errors import ConnectError, HostKeyError
 from nicbench.execution import events as ev
 from nicbench.execution.runner import Runner
@@ -86,7 +87,7 @@ def hosts() -> FakeWindowsPair:
 def profile(tmp_path, text: str = PROFILE):
     path = tmp_path / "w.yaml"
     path.write_text("name: w\nsource: nicbench unit test\n" + textwrap.dedent(text))
-    return load_profile(path)
+    return load_profile(path, CATALOG)
 
 
 class Stop(Exception):
