@@ -47,6 +47,16 @@ class UdpSearch(Strict):
             raise ValueError("more than 10000 steps: raise step_bps")
         return self
 
+    @property
+    def planned_trials(self) -> int:
+        """The trials a search is planned as, each times trials_per_rate: every rate of a
+        sweep; for a bisection an estimate (a search may take fewer or more): halving
+        the rates down to one, plus the offer of stop_bps and the first guess."""
+        rates = (self.stop_bps - self.start_bps) // self.step_bps + 1
+        if self.method == "sweep":
+            return rates * self.trials_per_rate
+        return (max(1, (rates - 1).bit_length()) + 2) * self.trials_per_rate
+
 
 class TestSpec(Strict):
     name: Name
@@ -153,6 +163,17 @@ class Profile(Strict):
 
     def repetitions_for(self, test: TestSpec) -> int:
         return test.repetitions or self.repetitions
+
+    def planned_trials(self, test: TestSpec) -> int:
+        """The trials ``test`` is planned as at one point of one pair: its repetitions, or
+        its UDP search's planned trials. What progress, ETAs, ``--plan`` and ``status``
+        count."""
+        return test.udp_search.planned_trials if test.udp_search else self.repetitions_for(test)
+
+    @property
+    def trials_per_point(self) -> int:
+        """The trials of all the tests at one point of one pair."""
+        return sum(self.planned_trials(t) for t in self.tests)
 
     def select_for(self, test: TestSpec) -> str:
         return test.select or self.select

@@ -48,7 +48,7 @@ from nicbench.config.inventory import Inventory
 from nicbench.errors import CommandTimeout, NicbenchError, UsageError
 from nicbench.execution import events as ev
 from nicbench.execution.heartbeat import HEARTBEAT_FILE, Heartbeat
-from nicbench.execution.runner import Hosts, RestorePending, Runner, planned_trials
+from nicbench.execution.runner import Hosts, RestorePending, Runner
 from nicbench.results import morning
 from nicbench.results.campaign import CampaignState, OnFinish, RunState, is_campaign
 
@@ -410,8 +410,8 @@ def plan(loaded: LoadedCampaign, inventory: Inventory, only_pairs: list[str] | N
         for _, pairs in runs:
             rng.shuffle(pairs)
     return [RunState(name=r.name, profile=r.profile.name, profile_file=r.profile_file,
-                     pairs=pairs, planned=len(pairs) * len(r.profile.points)
-                     * sum(planned_trials(r.profile, t) for t in r.profile.tests))
+                     pairs=pairs,
+                     planned=len(pairs) * len(r.profile.points) * r.profile.trials_per_point)
             for r, pairs in runs]
 
 

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from nicbench.config.inventory import Inventory
 from nicbench.config.profile import Profile, TestSpec
 from nicbench.execution import events as ev
-from nicbench.execution.runner import Runner, planned_trials
+from nicbench.execution.runner import Runner
 from nicbench.execution.trial import (LISTEN_TIMEOUT_S, TrialContext, client_timeout_s,
                                       server_end, trial_names)
 from nicbench.platforms import PLATFORMS
@@ -301,7 +301,7 @@ def make_plan(profile: Profile, inventory: Inventory, pairs: list[str] | None = 
         commands = [TrialCommands(r.pair, r.point, r.test, r.repetition, r.offered_bps,
                                   r.commands["server"], r.commands["client"])
                     for r in runner.run_dir.records() if r.commands]
-    per_point = sum(planned_trials(profile, t) * _tool_s(profile, t) for t in profile.tests)
+    per_point = sum(profile.planned_trials(t) * _tool_s(profile, t) for t in profile.tests)
     tool_s = per_point * len(profile.points) * len(chosen)
     per_pair = (tool_s + trials * TRIAL_OVERHEAD_S
                 + len(profile.points) * len(chosen) * POINT_OVERHEAD_S) / max(1, len(chosen))

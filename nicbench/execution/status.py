@@ -21,7 +21,6 @@ from typing import Any
 
 from nicbench.errors import NicbenchError, UsageError
 from nicbench.execution import heartbeat
-from nicbench.execution.runner import planned_trials
 from nicbench.config.profile import Profile
 from nicbench.results.campaign import CampaignState, RunState, is_campaign
 from nicbench.results.manifest import Manifest
@@ -178,7 +177,7 @@ def _pair(run: RunStatus, pair: str, recs: list[TrialRecord], profile: Profile |
     if profile is not None:
         for point in profile.points:
             for test in profile.tests:
-                want = planned_trials(profile, test)
+                want = profile.planned_trials(test)
                 mine = [r for r in recs if r.point == point.name and r.test == test.name]
                 got = sum(1 for r in mine if r.kind in (Kind.REPETITION, Kind.UDP_SEARCH)) \
                     + sum(r.not_run or 0 for r in mine
