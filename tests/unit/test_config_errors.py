@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from nicbench.config.loader import load_inventory, load_profile
+from nicbench.config.fields import STORED
+from nicbench.config.loader import ToolCatalog, load_inventory, load_profile
+from nicbench.config.profile import Profile
 from nicbench.tools.registry import CATALOG
 from nicbench.errors import ConfigError, ConfigErrors, UsageError
 
@@ -312,6 +314,40 @@ def test_unknown_tool(workdir):
     assert lines_of(profile_error({"p.yaml": text}, "p.yaml")) == [
         f"p.yaml:{line_of(text, 'iperf4')}: tests[0].tool: 'iperf4' is not one of "
         "'iperf2', 'iperf3', 'netpipe', 'ntttcp' or 'netio'"]
+
+
+def test_the_tools_are_the_callers_catalog(workdir):
+    # config/ does not import the tools: the names and the params check are handed in
+    seen = []
+
+    def check_params(test, profile):
+        seen.append(test.name)
+        return [(("params", "window"), "no windows here")]
+
+    mine = ToolCatalog(names=("iperf3", "netio"), check_params=check_params)
+    text = edit(PROFILE, "tool: iperf3", "tool: iperf2")
+    Path("p.yaml").write_text(text)
+    assert lines_of(_load_error("p.yaml", mine)) == [
+        f"p.yaml:{line_of(text, 'iperf2')}: tests[0].tool: 'iperf2' is not one of "
+        "'iperf3' or 'netio'"]
+    Path("q.yaml").write_text(PROFILE)
+    assert lines_of(_load_error("q.yaml", mine)) == [
+        f"q.yaml:{line_of(PROFILE, 'window')}: tests[0].params.window: no windows here"]
+    assert seen == ["tcp"]
+
+
+def test_a_stored_profile_reads_back_a_tool_no_longer_known():
+    # a run's manifest is validated without a catalog: a tool since removed still reads
+    profile = Profile.model_validate({"name": "p", "source": "s", "mtu": [1500],
+                                      "tests": [{"name": "t", "tool": "iperf1"}]},
+                                     context=STORED)
+    assert profile.tests[0].tool == "iperf1"
+
+
+def _load_error(name: str, tools: ToolCatalog) -> ConfigError:
+    with pytest.raises(ConfigError) as info:
+        load_profile(name, tools)
+    return info.value
 
 
 def test_unknown_tool_parameter(workdir):
