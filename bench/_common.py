@@ -81,6 +81,7 @@ def own_lab(adapter: str):
 def run(profile_text: str, inventory: str | None, pair: str, out: str | None):
     """Run the profile on ``pair``: (RunDir, wall seconds of the run, records)."""
     from nicbench.config.loader import load_inventory, load_profile
+    from nicbench.tools.registry import CATALOG
     from nicbench.errors import NicbenchError
     from nicbench.execution.runner import run_profile
 
@@ -89,9 +90,9 @@ def run(profile_text: str, inventory: str | None, pair: str, out: str | None):
     prof_file = out_dir / "profile.yaml"      # kept with the results it produced
     prof_file.write_text(textwrap.dedent(profile_text))
     try:
-        profile = load_profile(prof_file)
+        profile = load_profile(prof_file, CATALOG)
         with (contextlib.nullcontext(inventory) if inventory else own_lab(pair)) as inv_file:
-            inv = load_inventory(inv_file)
+            inv = load_inventory(inv_file, CATALOG)
             t0 = time.monotonic()
             run_dir = run_profile(profile, inv, out_dir, pairs=[pair])
             wall = time.monotonic() - t0

@@ -28,11 +28,25 @@ ever catch these.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 from collections.abc import Iterable
 
-if TYPE_CHECKING:  # pragma: no cover
-    from nicbench.remote.result import Result
+
+class Result(Protocol):
+    """What a command error needs of the command's outcome (``remote.result.Result`` is
+    one): said here, so the bottom layer imports nothing of nicbench."""
+
+    @property
+    def host(self) -> str: ...
+    @property
+    def command(self) -> str: ...
+    @property
+    def stdout(self) -> str: ...
+    @property
+    def stderr(self) -> str: ...
+    @property
+    def exit_status(self) -> int | None: ...
+    def tail(self, lines: int = 3) -> str: ...
 
 
 class NicbenchError(Exception):

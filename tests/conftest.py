@@ -82,7 +82,7 @@ def labtests_lock(pytestconfig) -> Iterator[None]:
 
 
 # sshd of a test lab: "sshd: /usr/sbin/sshd -f <pytest tmp>/nbt-lab0/nbt-a/sshd_config ..."
-# (or of its bastion, nicbench/lab/bastion.py: .../nbt-lab0/nbt-jump/sshd_config, or of
+# (or of its bastion, tests/lab/bastion.py: .../nbt-lab0/nbt-jump/sshd_config, or of
 # the two-host-pair lab of tests/lab/test_campaign_lab.py: .../nbtc-lab0/nbtc-c/sshd_config)
 _TEST_SSHD = re.compile(rb"sshd.* -f \S*/(nbtc|nbt|nbl)-lab\d+/(nbtc|nbt|nbl)-([a-n]|jump)/sshd_config")
 
@@ -177,8 +177,9 @@ def _lab_mtus_restored(request):
 def lab_inventory(lab):
     """The inventory the lab wrote (``lab.inventory_file``), loaded like a user's."""
     from nicbench.config.loader import load_inventory
+    from nicbench.tools.registry import CATALOG
 
-    return load_inventory(lab.inventory_file)
+    return load_inventory(lab.inventory_file, CATALOG)
 
 
 @pytest.fixture

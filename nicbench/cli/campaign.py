@@ -61,14 +61,15 @@ def _build_report(run_dir: Path) -> Path:
 
 def cmd_campaign(args) -> int:
     from nicbench.config.loader import load_campaign, load_inventory
+    from nicbench.tools.registry import CATALOG
     from nicbench.errors import ConfigErrors
     from nicbench.execution.campaign import CampaignRunner, parse_shard
     from nicbench.results.morning import matrix
 
     from nicbench.config.loader import resolve_profile_path
 
-    loaded = load_campaign(resolve_profile_path(args.file))
-    inv = load_inventory(loaded.inventory_path(args.inventory))
+    loaded = load_campaign(resolve_profile_path(args.file), CATALOG)
+    inv = load_inventory(loaded.inventory_path(args.inventory), CATALOG)
     errors = loaded.check_inventory(inv)
     if errors:
         raise ConfigErrors(errors)

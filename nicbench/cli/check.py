@@ -11,13 +11,14 @@ DEFAULT_INVENTORY = "inventory.yaml"
 def cmd_check(args) -> int:
     from nicbench.check import TOOLS, check
     from nicbench.config.loader import load_inventory
+    from nicbench.tools.registry import CATALOG
 
-    inv = load_inventory(args.inventory)
+    inv = load_inventory(args.inventory, CATALOG)
     profile = None
     if args.profile:
         from nicbench.config.loader import load_profile, resolve_profile_path
 
-        profile = load_profile(resolve_profile_path(args.profile))
+        profile = load_profile(resolve_profile_path(args.profile), CATALOG)
     reports = check(inv, args.pairs or None, trust_new_keys=args.trust_new_host_keys,
                     profile=profile)
     rows = []

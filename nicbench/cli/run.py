@@ -86,14 +86,15 @@ class RunPrinter:
 
 def cmd_run(args) -> int:
     from nicbench.config.loader import load_inventory, load_profile, resolve_profile_path
+    from nicbench.tools.registry import CATALOG
     from nicbench.execution.runner import Runner
 
     if args.resume and not Path(args.resume).is_dir():
         state = "not a directory" if Path(args.resume).exists() else "no such directory"
         raise UsageError(f"--resume {args.resume}: {state}: give the results directory of "
                          "the run to continue")
-    profile = load_profile(resolve_profile_path(args.profile))
-    inv = load_inventory(args.inventory)
+    profile = load_profile(resolve_profile_path(args.profile), CATALOG)
+    inv = load_inventory(args.inventory, CATALOG)
     for name in args.pair or []:
         inv.pair(name)      # an unknown name is refused before anything is printed
     if args.plan:
@@ -225,6 +226,7 @@ def _recorded_inventory(manifest, given: str | None, hosts: list[str]):
     """The inventory the run was made with (its hosts and addresses, not whatever the
     current file says); with ``-i``, that file must agree for these hosts."""
     from nicbench.config.loader import load_inventory
+    from nicbench.tools.registry import CATALOG
     from nicbench.results.manifest import differences
 
     inv = manifest.inventory.model_copy(update={"base_dir": manifest.inventory_dir or ".",
@@ -232,7 +234,7 @@ def _recorded_inventory(manifest, given: str | None, hosts: list[str]):
     for h in hosts:
         inv.host(h)        # a journal naming a host the run did not have: one clear line
     if given:
-        other = load_inventory(given)
+        other = load_inventory(given, CATALOG)
         for h in hosts:
             try:
                 now = other.host(h).model_dump(mode="json")

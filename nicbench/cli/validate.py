@@ -37,11 +37,12 @@ def summary(loaded) -> str:
 
 def cmd_validate(args) -> int:
     from nicbench.config.loader import load_any
+    from nicbench.tools.registry import CATALOG
 
     bad = 0
     for name in args.files:
         try:
-            loaded = load_any(name)
+            loaded = load_any(name, CATALOG)
         except ConfigError as exc:
             bad += 1
             for line in exc.lines():

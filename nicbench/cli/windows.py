@@ -10,11 +10,12 @@ from nicbench.errors import UsageError
 
 def cmd_capture(args) -> int:
     from nicbench.config.loader import load_inventory
+    from nicbench.tools.registry import CATALOG
     from nicbench.platforms.hosts import HostPool
     from nicbench.platforms.windows import WindowsPlatform
     from nicbench.platforms.windows_capture import Captured, capture
 
-    inv = load_inventory(args.inventory)
+    inv = load_inventory(args.inventory, CATALOG)
     host = inv.host(args.host)
     if host.os != "windows":
         raise UsageError(f"{host.name} is an os: {host.os} host; `windows capture` records "

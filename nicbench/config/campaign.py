@@ -24,17 +24,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field
 
 from nicbench.config.fields import FilePath, Float, Int, Name, Strict
+from nicbench.config.inventory import Inventory
+from nicbench.config.profile import Profile, check_platforms
 from nicbench.config.source import Where
 from nicbench.errors import ConfigError, UsageError
-
-if TYPE_CHECKING:
-    from nicbench.config.inventory import Inventory
-    from nicbench.config.profile import Profile
 
 # Words of on_finish that are replaced when the command runs (the rest is passed as is).
 PLACEHOLDERS = {
@@ -130,8 +128,6 @@ class LoadedCampaign:
 
     def check_inventory(self, inventory: Inventory) -> list[ConfigError]:
         """The runs' pairs exist in the inventory and run the profiles' OS."""
-        from nicbench.config.profile import check_platforms
-
         errors: list[ConfigError] = []
         known = [p.name for p in inventory.pairs]
         where_inv = inventory.file or "the inventory"

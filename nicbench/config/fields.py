@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from typing import Annotated, Any
+from collections.abc import Collection
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationInfo
 
@@ -133,6 +134,27 @@ STORED = {"stored": True}
 
 def stored(info: ValidationInfo) -> bool:
     return bool(info.context and info.context.get("stored"))
+
+
+def tools_context(names: Collection[str]) -> dict[str, Any]:
+    """The validation context of a file being loaded: the tool names the caller knows
+    (``tools/registry.py``'s, handed in: config/ does not import the tools, which import
+    this module)."""
+    return {"tools": tuple(names)}
+
+
+def _known_tool(name: str, info: ValidationInfo) -> str:
+    known = info.context.get("tools") if info.context else None
+    if known is None:
+        return name   # a stored run, or a model built in code: no catalog to check against
+    if name not in known:
+        names = [repr(t) for t in known]
+        raise ValueError(f"{name!r} is not one of {', '.join(names[:-1])} or {names[-1]}")
+    return name
+
+
+# A test's tool: and a host's tools: keys: a tool the loader's caller knows.
+ToolName = Annotated[str, AfterValidator(_known_tool)]
 
 
 def _sysctl_name(value: Any, info: ValidationInfo) -> Any:

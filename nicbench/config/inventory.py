@@ -8,11 +8,11 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field
 
 from nicbench.config.fields import (FilePath, Float, HostAddress, Int, IpAddress, Name, Rate,
-                                    Strict, UserName, is_linux_ifname, is_windows_ifname)
-from nicbench.config.profile import ToolKey
+                                    Strict, ToolName, UserName, is_linux_ifname,
+                                    is_windows_ifname)
+from nicbench.config.jump import parse_proxy_jump
 from nicbench.config.source import Where
 from nicbench.errors import ConfigError, UsageError
-from nicbench.remote.ssh_config import parse_proxy_jump
 
 
 def _proxy_jump(value: Any) -> Any:
@@ -53,7 +53,7 @@ class Host(Strict):
     address: HostAddress | None = None    # required unless ssh.alias names it
     os: Literal["linux", "windows"] = "linux"
     ssh: SshSettings
-    tools: dict[ToolKey, FilePath] = Field(default_factory=dict,
+    tools: dict[ToolName, FilePath] = Field(default_factory=dict,
                                            description="tool name -> executable path on the host")
 
 

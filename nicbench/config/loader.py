@@ -2,48 +2,61 @@
 
 The one place where pydantic's errors become nicbench ``ConfigError`` lines of the form
 ``file:line: key.path: message``. All problems of a file are reported together.
+
+What a file may say about tools (a test's ``tool:`` and ``params:``, a host's ``tools:``)
+is checked against a :class:`ToolCatalog` that the caller hands in
+(``tools.registry.CATALOG``): the tools' parameter models import config's field types,
+so config/ cannot import the tools; it says what it needs of them instead.
 """
 
 from __future__ import annotations
 
 import typing
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from pydantic import BaseModel, ValidationError
 
 from nicbench.config import campaign as camp_mod
 from nicbench.config import inventory as inv_mod
 from nicbench.config import profile as prof_mod
+from nicbench.config.fields import tools_context
 from nicbench.config.source import KeyPath, Where, load_yaml, merge
 from nicbench.errors import ConfigError, ConfigErrors
 
 MAX_EXTENDS_DEPTH = 8
 
 
-def load_inventory(path: str | Path) -> inv_mod.Inventory:
+@dataclass(frozen=True)
+class ToolCatalog:
+    """The tools a file may name, and the check of a test's params against its tool's
+    parameter model: (sub key path under the test, message) per problem."""
+
+    names: tuple[str, ...]
+    check_params: Callable[[prof_mod.TestSpec, prof_mod.Profile], Iterable[tuple[tuple, str]]]
+
+
+def load_inventory(path: str | Path, tools: ToolCatalog) -> inv_mod.Inventory:
     data, where = load_yaml(path)
-    inv = _validate(inv_mod.Inventory, data, where)
+    inv = _validate(inv_mod.Inventory, data, where, tools)
     inv = inv.model_copy(update={"base_dir": str(Path(path).resolve().parent),
                                  "file": where.default_file})
     _raise_all(inv_mod.cross_check(inv, where))
     return inv
 
 
-def load_profile(path: str | Path,
-                 validate_params: Callable | None = None) -> prof_mod.Profile:
+def load_profile(path: str | Path, tools: ToolCatalog) -> prof_mod.Profile:
     data, where = _load_with_extends(Path(path), [])
     if isinstance(data, dict) and "runs" in data and "tests" not in data:
         raise ConfigError("a campaign file, not a profile: run it with `nicbench campaign "
                           f"{path}`", file=where.default_file, line=1)
     if isinstance(data, dict) and isinstance(data.get("mtu"), list) and not data.get("points"):
         where.as_written = _mtu_shorthand
-    profile = _validate(prof_mod.Profile, data, where)
+    profile = _validate(prof_mod.Profile, data, where, tools)
     profile = profile.model_copy(update={"file": where.default_file})
-    if validate_params is None:
-        from nicbench.tools.registry import validate_params  # the drivers know their params
-    _raise_all(prof_mod.cross_check(profile, where, validate_params))
+    _raise_all(prof_mod.cross_check(profile, where, tools.check_params))
     return profile
 
 
@@ -52,7 +65,7 @@ _INVENTORY_KEYS = {"hosts", "adapters", "pairs"}
 _PROFILE_KEYS = {"tests", "source", "points", "mtu", "extends"}
 
 
-def load_any(path: str | Path) -> inv_mod.Inventory | prof_mod.Profile | \
+def load_any(path: str | Path, tools: ToolCatalog) -> inv_mod.Inventory | prof_mod.Profile | \
         camp_mod.LoadedCampaign:
     """An inventory, a profile or a campaign, told apart by its top-level keys."""
     data, where = load_yaml(path)
@@ -61,11 +74,11 @@ def load_any(path: str | Path) -> inv_mod.Inventory | prof_mod.Profile | \
                           "profile)", file=where.default_file, line=1)
     keys = set(data)
     if "runs" in keys:
-        return load_campaign(path)
+        return load_campaign(path, tools)
     if keys & _INVENTORY_KEYS:
-        return load_inventory(path)
+        return load_inventory(path, tools)
     if keys & _PROFILE_KEYS:
-        return load_profile(path)
+        return load_profile(path, tools)
     raise ConfigError("neither an inventory (hosts:, adapters:, pairs:) nor a profile "
                       "(tests:, source:, mtu: or points:)", file=where.default_file, line=1)
 
@@ -83,11 +96,11 @@ def resolve_profile_path(name: str, search_dir: str | Path = "profiles") -> Path
                       file=name)
 
 
-def load_campaign(path: str | Path) -> camp_mod.LoadedCampaign:
+def load_campaign(path: str | Path, tools: ToolCatalog) -> camp_mod.LoadedCampaign:
     """A campaign file, validated, with every run's profile loaded; every problem of the
     file and of its profiles at once (a profile's own problems name the profile's file)."""
     data, where = load_yaml(path)
-    campaign = _validate(camp_mod.Campaign, data, where)
+    campaign = _validate(camp_mod.Campaign, data, where, tools)
     base_dir = Path(path).resolve().parent
     campaign = campaign.model_copy(update={"file": where.default_file,
                                            "base_dir": str(base_dir)})
@@ -96,7 +109,7 @@ def load_campaign(path: str | Path) -> camp_mod.LoadedCampaign:
     for i, run in enumerate(campaign.runs):
         try:
             found = campaign_profile_path(run.profile, base_dir)
-            profiles.append((load_profile(found), str(found)))
+            profiles.append((load_profile(found, tools), str(found)))
         except ConfigError as exc:
             profiles.append(None)
             if exc.file is None:      # not found: the campaign's line says which
@@ -177,7 +190,7 @@ def _raise_all(errors: list[ConfigError]) -> None:
         raise ConfigErrors(errors)
 
 
-def _validate(model: type[BaseModel], data: Any, where: Where):
+def _validate(model: type[BaseModel], data: Any, where: Where, tools: ToolCatalog):
     if not isinstance(data, dict):
         raise ConfigError("expected a mapping of keys at the top level", file=where.default_file,
                           line=1)
@@ -185,7 +198,7 @@ def _validate(model: type[BaseModel], data: Any, where: Where):
     errors = [where.error((key,), f"unknown key '{key}' (allowed: {_allowed(model)})")
               for key in data if key in model.model_fields and model.model_fields[key].exclude]
     try:
-        validated = model.model_validate(data)
+        validated = model.model_validate(data, context=tools_context(tools.names))
     except ValidationError as exc:
         errors += [_translate(model, err, where) for err in exc.errors()]
     if errors:

@@ -8,42 +8,22 @@ keys this one overrides, so a review's variants stay short.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import (AfterValidator, Discriminator, Field, SerializerFunctionWrapHandler, Tag,
-                      ValidationInfo, field_validator, model_serializer, model_validator)
+from pydantic import (Discriminator, Field, SerializerFunctionWrapHandler, Tag, ValidationInfo,
+                      field_validator, model_serializer, model_validator)
 
-from nicbench.config.fields import (UNION_TAGS, Float, Int, Label, Name, Rate, RegistryName, Strict,
-                                    SysctlName, SysctlValue, ToolArg, ToolParam, stored)
+from nicbench.config.fields import (UNION_TAGS, Float, Int, Label, Name, Rate, RegistryName,
+                                    Strict, SysctlName, SysctlValue, ToolArg, ToolName,
+                                    ToolParam)
+from nicbench.config.inventory import Inventory, Pair
 from nicbench.config.source import Where
 from nicbench.errors import ConfigError, UsageError
 
-if TYPE_CHECKING:
-    from nicbench.config.inventory import Inventory, Pair
-
 Select = Literal["best", "mean", "median"]
 DEFAULT_LOSS_PCT = 0.1   # a UDP rate counts with at most this much loss, unless told
-
-
-def _known_tool(name: str) -> str:
-    from nicbench.tools.registry import TOOLS  # the tools import config.fields
-
-    if name not in TOOLS:
-        names = [repr(t) for t in TOOLS]
-        raise ValueError(f"{name!r} is not one of {', '.join(names[:-1])} or {names[-1]}")
-    return name
-
-
-ToolName = Annotated[str, AfterValidator(_known_tool)]
-
-
-def _tool_key(name: str, info: ValidationInfo) -> str:
-    return name if stored(info) else _known_tool(name)
-
-
-# hosts[].tools keys: tools nicbench knows (a run saved before that rule still reads back).
-ToolKey = Annotated[str, AfterValidator(_tool_key)]
 
 
 class UdpSearch(Strict):
@@ -69,6 +49,16 @@ class UdpSearch(Strict):
         if (self.stop_bps - self.start_bps) / self.step_bps > 10_000:
             raise ValueError("more than 10000 steps: raise step_bps")
         return self
+
+    @property
+    def planned_trials(self) -> int:
+        """The trials a search is planned as, each times trials_per_rate: every rate of a
+        sweep; for a bisection an estimate (a search may take fewer or more): halving
+        the rates down to one, plus the offer of stop_bps and the first guess."""
+        rates = (self.stop_bps - self.start_bps) // self.step_bps + 1
+        if self.method == "sweep":
+            return rates * self.trials_per_rate
+        return (max(1, (rates - 1).bit_length()) + 2) * self.trials_per_rate
 
 
 class UntilStable(Strict):
@@ -253,6 +243,17 @@ class Profile(Strict):
         return tuple(dict.fromkeys(tool for t in self.tests
                                    for tool in (t.tool, *(b.tool for b in t.beside))))
 
+    def planned_trials(self, test: TestSpec) -> int:
+        """The trials ``test`` is planned as at one point of one pair: its repetitions, or
+        its UDP search's planned trials. What progress, ETAs, ``--plan`` and ``status``
+        count."""
+        return test.udp_search.planned_trials if test.udp_search else self.repetitions_for(test)
+
+    @property
+    def trials_per_point(self) -> int:
+        """The trials of all the tests at one point of one pair."""
+        return sum(self.planned_trials(t) for t in self.tests)
+
     def select_for(self, test: TestSpec) -> str:
         return test.select or self.select
 
@@ -284,7 +285,9 @@ def check_platforms(profile: Profile, inventory: Inventory, pairs: list[Pair]) -
                     f"runs {host.os}: choose a {host.os} profile or a {profile.platform} pair")
 
 
-def cross_check(profile: Profile, where: Where, validate_params=None) -> list[ConfigError]:
+def cross_check(profile: Profile, where: Where,
+                validate_params: Callable[[TestSpec, Profile], Iterable[tuple[tuple, str]]]
+                | None = None) -> list[ConfigError]:
     errors: list[ConfigError] = []
     names: dict[str, int] = {}
     for i, test in enumerate(profile.tests):

@@ -48,7 +48,7 @@ from nicbench.config.inventory import Inventory
 from nicbench.errors import CommandTimeout, NicbenchError, UsageError
 from nicbench.execution import events as ev
 from nicbench.execution.heartbeat import HEARTBEAT_FILE, Heartbeat
-from nicbench.execution.runner import Hosts, RestorePending, Runner, planned_trials
+from nicbench.execution.runner import Hosts, RestorePending, Runner
 from nicbench.results import morning
 from nicbench.results.campaign import CampaignState, OnFinish, RunState, is_campaign
 
@@ -59,7 +59,6 @@ LOCK_FILE = "controller.lock"
 @dataclass(frozen=True)
 class CampaignStarted:
     name: str
-    out: str
     runs: tuple[str, ...]         # the order they run in
     total: int                    # trials planned over every run
     done: int                     # of which already done (a resume)
@@ -75,7 +74,6 @@ class RunBegins:
     name: str
     profile: str
     pairs: tuple[str, ...]
-    out: str
     resumed: bool
 
 
@@ -98,10 +96,6 @@ class OnFinishRan:
 @dataclass(frozen=True)
 class CampaignEnded:
     state: str                    # finished | interrupted | failed
-    exit_status: int
-    headline: str
-    summary: str                  # paths of summary.md and index.html
-    index: str
 
 
 CampaignEvent = CampaignStarted | RunBegins | RunEnds | OnFinishRan | CampaignEnded
@@ -160,7 +154,7 @@ class CampaignRunner:
             ending = "failed"
             try:
                 self.listener(CampaignStarted(
-                    name=state.name, out=str(self.dir), runs=tuple(r.name for r in state.runs),
+                    name=state.name, runs=tuple(r.name for r in state.runs),
                     total=self._total, done=self._done_before, resumed=self.resume,
                     parallel=self.parallel, shard=state.shard))
                 todo = [r for r in state.runs if r.state != "done"]
@@ -243,7 +237,7 @@ class CampaignRunner:
         self.state.write(self.dir)
         self._heartbeat.set_run(rs.name)
         self.listener(RunBegins(i=i, n=n, name=rs.name, profile=rs.profile,
-                                pairs=tuple(rs.pairs), out=str(run_dir), resumed=resumed))
+                                pairs=tuple(rs.pairs), resumed=resumed))
         runner: Runner | None = None
         try:
             runner = Runner(planned.profile, self.inventory, run_dir, pairs=list(rs.pairs),
@@ -346,10 +340,7 @@ class CampaignRunner:
                 with suppress(NicbenchError):
                     morning.write_index(self.dir, self.morning)
         self._heartbeat.close(ending)
-        self.listener(CampaignEnded(state=ending, exit_status=self.exit_status,
-                                    headline=morning.headline(self.morning) if self.morning
-                                    else f"nicbench campaign {state.name}: {ending}",
-                                    summary=str(summary), index=str(index)))
+        self.listener(CampaignEnded(state=ending))
 
 
 def run_on_finish(argv: list[str], timeout_s: float, words: dict[str, str]) -> OnFinish:
@@ -410,8 +401,8 @@ def plan(loaded: LoadedCampaign, inventory: Inventory, only_pairs: list[str] | N
         for _, pairs in runs:
             rng.shuffle(pairs)
     return [RunState(name=r.name, profile=r.profile.name, profile_file=r.profile_file,
-                     pairs=pairs, planned=len(pairs) * len(r.profile.points)
-                     * sum(planned_trials(r.profile, t) for t in r.profile.tests))
+                     pairs=pairs,
+                     planned=len(pairs) * len(r.profile.points) * r.profile.trials_per_point)
             for r, pairs in runs]
 
 

@@ -213,12 +213,8 @@ class UdpRateSearch(Measure):
     results), so it walks the same rates and measures only from where it stopped."""
 
     def planned(self) -> int:
-        s = self.test.udp_search
-        assert s is not None
-        steps = (s.stop_bps - s.start_bps) // s.step_bps + 1
-        if s.method == "sweep":
-            return steps * s.trials_per_rate
-        return (max(1, (steps - 1).bit_length()) + 2) * s.trials_per_rate
+        assert self.test.udp_search is not None
+        return self.test.udp_search.planned_trials
 
     def stands(self, recorder: Recorder, pair: str, point: str) -> bool:
         return False      # a search is replayed, never skipped whole
@@ -289,8 +285,3 @@ def measure_for(profile: Profile, test: TestSpec) -> Measure:
     if isinstance(policy, UntilStable):
         return UntilStableRepetitions(profile, test, policy)
     return Repetitions(profile, test)
-
-
-def planned_trials(profile: Profile, test: TestSpec) -> int:
-    """Trials ``test`` plans at one point of ``profile``."""
-    return measure_for(profile, test).planned()

@@ -29,7 +29,7 @@ from nicbench.config.inventory import Inventory
 from nicbench.config.profile import Profile, TestSpec
 from nicbench.execution import events as ev
 from nicbench.execution.measure import measure_for
-from nicbench.execution.runner import Runner, planned_trials
+from nicbench.execution.runner import Runner
 from nicbench.execution.trial import (LISTEN_TIMEOUT_S, TrialContext, beside_params,
                                       client_timeout_s, server_end, trial_names)
 from nicbench.platforms import PLATFORMS
@@ -360,7 +360,7 @@ def make_plan(profile: Profile, inventory: Inventory, pairs: list[str] | None = 
                                   r.commands["server"], r.commands["client"])
                     for r in runner.run_dir.records() if r.commands]
     tool_s, estimate, schedule = _estimate(profile, inventory, chosen, parallel, trials,
-                                           lambda t: planned_trials(profile, t))
+                                           profile.planned_trials)
     plan = RunPlan(profile, chosen, log.sent, trials, tool_s, estimate, schedule, commands)
     fewest = sum(measure_for(profile, t).planned_min() for t in profile.tests) \
         * len(profile.points) * len(chosen)

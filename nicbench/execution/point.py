@@ -16,7 +16,6 @@ from nicbench.config.profile import Point, TestSpec
 from nicbench.errors import TuningError
 from nicbench.execution import events as ev
 from nicbench.execution.context import RunContext
-from nicbench.execution.measure import planned_trials
 from nicbench.execution.sides import PairSides
 from nicbench.execution.store import Where
 from nicbench.results.records import Failure, Kind
@@ -64,7 +63,7 @@ class PointTuning:
             recorder.marker(where, test, Kind.SKIPPED, failure, reason,
                             not_run=self.run.profile.repetitions_for(test),
                             kernel_message=exc.kernel_message, extra={"host": exc.host})
-            recorder.advance(planned_trials(self.run.profile, test))
+            recorder.advance(self.run.profile.planned_trials(test))
 
     def restore(self, next_point: Point | None = None) -> None:
         # Each point starts from the hosts' own settings, so a refused point cannot leave

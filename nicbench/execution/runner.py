@@ -56,7 +56,6 @@ from nicbench.config.profile import Profile, check_platforms
 from nicbench.errors import ResultsWriteError, UsageError
 from nicbench.execution import events as ev
 from nicbench.execution.context import HostLost, RunContext, TrialFn
-from nicbench.execution.measure import planned_trials
 from nicbench.execution.opening import RestorePending, open_run, recover_previous
 from nicbench.execution.ossettings import OsSettings
 from nicbench.execution.pair import PairRun
@@ -72,8 +71,7 @@ from nicbench.results.records import TrialKey
 from nicbench.results.store import RunDir
 from nicbench.results.summary import SummaryRow, summary_rows, write_summary
 
-__all__ = ["HostLost", "Hosts", "Progress", "RestorePending", "Runner", "planned_trials",
-           "run_profile"]
+__all__ = ["HostLost", "Hosts", "Progress", "RestorePending", "Runner", "run_profile"]
 
 
 class Runner:
@@ -107,8 +105,8 @@ class Runner:
         # Told each record as it is stored, in file order (a results store, a live view).
         self.sinks = list(sinks)
         self.run_dir = RunDir(out)
-        self.progress = Progress(total=sum(planned_trials(profile, t) for t in profile.tests)
-                                 * len(profile.points) * len(self.pairs))
+        self.progress = Progress(total=profile.trials_per_point * len(profile.points)
+                                 * len(self.pairs))
         self.manifest: Manifest | None = None
         self.tuning: TuningSession | None = None
         self.summary: list[SummaryRow] = []

@@ -19,15 +19,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nicbench.errors import NicbenchError, UsageError
+from nicbench.errors import UsageError
 from nicbench.execution import heartbeat
-from nicbench.execution.runner import planned_trials
 from nicbench.config.profile import Profile
 from nicbench.results.campaign import CampaignState, RunState, is_campaign
 from nicbench.results.manifest import Manifest
-from nicbench.results.records import Kind, TrialRecord, current
+from nicbench.results.records import Kind, TrialRecord
 from nicbench.results.records import Status as TrialStatus
-from nicbench.results.store import RunDir
+from nicbench.results.snapshot import read_run
 
 RECENT = 30               # a pair's ETA is taken over its last trials
 
@@ -141,30 +140,20 @@ def _plain_run(path: Path) -> Standing:
 
 def _run(path: Path, name: str, rs: RunState | None, live: dict | None) -> RunStatus:
     """One run's pairs from its files; ``live``: a living controller's heartbeat."""
+    snap = read_run(path)
+    profile = snap.profile
     pairs_planned = list(rs.pairs) if rs else []
-    profile: Profile | None = None
-    try:
-        manifest = Manifest.read(path / "manifest.json")
-        profile = manifest.profile
-        pairs_planned = pairs_planned or list(manifest.pairs)
-        ended = manifest.ended_at is not None
-    except NicbenchError:
-        ended = False
+    if snap.manifest is not None:
+        pairs_planned = pairs_planned or list(snap.manifest.pairs)
+    ended = snap.manifest is not None and snap.manifest.ended_at is not None
     state = rs.state if rs else ("done" if ended else "running")
     run = RunStatus(name=name or path.name, profile=rs.profile if rs else
                     (profile.name if profile else path.name), state=state,
                     report=rs.report if rs else None)
-    try:
-        records = current(RunDir(path).records())
-    except NicbenchError:
-        records = []
-    by_pair: dict[str, list[TrialRecord]] = {}
-    for r in records:
-        by_pair.setdefault(r.pair, []).append(r)
     beats = (live or {}).get("pairs", {}) if live and (live.get("run") in (None, name)
                                                        or rs is None) else {}
     for pair in pairs_planned:
-        ps = _pair(run, pair, by_pair.get(pair, []), profile,
+        ps = _pair(run, pair, snap.by_pair.get(pair, []), profile,
                    beats.get(f"{name}/{pair}" if name else pair))
         if profile is None and rs is not None and rs.pairs:
             ps.planned = rs.planned // len(rs.pairs)   # not begun: campaign.json's plan
@@ -178,7 +167,7 @@ def _pair(run: RunStatus, pair: str, recs: list[TrialRecord], profile: Profile |
     if profile is not None:
         for point in profile.points:
             for test in profile.tests:
-                want = planned_trials(profile, test)
+                want = profile.planned_trials(test)
                 mine = [r for r in recs if r.point == point.name and r.test == test.name]
                 got = sum(1 for r in mine if r.kind in (Kind.REPETITION, Kind.UDP_SEARCH)) \
                     + sum(r.not_run or 0 for r in mine

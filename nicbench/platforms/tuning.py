@@ -287,6 +287,3 @@ def read_journal_entries(path: str | Path) -> tuple[list[Change], list[Leftover]
                          "settings back by hand") from None
     return changes, leftovers
 
-
-def read_journal(path: str | Path) -> list[Change]:
-    return read_journal_entries(path)[0]

@@ -250,6 +250,7 @@ def _run(platform: WindowsPlatform, probe: Probe, lost: str | None) -> Captured:
     try:
         res = platform.conn.run(probe.argv, timeout=probe.timeout_s, warn=True)
     except CommandTimeout as exc:
+        assert isinstance(exc.result, Result)   # errors.py knows it only as a Protocol
         res = exc.result
     except ConnectError as exc:
         got.error = f"connection lost: {exc.one_line()}"

@@ -117,18 +117,3 @@ class ReplayConnection(Connection):
     def close(self) -> None:
         self.closed += 1
 
-
-def transcript(steps: list[tuple[str, Reply]]) -> Callable[[Call], Reply]:
-    """An ``answer`` that expects exactly these (label, reply) steps in order and fails
-    on anything else: pypsrp's recorded-transcript replay, for SSH."""
-    pending = list(steps)
-
-    def answer(call: Call) -> Reply:
-        if not pending:
-            raise UnexpectedCommand(f"no more steps, got {call.label!r}")
-        label, reply = pending.pop(0)
-        if label != call.label:
-            raise UnexpectedCommand(f"expected {label!r}, got {call.label!r}")
-        return reply
-
-    return answer

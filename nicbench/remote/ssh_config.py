@@ -26,17 +26,16 @@ from __future__ import annotations
 
 import getpass
 import glob
-import ipaddress
 import io
 import os
-import re
 import shlex
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import paramiko
 
-from nicbench.config.fields import HOSTNAME_RE, USER_RE
+from nicbench.config.fields import USER_RE
+from nicbench.config.jump import JumpSpec, is_host, parse_proxy_jump
 from nicbench.errors import ConfigError
 from nicbench.remote.ssh import MAX_HOPS, SshTarget
 
@@ -47,56 +46,6 @@ MAX_TIMEOUT_S = 300.0
 MAX_INCLUDE_DEPTH = 16          # as OpenSSH's READCONF_MAX_DEPTH
 MAX_CONFIG_BYTES = 1024 * 1024
 UNMATCHED = "nicbench-no-such-host.invalid"   # looked up to tell an alias from the defaults
-
-
-@dataclass(frozen=True)
-class JumpSpec:
-    host: str
-    user: str | None = None
-    port: int | None = None
-
-    def __str__(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return (f"{self.user}@" if self.user else "") + host + \
-            (f":{self.port}" if self.port else "")
-
-
-_JUMP_RE = re.compile(r"^(?:ssh://)?(?:(?P<user>[^@/\s]+)@)?"
-                      r"(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<host>[^:@/\[\]\s]+))"
-                      r"(?::(?P<port>\d{1,5}))?/?$")
-
-
-def parse_proxy_jump(text: str) -> list[JumpSpec]:
-    """``[user@]host[:port]`` (or ``ssh://[user@]host[:port]``), comma-separated, first
-    hop first; ``none`` is no jump host. ValueError says what is wrong."""
-    text = text.strip()
-    if text.lower() == "none":
-        return []
-    specs = []
-    for part in text.split(","):
-        m = _JUMP_RE.match(part.strip())
-        host = m and (m.group("v6") or m.group("host"))
-        if not m or not host:
-            raise ValueError(f"{part.strip()!r} is not a jump host ([user@]host[:port], "
-                             "several separated by commas, or none)")
-        if not (HOSTNAME_RE.match(host) or _is_ip(host)):
-            raise ValueError(f"{host!r} in ProxyJump is not a host name or address")
-        user = m.group("user")
-        if user is not None and not USER_RE.match(user):
-            raise ValueError(f"{user!r} in ProxyJump is not a user name")
-        port = int(m.group("port")) if m.group("port") else None
-        if port is not None and not 1 <= port <= 65535:
-            raise ValueError(f"port {port} in ProxyJump is not 1-65535")
-        specs.append(JumpSpec(host=host, user=user, port=port))
-    return specs
-
-
-def _is_ip(text: str) -> bool:
-    try:
-        ipaddress.ip_address(text)
-        return True
-    except ValueError:
-        return False
 
 
 @dataclass(frozen=True)
@@ -320,7 +269,7 @@ def _jump(s: HostSettings, cfg: Config | None, spec: JumpSpec, opts: dict,
 
 def _hostname(cfg: Config | None, opts: dict, name: str) -> str:
     value = str(opts.get("hostname") or name)
-    if not (HOSTNAME_RE.match(value) or _is_ip(value)):
+    if not is_host(value):
         if cfg is None:
             raise ConfigError(f"{value!r} is not a host name or address", key="ssh.proxy_jump")
         raise cfg.error(f"HostName {value!r} (for {name}) is not a host name or address")
@@ -364,7 +313,7 @@ def _host_key_alias(cfg: Config | None, opts: dict) -> str | None:
     value = opts.get("hostkeyalias")
     if cfg is None or not value:
         return None
-    if not (HOSTNAME_RE.match(value) or _is_ip(value)):
+    if not is_host(value):
         raise cfg.error(f"HostKeyAlias {value!r} is not a host name")
     return str(value)
 

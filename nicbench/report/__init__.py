@@ -19,13 +19,15 @@ from __future__ import annotations
 import shutil
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 from collections.abc import Callable
 
 from nicbench.errors import NicbenchError, UsageError
-
-if TYPE_CHECKING:
-    from nicbench.report.load import Run
+from nicbench.report.build import build
+from nicbench.report.load import Run, load_runs
+from nicbench.report.page import copy_runs, write_figures, write_page, write_tables
+from nicbench.report.reference import load_reference
+from nicbench.report.svg import render_all
+from nicbench.report.theory import parse_link_rates
 
 Warn = Callable[[str], None]
 OURS = {"report.html", "report.html.tmp", "figures", "tables", "data"}
@@ -35,13 +37,6 @@ def build_report(dirs: list[str], out: str | None = None, *,
                  link_rates: list[str] | tuple[str, ...] = (),
                  labels: list[str] | tuple[str, ...] = (), reference: str | None = None,
                  single_file: bool = False, warn: Warn | None = None) -> Path:
-    from nicbench.report.build import build
-    from nicbench.report.load import load_runs
-    from nicbench.report.page import copy_runs, write_figures, write_page, write_tables
-    from nicbench.report.reference import load_reference
-    from nicbench.report.svg import render_all
-    from nicbench.report.theory import parse_link_rates
-
     rates = parse_link_rates(link_rates)
     runs = load_runs(dirs, warn, labels)
     ref = load_reference(reference) if reference else None

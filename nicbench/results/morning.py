@@ -22,16 +22,15 @@ from __future__ import annotations
 
 import html
 import time
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nicbench.config.profile import Profile
 from nicbench.errors import NicbenchError
 from nicbench.results.campaign import CampaignState, RunState
-from nicbench.results.manifest import Manifest
 from nicbench.durations import duration
-from nicbench.results.records import Failure, TrialRecord, current
-from nicbench.results.store import RunDir
+from nicbench.results.records import Failure
+from nicbench.results.snapshot import read_run
 from nicbench.results.summary import SummaryRow, summary_rows
 from nicbench.textfile import write_atomic
 
@@ -93,28 +92,20 @@ def gather(directory: str | Path, state: CampaignState) -> Morning:
 
 
 def _cells(directory: Path, run: RunState) -> list[Cell]:
-    run_dir = RunDir(directory / run.name)
-    profile: Profile | None = None
+    snap = read_run(directory / run.name)
+    profile = snap.profile
     labels: dict[str, str] = {}
-    try:
-        manifest = Manifest.read(run_dir.manifest_file)
-        profile = manifest.profile
-        for inv_pair in manifest.inventory.pairs:
-            labels[inv_pair.name] = manifest.inventory.adapter(inv_pair.adapter).label
-    except NicbenchError:
-        pass
-    try:
-        records = current(run_dir.records())
-    except NicbenchError:
-        records = []
-    by_pair: dict[str, list[TrialRecord]] = {}
-    for r in records:
-        by_pair.setdefault(r.pair, []).append(r)
-        labels.setdefault(r.pair, r.adapter_label)
+    if snap.manifest is not None:
+        inventory = snap.manifest.inventory
+        with suppress(NicbenchError):    # a hand-edited manifest: the records' labels
+            for inv_pair in inventory.pairs:
+                labels[inv_pair.name] = inventory.adapter(inv_pair.adapter).label
+    for pair, recs in snap.by_pair.items():
+        labels.setdefault(pair, recs[0].adapter_label)
     n_configs = len(profile.points) * len(profile.tests) if profile else 0
     out = []
     for pair in run.pairs:
-        recs = by_pair.get(pair, [])
+        recs = snap.by_pair.get(pair, [])
         rows = summary_rows(recs, profile)
         cell = _cell(run, pair, labels.get(pair, pair), rows, max(n_configs, len(rows)))
         cell.tests = [t.name for t in profile.tests] if profile else \

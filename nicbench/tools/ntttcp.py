@@ -39,8 +39,8 @@ Command builders and their sources
 ----------------------------------
 * Windows 2000 DDK ``ntttcps``/``ntttcpr`` as the 2002-2003 reviews ran them:
   ``ntttcps -m 1,0,<receiver> -a 4 -l 256K -n 10000``, receiver the same plus
-  ``-rb 20000000`` for jumbo frames. The review printed the transmitter line without ``-l``
-  before 256K; that was a typo and ``-l`` is always emitted.
+  ``-rb 20000000`` for jumbo frames (the review printed the transmitter line without ``-l``
+  before 256K, a typo). The Windows profiles ask NTttcp.exe 5.x for exactly these options.
 * NTttcp.exe 5.x (microsoft/ntttcp PrintUsage): ``-s|-r``, ``-m <threads>,<cpu|*>,<receiver>``,
   ``-t <seconds>``, ``-u``, ``-l``, ``-a``, ``-rb``, ``-xml [filename]``.
 * ntttcp-for-linux 1.4.x (src/parameter.c, getopt ``"r::s::...m:...t:...O::x::j::QVh"``):
@@ -551,39 +551,6 @@ def _positive(name: str, value: int) -> str:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise UsageError(f"NTttcp {name} {value!r}: needs an integer >= 1")
     return str(value)
-
-
-def _ddk_argv(exe: str, receiver_ip: str, threads: int, proc: int | str, async_count: int,
-              length: str, count: int) -> list[str]:
-    if not isinstance(length, str) or not re.fullmatch(r"\d+[KkMm]?", length):
-        raise UsageError(f"NTttcp buffer length {length!r}: needs a size like 256K")
-    return [exe, "-m", _mapping(threads, proc, receiver_ip),
-            "-a", _positive("async count (-a)", async_count),
-            "-l", length,
-            "-n", _positive("buffer count (-n)", count)]
-
-
-def ddk_sender_argv(receiver_ip: str, *, threads: int = 1, proc: int | str = 0,
-                    async_count: int = 4, length: str = "256K",
-                    count: int = 10000) -> list[str]:
-    """Windows 2000 DDK transmitter as the reviews ran it.
-
-    ``ntttcps -m 1,0,<receiver> -a 4 -l 256K -n 10000`` (always with ``-l``; see module doc).
-    """
-    return _ddk_argv("ntttcps", receiver_ip, threads, proc, async_count, length, count)
-
-
-def ddk_receiver_argv(receiver_ip: str, *, threads: int = 1, proc: int | str = 0,
-                      async_count: int = 4, length: str = "256K", count: int = 10000,
-                      rb: int | None = None) -> list[str]:
-    """Windows 2000 DDK receiver: ``ntttcpr -m 1,0,<ip> -a 4 -l 256K -n 10000 [-rb N]``.
-
-    ``rb`` (SO_RCVBUF) was 20000000 in the reviews' jumbo-frame runs and absent at 1514.
-    """
-    argv = _ddk_argv("ntttcpr", receiver_ip, threads, proc, async_count, length, count)
-    if rb is not None:
-        argv += ["-rb", _positive("receive buffer (-rb)", rb)]
-    return argv
 
 
 def _linux_argv(role: str, receiver_ip: str, *, threads: int, proc: int | str,

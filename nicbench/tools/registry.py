@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 from pydantic import ValidationError
 
+from nicbench.config.loader import ToolCatalog
 from nicbench.errors import NicbenchError
 from nicbench.tools import iperf2, iperf3, netio, netpipe, ntttcp
 from nicbench.tools.driver import Endpoints, Tool
@@ -96,3 +97,7 @@ def _check_params(test: Any, profile: Any) -> Iterator[tuple[tuple, str]]:
                     msg = f"{msg} at {point.name}" if len(profile.points) > 1 else msg
                 yield path, msg
             return
+
+
+# What the config loader checks a file's tools against (config/ does not import the tools).
+CATALOG = ToolCatalog(names=tuple(TOOLS), check_params=validate_params)

@@ -78,15 +78,6 @@ def parse_cpu(text: str, counter: str = CPU_COUNTER) -> list[float]:
     return samples
 
 
-def mean_cpu(text: str, counter: str = CPU_COUNTER) -> float:
-    """Mean of :func:`parse_cpu`; ParseError when typeperf printed no sample at all."""
-    samples = parse_cpu(text, counter)
-    if not samples:
-        raise ParseError(TOOL, f"at least one sample of {counter}",
-                         f"end of input after line {len(text.splitlines())}")
-    return sum(samples) / len(samples)
-
-
 def _counter_path(header_field: str) -> str:
     r"""``\\HOST\Processor(_Total)\% Processor Time`` -> ``\Processor(_Total)\% Processor Time``."""
     name = header_field.strip()

@@ -17,6 +17,7 @@ import pytest
 from clihelp import in_process
 
 from nicbench.config.loader import load_profile
+from nicbench.tools.registry import CATALOG
 from nicbench.errors import ConfigError
 from nicbench.results.manifest import Manifest
 
@@ -82,7 +83,7 @@ def test_a_saved_run_is_read_back_with_the_rules_of_its_time(tmp_path):
     profile.write_text(json.dumps({k: v for k, v in manifest["profile"].items()
                                    if v is not None}))
     with pytest.raises(ConfigError) as info:
-        load_profile(profile)
+        load_profile(profile, CATALOG)
     lines = info.value.lines()
     assert any("kernel.sched_min_granularity_ns': a profile may set net.* sysctls only"
                in line for line in lines), lines

@@ -470,7 +470,8 @@ def test_lab_down_through_the_cli_ends_the_sessions_of_a_live_controller(labtest
              "import sys, time\n"
              "from nicbench.config.loader import load_inventory\n"
              "from nicbench.platforms.hosts import HostPool\n"
-             "pool = HostPool(load_inventory(sys.argv[1]))\n"
+             "from nicbench.tools.registry import CATALOG\n"
+             "pool = HostPool(load_inventory(sys.argv[1], CATALOG))\n"
              "print(pool.connection('nbf-a').run(['echo', 'up']).stdout, flush=True)\n"
              "time.sleep(300)\n", str(tmp_path / "lab" / "inventory.yaml")],
             stdout=subprocess.PIPE, text=True)

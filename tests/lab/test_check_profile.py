@@ -13,6 +13,7 @@ import pytest
 from clihelp import nicbench
 
 from nicbench.config.loader import load_profile
+from nicbench.tools.registry import CATALOG
 
 pytestmark = pytest.mark.lab
 
@@ -21,7 +22,7 @@ ROUNDUP = ROOT / "profiles" / "lab-roundup.yaml"
 
 
 def test_check_profile_lab_roundup_is_ready_and_lists_the_mtus_each_adapter_skips(lab, tmp_path):
-    profile = load_profile(ROUNDUP)
+    profile = load_profile(ROUNDUP, CATALOG)
     proc = nicbench("check", "-i", str(lab.inventory_file), "--profile", str(ROUNDUP),
                     cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr

@@ -9,6 +9,7 @@ import textwrap
 import pytest
 
 from nicbench.config.loader import load_profile
+from nicbench.tools.registry import CATALOG
 from nicbench.execution.events import GaveUp, TrialDone
 from nicbench.execution.runner import run_profile
 from nicbench.results.records import Failure
@@ -19,7 +20,7 @@ pytestmark = pytest.mark.lab
 def profile(tmp_path, text: str):
     path = tmp_path / "p.yaml"
     path.write_text(textwrap.dedent(text))
-    return load_profile(path)
+    return load_profile(path, CATALOG)
 
 
 def test_a_stalled_link_is_given_up_after_consecutive_failures(lab, lab_inventory, tmp_path):

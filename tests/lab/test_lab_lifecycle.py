@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from nicbench.config.loader import load_inventory
+from nicbench.tools.registry import CATALOG
 from nicbench.platforms.hosts import HostPool
 from nicbench.errors import LabError
 from nicbench.lab.lab import Lab, LabSpec
@@ -63,7 +64,7 @@ def sshd_pids_of(directory: Path) -> list[int]:
 
 def ssh_works(lab: Lab) -> list[str]:
     """Run `hostname` on every lab host over SSH; returns the answers."""
-    with HostPool(load_inventory(lab.inventory_file)) as pool:
+    with HostPool(load_inventory(lab.inventory_file, CATALOG)) as pool:
         return [pool.connection(h.name).run(["cat", "/proc/sys/kernel/hostname"], timeout=10).stdout
                 for h in lab.spec.hosts()]
 
@@ -130,7 +131,7 @@ def test_down_ends_every_process_of_the_lab_even_with_a_connection_open(lifecycl
     lab = lifecycle_lab
     lab.up()
     inodes = {os.stat(f"/run/netns/{h.name}").st_ino for h in lab.spec.hosts()}
-    pool = HostPool(load_inventory(lab.inventory_file))
+    pool = HostPool(load_inventory(lab.inventory_file, CATALOG))
     try:
         conn = pool.connection(f"{PREFIX}-a")
         conn.start(["sleep", "300"], f"/tmp/nicbench-test-down-{os.getpid()}")

@@ -66,11 +66,12 @@ def test_restore_after_an_exception_mid_way(lab, pool, mtus):
 SIGINT_SCRIPT = textwrap.dedent("""\
     import sys, time
     from nicbench.config.loader import load_inventory
+    from nicbench.tools.registry import CATALOG
     from nicbench.platforms.hosts import HostPool
     from nicbench.platforms.tuning import TuningSession
 
     inventory, iface, mtu, hosts = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
-    with HostPool(load_inventory(inventory)) as pool:
+    with HostPool(load_inventory(inventory, CATALOG)) as pool:
         try:
             with TuningSession() as session:
                 for host in hosts:

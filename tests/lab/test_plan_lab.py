@@ -17,6 +17,7 @@ import pytest
 from clihelp import nicbench
 
 from nicbench.config.loader import load_profile
+from nicbench.tools.registry import CATALOG
 from nicbench.execution.plan import make_plan, same_commands
 
 pytestmark = pytest.mark.lab
@@ -36,7 +37,7 @@ def test_a_run_sends_what_its_plan_said(lab, lab_inventory, tmp_path):
           - {name: tcp2, tool: iperf2, params: {duration_s: 1}}
           - {name: np, tool: netpipe, params: {upper: 4096, repeats: 10}}
         """))
-    planned = make_plan(load_profile(prof_file), lab_inventory, ["gbe"]).trials_planned
+    planned = make_plan(load_profile(prof_file, CATALOG), lab_inventory, ["gbe"]).trials_planned
     out = tmp_path / "run"
     proc = nicbench("run", str(prof_file), "-i", str(lab.inventory_file), "--pair", "gbe",
                     "--out", str(out), timeout=180)

@@ -28,6 +28,7 @@ from clihelp import argv, env, nicbench, read_until
 from loadcheck import busy_during, shortfall
 
 from nicbench.config.loader import load_profile
+from nicbench.tools.registry import CATALOG
 
 pytestmark = pytest.mark.lab
 
@@ -83,7 +84,7 @@ def test_quick_profile_end_to_end(lab, tmp_path, mtus):
     assert f"results: {out}/ (summary.csv, trials.jsonl, raw/)" in proc.stdout
     assert_lab_mtus_original(lab, mtus)
 
-    profile = load_profile(QUICK)
+    profile = load_profile(QUICK, CATALOG)
     mtus = [p.ip_mtu for p in profile.points]
     assert mtus == [1500, 9000]
     summary = pd.read_csv(out / "summary.csv")

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from nicbench.config.loader import load_inventory
+from nicbench.tools.registry import CATALOG
 from nicbench.errors import AuthError, ConfigError, HostKeyError
 from nicbench.platforms.hosts import ssh_target
 from nicbench.polling import poll_until
@@ -68,7 +69,7 @@ def inventory_target(lab, tmp_path: Path, config: str, **ssh: object) -> SshTarg
     (tmp_path / "inventory.yaml").write_text(
         f"format_version: 1\nhosts:\n  - name: {a.name}\n"
         f"    ssh: {{config: ssh_config, alias: lab-a{extra}}}\n")
-    inv = load_inventory(tmp_path / "inventory.yaml")
+    inv = load_inventory(tmp_path / "inventory.yaml", CATALOG)
     return ssh_target(inv, inv.hosts[0])
 
 
@@ -173,7 +174,7 @@ def test_an_inventory_without_a_config_may_allow_the_agent_of_ssh_auth_sock(lab,
     (tmp_path / "inventory.yaml").write_text(
         f"format_version: 1\nhosts:\n  - name: {a.name}\n    address: {a.address}\n"
         f"    ssh: {{known_hosts: {lab.known_hosts}, allow_agent: true}}\n")
-    inv = load_inventory(tmp_path / "inventory.yaml")
+    inv = load_inventory(tmp_path / "inventory.yaml", CATALOG)
     t = ssh_target(inv, inv.hosts[0])
     assert (t.key_file, t.key_files, t.allow_agent, t.agent_socket) == (None, (), True, None)
     monkeypatch.setenv("SSH_AUTH_SOCK", str(agent))

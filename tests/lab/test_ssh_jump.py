@@ -1,5 +1,5 @@
 """Jump hosts (ProxyJump) against the lab's real sshd: a bastion namespace in front of the
-lab's hosts (``nicbench/lab/bastion.py``), reached the way a user reaches a real lab,
+lab's hosts (``tests/lab/bastion.py``), reached the way a user reaches a real lab,
 through an ssh_config file written by the test.
 
 The proof that a connection went through the bastion: while a test runs inside
@@ -22,8 +22,9 @@ import pytest
 from clihelp import nicbench
 
 from nicbench.config.loader import load_inventory
+from nicbench.tools.registry import CATALOG
 from nicbench.errors import ConnectError, HostKeyError
-from nicbench.lab.bastion import LabBastion
+from bastion import LabBastion
 from nicbench.platforms.hosts import ssh_target
 from nicbench.polling import poll_until
 from nicbench.remote.ssh import SshConnection, SshTarget
@@ -127,7 +128,7 @@ pairs:
 
 
 def target_of(inventory: Path, name: str) -> SshTarget:
-    inv = load_inventory(inventory)
+    inv = load_inventory(inventory, CATALOG)
     return ssh_target(inv, inv.host(name))
 
 

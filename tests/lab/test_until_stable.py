@@ -14,6 +14,7 @@ import textwrap
 import pytest
 
 from loadcheck import busy_during, machine_load
+from nicbench.tools.registry import CATALOG
 from nicbench.config.loader import load_profile
 from nicbench.execution import events as ev
 from nicbench.execution.runner import Runner
@@ -37,7 +38,7 @@ PROFILE = f"""\
 def test_a_noisy_link_gets_more_repetitions_than_a_steady_one(lab, lab_inventory, tmp_path):
     path = tmp_path / "until-stable.yaml"
     path.write_text(textwrap.dedent(PROFILE))
-    profile = load_profile(path)
+    profile = load_profile(path, CATALOG)
     noisy = next(link for link in lab.spec.links() if link.adapter.key == "nojumbo")
     flips = iter(["300mbit", "900mbit"] * MAX)      # at most one flip per noisy trial
     stopped: list[ev.RepetitionsStopped] = []

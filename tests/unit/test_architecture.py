@@ -1,9 +1,12 @@
 """The package's layers, checked from its source: no import cycles, and the lower layers
-(config, tools, results) never reach up into the engine, the report or the CLI.
+(config, tools, results) never reach up into the engine, the report or the CLI; config/
+stands on nothing of nicbench but errors.py and textfile.py; the engine's units stay small.
 
-Every ``import``/``from ... import`` of a nicbench module counts, at module level or in
-a function, except under ``if TYPE_CHECKING:``. ``from nicbench.x import y`` counts as an
-import of ``nicbench.x.y`` when that is a module, else of ``nicbench.x``.
+Every ``import``/``from ... import`` of a nicbench module counts, at module level, in a
+function, or under ``if TYPE_CHECKING:`` (a loop that only the type checker sees is still
+a loop: the two modules cannot be understood apart). ``from nicbench.x import y`` counts
+as an import of ``nicbench.x.y`` when that is a module, else of ``nicbench.x``. A
+package's own ``__init__`` being run first is Python's doing and is not an edge.
 """
 
 from __future__ import annotations
@@ -18,6 +21,16 @@ PACKAGE = Path(__file__).resolve().parents[2] / "nicbench"
 LOWER = ("nicbench.config", "nicbench.tools", "nicbench.results")
 UPPER = ("nicbench.execution", "nicbench.report", "nicbench.cli")
 
+# What config/ may import besides itself: the modules below every layer. Both import
+# nothing of nicbench (test_the_bottom_imports_nothing), so this list is all config/
+# stands on, transitively; pydantic, yaml and the standard library are not nicbench.
+BELOW_CONFIG = ("nicbench.errors", "nicbench.textfile")
+
+# issue 17, deliverable 1: the engine as small units with one job each.
+EXECUTION = "nicbench.execution"
+MAX_CLASS_LINES = 300
+MAX_FUNCTION_LINES = 60
+
 
 def module_name(path: Path) -> str:
     parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
@@ -27,34 +40,20 @@ def module_name(path: Path) -> str:
 
 
 MODULES = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+TREES = {name: ast.parse(path.read_text()) for name, path in MODULES.items()}
 
 
-def _type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
-        (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
-def imports_of(name: str) -> set[str]:
-    tree = ast.parse(MODULES[name].read_text())
+def imports_of(name: str, tree: ast.Module | None = None) -> set[str]:
     found: set[str] = set()
-
-    def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _type_checking(node):
-            for child in node.orelse:
-                visit(child)
-            return
+    for node in ast.walk(tree or TREES[name]):
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.startswith("nicbench"))
-        elif isinstance(node, ast.ImportFrom) and node.module and \
-                node.module.startswith("nicbench") and node.level == 0:
-            for a in node.names:
-                sub = f"{node.module}.{a.name}"
-                found.add(sub if sub in MODULES else node.module)
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    visit(tree)
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, f"{name}: a relative import (line {node.lineno})"
+            if node.module and node.module.startswith("nicbench"):
+                for a in node.names:
+                    sub = f"{node.module}.{a.name}"
+                    found.add(sub if sub in MODULES else node.module)
     found.discard(name)
     return {m for m in found if m in MODULES}
 
@@ -62,23 +61,52 @@ def imports_of(name: str) -> set[str]:
 GRAPH = {name: imports_of(name) for name in MODULES}
 
 
+def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's algorithm: every group of modules that import each other, directly or
+    through others (each group of more than one module is a cycle)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                group.append(top)
+                if top == node:
+                    break
+            groups.append(sorted(group))
+
+    for start in sorted(graph):
+        if start not in index:
+            visit(start)
+    return groups
+
+
+# The one loop left, until the runner is rewritten (issue 17): ossettings takes the
+# Runner's private _Side. Remove it from here with that rewrite; nothing may be added.
 def test_no_import_cycles():
-    seen: dict[str, int] = {}     # 1: on the current path, 2: done
-    cycles: list[list[str]] = []
+    cycles = [g for g in strongly_connected(GRAPH) if len(g) > 1]
+    assert not cycles, "modules that import each other: " + "; ".join(
+        " <-> ".join(g) for g in cycles)
 
-    def walk(node: str, path: list[str]) -> None:
-        seen[node] = 1
-        for nxt in sorted(GRAPH[node]):
-            if seen.get(nxt) == 1:
-                cycles.append([*path[path.index(nxt):], nxt])
-            elif nxt not in seen:
-                walk(nxt, [*path, nxt])
-        seen[node] = 2
 
-    for start in sorted(GRAPH):
-        if start not in seen:
-            walk(start, [start])
-    assert not cycles, "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)
+def test_the_cycle_finder_finds_cycles():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert sorted(g for g in strongly_connected(graph) if len(g) > 1) == [["a", "b", "c"]]
 
 
 @pytest.mark.parametrize("layer", LOWER)
@@ -88,7 +116,48 @@ def test_lower_layers_do_not_import_upwards(layer):
     assert not bad, f"{layer} imports from above it: {bad}"
 
 
+def test_config_stands_on_errors_and_textfile_only():
+    bad = sorted((m, i) for m, deps in GRAPH.items() if m.startswith("nicbench.config")
+                 for i in deps if not i.startswith("nicbench.config") and i not in BELOW_CONFIG)
+    assert not bad, f"config/ imports from above it: {bad}"
+
+
+@pytest.mark.parametrize("module", BELOW_CONFIG)
+def test_the_bottom_imports_nothing(module):
+    assert GRAPH[module] == set()
+
+
+def _long_units(name: str) -> list[str]:
+    found = []
+    for node in ast.walk(TREES[name]):
+        if isinstance(node, ast.ClassDef):
+            limit = MAX_CLASS_LINES
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            limit = MAX_FUNCTION_LINES
+        else:
+            continue
+        assert node.end_lineno is not None
+        lines = node.end_lineno - node.lineno + 1
+        if lines > limit:
+            found.append(f"{name}.{node.name}: {lines} lines (at most {limit})")
+    return found
+
+
+def test_the_engine_is_small_units():
+    long = [u for name in sorted(MODULES) if name.startswith(EXECUTION)
+            for u in _long_units(name)]
+    assert not long, "too long: " + "; ".join(long)
+
+
 def test_the_graph_is_real():
     # the checks above would pass on an empty graph
     assert "nicbench.results.records" in GRAPH["nicbench.results.store"]
     assert "nicbench.execution.runner" in GRAPH["nicbench.cli.run"]
+    # function-local imports count
+    assert "nicbench.report" in GRAPH["nicbench.cli.report"]
+    # so do the type checker's
+    source = ("from typing import TYPE_CHECKING\n"
+              "if TYPE_CHECKING:\n    from nicbench.errors import UsageError\n")
+    assert imports_of("nicbench.cli", ast.parse(source)) == {"nicbench.errors"}
+    # and the size check sees the engine
+    assert any(name.startswith(EXECUTION) for name in MODULES)

@@ -9,6 +9,7 @@ import textwrap
 
 import pytest
 
+from nicbench.tools.registry import CATALOG
 from nicbench.check import profile_tools
 from nicbench.config.loader import load_profile
 from nicbench.config.profile import Role
@@ -28,7 +29,7 @@ def write(tmp_path, tests: str, extra: str = "mtu: [1500]\n"):
 
 def errors_of(path) -> list[str]:
     with pytest.raises(ConfigError) as info:
-        load_profile(path)
+        load_profile(path, CATALOG)
     err = info.value
     return err.lines() if isinstance(err, ConfigErrors) else [str(err)]
 
@@ -43,7 +44,7 @@ GOOD = """\
 
 
 def test_a_probe_beside_the_load_loads(tmp_path):
-    profile = load_profile(write(tmp_path, GOOD))
+    profile = load_profile(write(tmp_path, GOOD), CATALOG)
     test = profile.tests[0]
     assert [(b.role, b.tool, b.protocol) for b in test.beside] == [(Role.PROBE, "iperf2", "tcp")]
     assert profile_tools(profile) == ("iperf3", "iperf2")     # both checked on the hosts
@@ -108,14 +109,14 @@ def test_a_beside_port_moved_off_the_loads_passes(tmp_path):
           tool: iperf3
           beside:
             - {role: probe, tool: iperf3, params: {port: 5202}}
-        """)).tests[0]
+        """), CATALOG).tests[0]
     assert test.beside[0].params == {"port": 5202}
 
 
 def test_a_one_tool_profile_dumps_as_before(tmp_path):
-    profile = load_profile(write(tmp_path, "- {name: t, tool: iperf3}\n"))
+    profile = load_profile(write(tmp_path, "- {name: t, tool: iperf3}\n"), CATALOG)
     assert "beside" not in profile.model_dump(mode="json")["tests"][0]
-    two = load_profile(write(tmp_path, GOOD))
+    two = load_profile(write(tmp_path, GOOD), CATALOG)
     assert two.model_dump(mode="json")["tests"][0]["beside"][0]["role"] == "probe"
 
 
@@ -151,7 +152,7 @@ def test_a_record_with_a_probe_reads_back_typed():
 
 
 def test_the_plan_shows_both_tools_in_the_order_sent(tmp_path):
-    plan = make_plan(load_profile(write(tmp_path, GOOD, "repetitions: 2\nmtu: [1500]\n")),
+    plan = make_plan(load_profile(write(tmp_path, GOOD, "repetitions: 2\nmtu: [1500]\n"), CATALOG),
                      INVENTORY, ["p1"])
     ha = [s.command for s in plan.sent if s.host == "ha" and "bulk-probe" in s.where]
     hb = [s.command for s in plan.sent if s.host == "hb" and "bulk-probe" in s.where]
@@ -178,7 +179,7 @@ def test_beside_params_take_the_points_vars(tmp_path):
           tool: iperf3
           beside:
             - {role: probe, tool: iperf2, params: {window: $win, length: $len, duration_s: 3}}
-        """, "points:\n  - {mtu: 1500, vars: {win: 64K, len: null}}\n"))
+        """, "points:\n  - {mtu: 1500, vars: {win: 64K, len: null}}\n"), CATALOG)
     spec = profile.tests[0].beside[0]
     ctx = SimpleNamespace(point="mtu1500", point_vars=dict(profile.points[0].vars))
     # a variable set to null leaves its parameter out, as for the test's own params

@@ -15,6 +15,7 @@ import pytest
 
 from nicbench.config.inventory import Inventory
 from nicbench.config.loader import load_campaign
+from nicbench.tools.registry import CATALOG
 from nicbench.errors import ConfigError
 from nicbench.execution import events as ev
 from nicbench.execution.campaign import CampaignRunner, parse_shard, shard_pairs
@@ -104,7 +105,7 @@ NIGHT = """\
 
 def campaign(tmp_path, text=NIGHT, inv=None, answer=ok, **kw):
     inv = inv or inventory()
-    loaded = load_campaign(write(tmp_path, text))
+    loaded = load_campaign(write(tmp_path, text), CATALOG)
     assert loaded.check_inventory(inv) == []
     hosts = fakes(inv, answer, kw.pop("max_mtu", None))
     seen: list = []
@@ -116,7 +117,7 @@ def campaign(tmp_path, text=NIGHT, inv=None, answer=ok, **kw):
 # -- the file -------------------------------------------------------------------------------
 def errors_of(tmp_path, text: str, inv: Inventory | None = None) -> list[str]:
     try:
-        loaded = load_campaign(write(tmp_path, text))
+        loaded = load_campaign(write(tmp_path, text), CATALOG)
     except ConfigError as exc:
         return exc.lines()
     return [e.render() for e in loaded.check_inventory(inv or inventory())]
@@ -205,7 +206,7 @@ def test_names_repeat_and_shuffle_seed(tmp_path):
         runs:
           - {profile: pa.yaml, repeat: 2}
           - {profile: pa.yaml, name: again}
-        """))
+        """), CATALOG)
     assert [r.name for r in loaded.runs] == ["pa.1", "pa.2", "again"]
     assert "a seed is for order: shuffle" in " ".join(errors_of(tmp_path, """\
         name: night
@@ -280,7 +281,7 @@ def test_a_stop_restores_writes_the_summary_and_resume_finishes_without_duplicat
                for i in p.interfaces.values())
     first = [r.key for r in RunDir(out / "pa").records()]
 
-    loaded = load_campaign(tmp_path / "night.yaml")
+    loaded = load_campaign(tmp_path / "night.yaml", CATALOG)
     inv = inventory()
     again = CampaignRunner(loaded, inv, out, resume=True, hosts=fakes(inv, ok))
     assert again.run() == 0
@@ -299,7 +300,7 @@ def test_shuffle_records_its_seed_and_a_resume_keeps_the_order(tmp_path):
     state = CampaignState.read(tmp_path / "out")
     assert state.seed is not None
     order = [(r.name, r.pairs) for r in state.runs]
-    loaded = load_campaign(tmp_path / "night.yaml")
+    loaded = load_campaign(tmp_path / "night.yaml", CATALOG)
     inv = inventory()
     CampaignRunner(loaded, inv, tmp_path / "out", resume=True, hosts=fakes(inv, ok)).run()
     assert [(r.name, r.pairs) for r in CampaignState.read(tmp_path / "out").runs] == order
@@ -418,7 +419,7 @@ def test_status_of_a_plain_run_with_its_heartbeat(tmp_path):
         if isinstance(event, ev.TrialDone) and event.done == 2:
             seen.append(status(out))
 
-    Runner(load_profile(tmp_path / "pa.yaml"), inv, out, hosts=fakes(inv, ok)(),
+    Runner(load_profile(tmp_path / "pa.yaml", CATALOG), inv, out, hosts=fakes(inv, ok)(),
            listener=both).run()
     beat.close("finished")
     (st,) = seen
@@ -435,16 +436,16 @@ def test_the_readme_campaign_example_and_lab_overnight_load(monkeypatch, tmp_pat
     monkeypatch.chdir(repo)
     from nicbench.config.loader import load_inventory
 
-    inv = load_inventory(repo / "inventory.yaml")
+    inv = load_inventory(repo / "inventory.yaml", CATALOG)
     blocks = re.findall(r"```yaml\n(.*?)```", (repo / "README.md").read_text(), re.S)
     (example,) = [b for b in blocks if "\nruns:" in b]
     (tmp_path / "overnight.yaml").write_text(example)
-    loaded = load_campaign(tmp_path / "overnight.yaml")
+    loaded = load_campaign(tmp_path / "overnight.yaml", CATALOG)
     assert [r.name for r in loaded.runs] == ["lab-roundup", "netio"]
     assert "{summary}" in \
         loaded.campaign.on_finish
     assert loaded.check_inventory(inv) == []
-    shipped = load_campaign(repo / "profiles" / "lab-overnight.yaml")
+    shipped = load_campaign(repo / "profiles" / "lab-overnight.yaml", CATALOG)
     assert [r.name for r in shipped.runs] == ["lab-roundup", "quick"]
     assert shipped.check_inventory(inv) == []
 

@@ -15,7 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from nicbench.config.loader import load_inventory, load_profile
+from nicbench.config.fields import STORED
+from nicbench.config.loader import ToolCatalog, load_inventory, load_profile
+from nicbench.config.profile import Profile
+from nicbench.tools.registry import CATALOG
 from nicbench.errors import ConfigError, ConfigErrors, UsageError
 
 INVENTORY = """\
@@ -84,7 +87,7 @@ def workdir(tmp_path, monkeypatch):
 def inventory_error(text: str, name: str = "inventory.yaml") -> ConfigError:
     Path(name).write_text(text)
     with pytest.raises(ConfigError) as info:
-        load_inventory(name)
+        load_inventory(name, CATALOG)
     return info.value
 
 
@@ -95,7 +98,7 @@ def lines_of(err: ConfigError) -> list[str]:
 # -- inventory -----------------------------------------------------------------------
 def test_good_inventory_loads(workdir):
     Path("inventory.yaml").write_text(INVENTORY)
-    inv = load_inventory("inventory.yaml")
+    inv = load_inventory("inventory.yaml", CATALOG)
     assert [h.name for h in inv.hosts] == ["nb-a", "nb-b"]
     assert inv.pair("gbe").b.address == "198.18.0.2"
     assert inv.base_dir == str(workdir.resolve())
@@ -103,7 +106,7 @@ def test_good_inventory_loads(workdir):
 
 def test_an_unknown_pair_name_is_a_usage_error_naming_the_pairs(workdir):
     Path("inventory.yaml").write_text(INVENTORY)
-    inv = load_inventory("inventory.yaml")
+    inv = load_inventory("inventory.yaml", CATALOG)
     with pytest.raises(UsageError) as info:
         inv.pair("nosuch")
     names = ", ".join(p.name for p in inv.pairs)
@@ -223,7 +226,7 @@ def test_top_level_not_a_mapping(workdir):
 
 def test_missing_file(workdir):
     with pytest.raises(ConfigError) as info:
-        load_inventory("nothere.yaml")
+        load_inventory("nothere.yaml", CATALOG)
     assert str(info.value).startswith("nothere.yaml: file not found")
 
 
@@ -295,13 +298,13 @@ def profile_error(files: dict[str, str], load: str) -> ConfigError:
     for name, text in files.items():
         Path(name).write_text(text)
     with pytest.raises(ConfigError) as info:
-        load_profile(load)
+        load_profile(load, CATALOG)
     return info.value
 
 
 def test_good_profile_loads(workdir):
     Path("base.yaml").write_text(PROFILE)
-    p = load_profile("base.yaml")
+    p = load_profile("base.yaml", CATALOG)
     assert [pt.mtu for pt in p.points] == [1500, 9000]
     assert p.tests[0].params == {"duration_s": 4, "window": "64K"}
 
@@ -311,6 +314,40 @@ def test_unknown_tool(workdir):
     assert lines_of(profile_error({"p.yaml": text}, "p.yaml")) == [
         f"p.yaml:{line_of(text, 'iperf4')}: tests[0].tool: 'iperf4' is not one of "
         "'iperf2', 'iperf3', 'netpipe', 'ntttcp' or 'netio'"]
+
+
+def test_the_tools_are_the_callers_catalog(workdir):
+    # config/ does not import the tools: the names and the params check are handed in
+    seen = []
+
+    def check_params(test, profile):
+        seen.append(test.name)
+        return [(("params", "window"), "no windows here")]
+
+    mine = ToolCatalog(names=("iperf3", "netio"), check_params=check_params)
+    text = edit(PROFILE, "tool: iperf3", "tool: iperf2")
+    Path("p.yaml").write_text(text)
+    assert lines_of(_load_error("p.yaml", mine)) == [
+        f"p.yaml:{line_of(text, 'iperf2')}: tests[0].tool: 'iperf2' is not one of "
+        "'iperf3' or 'netio'"]
+    Path("q.yaml").write_text(PROFILE)
+    assert lines_of(_load_error("q.yaml", mine)) == [
+        f"q.yaml:{line_of(PROFILE, 'window')}: tests[0].params.window: no windows here"]
+    assert seen == ["tcp"]
+
+
+def test_a_stored_profile_reads_back_a_tool_no_longer_known():
+    # a run's manifest is validated without a catalog: a tool since removed still reads
+    profile = Profile.model_validate({"name": "p", "source": "s", "mtu": [1500],
+                                      "tests": [{"name": "t", "tool": "iperf1"}]},
+                                     context=STORED)
+    assert profile.tests[0].tool == "iperf1"
+
+
+def _load_error(name: str, tools: ToolCatalog) -> ConfigError:
+    with pytest.raises(ConfigError) as info:
+        load_profile(name, tools)
+    return info.value
 
 
 def test_unknown_tool_parameter(workdir):
@@ -357,7 +394,7 @@ tests:
 
 def test_point_variable_resolves(workdir):
     Path("p.yaml").write_text(POINT_VARS)
-    p = load_profile("p.yaml")
+    p = load_profile("p.yaml", CATALOG)
     assert p.tests[0].params["window"] == "$win"
     assert [pt.vars["win"] for pt in p.points] == ["64K", "256K"]
 
@@ -379,7 +416,7 @@ def test_point_variable_value_checked_against_the_tool(workdir):
 def test_extends_child_overrides_parent(workdir):
     Path("base.yaml").write_text(PROFILE)
     Path("child.yaml").write_text("extends: base\nname: child\nrepetitions: 3\n")
-    p = load_profile("child.yaml")
+    p = load_profile("child.yaml", CATALOG)
     assert (p.name, p.repetitions, p.source) == ("child", 3, "Test review, section 1")
     assert [pt.mtu for pt in p.points] == [1500, 9000]      # inherited
     assert p.file == "child.yaml"
@@ -403,7 +440,7 @@ def test_extends_error_in_parent_points_into_parent(workdir):
 def test_extends_child_fixes_parent(workdir):
     Path("base.yaml").write_text(edit(PROFILE, "repetitions: 5", "repetitions: 0"))
     Path("child.yaml").write_text("extends: base\nname: child\nrepetitions: 2\n")
-    assert load_profile("child.yaml").repetitions == 2
+    assert load_profile("child.yaml", CATALOG).repetitions == 2
 
 
 def test_extends_loop(workdir):
@@ -477,24 +514,24 @@ def test_readme_yaml_examples_load(workdir):
     inventory = blocks[0]
     profile = [b for b in blocks if "\ntests:" in b][-1]   # not the campaign file's
     Path("inventory.yaml").write_text(inventory)
-    inv = load_inventory("inventory.yaml")
+    inv = load_inventory("inventory.yaml", CATALOG)
     assert [p.name for p in inv.pairs] == ["gbe"]
     Path("profile.yaml").write_text(profile)
-    prof = load_profile("profile.yaml")
+    prof = load_profile("profile.yaml", CATALOG)
     assert [p.mtu for p in prof.points] == [1500, 3000, 6000, 9000]
     # the commented-out alternative, with its "$win" variable, is valid too
     alt = (profile.replace("# points:", "points:").replace("#   - ", "  - ")
            .replace("mtu: [1500, 3000, 6000, 9000]", "# mtu")
            .replace("window: 256K}", "window: $win}"))
     Path("alt.yaml").write_text(alt)
-    assert [p.vars["win"] for p in load_profile("alt.yaml").points] == ["64K", "256K"]
+    assert [p.vars["win"] for p in load_profile("alt.yaml", CATALOG).points] == ["64K", "256K"]
 
 
 def test_vector_sysctl_values_with_spaces_load(workdir):
     text = edit(PROFILE, "mtu: [1500, 9000]",
                 'mtu: [1500, 9000]\nsysctl:\n  net.ipv4.tcp_rmem: "4096 131072 16777216"')
     Path("p.yaml").write_text(text)
-    assert load_profile("p.yaml").sysctl == {"net.ipv4.tcp_rmem": "4096 131072 16777216"}
+    assert load_profile("p.yaml", CATALOG).sysctl == {"net.ipv4.tcp_rmem": "4096 131072 16777216"}
 
 
 def test_shell_characters_in_a_sysctl_value(workdir):

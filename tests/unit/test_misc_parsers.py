@@ -342,32 +342,12 @@ def test_ntttcp_refuses_empty_and_garbage(text: str, where: str) -> None:
 # --------------------------------------------------------------------------- NTttcp builders
 
 
-def test_ddk_sender_is_the_reviews_command_with_l() -> None:
-    # The review printed "ntttcps -m 1,0,<ip> -a 4 256K -n 10000": a typo for "-l 256K".
-    assert ntttcp.ddk_sender_argv("10.0.0.1") == [
-        "ntttcps", "-m", "1,0,10.0.0.1", "-a", "4", "-l", "256K", "-n", "10000"]
-
-
-def test_ddk_receiver_with_and_without_rb() -> None:
-    assert ntttcp.ddk_receiver_argv("10.0.0.1") == [
-        "ntttcpr", "-m", "1,0,10.0.0.1", "-a", "4", "-l", "256K", "-n", "10000"]
-    assert ntttcp.ddk_receiver_argv("10.0.0.1", rb=20000000) == [
-        "ntttcpr", "-m", "1,0,10.0.0.1", "-a", "4", "-l", "256K", "-n", "10000",
-        "-rb", "20000000"]
-
-
-def test_ddk_options_are_passed_through() -> None:
-    assert ntttcp.ddk_sender_argv("198.18.0.2", threads=2, proc="*", async_count=8,
-                                  length="64K", count=500) == [
-        "ntttcps", "-m", "2,*,198.18.0.2", "-a", "8", "-l", "64K", "-n", "500"]
-
-
-def win5(role: str = "-s", **kw):
+def win5(role: str = "-s", receiver: str = "198.18.0.2", **kw):
     """NTttcp.exe 5.x argv as the driver builds it (win_argv), with the reviews' defaults."""
     args = {"exe": "NTttcp.exe", "threads": 1, "proc": "*", "port": 5001, "length": "64K",
                 "async_count": 2, "count": None, "duration_s": 60, "udp": False, "rb": None, "no_sync": False,
                 "xml_file": None}
-    return ntttcp.win_argv(role, "198.18.0.2", **{**args, **kw})
+    return ntttcp.win_argv(role, receiver, **{**args, **kw})
 
 
 def test_win5_builder() -> None:
@@ -389,14 +369,13 @@ def test_linux_builders() -> None:
 
 
 @pytest.mark.parametrize("call", [
-    lambda: ntttcp.ddk_sender_argv(""),
-    lambda: ntttcp.ddk_sender_argv("10.0.0.1 -x"),
-    lambda: ntttcp.ddk_sender_argv("10.0.0.1,2"),
-    lambda: ntttcp.ddk_sender_argv("10.0.0.1", threads=0),
-    lambda: ntttcp.ddk_sender_argv("10.0.0.1", proc=-1),
-    lambda: ntttcp.ddk_sender_argv("10.0.0.1", length="256 K"),
-    lambda: ntttcp.ddk_receiver_argv("10.0.0.1", rb=0),
-    lambda: ntttcp.ddk_sender_argv("10.0.0.1", count=True),
+    lambda: win5(receiver=""),
+    lambda: win5(receiver="10.0.0.1 -x"),
+    lambda: win5(receiver="10.0.0.1,2"),
+    lambda: win5(threads=0),
+    lambda: win5(proc=-1),
+    lambda: win5("-r", rb=0),
+    lambda: win5(count=True),
     lambda: win5(duration_s=0),
     lambda: win5(xml_file="-out.xml"),
     lambda: win5(length="64 K"),

@@ -11,6 +11,7 @@ import textwrap
 
 from nicbench.config.inventory import Inventory
 from nicbench.config.loader import load_profile
+from nicbench.tools.registry import CATALOG
 from nicbench.execution.plan import make_plan, render, same_commands, schedule_pairs
 
 INVENTORY = Inventory.model_validate({
@@ -38,7 +39,7 @@ def profile(tmp_path, body: str = """\
     """A profile of this test's own: ``body`` after its name and source."""
     path = tmp_path / "p.yaml"
     path.write_text("name: planned\nsource: nicbench unit test\n" + textwrap.dedent(body))
-    return load_profile(path)
+    return load_profile(path, CATALOG)
 
 
 def test_the_plan_lists_every_command_per_host_in_order(tmp_path):
@@ -103,7 +104,7 @@ def test_a_windows_plan_shows_the_decoded_scripts_of_the_whole_method():
     from pathlib import Path
 
     plan = make_plan(load_profile(Path(__file__).resolve().parents[2] / "profiles" /
-                                  "ixbt-2003-02-windows.yaml"), WINDOWS)
+                                  "ixbt-2003-02-windows.yaml", CATALOG), WINDOWS)
     for host in ("wa", "wb"):
         cmds = [s.command for s in plan.sent if s.host == host]
         # decoded, not base64 (a base64 UTF-16 script is a long run of these characters)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from nicbench.tools.registry import CATALOG
 from nicbench.config.loader import load_inventory, load_profile
 from nicbench.execution.ossettings import registry_key
 from nicbench.execution.plan import PlanLoopError, Sent, make_plan, render
@@ -33,7 +34,7 @@ def windows_inventory(tmp_path_factory):
     assert "os: linux" in text
     path = tmp_path_factory.mktemp("inv") / "inventory.yaml"
     path.write_text(text.replace("os: linux", "os: windows"))
-    return load_inventory(path)
+    return load_inventory(path, CATALOG)
 
 
 def test_the_three_windows_profiles_are_shipped():
@@ -44,7 +45,7 @@ def test_the_three_windows_profiles_are_shipped():
 @pytest.mark.parametrize("name", WINDOWS_PROFILES)
 def test_a_windows_profile_plans_its_registry_one_reboot_per_group_and_the_restore(
         name, windows_inventory):
-    profile = load_profile(ROOT / "profiles" / name)
+    profile = load_profile(ROOT / "profiles" / name, CATALOG)
     plan = make_plan(profile, windows_inventory)
     assert len(plan.pairs) == 5 and len(windows_inventory.hosts) == 2
     groups = list(dict.fromkeys(registry_key(p) for p in profile.points if p.registry))
@@ -90,7 +91,7 @@ def test_a_reboot_wait_that_loops_stops_the_plan_instead_of_filling_the_memory(
     monkeypatch.setattr(FakeWindowsHost, "boot_time",
                         property(lambda self: "2026-01-09T06:00:00.0000000Z"))
     monkeypatch.setattr(WindowsPlatform, "PROBE_INTERVAL_S", 0.0)
-    profile = load_profile(ROOT / "profiles" / "ixbt-2003-01-windows.yaml")
+    profile = load_profile(ROOT / "profiles" / "ixbt-2003-01-windows.yaml", CATALOG)
     with pytest.raises(PlanLoopError, match="second probe"):
         make_plan(profile, windows_inventory)
 
@@ -99,7 +100,7 @@ def test_the_plan_shows_the_profile_s_reboot_timeout(tmp_path, windows_inventory
     text = (ROOT / "profiles" / "ixbt-2003-02-windows.yaml").read_text()
     path = tmp_path / "w.yaml"
     path.write_text(text + "reboot_timeout_s: 600\n")
-    plan = make_plan(load_profile(path), windows_inventory, pairs=["gbe"])
+    plan = make_plan(load_profile(path, CATALOG), windows_inventory, pairs=["gbe"])
     notes = [s for s in plan.sent if s.command.startswith("# wait for the reboot")]
     assert notes and all(_first_line(s) == (
         "# wait for the reboot: this probe repeated every 5 s (each at most 10 s) until "

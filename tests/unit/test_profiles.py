@@ -16,6 +16,7 @@ from clihelp import nicbench
 from nicbench.check import PairReport, SideReport, profile_tools, will_be_skipped
 from nicbench.config.fields import parse_rate, parse_size
 from nicbench.config.loader import load_profile
+from nicbench.tools.registry import CATALOG
 from nicbench.tools.params import resolve
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,7 +47,7 @@ TCPIP_JUMBO = {"TcpWindowSize": 20971520, "Tcp1323Opts": 3}
 
 
 def load(name: str):
-    return load_profile(PROFILES / f"{name}.yaml")
+    return load_profile(PROFILES / f"{name}.yaml", CATALOG)
 
 
 def text(name: str) -> str:
@@ -71,7 +72,7 @@ def test_the_profiles_directory_has_every_method():
 
 @pytest.mark.parametrize("path", ALL, ids=[p.stem for p in ALL])
 def test_every_profile_loads_and_validates(path):
-    profile = load_profile(path)
+    profile = load_profile(path, CATALOG)
     assert profile.name == path.stem
     assert profile.source.strip()
     assert profile.points and profile.tests

@@ -18,7 +18,7 @@ from nicbench.errors import (CommandFailed, CommandTimeout, ConfigError, ConfigE
                              NicbenchError, TuningError)
 from nicbench.platforms.base import CpuTimes, HostFacts, InterfaceFacts
 from nicbench.platforms.linux import LinuxPlatform
-from nicbench.platforms.tuning import TuningSession, read_journal
+from nicbench.platforms.tuning import TuningSession, read_journal_entries
 from nicbench.remote.fake import FakeConnection
 from nicbench.remote.local import LocalConnection
 from nicbench.remote.result import make_result
@@ -234,7 +234,7 @@ def test_restore_in_reverse_order(two_hosts, tmp_path):
         s.set_mtu(b, "eth1", 9000)
         s.set_sysctl(a, "net.ipv4.tcp_rmem", "4096 262144 8388608")
         s.set_mtu(a, "eth1", 6000)                 # second change of a key
-        assert [(c.host, c.key, c.original) for c in read_journal(journal)] == [
+        assert [(c.host, c.key, c.original) for c in read_journal_entries(journal)[0]] == [
             ("a", "eth1", "1500"), ("b", "eth1", "1500"), ("a", "net.ipv4.tcp_rmem",
                                                            "4096\t131072\t6291456")]
         del log[:]
@@ -243,7 +243,7 @@ def test_restore_in_reverse_order(two_hosts, tmp_path):
                    ("a", "mtu", "eth1", 1500)]     # the true original, not 9000
     assert a.mtus == b.mtus == {"eth1": 1500}
     assert s.pending() == [] and s.restore() == []
-    assert all(c.restored for c in read_journal(journal))
+    assert all(c.restored for c in read_journal_entries(journal)[0])
 
 
 def test_unchanged_values_are_not_recorded(two_hosts):

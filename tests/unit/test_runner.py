@@ -16,6 +16,7 @@ import pytest
 
 from nicbench.config.inventory import Inventory
 from nicbench.config.loader import load_profile
+from nicbench.tools.registry import CATALOG
 from nicbench.execution import events as ev
 from nicbench.execution.runner import Runner
 from nicbench.platforms.fake import Answer, FakeHosts, FakeInterface, ToolCall
@@ -44,7 +45,7 @@ class Stop(Exception):
 def profile(tmp_path, text: str):
     path = tmp_path / "p.yaml"
     path.write_text("name: t\nsource: nicbench unit test\n" + textwrap.dedent(text))
-    return load_profile(path)
+    return load_profile(path, CATALOG)
 
 
 def fake(answer, *, max_mtu_b: int = 65535, sysctls=None) -> FakeHosts:

@@ -18,6 +18,7 @@ import pytest
 
 from nicbench.config.inventory import Inventory
 from nicbench.config.loader import load_profile
+from nicbench.tools.registry import CATALOG
 from nicbench.errors import CommandFailed, ConnectError
 from nicbench.execution import events as ev
 from nicbench.execution.runner import Runner
@@ -112,7 +113,7 @@ def profile(tmp_path, text: str = PROFILE):
     path = tmp_path / "p.yaml"
     import textwrap
     path.write_text(textwrap.dedent(text))
-    return load_profile(path)
+    return load_profile(path, CATALOG)
 
 
 def test_four_host_disjoint_pairs_run_at_once_each_at_its_own_mtu(tmp_path):

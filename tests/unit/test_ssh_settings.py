@@ -10,9 +10,10 @@ from __future__ import annotations
 import pytest
 
 from nicbench.config.loader import load_inventory
+from nicbench.tools.registry import CATALOG
 from nicbench.errors import ConfigError, ConfigErrors
 from nicbench.platforms.hosts import ssh_target
-from nicbench.remote.ssh_config import JumpSpec, parse_proxy_jump
+from nicbench.config.jump import JumpSpec, parse_proxy_jump
 
 PAIRLESS = """\
 format_version: 1
@@ -33,7 +34,7 @@ def inventory(home, host_yaml: str, ssh_config: str | None = None):
     if ssh_config is not None:
         (home / "ssh_config").write_text(ssh_config)
     (home / "inventory.yaml").write_text(PAIRLESS.format(host=host_yaml))
-    return load_inventory(home / "inventory.yaml")
+    return load_inventory(home / "inventory.yaml", CATALOG)
 
 
 def target_of(home, host_yaml: str, ssh_config: str | None = None):
@@ -292,7 +293,7 @@ def test_the_readme_example_resolves_as_it_says(home):
     (home / ".ssh").mkdir()
     (home / ".ssh" / "config").write_text(ssh_config)
     (home / "inventory.yaml").write_text(inventory_yaml)
-    inv = load_inventory(home / "inventory.yaml")
+    inv = load_inventory(home / "inventory.yaml", CATALOG)
     t = ssh_target(inv, inv.hosts[0])
     assert (t.name, t.address, t.user, t.port) == ("lab-a", "lab-a.bench.example.org", "root", 22)
     assert t.key_files == (str(home / ".ssh/lab_ed25519"),)

@@ -19,13 +19,14 @@ import pytest
 
 from nicbench.config.inventory import Inventory
 from nicbench.config.loader import load_profile
+from nicbench.tools.registry import CATALOG
 from nicbench.errors import ConnectError, HostKeyError
 from nicbench.execution import events as ev
 from nicbench.execution.runner import Runner
 from nicbench.platforms.base import PlatformOptions
 from nicbench.platforms.fake_windows import (TEMP, FakeAdapter, FakeWindowsHost, FakeWindowsPair,
                                              ToolRun, windows_pair)
-from nicbench.platforms.tuning import TuningSession, read_journal
+from nicbench.platforms.tuning import TuningSession, read_journal_entries
 from nicbench.platforms.windows import WindowsPlatform
 from nicbench.results.records import Failure, Kind, Status
 from nicbench.tools import iperf2, ntttcp
@@ -91,7 +92,7 @@ def hosts(options: PlatformOptions | None = None) -> FakeWindowsPair:
 def profile(tmp_path, text: str = PROFILE):
     path = tmp_path / "w.yaml"
     path.write_text("name: w\nsource: nicbench unit test\n" + textwrap.dedent(text))
-    return load_profile(path)
+    return load_profile(path, CATALOG)
 
 
 class Stop(Exception):
@@ -133,7 +134,7 @@ def test_a_whole_windows_run_restores_everything_with_few_reboots(tmp_path):
         assert h.boots == 4, name
     rebooted = [e for e in seen if isinstance(e, ev.HostRebooted)]
     assert sorted(e.host for e in rebooted) == ["wa", "wa", "wb", "wb"]
-    assert all(c.restored for c in read_journal(run.run_dir.journal_file))
+    assert all(c.restored for c in read_journal_entries(run.run_dir.journal_file)[0])
 
     # Every command crossed the wire as base64 and decodes to what was meant.
     for conn in pair.connections.values():
@@ -299,7 +300,7 @@ def test_restore_waits_for_a_reboot_as_long_as_the_runs_profile_says(
     assert "still changed: wa: reboot tcpip-parameters" in err
     for h in pair.hosts.values():    # what could be done was done: values, processes
         assert h.registry == {} and h.dirs == set() and h.files == {}
-    pending = read_journal(out / "tuning.json")
+    pending = read_journal_entries(out / "tuning.json")[0]
     assert {(c.host, c.kind) for c in pending} == {("wa", "reboot"), ("wb", "reboot")}
 
 
@@ -378,7 +379,7 @@ def test_a_reboot_marker_journaled_before_a_crash_reboots_after_the_values_go(tm
     assert log.index("delete Tcp1323Opts") < log.index("delete TcpWindowSize") < \
         log.index("shutdown.exe")
     assert log[-1] == "last-boot"                    # then waited until it was back
-    assert read_journal(journal) == []
+    assert read_journal_entries(journal)[0] == []
 
 
 def test_a_dropped_connection_is_reconnected_and_the_trial_retried(tmp_path):
@@ -461,7 +462,7 @@ def test_a_reboot_timeout_during_a_run_gives_the_pair_up_and_says_so(tmp_path):
     assert {(p.host, p.what.split(" (")[0]) for p in run.problems} >= {
         ("wa", "registry TcpWindowSize"), ("wb", "registry TcpWindowSize")}
     assert len({str(p) for p in run.problems}) == len(run.problems)
-    assert {c.host for c in read_journal(run.run_dir.journal_file)} == {"wa", "wb"}
+    assert {c.host for c in read_journal_entries(run.run_dir.journal_file)[0]} == {"wa", "wb"}
 
 
 def test_check_talks_to_windows_hosts_through_the_platform(monkeypatch):
@@ -608,7 +609,7 @@ def test_a_value_moved_to_the_next_group_keeps_its_original_and_says_what_is_in_
     session = TuningSession(tmp_path / "tuning.json")
     session.apply(plat, "registry", "TcpWindowSize", str(0xffff))
     session.apply(plat, "registry", "TcpWindowSize", "20971520")    # the next group's
-    (change,) = read_journal(tmp_path / "tuning.json")
+    (change,) = read_journal_entries(tmp_path / "tuning.json")[0]
     assert (change.original, change.applied) == (None, "20971520")
     assert pair.hosts["wa"].registry == {"TcpWindowSize": 20971520}
     assert session.restore() == [] and pair.hosts["wa"].registry == {}
