@@ -34,7 +34,8 @@ OURS = {"report.html", "report.html.tmp", "figures", "tables", "data"}
 def build_report(dirs: list[str], out: str | None = None, *,
                  link_rates: list[str] | tuple[str, ...] = (),
                  labels: list[str] | tuple[str, ...] = (), reference: str | None = None,
-                 single_file: bool = False, warn: Warn | None = None) -> Path:
+                 single_file: bool = False, warn: Warn | None = None,
+                 min_change_pct: float | None = None) -> Path:
     from nicbench.report.build import build
     from nicbench.report.load import load_runs
     from nicbench.report.page import copy_runs, write_figures, write_page, write_tables
@@ -48,7 +49,8 @@ def build_report(dirs: list[str], out: str | None = None, *,
     _check_rate_names(rates, runs)
     target = Path(out) if out else _default_out()
     _prepare_out(target, runs)
-    report = build(runs, rates, ref)
+    report = build(runs, rates, ref, **({} if min_change_pct is None
+                                         else {"min_change_pct": min_change_pct}))
     render_all(report)
     try:
         if not single_file:
