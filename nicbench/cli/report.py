@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from nicbench.cli import console
@@ -22,7 +21,7 @@ def cmd_report(args) -> int:
     dirs = [str(d) for given in args.dirs for d in run_dirs(given)]
     page = build_report(dirs, args.out, link_rates=args.link_rate, labels=args.label,
                         reference=args.reference, single_file=args.single_file,
-                        warn=console.warn, min_change_pct=args.min_change)
+                        warn=console.warn, min_change_pct=_min_change(args.min_change))
     out(f"report: {page}")
     return 0
 
@@ -45,18 +44,21 @@ def register(sub) -> None:
                          "references/arnold-2002-netio.yaml)")
     rp.add_argument("--single-file", action="store_true",
                     help="one self-contained report.html with the charts inline (mailable)")
-    rp.add_argument("--min-change", type=_min_change, default=None, metavar="PCT",
+    rp.add_argument("--min-change", default=None, metavar="PCT",
                     help="the smallest change a comparison calls faster or slower, %% of "
                          "run A's median (default 1; never below the tool's printed "
                          "resolution)")
     rp.set_defaults(func=cmd_report)
 
 
-def _min_change(text: str) -> float:
+def _min_change(text: str | None) -> float | None:
+    if text is None:
+        return None
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of %") from None
+        value = -1.0
     if not 0 <= value < 100:        # NaN too
-        raise argparse.ArgumentTypeError(f"{text}: give a % from 0 to below 100")
+        raise UsageError(f"--min-change {text!r}: give a % of run A's median from 0 to "
+                         "below 100, e.g. --min-change 1.5")
     return value

@@ -126,7 +126,7 @@ class RunDifferences:
         if same:
             out.append(MethodWarning("no differences found in", ", ".join(same), group=who,
                                      difference=False))
-        missing = [f"{w} ({' and '.join(sorted(self.not_recorded[w]))})"
+        missing = [f"{w} ({_runs_word(self.not_recorded[w])})"
                    for w in CHECKED if self.not_recorded.get(w)
                    and w not in differing and w not in self.same]
         unread = [w for w in CHECKED if w not in self.same and w not in differing
@@ -136,6 +136,10 @@ class RunDifferences:
                                      ", ".join(missing + [f"{w} (neither run)" for w in unread]),
                                      group=who, difference=False))
         return out
+
+
+def _runs_word(labels: set[str]) -> str:
+    return ("run " if len(labels) == 1 else "runs ") + " and ".join(sorted(labels))
 
 
 def run_differences(ra: Run, rb: Run, pairs: list[tuple[Entry, Entry]],

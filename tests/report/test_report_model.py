@@ -540,6 +540,55 @@ def test_a_faster_run_is_called_faster(copy_run):
     assert {r[cols.index("verdict")] for r in t.csv_rows} == {"slower"}
 
 
+def test_what_differs_between_the_runs_is_listed_by_host_and_marked_on_its_rows(copy_run):
+    """Run B moved to an Intel Xeon with more memory recorded and a newer iperf3 on one
+    host; run A's manifest is an old one that never recorded memory."""
+    from nicbench.report.build import build
+    from nicbench.report.load import load_runs
+
+    b = copy_run(RUN_B, "xeon")
+    m = json.loads((b / "manifest.json").read_text())
+    for facts in m["hosts"].values():
+        facts["cpu_model"] = "Intel(R) Xeon(R) Gold 6338"
+        facts["memory_bytes"] = 64 << 30
+    m["tools"]["nbr-b"]["iperf3"] = "3.16"
+    (b / "manifest.json").write_text(json.dumps(m))
+    report = build(load_runs([RUN_A, b]))
+    lines = [(w.group, w.what, w.text) for w in report.warnings]
+    for host in ("nbr-a", "nbr-b"):
+        assert (f"runs A and B, host {host}", "CPU model",
+                "AMD EPYC in A, Intel(R) Xeon(R) Gold 6338 in B") in lines
+    assert ("runs A and B, host nbr-b", "iperf3 version", "3.12 in A, 3.16 in B") in lines
+    # grouped: every line of a host together
+    groups = [g for g, _, _ in lines]
+    assert all(groups.index(g) == i or groups[i - 1] == g for i, g in enumerate(groups))
+    # memory only in B: not recorded, not a difference
+    assert not any(w == "memory" for _, w, _ in lines)
+    missing = next(t for _, w, t in lines if w.startswith("not recorded"))
+    assert "memory (run A)" in missing and "ring sizes (runs A and B)" in missing
+    same = next(t for _, w, t in lines if w == "no differences found in")
+    assert "kernel" in same and "CPU model" not in same
+    (t,) = report.tables_of("comparison")
+    cols = t.csv_columns
+    for r in t.csv_rows:
+        row = dict(zip(cols, r, strict=True))
+        assert "CPU model (CPU %, CPU-bound throughput)" in row["differs"]
+        assert ("iperf3 version (parser)" in row["differs"]) == (row["test"] == "iperf3-tcp")
+    (d,) = report.tables_of("comparison-differences")
+    assert ["A and B", "host nbr-b", "iperf3 version", "3.12", "3.16", "parser"] in d.rows
+
+
+def test_two_runs_with_the_same_setup_say_none_found(copy_run):
+    from nicbench.report.build import build
+    from nicbench.report.load import load_runs
+
+    report = build(load_runs([RUN_B, copy_run(RUN_B, "again")]))
+    assert [w.what for w in report.warnings] == [
+        "no differences found in", "not recorded (not counted as a difference)"]
+    assert not any(w.difference for w in report.warnings)
+    assert report.warnings[0].text.startswith("CPU model, CPU count, kernel, driver (inventory)")
+
+
 # -- tables ---------------------------------------------------------------------------------
 def test_iperf_tests_at_several_lengths_make_a_netio_style_table(model):
     (t,) = model.tables_of("iperf-length")
