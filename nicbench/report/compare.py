@@ -174,8 +174,9 @@ def compare(ix: Index, min_change_pct: float = MIN_CHANGE_PCT,
                 ca = ix.get(a.run_index, a.pair, point, test)
                 cb = ix.get(b.run_index, b.pair, point, test)
                 row = _measure(a, b, test, point, mtu, ca, cb, min_change_pct)
-                row.differs = [d.mark for d in marks.get((ia, ib), [])
-                               if d.covers(a, b, row.tool, test, point)]
+                row.differs = list(dict.fromkeys(    # one mark for several hosts
+                    d.mark for d in marks.get((ia, ib), [])
+                    if d.covers(a, b, row.tool, test, point)))
                 rows.append(row)
         judge(rows)
         out += rows
