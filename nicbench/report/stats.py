@@ -100,12 +100,16 @@ def mann_whitney_p(a: Sequence[float], b: Sequence[float]) -> float | None:
 def _null_counts(scores: tuple[int, ...], n_a: int) -> np.ndarray:
     """counts[s]: how many ways of choosing ``n_a`` of the (sorted) doubled ranks
     ``scores`` sum to s. Exact: every count is at most C(n, n_a) < 2^63 for n <= 60."""
-    top = sum(scores[-n_a:])
+    n, top = len(scores), sum(scores[-n_a:])
     ways = np.zeros((n_a + 1, top + 1), dtype=np.int64)
     ways[0, 0] = 1
-    for r in scores:
-        # ways[k + 1][s + r] += ways[k][s], all k at once from the values before this one
-        ways[1:, r:] += ways[:-1, :top + 1 - r].copy()
+    reach = 0                                   # the largest sum taken so far
+    for i, r in enumerate(scores):
+        reach = min(reach + r, top)
+        # ways[k + 1][s + r] += ways[k][s], all k at once from the values before this one;
+        # only the k that can still make n_a with the values left, only the sums reached
+        lo, hi = max(0, n_a - (n - i)), min(i + 1, n_a)
+        ways[lo + 1:hi + 1, r:reach + 1] += ways[lo:hi, :reach + 1 - r].copy()
     return ways[n_a]
 
 
