@@ -118,8 +118,12 @@ class RunDifferences:
 
     def warnings(self) -> list[MethodWarning]:
         who = f"runs {self.a.label} and {self.b.label}"
-        out = [MethodWarning(d.what, d.text, group=f"{who}, {d.group}")
-               for d in self.differences]
+        out = [MethodWarning("no manifest", f"run {r.label} has no manifest.json: its hosts, "
+                             "cards, tool versions and method are unknown, so nothing is "
+                             "said of them below", group=who)
+               for r in (self.a, self.b) if r.manifest is None]
+        out += [MethodWarning(d.what, d.text, group=f"{who}, {d.group}")
+                for d in self.differences]
         differing = {d.what for d in self.differences}
         same = [w for w in CHECKED if w in self.same and w not in differing]
         same += sorted(self.same - differing - set(CHECKED))
@@ -131,6 +135,8 @@ class RunDifferences:
                    and w not in differing and w not in self.same]
         unread = [w for w in CHECKED if w not in self.same and w not in differing
                   and not self.not_recorded.get(w)]
+        if self.a.manifest is None or self.b.manifest is None:
+            unread = []                 # said once above
         if missing or unread:
             out.append(MethodWarning("not recorded (not counted as a difference)",
                                      ", ".join(missing + [f"{w} (neither run)" for w in unread]),

@@ -590,6 +590,19 @@ def test_two_runs_with_the_same_setup_say_none_found(copy_run):
     assert report.warnings[0].text.startswith("CPU model, CPU count, kernel, driver (inventory)")
 
 
+def test_a_run_without_manifest_is_said_once_and_nothing_is_guessed(copy_run):
+    from nicbench.report.build import build
+    from nicbench.report.load import load_runs
+
+    b = copy_run(RUN_B, "bare")
+    (b / "manifest.json").unlink()
+    report = build(load_runs([RUN_A, b], lambda _: None))
+    (first, *rest) = report.warnings
+    assert first.what == "no manifest" and first.text.startswith("run B has no manifest")
+    assert not any(w.difference for w in rest)
+    assert "neither run" not in " ".join(w.text for w in rest)
+
+
 # -- tables ---------------------------------------------------------------------------------
 def test_iperf_tests_at_several_lengths_make_a_netio_style_table(model):
     (t,) = model.tables_of("iperf-length")
