@@ -288,7 +288,7 @@ def _ci_text(c: Comparison) -> str:
 def comparison_table(comps: list[Comparison]) -> Table:
     t = Table(id="comparison", family="comparison", title="Each adapter, test and point",
               columns=["adapter", "test", "point", "A", "B", "n A/B", "A median",
-                       "B median", "shift Mbit/s", "change %", "95 % interval %",
+                       "B median", "shift Mbit/s", "change %", "95 % interval",
                        "threshold %", "p", "p adjusted", "verdict", "differs", "note"],
               caption=(f"Each adapter in a later run against the first run that has it, "
                        f"on all the stored repetitions. Shift: {SHIFT_NAME}; change: the "

@@ -841,3 +841,43 @@ def test_a_resumed_run_is_reported_from_the_records_that_stand(copy_run):
     b = panel(fig(report, "speed-iperf3-tcp"), "MTU 9000").bar("0/stall")
     assert (b.value, b.n_ok, b.n) == (500.0, 1, 2)
     assert b.text == "500.0 · 1/2 (1 failed)"
+
+
+def test_the_main_job_against_a_faster_night_keeps_every_word_honest(copy_run):
+    """The roundup (15 repetitions, netPIPE once) against a copy in which the gbe card is
+    3 % faster in every iperf3 repetition and nothing else changed: gbe's iperf3 rows are
+    faster where its repetitions are steadier than that, every other row within noise
+    (identical figures) or not testable; no word
+    contradicts its shift, no faster/slower interval reaches inside the threshold."""
+    from nicbench.report.build import build
+    from nicbench.report.load import load_runs
+
+    night = copy_run(ROUNDUP, "night-2")
+    lines = [json.loads(line) for line in (night / "trials.jsonl").read_text().splitlines()]
+    for r in lines:
+        if r["pair"] == "gbe" and r["tool"] == "iperf3" and r.get("throughput_bps"):
+            r["throughput_bps"] *= 1.03
+    (night / "trials.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    report = build(load_runs([ROUNDUP, night]))
+    (t,) = report.tables_of("comparison")
+    rows = [dict(zip(t.csv_columns, r, strict=True)) for r in t.csv_rows]
+    for r in rows:
+        if r["verdict"] in ("faster", "slower"):
+            sign = 1 if r["verdict"] == "faster" else -1
+            assert sign * r["shift_bps"] > 0
+            assert sign * r["ci_low_pct" if sign > 0 else "ci_high_pct"] > r["threshold_pct"]
+            assert r["p_adjusted"] < 0.05
+        if (r["n_a"], r["n_b"]) == (1, 1):
+            assert r["verdict"] == "not testable"
+    words = {(r["adapter_id"], r["test"], r["point"]): r["verdict"] for r in rows}
+    gbe_iperf3 = {k: v for k, v in words.items() if k[0] == "lab-gbe" and k[1] == "iperf3-tcp"}
+    assert {k[2]: v for k, v in gbe_iperf3.items()} == {
+        "mtu1500": "within noise", "mtu6000": "faster", "mtu9000": "faster",
+        "mtu16000": "faster"}
+    # at MTU 1500 the repetitions themselves spread far wider than 3 %: 3 % is not shown
+    a = [r["throughput_bps"] for r in lines if r["pair"] == "gbe" and r["tool"] == "iperf3"
+         and r["point"] == "mtu1500" and r.get("throughput_bps")]
+    assert (max(a) - min(a)) / statistics.median(a) > 0.10
+    others = {v for k, v in words.items() if k not in gbe_iperf3}
+    assert others == {"within noise", "not testable", "not comparable"}
+    assert not any(w.difference for w in report.warnings)
