@@ -7,7 +7,8 @@
     colours.py    one colour and marker per adapter, from its id; shades for later runs
     model.py      the report as data: entries, figure models, tables, failures
     build.py      runs -> models (configs, verdict, compare, bars, netpipe, tables,
-                  failures, setup, reference: one module per family)
+                  failures, setup, reference: one module per family; compare uses
+                  stats, resolution and differences)
     svg.py        figure models -> SVG
     page.py       models -> report.html (jinja2), tables/*.csv, figures/*.svg, data/
 
