@@ -21,7 +21,7 @@ def cmd_report(args) -> int:
     dirs = [str(d) for given in args.dirs for d in run_dirs(given)]
     page = build_report(dirs, args.out, link_rates=args.link_rate, labels=args.label,
                         reference=args.reference, single_file=args.single_file,
-                        warn=console.warn)
+                        warn=console.warn, min_change_pct=_min_change(args.min_change))
     out(f"report: {page}")
     return 0
 
@@ -44,4 +44,21 @@ def register(sub) -> None:
                          "references/arnold-2002-netio.yaml)")
     rp.add_argument("--single-file", action="store_true",
                     help="one self-contained report.html with the charts inline (mailable)")
+    rp.add_argument("--min-change", default=None, metavar="PCT",
+                    help="the smallest change a comparison calls faster or slower, %% of "
+                         "run A's median (default 1; never below the tool's printed "
+                         "resolution)")
     rp.set_defaults(func=cmd_report)
+
+
+def _min_change(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < 100:        # NaN too
+        raise UsageError(f"--min-change {text!r}: give a % of run A's median from 0 to "
+                         "below 100, e.g. --min-change 1.5")
+    return value

@@ -64,6 +64,7 @@ class HostFacts:
     cpu_model: str | None
     cpus: int | None
     hostname: str | None = None
+    memory_bytes: int | None = None      # physical memory; None: not read on this OS
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,34 @@ def parse_ethtool_k(text: str) -> dict[str, bool]:
     return out
 
 
+HOST_FACTS_SCRIPT = ("uname -r; hostname; nproc 2>/dev/null || echo; "
+                     "grep -m1 '^model name' /proc/cpuinfo || echo; "
+                     "grep -m1 '^MemTotal:' /proc/meminfo || echo")
+
+
+def host_facts_command() -> list[str]:
+    """One command for a host's kernel, name, CPU count and model, and memory: one line
+    each, an empty line for what the host cannot say."""
+    return ["sh", "-c", HOST_FACTS_SCRIPT]
+
+
+def parse_host_facts(text: str) -> HostFacts:
+    """The lines of :func:`host_facts_command`; a missing line is a fact not recorded
+    (None), never a guess."""
+    lines = [*text.splitlines(), "", "", "", "", ""]
+    cpus = lines[2].strip()
+    model = lines[3].split(":", 1)[1].strip() if ":" in lines[3] else None
+    return HostFacts(os="linux", kernel=lines[0].strip(), hostname=lines[1].strip() or None,
+                     cpus=int(cpus) if cpus.isdigit() else None, cpu_model=model or None,
+                     memory_bytes=parse_meminfo_total(lines[4]))
+
+
+def parse_meminfo_total(line: str) -> int | None:
+    """``MemTotal:       24684084 kB`` of /proc/meminfo (kB there is 1024 bytes) -> bytes."""
+    m = re.match(r"^MemTotal:\s+(\d+)\s+kB\s*$", line.strip())
+    return int(m.group(1)) * 1024 if m else None
+
+
 def parse_proc_stat(text: str) -> CpuTimes:
     """First line of /proc/stat: user nice system idle iowait irq softirq steal ..."""
     for line in text.splitlines():
@@ -104,14 +132,8 @@ class LinuxPlatform(Platform):
         return self._host_facts
 
     def _probe_host_facts(self) -> HostFacts:
-        res = self.conn.run(["sh", "-c", "uname -r; hostname; nproc 2>/dev/null || echo; "
-                                         "grep -m1 '^model name' /proc/cpuinfo || echo"],
-                            warn=True)
-        lines = [*res.stdout.splitlines(), "", "", "", ""]
-        cpus = lines[2].strip()
-        model = lines[3].split(":", 1)[1].strip() if ":" in lines[3] else None
-        return HostFacts(os="linux", kernel=lines[0].strip(), hostname=lines[1].strip() or None,
-                         cpus=int(cpus) if cpus.isdigit() else None, cpu_model=model)
+        res = self.conn.run(host_facts_command(), warn=True)
+        return parse_host_facts(res.stdout)
 
     def _link(self, iface: str) -> dict:
         res = self.conn.run(["ip", "-j", "-d", "addr", "show", "dev", iface], warn=True)

@@ -7,7 +7,8 @@
     colours.py    one colour and marker per adapter, from its id; shades for later runs
     model.py      the report as data: entries, figure models, tables, failures
     build.py      runs -> models (configs, verdict, compare, bars, netpipe, tables,
-                  failures, setup, reference: one module per family)
+                  failures, setup, reference: one module per family; compare uses
+                  stats, resolution and differences)
     svg.py        figure models -> SVG
     page.py       models -> report.html (jinja2), tables/*.csv, figures/*.svg, data/
 
@@ -36,14 +37,16 @@ OURS = {"report.html", "report.html.tmp", "figures", "tables", "data"}
 def build_report(dirs: list[str], out: str | None = None, *,
                  link_rates: list[str] | tuple[str, ...] = (),
                  labels: list[str] | tuple[str, ...] = (), reference: str | None = None,
-                 single_file: bool = False, warn: Warn | None = None) -> Path:
+                 single_file: bool = False, warn: Warn | None = None,
+                 min_change_pct: float | None = None) -> Path:
     rates = parse_link_rates(link_rates)
     runs = load_runs(dirs, warn, labels)
     ref = load_reference(reference) if reference else None
     _check_rate_names(rates, runs)
     target = Path(out) if out else _default_out()
     _prepare_out(target, runs)
-    report = build(runs, rates, ref)
+    report = build(runs, rates, ref, **({} if min_change_pct is None
+                                         else {"min_change_pct": min_change_pct}))
     render_all(report)
     try:
         if not single_file:

@@ -5,7 +5,8 @@ what a chart or table shows; nothing here draws:
 
     configs.py     entries (names, colours) and configurations, built once
     verdict.py     the verdict: best figure per adapter and method, ranking sentences
-    compare.py     run against run: pairs, the test on the repetitions, method warnings
+    compare.py     run against run: pairs, the shift and the test on the repetitions, words
+    differences.py what differs between compared runs (hosts, cards, tools, method)
     bars.py        speed rankings, heatmaps, CPU and cost charts of the rate tools
     netpipe.py     netPIPE curves per adapter and per MTU, and the plateau
     tables.py      adapters, every configuration, netio-style tables
@@ -28,7 +29,8 @@ from nicbench.report.setup import setup_of
 
 
 def build(runs: list[Run], rates: dict[str, float] | None = None,
-          reference: ReferenceFile | None = None) -> Report:
+          reference: ReferenceFile | None = None,
+          min_change_pct: float = compare.MIN_CHANGE_PCT) -> Report:
     entries = build_entries(runs, rates or {})
     ix = Index(runs, entries)
     verdicts = verdict.verdicts(ix)
@@ -39,8 +41,11 @@ def build(runs: list[Run], rates: dict[str, float] | None = None,
     warnings = []
     comparison = len(runs) > 1
     if comparison:
-        table_list.append(compare.comparison_table(compare.compare(ix)))
-        warnings = compare.method_warnings(ix)
+        diffs = compare.differences(ix)
+        table_list.append(compare.comparison_table(compare.compare(ix, min_change_pct,
+                                                                   diffs)))
+        table_list.append(compare.differences_table(diffs))
+        warnings = compare.warnings(diffs)
     figures = (bars.speed_figures(ix) + bars.heatmap_figures(ix) + bars.cpu_figures(ix)
                + bars.cost_figures(ix))
     np_figures, np_tables = netpipe.netpipe_figures(ix)

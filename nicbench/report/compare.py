@@ -2,36 +2,56 @@
 
 Entries are paired by the adapter's inventory id (and, where one run tested that adapter
 on several pairs, by the pair's name). Each later run is compared with the first run that
-has the adapter ("A"), configuration by configuration (test and point of the same name):
+has the adapter ("A"), configuration by configuration (test and point of the same name).
 
-- the figure of each run (the selected value when both runs select the same way, else the
-  median of each, and the table says which), the change in Mbit/s and %;
-- the p-value of the two-sided Mann-Whitney U test on the stored repetitions
-  (``stats.py``), and a verdict: ``faster`` or ``slower`` when p < 0.05 (the direction of
-  the medians), ``within noise`` otherwise, ``not comparable`` when one run has no
-  successful repetition there (or no such test or point at all).
+One statistic per row, for the number and the word alike (``stats.py``): the
+Hodges-Lehmann shift B - A (the median of all pairwise differences of the stored
+repetitions) with its exact 95 % confidence interval from the Mann-Whitney distribution,
+in Mbit/s and as % of A's median, and the two-sided Mann-Whitney p, raw and adjusted by
+Benjamini-Hochberg across the rows of one comparison (run A against run B) that can be
+tested. The word:
 
-Before the table, every way the runs differ in method is named: the selection rule,
-repetitions, the test's parameters, kernels, drivers, offloads and tool versions; a
-difference between best of 2 and median of 3 is drawn in the same chart, and the reader
-must know it.
+- ``faster`` / ``slower`` (the sign of the shift): the adjusted p is below 0.05 AND the
+  whole confidence interval lies beyond the practical threshold: ``--min-change`` % of
+  A's median (1 % by default), never below the resolution the tool printed its figures
+  at (``resolution.py``: iperf 2 prints three digits, whole Mbit/s near a gigabit);
+- ``within noise``: the sizes could have shown a difference and the test did not (p, or
+  the interval reaching inside the threshold: the note says which);
+- ``not testable``: the repetitions are too few for any p below 0.05 (one against one,
+  two against two, three against three ...); the note says how many would do;
+- ``not comparable``: one run has no successful repetition there, or no such test or point.
+
+Each run's selected figure (its profile's ``select``: best, median ...) is kept beside the
+medians (``a_bps``, ``b_bps``), but the word never comes from it.
+
+Before the table, everything that differs between the runs (``differences.py``); the
+differences a row's figure depends on are marked in its ``differs`` column.
 """
 
 from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from nicbench.report.configs import MBIT, Config, Index, fmt, mbit, point_label, tools_with
-from nicbench.report.load import Run
-from nicbench.report.model import Entry, Table, MethodWarning
+from nicbench.report.differences import Difference, RunDifferences, run_differences
+from nicbench.report.model import Entry, MethodWarning, Table
 from nicbench.report.netpipe import plateau, plateau_of
-from nicbench.report.stats import ALPHA, NAME, mann_whitney_p, method, smallest_p
+from nicbench.report.resolution import sample_resolution_bps
+from nicbench.report.stats import (ALPHA, NAME, SHIFT_NAME, bh_adjust, mann_whitney_p, method,
+                                   repetitions_needed, shift_interval, smallest_p, testable)
 
-CSV_COLUMNS = ["adapter", "adapter_id", "test", "point", "a_run", "b_run", "statistic",
-               "a_bps", "b_bps", "change_bps", "change_pct", "a_n", "b_n", "p_value",
-               "significance_test", "verdict", "note"]
+MIN_CHANGE_PCT = 1.0
+FASTER, SLOWER, NOISE, UNTESTABLE, NOT_COMPARABLE = ("faster", "slower", "within noise",
+                                                     "not testable", "not comparable")
+WORDS = (FASTER, SLOWER, NOISE, UNTESTABLE, NOT_COMPARABLE)
+
+CSV_COLUMNS = ["adapter", "adapter_id", "test", "point", "a_run", "b_run", "n_a", "n_b",
+               "a_median_bps", "b_median_bps", "a_select", "b_select", "a_bps", "b_bps",
+               "shift_bps", "change_pct", "ci_low_bps", "ci_high_bps", "ci_low_pct",
+               "ci_high_pct", "threshold_pct", "resolution_bps", "p_value", "p_adjusted",
+               "p_method", "verdict", "differs", "note"]
 
 
 @dataclass
@@ -41,26 +61,39 @@ class Comparison:
     test: str
     point: str
     mtu: int
-    statistic: str
-    a_value: float | None        # Mbit/s
-    b_value: float | None
-    a_n: int
-    b_n: int
-    p: float | None
-    verdict: str
+    tool: str = ""
+    a_select: str = ""          # each run's selection rule: "best of 15"
+    b_select: str = ""
+    a_value: float | None = None       # the selected figures, Mbit/s
+    b_value: float | None = None
+    a_median: float | None = None      # Mbit/s
+    b_median: float | None = None
+    a_n: int = 0
+    b_n: int = 0
+    shift: float | None = None         # Hodges-Lehmann B - A, Mbit/s
+    ci_low: float | None = None        # Mbit/s; None: unbounded (or not tested)
+    ci_high: float | None = None
+    threshold: float | None = None     # Mbit/s
+    resolution: float = 0.0            # Mbit/s
+    p: float | None = None
+    p_adjusted: float | None = None
+    p_method: str = ""
+    verdict: str = NOT_COMPARABLE
     note: str = ""
+    differs: list[str] = field(default_factory=list)
 
-    @property
-    def change(self) -> float | None:
-        if self.a_value is None or self.b_value is None:
+    def pct(self, value: float | None) -> float | None:
+        if value is None or not self.a_median:
             return None
-        return self.b_value - self.a_value
+        return 100.0 * value / self.a_median
 
     @property
     def change_pct(self) -> float | None:
-        if self.change is None or not self.a_value:
-            return None
-        return 100.0 * self.change / self.a_value
+        return self.pct(self.shift)
+
+    @property
+    def testable(self) -> bool:
+        return self.p is not None and testable(self.a_n, self.b_n)
 
 
 def pairs(ix: Index) -> list[tuple[Entry, Entry]]:
@@ -84,6 +117,14 @@ def pairs(ix: Index) -> list[tuple[Entry, Entry]]:
     return out
 
 
+def run_pairs(ix: Index) -> dict[tuple[int, int], list[tuple[Entry, Entry]]]:
+    """The entry pairs of each comparison (run A index, run B index)."""
+    out: dict[tuple[int, int], list[tuple[Entry, Entry]]] = defaultdict(list)
+    for a, b in pairs(ix):
+        out[(a.run_index, b.run_index)].append((a, b))
+    return dict(sorted(out.items()))
+
+
 def _samples(c: Config | None) -> list[float]:
     """The repetitions' figures in Mbit/s: throughput, or a netPIPE run's plateau."""
     if c is None:
@@ -93,30 +134,52 @@ def _samples(c: Config | None) -> list[float]:
     return [r.throughput_bps / MBIT for r in c.ok if r.throughput_bps is not None]
 
 
-def _figure(c: Config, same_rule: bool) -> float | None:
+def _selected(c: Config) -> float | None:
     if c.tool in tools_with("curve"):
-        if same_rule:
-            return plateau(c)
-        vals = _samples(c)
-        return statistics.median(vals) if vals else None
-    if same_rule:
-        return mbit(c.row.selected_bps)
-    return mbit(c.row.median_bps)
+        return plateau(c)
+    return mbit(c.row.selected_bps)
 
 
-def compare(ix: Index) -> list[Comparison]:
+def _rule(c: Config) -> str:
+    what = f"{c.rule} of {c.planned}"
+    return f"plateau, {what}" if c.tool in tools_with("curve") else what
+
+
+def differences(ix: Index) -> list[RunDifferences]:
+    """What differs between the runs of each comparison."""
     out = []
-    for a, b in pairs(ix):
-        keys: dict[tuple[str, str], int] = {}
-        for c in ix.configs:
-            if c.entry.key in (a.key, b.key):
-                keys.setdefault((c.test, c.point), c.mtu)
-        ordered = sorted(keys.items(), key=lambda kv: (_test_rank(ix, a, b, kv[0][0]),
-                                                       kv[1], kv[0][1]))
-        for (test, point), mtu in ordered:
-            ca = ix.get(a.run_index, a.pair, point, test)
-            cb = ix.get(b.run_index, b.pair, point, test)
-            out.append(_compare_one(a, b, test, point, mtu, ca, cb))
+    for (ia, ib), entry_pairs in run_pairs(ix).items():
+        keys = {e.key for ab in entry_pairs for e in ab}
+        tests = sorted({c.test for c in ix.configs if c.entry.key in keys})
+        out.append(run_differences(ix.runs[ia], ix.runs[ib], entry_pairs, tests))
+    return out
+
+
+def compare(ix: Index, min_change_pct: float = MIN_CHANGE_PCT,
+            diffs: list[RunDifferences] | None = None) -> list[Comparison]:
+    diffs = differences(ix) if diffs is None else diffs
+    marks: dict[tuple[int, int], list[Difference]] = {
+        (d.a.index, d.b.index): d.differences for d in diffs}
+    out = []
+    for (ia, ib), entry_pairs in run_pairs(ix).items():
+        rows = []
+        for a, b in entry_pairs:
+            keys: dict[tuple[str, str], int] = {}
+            for c in ix.configs:
+                if c.entry.key in (a.key, b.key):
+                    keys.setdefault((c.test, c.point), c.mtu)
+            ordered = sorted(keys.items(), key=lambda kv: (_test_rank(ix, a, b, kv[0][0]),
+                                                           kv[1], kv[0][1]))
+            for (test, point), mtu in ordered:
+                ca = ix.get(a.run_index, a.pair, point, test)
+                cb = ix.get(b.run_index, b.pair, point, test)
+                row = _measure(a, b, test, point, mtu, ca, cb, min_change_pct)
+                row.differs = list(dict.fromkeys(    # one mark for several hosts
+                    d.mark for d in marks.get((ia, ib), [])
+                    if d.covers(a, b, row.tool, test, point)))
+                rows.append(row)
+        judge(rows)
+        out += rows
     return out
 
 
@@ -128,184 +191,164 @@ def _test_rank(ix: Index, a: Entry, b: Entry, test: str) -> int:
     return 0
 
 
-def _compare_one(a: Entry, b: Entry, test: str, point: str, mtu: int, ca: Config | None,
-                 cb: Config | None) -> Comparison:
-    same_rule = ca is not None and cb is not None and ca.rule == cb.rule
-    if ca is not None and cb is not None:
-        stat = ca.rule if same_rule else "median (the runs select differently)"
-        if ca.tool in tools_with("curve"):
-            stat = "plateau" + ("" if same_rule else ", median of the repetitions")
-    else:
-        stat = ""
-    sa, sb = _samples(ca), _samples(cb)
-    va = _figure(ca, same_rule) if ca is not None else None
-    vb = _figure(cb, same_rule) if cb is not None else None
-    comp = Comparison(a=a, b=b, test=test, point=point, mtu=mtu, statistic=stat,
-                      a_value=va, b_value=vb, a_n=len(sa), b_n=len(sb), p=None,
-                      verdict="not comparable")
+def _measure(a: Entry, b: Entry, test: str, point: str, mtu: int, ca: Config | None,
+             cb: Config | None, min_change_pct: float) -> Comparison:
+    """A row's figures and statistic; the word waits for the adjustment of the p-values."""
+    comp = Comparison(a=a, b=b, test=test, point=point, mtu=mtu)
     if ca is None or cb is None:
         missing = a if ca is None else b
         comp.note = f"not measured in run {missing.run_label} (no such test or point)"
         return comp
+    sa, sb = _samples(ca), _samples(cb)
+    comp.tool = ca.tool
+    comp.a_select, comp.b_select = _rule(ca), _rule(cb)
+    comp.a_value, comp.b_value = _selected(ca), _selected(cb)
+    comp.a_n, comp.b_n = len(sa), len(sb)
     if not sa or not sb:
         failed = ca if not sa else cb
         comp.note = f"run {failed.entry.run_label}: {failed.word} {failed.counts}"
         return comp
+    resolution = max(sample_resolution_bps(ca.ok), sample_resolution_bps(cb.ok)) / MBIT
+    return fill(comp, sa, sb, resolution, min_change_pct)
+
+
+def fill(comp: Comparison, sa: list[float], sb: list[float], resolution: float,
+         min_change_pct: float = MIN_CHANGE_PCT) -> Comparison:
+    """The row's statistic from the repetitions of both runs (Mbit/s) and the resolution
+    the tool printed them at; the word waits for :func:`judge`."""
+    comp.a_n, comp.b_n = len(sa), len(sb)
+    comp.a_median, comp.b_median = statistics.median(sa), statistics.median(sb)
+    comp.resolution = resolution
+    comp.threshold = max(min_change_pct / 100.0 * abs(comp.a_median), comp.resolution)
     comp.p = mann_whitney_p(sa, sb)
-    if comp.p is not None and comp.p < ALPHA:
-        comp.verdict = "faster" if statistics.median(sb) > statistics.median(sa) else "slower"
-    else:
-        comp.verdict = "within noise"
-        floor = smallest_p(len(sa), len(sb))
-        if floor >= ALPHA:
-            comp.note = (f"{len(sa)} and {len(sb)} repetitions cannot show a difference: "
-                         f"the smallest p possible is {floor:.2g}")
-    if method(len(sa), len(sb)) != "exact":
-        comp.note = (comp.note + "; " if comp.note else "") + "p by normal approximation"
+    comp.p_method = method(sa, sb)
+    shift = shift_interval(sa, sb)
+    comp.shift = shift.estimate
+    if testable(len(sa), len(sb)):
+        comp.ci_low, comp.ci_high = shift.low, shift.high
     return comp
+
+
+def judge(rows: list[Comparison]) -> None:
+    """The words of the rows of one comparison, once their p-values are adjusted."""
+    _adjust(rows)
+    for row in rows:
+        _word(row)
+
+
+def _adjust(rows: list[Comparison]) -> None:
+    """Benjamini-Hochberg across the rows of one comparison that can be tested; a row whose
+    sizes cannot reach p < 0.05 cannot be a discovery and is left out of the count."""
+    tested = [r for r in rows if r.testable]
+    for r, adj in zip(tested, bh_adjust([r.p for r in tested if r.p is not None]),
+                      strict=True):
+        r.p_adjusted = adj
+
+
+def _word(c: Comparison) -> None:
+    if c.p is None or c.shift is None or c.threshold is None:
+        return                                       # not comparable, note already set
+    if not c.testable:
+        floor = smallest_p(c.a_n, c.b_n)
+        each, b_only = repetitions_needed(c.a_n)
+        c.verdict = UNTESTABLE
+        c.note = (f"{c.a_n} against {c.b_n} repetitions cannot reach p < {ALPHA:g} (the "
+                  f"smallest p possible is {floor:.2g}): it takes at least {each} in each run"
+                  + (f", or {b_only} in run {c.b.run_label} against run {c.a.run_label}'s "
+                     f"{c.a_n}" if b_only and b_only != each else ""))
+        return
+    threshold = _pct_text(c.pct(c.threshold))
+    assert c.p_adjusted is not None
+    if c.p_adjusted < ALPHA:
+        beyond_up = c.ci_low is not None and c.ci_low > c.threshold and c.shift > 0
+        beyond_down = c.ci_high is not None and c.ci_high < -c.threshold and c.shift < 0
+        if beyond_up or beyond_down:
+            c.verdict = FASTER if beyond_up else SLOWER
+            return
+        c.verdict = NOISE
+        c.note = (f"the runs differ (adjusted p {c.p_adjusted:.2g}) but the 95 % interval "
+                  f"{_ci_text(c)} reaches inside the threshold of ±{threshold} %")
+        return
+    c.verdict = NOISE
+    if c.p < ALPHA:
+        c.note = (f"p {c.p:.2g} alone, {c.p_adjusted:.2g} adjusted for the rows of this "
+                  "comparison")
+
+
+def _pct_text(v: float | None) -> str:
+    return "" if v is None else f"{v:.2f}"
+
+
+def _ci_text(c: Comparison) -> str:
+    lo, hi = c.pct(c.ci_low), c.pct(c.ci_high)
+    return (f"[{'-inf' if lo is None else f'{lo:+.2f}'}, "
+            f"{'+inf' if hi is None else f'{hi:+.2f}'}] %")
 
 
 def comparison_table(comps: list[Comparison]) -> Table:
     t = Table(id="comparison", family="comparison", title="Each adapter, test and point",
-              columns=["adapter", "test", "point", "A", "B", "figure", "A Mbit/s",
-                       "B Mbit/s", "change Mbit/s", "change %", "n A/B", "p", "verdict",
-                       "note"],
-              caption=(f"Each adapter in a later run against the first run that has it. "
-                       f"p: {NAME}; faster or slower when p < {ALPHA:g} (direction of the "
-                       "medians), else within noise; not comparable when a run has no "
-                       "successful repetition there."))
+              columns=["adapter", "test", "point", "A", "B", "n A/B", "A median",
+                       "B median", "shift Mbit/s", "change %", "95 % interval",
+                       "threshold %", "p", "p adjusted", "verdict", "differs", "note"],
+              caption=(f"Each adapter in a later run against the first run that has it, "
+                       f"on all the stored repetitions. Shift: {SHIFT_NAME}; change: the "
+                       f"shift as % of A's median. p: {NAME}; adjusted by Benjamini-Hochberg "
+                       f"across the testable rows of each comparison. faster or slower only "
+                       f"when the adjusted p < {ALPHA:g} and the whole interval lies beyond "
+                       "the threshold (the --min-change % of A's median, at least the "
+                       "tool's printed resolution); within noise when the test could "
+                       "have shown that and did not; not testable when the repetitions are "
+                       "too few for p < 0.05; not comparable when a run has no successful "
+                       "repetition there. Each run's selected figure is in comparison.csv "
+                       "(a_bps, b_bps); 'differs' names a difference between the runs "
+                       "the row's figure depends on."))
     for c in comps:
         t.rows.append([c.a.adapter_label, c.test, point_label(c.point, c.mtu), c.a.run_label,
-                       c.b.run_label, c.statistic, fmt(c.a_value), fmt(c.b_value),
-                       f"{c.change:+.1f}" if c.change is not None else "",
+                       c.b.run_label, f"{c.a_n}/{c.b_n}", fmt(c.a_median), fmt(c.b_median),
+                       f"{c.shift:+.1f}" if c.shift is not None else "",
                        f"{c.change_pct:+.2f}" if c.change_pct is not None else "",
-                       f"{c.a_n}/{c.b_n}", f"{c.p:.3g}" if c.p is not None else "",
-                       c.verdict, c.note])
+                       _ci_text(c) if c.testable else "",
+                       _pct_text(c.pct(c.threshold)),
+                       f"{c.p:.3g}" if c.p is not None else "",
+                       f"{c.p_adjusted:.3g}" if c.p_adjusted is not None else "",
+                       c.verdict, "; ".join(c.differs), c.note])
         t.row_entries.append(c.b.key)
         t.csv_rows.append([c.a.adapter_label, c.a.adapter, c.test, c.point, c.a.run_label,
-                           c.b.run_label, c.statistic, _bps(c.a_value), _bps(c.b_value),
-                           _bps(c.change), _round(c.change_pct, 3), c.a_n, c.b_n,
-                           _round(c.p, 6), NAME if c.p is not None else "", c.verdict, c.note])
+                           c.b.run_label, c.a_n, c.b_n, _bps(c.a_median), _bps(c.b_median),
+                           c.a_select, c.b_select, _bps(c.a_value), _bps(c.b_value),
+                           _bps(c.shift), _round(c.change_pct), _bps(c.ci_low),
+                           _bps(c.ci_high), _round(c.pct(c.ci_low)),
+                           _round(c.pct(c.ci_high)), _round(c.pct(c.threshold)),
+                           _bps(c.resolution) if c.threshold is not None else None,
+                           c.p, c.p_adjusted, c.p_method, c.verdict, "; ".join(c.differs),
+                           c.note])
     t.csv_columns = list(CSV_COLUMNS)
     return t
 
 
+def differences_table(diffs: list[RunDifferences]) -> Table:
+    """Every difference between the compared runs, one line each (and what was the same)."""
+    t = Table(id="comparison-differences", family="comparison-differences",
+              title="What differs between the runs",
+              columns=["runs", "group", "what", "A", "B", "figures that depend on it"])
+    for rd in diffs:
+        runs = f"{rd.a.label} and {rd.b.label}"
+        for d in rd.differences:
+            t.rows.append([runs, d.group, d.what + (f" ({d.detail})" if d.detail else ""),
+                           d.a, d.b, d.depends])
+        for w in rd.warnings():
+            if not w.difference:
+                t.rows.append([runs, "", w.what, w.text, "", ""])
+    return t
+
+
+def warnings(diffs: list[RunDifferences]) -> list[MethodWarning]:
+    return [w for rd in diffs for w in rd.warnings()]
+
+
 def _bps(mbit_value: float | None) -> object:
-    return "" if mbit_value is None else round(mbit_value * MBIT, 1)
+    return None if mbit_value is None else round(mbit_value * MBIT, 1)
 
 
-def _round(value: float | None, digits: int) -> object:
-    return "" if value is None else round(value, digits)
-
-
-# -- method differences -----------------------------------------------------------------
-def method_warnings(ix: Index) -> list[MethodWarning]:
-    """Every way two compared runs differ in method, once per pair of runs."""
-    out: list[MethodWarning] = []
-    run_pairs: dict[tuple[int, int], list[tuple[Entry, Entry]]] = defaultdict(list)
-    for a, b in pairs(ix):
-        run_pairs[(a.run_index, b.run_index)].append((a, b))
-    for (ia, ib), entry_pairs in sorted(run_pairs.items()):
-        ra, rb = ix.runs[ia], ix.runs[ib]
-        who = f"runs {ra.label} and {rb.label}"
-        tests = sorted({c.test for c in ix.configs
-                        if c.entry.key in {e.key for ab in entry_pairs for e in ab}})
-        out += _profile_differences(ra, rb, tests, who)
-        out += _host_differences(ra, rb, who)
-        for a, b in entry_pairs:
-            out += _interface_differences(ra, rb, a, b, who)
-        out += _tool_differences(ra, rb, who)
-    return out
-
-
-def _profile_differences(ra: Run, rb: Run, tests: list[str], who: str) -> list[MethodWarning]:
-    out = []
-    pa, pb = ra.profile, rb.profile
-    if pa is None or pb is None:
-        missing = ra if pa is None else rb
-        return [MethodWarning("method", f"{who}: run {missing.label} has no manifest, so its "
-                                  "method (selection, repetitions, versions) is unknown")]
-    for test in tests:
-        ta, tb = pa.test(test), pb.test(test)
-        if ta is None or tb is None:
-            continue
-        sa, sb = pa.select_for(ta), pb.select_for(tb)
-        na, nb = pa.repetitions_for(ta), pb.repetitions_for(tb)
-        if sa != sb and (na, nb) != (1, 1):     # one run each: nothing was selected
-            out.append(MethodWarning("selection rule",
-                               f"{who} select differently in {test}: {ra.label} keeps the "
-                               f"{sa} of {na}, {rb.label} the {sb} of {nb}; the charts draw "
-                               "each run's own selection side by side, the comparison table "
-                               "compares the medians"))
-        if na != nb:
-            out.append(MethodWarning("repetitions", f"{who} ran {test} {na} and {nb} times: the "
-                                              "spread and a best-of are not alike"))
-        if ta.params != tb.params:
-            out.append(MethodWarning("parameters", f"{who} ran {test} with different parameters: "
-                                             f"{dict(ta.params)} against {dict(tb.params)}"))
-    return out
-
-
-def _facts(run: Run, key: str) -> set[str]:
-    if run.manifest is None:
-        return set()
-    return {str(f.get(key)) for f in run.manifest.hosts.values() if f.get(key)}
-
-
-def _host_differences(ra: Run, rb: Run, who: str) -> list[MethodWarning]:
-    ka, kb = _facts(ra, "kernel"), _facts(rb, "kernel")
-    if ka and kb and ka != kb:
-        return [MethodWarning("kernel", f"{who} ran on different kernels: "
-                                  f"{', '.join(sorted(ka))} against {', '.join(sorted(kb))}")]
-    return []
-
-
-def _iface(run: Run, pair: str) -> list[dict[str, object]]:
-    if run.manifest is None:
-        return []
-    return [f for k, f in sorted(run.manifest.interfaces.items()) if k.split("/")[0] == pair]
-
-
-def _interface_differences(ra: Run, rb: Run, a: Entry, b: Entry, who: str) -> list[MethodWarning]:
-    out: list[MethodWarning] = []
-    fa, fb = _iface(ra, a.pair), _iface(rb, b.pair)
-    if not fa or not fb:
-        return out
-    da = {f"{f.get('driver')} {f.get('driver_version') or ''}".strip() for f in fa}
-    db = {f"{f.get('driver')} {f.get('driver_version') or ''}".strip() for f in fb}
-    if da != db or a.adapter_label != b.adapter_label:
-        out.append(MethodWarning("driver", f"{a.adapter_label} / {b.adapter_label}: drivers "
-                                     f"{', '.join(sorted(da))} in {ra.label} against "
-                                     f"{', '.join(sorted(db))} in {rb.label}"))
-    oa, ob = [_offloads_on(f) for f in fa], [_offloads_on(f) for f in fb]
-    if oa != ob:
-        on_a = {k for o in oa for k in o}
-        on_b = {k for o in ob for k in o}
-        diff = sorted(on_a ^ on_b)
-        out.append(MethodWarning("offloads", f"{a.adapter_label}: offloads differ between "
-                                       f"{ra.label} and {rb.label} ({', '.join(diff) or 'per host'})"))
-    return out
-
-
-def _offloads_on(facts: dict[str, object]) -> list[str]:
-    offloads = facts.get("offloads")
-    return sorted(k for k, v in offloads.items() if v) if isinstance(offloads, dict) else []
-
-
-def _versions(run: Run) -> dict[str, set[str]]:
-    out: dict[str, set[str]] = defaultdict(set)
-    for r in run.records:
-        if r.version:
-            out[r.tool].add(str(r.version))
-    return out
-
-
-def _tool_differences(ra: Run, rb: Run, who: str) -> list[MethodWarning]:
-    out = []
-    va, vb = _versions(ra), _versions(rb)
-    for tool in sorted(set(va) & set(vb)):
-        if va[tool] != vb[tool]:
-            out.append(MethodWarning("tool versions",
-                               f"{who}: {tool} {'/'.join(sorted(va[tool]))} against "
-                               f"{'/'.join(sorted(vb[tool]))}"))
-    return out
+def _round(value: float | None, digits: int = 4) -> object:
+    return None if value is None else round(value, digits)

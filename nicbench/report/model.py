@@ -238,10 +238,13 @@ class Sentence:
 
 @dataclass
 class MethodWarning:
-    """A difference in method between runs that are compared."""
+    """A difference in method between runs that are compared (``difference`` False: a
+    line saying what was found the same, or not recorded)."""
 
     what: str
     text: str
+    group: str = ""          # "runs A and B, host nbr-a": the lines are grouped by it
+    difference: bool = True
 
 
 @dataclass

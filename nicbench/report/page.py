@@ -228,9 +228,17 @@ def _method_items(report: Report) -> list[str]:
     ]
     if report.comparison:
         items.append("Runs are compared adapter by adapter (by inventory id), each later run "
-                     "against the first that has the adapter; 'faster' or 'slower' needs "
-                     "a two-sided Mann-Whitney U test on the stored repetitions below "
-                     "p = 0.05 (exact, mid-ranks for ties), else 'within noise'.")
+                     "against the first that has the adapter, on all the stored "
+                     "repetitions: the shift is the Hodges-Lehmann estimate (the median of "
+                     "every B - A difference) with its exact 95 % interval, as % of A's "
+                     "median; p is the two-sided Mann-Whitney U test (exact, mid-ranks for "
+                     "ties), adjusted by Benjamini-Hochberg across the rows of the "
+                     "comparison. 'faster' or 'slower' only when the adjusted p is below "
+                     "0.05 and the whole interval lies beyond the threshold (--min-change, "
+                     "1 % of A's median by default, at least the tool's printed "
+                     "resolution); 'within noise' when it could have and did not; 'not "
+                     "testable' when the repetitions are too few for any p below 0.05 (one "
+                     "against one, two against two, three against three).")
     if any(en.rate_bps is None for en in report.entries):
         items.append("Some adapters have no known line rate: their bars have no limit mark.")
     return items

@@ -1,34 +1,58 @@
-"""Is run B's figure beyond run A's run-to-run spread? The Mann-Whitney U test, exact.
+"""Is run B's figure beyond run A's run-to-run spread, and by how much? Mann-Whitney, exact.
 
-The stored repetitions of one configuration in two runs are two small samples (2 to 15
-values each, often with ties: iperf 2 prints whole Mbit/s). The two-sided Mann-Whitney U
-test (the Wilcoxon rank-sum test) asks whether one sample tends to be larger than the
-other without assuming a distribution. Its p-value is computed exactly here, from the
-permutation distribution of the rank sum with mid-ranks for ties: every way of choosing
-which ``len(a)`` of the pooled values are "run A" is equally likely if the runs do not
-differ, and p is the share of those ways whose rank sum is at least as far from its mean
-as the one observed. Counting the ways is a small dynamic programme over (values taken,
-rank sum), exact in integers (ranks are doubled so mid-ranks stay integers).
+The stored repetitions of one configuration in two runs are two small samples (2 to 30
+values each, often with ties: iperf 2 prints three significant digits, whole Mbit/s near
+a gigabit). Three numbers come from them, all from the same rank test so that they cannot
+disagree:
 
-Above ``EXACT_MAX`` pooled values the normal approximation with the tie correction is
-used (and said, by :func:`method`).
+- **p**: the two-sided Mann-Whitney U test (the Wilcoxon rank-sum test), whether one
+  sample tends to be larger than the other, without assuming a distribution. Without
+  ties it is scipy's exact test (``scipy.stats.mannwhitneyu(method="exact")``). With ties
+  scipy's exact test is not exact (it ignores them), so it is computed here from the
+  permutation distribution of the rank sum with mid-ranks: every way of choosing which
+  ``len(a)`` of the pooled values are "run A" is equally likely if the runs do not differ,
+  and p is the share of those ways whose rank sum is at least as far from its mean as the
+  one observed. Counting the ways is a small dynamic programme over (values taken, rank
+  sum), exact in integers (ranks are doubled so mid-ranks stay integers). Above
+  ``EXACT_MAX`` pooled values: the normal approximation with the tie correction (scipy's
+  ``method="asymptotic"``), and :func:`method` says so.
+- **the shift**: the Hodges-Lehmann estimate, the median of all ``len(a) x len(b)``
+  pairwise differences B - A.
+- **its 95 % confidence interval**: every shift ``d`` that the same test (ties handled the
+  same way) does not reject at 5 % when ``d`` is taken off run B's values. Without ties
+  this is the classic exact interval from the Mann-Whitney distribution (Bauer 1972);
+  with ties it is its exact conditional form, and the shifts not rejected can be
+  half-open ((0, 5]: the tie at 0 itself makes p smaller), so the interval is their
+  closure. Either way 0 lies inside the interval only when p >= 0.05.
 
 Small samples cannot show a difference however large it is: with 2 and 3 repetitions the
-smallest two-sided p possible is 0.2 (:func:`smallest_p`); the report says so rather than
-calling such runs equal.
+smallest two-sided p possible is 0.2 (:func:`smallest_p`); :func:`repetitions_needed`
+says how many would do. Across the rows of one comparison the p-values are adjusted by
+Benjamini-Hochberg (``scipy.stats.false_discovery_control``): :func:`bh_adjust`.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import pairwise
 from math import comb
+from collections.abc import Sequence
+
+import numpy as np
+from scipy import stats as sps
 
 ALPHA = 0.05
-EXACT_MAX = 60           # pooled values up to which p is exact (the DP stays small)
+CONFIDENCE = 1 - ALPHA
+EXACT_MAX = 60           # pooled values up to which p is exact (C(60, 30) fits in int64)
+POINTS_MAX = 64          # differences up to which the interval tests every one of them
 NAME = "two-sided Mann-Whitney U test on the repetitions (exact, mid-ranks for ties)"
+SHIFT_NAME = ("Hodges-Lehmann shift (median of all pairwise B - A differences) with its "
+              "exact 95 % confidence interval from the same test")
 
 
-def _doubled_ranks(values: list[float]) -> list[int]:
+def _doubled_ranks(values: Sequence[float]) -> list[int]:
     """Twice the mid-rank of each value (ranks 1..n): integers even with ties."""
     order = sorted(range(len(values)), key=lambda i: values[i])
     ranks = [0] * len(values)
@@ -43,34 +67,64 @@ def _doubled_ranks(values: list[float]) -> list[int]:
     return ranks
 
 
-def method(n_a: int, n_b: int) -> str:
-    return "exact" if n_a + n_b <= EXACT_MAX else "normal approximation"
+def has_ties(a: Sequence[float], b: Sequence[float]) -> bool:
+    pooled = list(a) + list(b)
+    return len(set(pooled)) < len(pooled)
 
 
-def mann_whitney_p(a: list[float], b: list[float]) -> float | None:
+def method(a: Sequence[float], b: Sequence[float]) -> str:
+    """How :func:`mann_whitney_p` computes p for these samples."""
+    if len(a) + len(b) > EXACT_MAX:
+        return "normal approximation"
+    return "exact, mid-ranks for ties" if has_ties(a, b) else "exact (scipy)"
+
+
+def mann_whitney_p(a: Sequence[float], b: Sequence[float]) -> float | None:
     """Two-sided p-value that samples ``a`` and ``b`` come from the same distribution;
     None if either is empty."""
     if not a or not b:
         return None
-    pooled = list(a) + list(b)
-    ranks = _doubled_ranks(pooled)
-    n, n_a = len(pooled), len(a)
+    if len(a) + len(b) > EXACT_MAX:
+        if len(set(a) | set(b)) == 1:
+            return 1.0                      # no spread at all: nothing to tell apart
+        res = sps.mannwhitneyu(list(a), list(b), alternative="two-sided",
+                               method="asymptotic", use_continuity=True)
+        return min(1.0, float(res.pvalue))
+    if not has_ties(a, b):
+        res = sps.mannwhitneyu(list(a), list(b), alternative="two-sided", method="exact")
+        return min(1.0, float(res.pvalue))
+    return _rank_p(_doubled_ranks(list(a) + list(b)), len(a))
+
+
+@lru_cache(maxsize=4096)
+def _null_counts(scores: tuple[int, ...], n_a: int) -> np.ndarray:
+    """counts[s]: how many ways of choosing ``n_a`` of the (sorted) doubled ranks
+    ``scores`` sum to s. Exact: every count is at most C(n, n_a) < 2^63 for n <= 60."""
+    n, top = len(scores), sum(scores[-n_a:])
+    ways = np.zeros((n_a + 1, top + 1), dtype=np.int64)
+    ways[0, 0] = 1
+    reach = 0                                   # the largest sum taken so far
+    for i, r in enumerate(scores):
+        reach = min(reach + r, top)
+        # ways[k + 1][s + r] += ways[k][s], all k at once from the values before this one;
+        # only the k that can still make n_a with the values left, only the sums reached
+        lo, hi = max(0, n_a - (n - i)), min(i + 1, n_a)
+        ways[lo + 1:hi + 1, r:reach + 1] += ways[lo:hi, :reach + 1 - r].copy()
+    return ways[n_a]
+
+
+def _rank_p(ranks: list[int], n_a: int) -> float:
+    """The two-sided p of the doubled ranks, the first ``n_a`` of them run A's: exact up
+    to ``EXACT_MAX`` values, else the normal approximation with the tie correction."""
+    n = len(ranks)
     observed = sum(ranks[:n_a])
     mean2 = n_a * (n + 1)                       # E[doubled rank sum] = n_a (n + 1)
     if n > EXACT_MAX:
         return _normal_p(ranks, n_a, observed, mean2)
-    # ways[k][s]: ways to pick k of the values seen so far with doubled rank sum s
-    top = sum(sorted(ranks)[-n_a:])
-    ways = [[0] * (top + 1) for _ in range(n_a + 1)]
-    ways[0][0] = 1
-    for r in ranks:
-        for k in range(min(n_a, n) - 1, -1, -1):
-            row, nxt = ways[k], ways[k + 1]
-            for s in range(top - r, -1, -1):
-                if row[s]:
-                    nxt[s + r] += row[s]
+    counts = _null_counts(tuple(sorted(ranks)), n_a)
     far = abs(observed - mean2)
-    hits = sum(count for s, count in enumerate(ways[n_a]) if abs(s - mean2) >= far)
+    sums = np.arange(len(counts))
+    hits = int(counts[np.abs(sums - mean2) >= far].sum())
     return min(1.0, hits / comb(n, n_a))
 
 
@@ -94,3 +148,91 @@ def smallest_p(n_a: int, n_b: int) -> float:
     if n_a == 0 or n_b == 0:
         return 1.0
     return min(1.0, 2 / comb(n_a + n_b, n_a))
+
+
+def testable(n_a: int, n_b: int) -> bool:
+    """Can samples of these sizes give p < ALPHA at all?"""
+    return smallest_p(n_a, n_b) < ALPHA
+
+
+def repetitions_needed(n_a: int, limit: int = 1000) -> tuple[int, int | None]:
+    """(the fewest repetitions in each run that can give p < ALPHA, the fewest in run B
+    against run A's ``n_a``; None beyond ``limit``)."""
+    each = next(n for n in range(1, limit) if testable(n, n))
+    b_only = next((m for m in range(1, limit) if testable(n_a, m)), None) if n_a else None
+    return each, b_only
+
+
+# -- the shift and its interval -----------------------------------------------------------
+@dataclass(frozen=True)
+class Shift:
+    """B - A: the Hodges-Lehmann estimate and its confidence interval, in the samples'
+    unit; a bound is None where the test cannot exclude any shift on that side."""
+
+    estimate: float
+    low: float | None
+    high: float | None
+
+
+def hodges_lehmann(a: Sequence[float], b: Sequence[float]) -> float:
+    """The median of all pairwise differences b_j - a_i."""
+    return float(np.median(np.subtract.outer(np.asarray(b, float), np.asarray(a, float))))
+
+
+def _grid(a: Sequence[float], b: Sequence[float]) -> tuple[list[int], list[int], float]:
+    """The samples as integers on a grid fine enough for every figure (a billionth of the
+    largest), doubled so that a midpoint between two differences is on the grid too:
+    shifting run B by a difference then makes exactly the tie it should."""
+    top = max(abs(v) for v in [*a, *b])
+    q = 10.0 ** (math.floor(math.log10(top)) - 9) if top > 0 else 1.0
+    return [2 * round(v / q) for v in a], [2 * round(v / q) for v in b], q / 2
+
+
+def shift_interval(a: Sequence[float], b: Sequence[float], alpha: float = ALPHA) -> Shift:
+    """The Hodges-Lehmann shift B - A and the exact ``1 - alpha`` confidence interval: the
+    hull of the shifts the test does not reject. The test changes only where a shift makes
+    a tie (at a pairwise difference), so it is evaluated once between each two differences
+    and, where there are few differences (tied figures) at every difference, else at the
+    differences just outside the accepted ones, outward until one is rejected."""
+    est = hodges_lehmann(a, b)
+    ia, ib, _q = _grid(a, b)
+    # each difference on the grid, and the figures' own difference it stands for
+    real = {y - x: float(v) - float(u) for y, v in zip(ib, b, strict=True)
+            for x, u in zip(ia, a, strict=True)}
+    diffs = sorted(real)
+    n_a = len(ia)
+
+    def accepted(d: int) -> bool:
+        return _rank_p(_doubled_ranks(ia + [y - d for y in ib]), n_a) >= alpha
+
+    # between each two differences, and beyond both ends: (lowest, highest shift it stands for)
+    gaps: list[tuple[float, float, int]] = [(-math.inf, diffs[0], diffs[0] - 2)]
+    gaps += [(d1, d2, (d1 + d2) // 2) for d1, d2 in pairwise(diffs)]
+    gaps.append((diffs[-1], math.inf, diffs[-1] + 2))
+    ok = [g for g in gaps if accepted(g[2])]
+    low = min((g[0] for g in ok), default=math.inf)
+    high = max((g[1] for g in ok), default=-math.inf)
+    if len(diffs) <= POINTS_MAX:
+        for d in diffs:
+            if (d < low or d > high) and accepted(d):
+                low, high = min(low, d), max(high, d)
+    else:
+        below = [d for d in reversed(diffs) if d < low] if ok else []
+        above = [d for d in diffs if d > high] if ok else []
+        for side in (below, above):
+            for d in side:
+                if not accepted(d):
+                    break
+                low, high = min(low, d), max(high, d)
+    if low > high:                # nothing accepted: cannot happen (p = 1 near the middle)
+        return Shift(est, est, est)
+    return Shift(est, None if low == -math.inf else real[int(low)],
+                 None if high == math.inf else real[int(high)])
+
+
+def bh_adjust(p_values: Sequence[float]) -> list[float]:
+    """Benjamini-Hochberg adjusted p-values (the false discovery rate), in the same order."""
+    if not p_values:
+        return []
+    return [min(1.0, float(v)) for v in sps.false_discovery_control(list(p_values),
+                                                                     method="bh")]

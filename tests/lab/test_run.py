@@ -109,6 +109,10 @@ def test_quick_profile_end_to_end(lab, tmp_path, mtus):
                               "sender": lab.spec.hosts()[1].name}
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["pairs"] == ["gbe"] and manifest["restore_problems"] == []
+    # what a comparison lists when two runs differ: read from each host (namespaces share
+    # the machine's CPUs and memory)
+    for facts in manifest["hosts"].values():
+        assert facts["cpus"] >= 1 and facts["memory_bytes"] > 1 << 20, facts
     journal = json.loads((out / "tuning.json").read_text())
     assert journal["changes"] == [] and journal["leftovers"] == [], journal  # nothing pending
 

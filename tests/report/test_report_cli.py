@@ -137,6 +137,20 @@ def test_two_runs_labelled_and_single_file(tmp_path, capsys):
     assert {(r["a_run"], r["b_run"]) for r in rows} == {("driver-7.1", "night-2")}
 
 
+def test_min_change_sets_the_comparisons_threshold(tmp_path, capsys):
+    out = tmp_path / "cmp"
+    assert main(["report", str(RUN_A), str(RUN_B), "--min-change", "2.5", "--out",
+                 str(out)]) == 0
+    with open(out / "tables" / "comparison.csv", newline="") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["threshold_pct"]]
+    assert rows and {float(r["threshold_pct"]) for r in rows} == {2.5}
+    capsys.readouterr()
+    for bad in ("much", "-1", "100", "nan"):
+        line = one_error(capsys, ["report", str(RUN_A), str(RUN_B), "--min-change", bad])
+        assert line == (f"nicbench: error: --min-change {bad!r}: give a % of run A's median "
+                        "from 0 to below 100, e.g. --min-change 1.5")
+
+
 def test_reference_file(tmp_path, capsys):
     out = tmp_path / "ref"
     assert main(["report", str(RUN_A), "--reference", str(REFERENCE), "--out", str(out)]) == 0

@@ -252,22 +252,36 @@ def test_verdict_csv(rendered):
 def test_comparison_csv(rendered):
     _report, page = rendered
     rows = read_csv(page.parent / "tables" / "comparison.csv")
-    assert {"adapter", "test", "point", "a_bps", "b_bps", "change_pct", "p_value",
-            "verdict"} <= set(rows[0])
+    assert {"adapter", "test", "point", "n_a", "n_b", "a_median_bps", "b_median_bps", "a_bps",
+            "b_bps", "shift_bps", "change_pct", "ci_low_pct", "ci_high_pct", "p_value",
+            "p_adjusted", "verdict"} <= set(rows[0])
     assert {r["verdict"] for r in rows} <= {"faster", "slower", "within noise",
-                                            "not comparable"}
+                                            "not testable", "not comparable"}
     r = next(r for r in rows if r["test"] == "iperf3-tcp" and r["point"] == "mtu9000")
     a, b = ok_values(A_GBE, 9000, "iperf3-tcp"), ok_values(B_GBE, 9000, "iperf3-tcp")
     assert (r["adapter"], r["a_run"], r["b_run"]) == ("LX-1000 Gigabit (veth tbf-1g)", "A", "B")
-    assert float(r["a_bps"]) == pytest.approx(statistics.median(a) * 1e6, abs=0.1)
+    assert float(r["a_median_bps"]) == pytest.approx(statistics.median(a) * 1e6, abs=0.1)
+    assert float(r["b_median_bps"]) == pytest.approx(statistics.median(b) * 1e6, abs=0.1)
+    # each run's own selection: A the best of 2, B the median of 3
+    assert float(r["a_bps"]) == pytest.approx(max(a) * 1e6, abs=0.1)
     assert float(r["b_bps"]) == pytest.approx(statistics.median(b) * 1e6, abs=0.1)
+    assert (r["a_select"], r["b_select"]) == ("best of 2", "median of 3")
+    shift = statistics.median(y - x for x in a for y in b)
+    assert float(r["shift_bps"]) == pytest.approx(shift * 1e6, abs=0.1)
     assert float(r["p_value"]) == pytest.approx(0.2)      # 2 against 3: nothing can show
-    assert r["verdict"] == "within noise"
-    assert r["significance_test"].startswith("two-sided Mann-Whitney U")
+    assert r["verdict"] == "not testable" and r["p_adjusted"] == ""
+    assert "it takes at least 4 in each run, or 8 in run B" in r["note"]
+    assert "selection rule" in r["differs"] and "repetitions" in r["differs"]
     np = next(r for r in rows if r["test"] == "netpipe" and r["point"] == "mtu1500")
-    assert np["statistic"].startswith("plateau")
+    assert np["a_select"].startswith("plateau")
+    assert (np["n_a"], np["n_b"], np["verdict"]) == ("1", "1", "not testable")
     nc = [r for r in rows if r["verdict"] == "not comparable"]
     assert {r["test"] for r in nc} == {"iperf2-l8k", "iperf2-l64k"}
+    diffs = read_csv(page.parent / "tables" / "comparison-differences.csv")
+    assert [d["what"] for d in diffs if d["group"] == "profile"] == [
+        "selection rule (iperf3-tcp)", "repetitions (iperf3-tcp)"]
+    same = next(d for d in diffs if d["what"] == "no differences found in")
+    assert "CPU model" in same["A"] and "kernel" in same["A"]
 
 
 # -- escaping ---------------------------------------------------------------------------------

@@ -88,7 +88,7 @@ def test_parser_case(case):
 def test_cases_exist_for_every_parser():
     used = {case.values[0]["parser"] for case in _cases()}
     assert used == {"parse_ethtool_i", "parse_ethtool_k", "parse_proc_stat",
-                    "parse_ip_link_json", "mtu_refusal"}
+                    "parse_ip_link_json", "mtu_refusal", "parse_host_facts"}
 
 
 def test_ethtool_k_text_agrees_with_ethtool_json_of_the_same_nic():
@@ -270,4 +270,22 @@ def test_host_facts_of_this_machine_asked_once_per_host():
     facts = plat.host_facts()
     assert (facts.kernel, facts.hostname) == (os.uname().release, socket.gethostname())
     assert facts.cpus == len(os.sched_getaffinity(0))          # what nproc counts
+    with open("/proc/meminfo", encoding="ascii") as fh:
+        total_kb = int(next(line for line in fh if line.startswith("MemTotal:")).split()[1])
+    assert facts.memory_bytes == total_kb * 1024
+    with open("/proc/cpuinfo", encoding="utf-8") as fh:
+        model = next((line.split(":", 1)[1].strip() for line in fh
+                      if line.startswith("model name")), None)
+    assert facts.cpu_model == model
     assert plat.host_facts() is facts and len(conn.calls) == 1
+
+
+def test_host_facts_a_host_cannot_say_are_not_recorded():
+    # a host without /proc/meminfo or a "model name" line (ARM's /proc/cpuinfo has none)
+    facts = linux.parse_host_facts("6.1.0-18-arm64\nboard\n4\n\n\n")
+    assert (facts.cpus, facts.cpu_model, facts.memory_bytes) == (4, None, None)
+    # what --plan's planned host answers: only the kernel and the name
+    facts = linux.parse_host_facts("(planned)\nnbr-a\n\n\n")
+    assert (facts.kernel, facts.hostname, facts.memory_bytes) == ("(planned)", "nbr-a", None)
+    assert linux.parse_meminfo_total("MemTotal:       24684084 kB") == 24684084 * 1024
+    assert linux.parse_meminfo_total("MemFree:       1 kB") is None
