@@ -73,6 +73,16 @@ def burst_of(rec: TrialRecord) -> tuple[float, int] | None:
     return max(pts) if pts else None
 
 
+def largest_block(c: Config) -> tuple[int, float] | None:
+    """(the largest block size, its throughput in Mbit/s selected over the repetitions):
+    the curve's most physical point, shown beside a plateau above the wire's limit."""
+    pts = curve_points(c)
+    if not pts:
+        return None
+    size, value = pts[-1]
+    return int(size), value
+
+
 def plateau(c: Config) -> float | None:
     """The configuration's plateau in Mbit/s: the repetitions' plateaus, selected."""
     vals = [v for v in (plateau_of(r) for r in c.ok) if v is not None]
