@@ -779,6 +779,8 @@ def test_main_job_report_does_not_lead_with_a_chart_above_the_wire(roundup):
     assert "LX-1000 Gigabit (veth tbf-1g) 955.8 Mbit/s at MTU 1500" in above
     assert "1014.6 Mbit/s at MTU 9000 (102.5 % of the limit; largest block 1009.9 at " \
            "1048576 bytes)" in above
+    from nicbench.report.netpipe import LAB_NETPIPE_RANGE
+    assert LAB_NETPIPE_RANGE in f.notes             # the measured range, as README says it
     (t,) = [t for t in roundup.tables_of("verdict") if t.id == "verdict-netpipe-tcp"]
     for r in t.rows:
         col = dict(zip(t.columns, r, strict=True))

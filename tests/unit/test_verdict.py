@@ -232,3 +232,11 @@ def test_cpu_figure_median_and_iqr():
     assert (g.median, g.iqr, g.n) == (21.0, 1.0, 3) and not g.noisy
     one = cpu_figure([7.0])
     assert (one.median, one.iqr) == (7.0, None) and one.noisy
+
+
+def test_the_readme_states_the_lab_netpipe_range_the_report_notes_give():
+    from nicbench.report.netpipe import LAB_NETPIPE_RANGE
+
+    readme = Path(__file__).resolve().parents[2] / "README.md"
+    assert " ".join(LAB_NETPIPE_RANGE.split()) in " ".join(readme.read_text().split())
+    assert "up to about 32 KB" not in readme.read_text()
