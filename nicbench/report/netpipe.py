@@ -256,7 +256,8 @@ def netpipe_figures(ix: Index) -> tuple[list[Figure], list[Table]]:
                 slug("netpipe", test, "mtu", str(g.mtu), g.key.split(":", 1)[1]),
                 "netpipe-mtu", f"{name} by block size at {g.label}, one curve per adapter",
                 f"Throughput per block size ({how}), one curve per adapter in its colour, "
-                f"highest plateau first. {units}", specs, missing, g.label))
+                f"highest plateau within the wire's limit first, then those above it (not "
+                f"ranked). {units}", specs, missing, g.label))
         fig, table = plateau_figure(ix, configs, groups, tool, protocol, test)
         figures.append(fig)
         tables.append(table)
