@@ -233,7 +233,9 @@ def _cpu_words(v: Verdict) -> str:
         text += f" (medians over {over}; IQR {iqr} points)"
     elif over:
         text += f" ({over})"
-    if v.cpu_noise:
+    if v.cpu_noise.startswith("one repetition"):
+        text += ": one repetition, no spread to rank on"
+    elif v.cpu_noise:
         text += ": too noisy to rank on"
     return text
 
@@ -364,7 +366,9 @@ def verdict_table(method: tuple[str, str, str], rows: list[Verdict]) -> Table:
         else:
             figure = "not measured"
         snd, rcv = v.cpu_figure("cpu_sender_pct"), v.cpu_figure("cpu_receiver_pct")
-        iqr = " / ".join(fmt(f.iqr, 0) or "?" for f in (snd, rcv) if f.median is not None)
+        figs = [f for f in (snd, rcv) if f.median is not None]
+        iqr = ("none: one repetition" if figs and all(f.n == 1 for f in figs) else
+               " / ".join(fmt(f.iqr, 0) or "?" for f in figs))
         per = fmt(v.per_cpu)
         if per and v.cpu_noise:
             per += f" (too noisy to rank on: {v.cpu_noise})"

@@ -447,7 +447,7 @@ def test_verdict_per_adapter_and_method(model):
             f"{rec.cpu_sender_pct:.0f}", f"{rec.cpu_receiver_pct:.0f}"]
         # iperf3's exact figures: one repetition, so no spread, and no CPU rank
         assert col["CPU repetitions"] == str(rec.repetition)
-        assert col["CPU IQR, points"] == "? / ?" and col["CPU rank"] == ""
+        assert col["CPU IQR, points"] == "none: one repetition" and col["CPU rank"] == ""
         assert col["Mbit/s per CPU %"] == (
             f"{v / max(rec.cpu_sender_pct, rec.cpu_receiver_pct):.1f} "
             "(too noisy to rank on: one repetition: spread unknown)")
