@@ -333,7 +333,10 @@ class Config:
                 and abs(r.throughput_bps - target) <= res * (1 + 1e-9)]
         if near:
             return sorted(near, key=lambda r: r.repetition or 0)
-        return ok[-1:] if self.rule != "median" else ok[len(ok) // 2:len(ok) // 2 + 1]
+        if self.rule != "median":
+            return ok[-1:]
+        mid = len(ok) // 2      # an even count of exact figures: the two middle ones
+        return ok[mid:mid + 1] if len(ok) % 2 else ok[mid - 1:mid + 1]
 
     @property
     def cpu_repetitions(self) -> list[int]:
@@ -354,6 +357,8 @@ class Config:
                   if res else f"equal to the {what}")
         if n == 1:
             return f"the one repetition {within}"
+        if what == "median" and not res and n == 2:
+            return "median over the 2 middle repetitions"
         return f"median over the {n} repetitions {within}"
 
     def shown_cpu(self, field_name: str) -> float | None:
