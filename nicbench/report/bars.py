@@ -16,13 +16,19 @@ carries the link's best goodput at its MTU (``theory.goodput_bps``); a value mor
 emulated links, why (the token bucket lets a burst through without per-frame
 serialization).
 
-CPU: the CPU load of both hosts in the repetition whose speed is shown (``Config.shown``:
-the best one for best-of-N), whiskers over all repetitions, on an axis that stops at 100 %;
+CPU: the CPU load of both hosts, the median over the repetitions whose speed is within
+the tool's printed resolution of the selected value (``Config.shown``: every repetition tied
+for the best of best-of-N), whiskers over all repetitions, on an axis that stops at 100 %;
 the tool's own figure, where it prints one, as a marker. Cost: speed against the CPU of
 the busier host, one dot per adapter at each point.
 
-Heatmap: adapters by points, each cell the selected value, coloured on one scale; the
-compact view of 50 adapters.
+Heatmap: adapters by points, each cell the selected value, coloured on one scale (lowest to
+highest selected value); the compact view of 50 adapters.
+
+Ranks and colours: a ranking's order is the named value of its caption (the selected value,
+netPIPE's plateau); a value more than ``FLAG_MARGIN`` above the link's limit is not a
+measurement of the card, so it is flagged, placed after the ranked ones and never ranked,
+and a heatmap leaves it out of its colour scale.
 """
 
 from __future__ import annotations
@@ -74,19 +80,28 @@ def flag_text(e: Entry, glabel: str, what: str, value: float, limit: float) -> s
     return text
 
 
+def ranked_value(c: Config, value: Value) -> float | None:
+    """``value`` of a configuration where it can rank: None when there is none or it is
+    above the link's limit (``Config.above_limit``)."""
+    v = value(c)
+    return None if v is None or c.above_limit(v) else v
+
+
 def ranking_order(ix: Index, configs: list[Config], value: Value) -> list[Entry]:
     """Entries fastest first by ``value``; the entries of one adapter (its runs in a
-    comparison) side by side, in run order, placed by their best; gaps last."""
+    comparison) side by side, in run order, placed by their best within the link's limit;
+    then adapters with values only above the limit (not ranked); gaps last."""
     best: dict[str, float] = defaultdict(lambda: -1.0)
-    per_entry: dict[str, float] = {}
+    above: set[str] = set()
     for c in configs:
         v = value(c)
-        if v is not None:
-            per_entry[c.entry.key] = max(v, per_entry.get(c.entry.key, -1.0))
+        if v is not None and c.above_limit(v):
+            above.add(c.entry.adapter)
+        elif v is not None:
             best[c.entry.adapter] = max(best[c.entry.adapter], v)
     entries = ix.entries_of(configs)
-    return sorted(entries, key=lambda e: (-best[e.adapter], e.adapter, e.run_index,
-                                          ix.order[e.key]))
+    return sorted(entries, key=lambda e: (-best[e.adapter], e.adapter not in above,
+                                          e.adapter, e.run_index, ix.order[e.key]))
 
 
 def axis_max(values: Iterable[float | None]) -> float:
@@ -125,13 +140,13 @@ def ranking_panel(ix: Index, configs: list[Config], group: Group, value: Value,
             if bar.limit and top > bar.limit * (1 + FLAG_MARGIN):
                 what = "best repetition" if top != v else "value"
                 bar.flag = flag_text(e, group.label, what, top, bar.limit)
-                bar.text = "! " + bar.text
+                bar.text = "! " + bar.text + (", not ranked" if c.above_limit(v) else "")
                 notes.append(bar.flag + ".")
                 explain.add(explanation(e))
         bars.append(bar)
     panel = BarPanel(title=group.label, xlabel=xlabel, rows=rows, bars=bars, xmax=0.0,
                      limit_label="goodput limit" if any(b.limit for b in bars) else "",
-                     sorted_by="fastest first")
+                     sorted_by="fastest first; above the limit after, not ranked")
     return panel, notes, explain
 
 
@@ -165,7 +180,9 @@ def speed_caption(configs: list[Config], protocol: str) -> str:
     text = (f"At each point a ranking, fastest first: the bar is the selected value "
             f"({sel}{of} repetitions), the whisker runs from the lowest to the highest "
             "repetition that succeeded, and n ok/n counts them against the repetitions "
-            "planned (failed and not run ones named). A gap names what happened.")
+            "planned (failed and not run ones named). A gap names what happened. A value "
+            "above the link's limit is not a measurement of the card: it comes after the "
+            "ranked ones, marked ! and not ranked.")
     if any(c.limit_bps for c in configs):
         ts = {timestamps_on(c.run.profile, c.point_spec) for c in configs}
         formulas = ", ".join(sorted(goodput_formula(protocol, t) for t in ts))
@@ -202,7 +219,7 @@ def heatmap(ix: Index, configs: list[Config], value: Value, fig_id: str, title: 
     groups = sorted_groups(c.group for c in configs)
     entries = ranking_order(ix, configs, value)
     by = {(c.entry.key, c.group.key): c for c in configs}
-    measured = [v for v in (value(c) for c in configs) if v is not None]
+    measured = [v for v in (ranked_value(c, value) for c in configs) if v is not None]
     vmin, vmax = (min(measured), max(measured)) if measured else (0.0, 1.0)
     cells: list[list[Cell]] = []
     for e in entries:
@@ -214,6 +231,9 @@ def heatmap(ix: Index, configs: list[Config], value: Value, fig_id: str, title: 
                 line.append(Cell(None, "", "#ffffff", "#777777", gap="not in the profile"))
             elif v is None:
                 line.append(Cell(None, c.word, "#f2f2f2", "#444444", gap=c.word))
+            elif c.above_limit(v):
+                # not a measurement of the card: off the scale, flagged, not ranked
+                line.append(Cell(v, f"! {v:.0f}", "#ffffff", "#444444"))
             else:
                 fill = scale((v - vmin) / (vmax - vmin) if vmax > vmin else 1.0)
                 line.append(Cell(v, f"{v:.0f}", fill, ink_on(fill)))
@@ -232,9 +252,10 @@ def heatmap_figures(ix: Index) -> list[Figure]:
             ix, configs, selected, slug("heatmap", tool, protocol, test),
             f"{chart_title(tool, protocol, test)}: every adapter at every point",
             "The selected value in Mbit/s, one row per adapter (fastest first at its best "
-            "point), one column per point; the colour runs from the lowest value of the "
-            "chart (dark) to the highest (light), so small differences show; the numbers "
-            "are the figures. A grey cell names what happened."))
+            "point), one column per point; the colour runs from the lowest selected value "
+            "of the chart (dark) to the highest (light), so small differences show; the "
+            "numbers are the figures. A grey cell names what happened; a white cell "
+            "marked ! is above the link's limit, left off the scale and not ranked."))
     return figures
 
 
@@ -303,11 +324,13 @@ def cpu_figures(ix: Index) -> list[Figure]:
         figures.append(Figure(
             id=slug("cpu", tool, protocol, test), family="cpu",
             title=f"{chart_title(tool, protocol, test)}: CPU load",
-            caption=("CPU load of both hosts in the repetition whose speed the speed chart "
-                     f"shows ({'; '.join(statistics_used)}), as /proc/stat counts it: the "
-                     "share of all cores busy while the sender ran; the axis stops at "
-                     "100 %. Whiskers: lowest to highest over the repetitions. Rows in "
-                     "the order of the speed ranking."),
+            caption=("CPU load of both hosts over the repetitions whose speed is within the "
+                     "tool's printed resolution of the value the speed chart shows "
+                     f"({'; '.join(statistics_used)}), as /proc/stat counts it: the "
+                     "share of all cores busy while the sender ran (the receiver: from "
+                     "its server's start to its finish); the axis stops at 100 %. "
+                     "Whiskers: lowest to highest over all repetitions. Rows in the order "
+                     "of the speed ranking; the CPU does not rank them."),
             panels=list(panels), entries=[e.key for e in order], legend=legend,
             notes=notes))
     return figures
@@ -342,9 +365,11 @@ def cost_figures(ix: Index) -> list[Figure]:
             id=slug("cost", tool, protocol, test), family="cost",
             title=f"{chart_title(tool, protocol, test)}: speed against CPU",
             caption=("Each dot is an adapter at one point: its selected speed against the "
-                     "CPU load of the busier of the two hosts in that repetition. Up and "
+                     "CPU load of the busier of the two hosts (the median over the "
+                     "repetitions within the printed resolution of that speed). Up and "
                      "to the left is fast and cheap; the verdict table gives Mbit/s per "
-                     "CPU %."),
+                     "CPU % with the CPU's spread, and ranks by it only where the spread "
+                     "allows."),
             panels=list(panels), entries=[e.key for e in ix.entries if e.key in keys],
             columns=2 if len(panels) > 1 else 1,
             legend=[LegendItem(e.label, e.colour, e.marker) for e in ix.entries
@@ -371,8 +396,21 @@ def shared_hosts(ix: Index) -> str:
                 return (f"Hosts {', '.join(sorted(names))} report the same machine "
                         f"(hostname '{hostname}', same kernel): in the lab the hosts are "
                         "namespaces of one machine, so sender and receiver /proc/stat are "
-                        "the same CPUs and the two bars show the same load.")
+                        "the same CPUs and the two bars show the same load. " + SHARED_CPU)
     return ""
+
+
+# What the lab's CPU figures are, measured (issue 18): /proc/stat counts the whole
+# machine, so on a machine shared with other work they say how busy it was, not what the
+# transfer cost.
+SHARED_CPU = (
+    "That load is the whole machine's, whatever else runs on it: on the lab's 2-core "
+    "machine, shared with other test runs, iperf 2 on the fe link (94 Mbit/s, MTU 1500, "
+    "1 s runs, about 220 jiffies of CPU time per run, so 0.5 % resolution) read 97-100 % "
+    "busy in /proc/stat while its own client and server processes took 6-14 jiffies (3-6 "
+    "%); the rest were other users' processes. The 5-100 % swing of such figures over "
+    "repetitions at the same speed is that other load, not the card; the verdict ranks by "
+    "CPU only where the spread over the repetitions is narrow.")
 
 
 def tool_cpu_source(configs: list[Config], tool: str) -> str:

@@ -19,6 +19,7 @@ Configurations
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 from collections import Counter, defaultdict
@@ -30,7 +31,7 @@ from nicbench.config.profile import Point, TestSpec
 from nicbench.report.colours import adapter_colour, adapter_marker, shade
 from nicbench.report.load import Run
 from nicbench.report.model import Entry
-from nicbench.report.theory import goodput_bps, link_rate, timestamps_on
+from nicbench.report.theory import FLAG_MARGIN, goodput_bps, link_rate, timestamps_on
 from nicbench.results.records import Failure, Kind, Status, TrialRecord
 from nicbench.results.summary import SummaryRow
 from nicbench.tools.registry import TOOLS, display_name
@@ -66,6 +67,55 @@ def mbit(bps: float | None) -> float | None:
 
 def fmt(value: float | None, digits: int = 1) -> str:
     return "" if value is None or value != value else f"{value:.{digits}f}"
+
+
+# A CPU figure whose repetitions spread over more than this many points (IQR, in % of
+# all cores) cannot rank adapters by their CPU cost.
+NOISY_IQR_POINTS = 10.0
+PRINTED_DIGITS = 3        # iperf's text output: rates to three significant figures
+
+
+@dataclass(frozen=True)
+class CpuFigure:
+    """A CPU load over several repetitions: their median, their interquartile range (None
+    with fewer than two values) and how many there were."""
+
+    median: float | None
+    iqr: float | None
+    n: int
+
+    @property
+    def noisy(self) -> bool:
+        """Too spread to rank on: IQR above ``NOISY_IQR_POINTS``, or unknown (one value)."""
+        return self.iqr is None or self.iqr > NOISY_IQR_POINTS
+
+
+def cpu_figure(values: Iterable[float | None]) -> CpuFigure:
+    vals = sorted(v for v in values if v is not None and v == v)
+    if not vals:
+        return CpuFigure(None, None, 0)
+    iqr = None
+    if len(vals) > 1:
+        q1, _, q3 = statistics.quantiles(vals, n=4, method="inclusive")
+        iqr = q3 - q1
+    return CpuFigure(statistics.median(vals), iqr, len(vals))
+
+
+def printed_resolution(values: list[float]) -> float:
+    """The step the tool printed these throughputs in, bit/s: the largest power of ten
+    (up to a unit of the third significant figure of the largest value) that every value
+    is a whole multiple of; 0 for exact figures (iperf3's JSON, netPIPE's bytes/time).
+    iperf 2 prints "93.4 Mbits/sec" (0.1 Mbit/s) and "594 Mbits/sec" (1 Mbit/s)."""
+    vals = [v for v in values if v and v == v]
+    if not vals:
+        return 0.0
+    top = max(vals)
+    step = 10.0 ** (math.floor(math.log10(top)) - (PRINTED_DIGITS - 1))
+    while step >= 1.0:
+        if all(abs(v / step - round(v / step)) < 1e-6 for v in vals):
+            return step
+        step /= 10.0
+    return 0.0
 
 
 def slug(*parts: str) -> str:
@@ -255,41 +305,70 @@ class Config:
         return self.row.select
 
     @cached_property
+    def resolution_bps(self) -> float:
+        """The resolution the throughput was printed with (``printed_resolution``)."""
+        return printed_resolution([r.throughput_bps for r in self.ok
+                                   if r.throughput_bps is not None])
+
+    @cached_property
     def shown(self) -> list[TrialRecord]:
-        """The repetition(s) whose throughput is the selected value: the best one, the
-        median one (the two middle ones of an even count), every one for a mean, the
-        trial a UDP search found its rate in."""
-        ok = sorted(self.ok, key=lambda r: r.throughput_bps or 0.0)
+        """The repetitions the CPU figures are taken over: those whose throughput is within
+        the tool's printed resolution of the selected value (every one tied for the best,
+        not one of them; those around the median), every one for a mean, the trial a UDP
+        search found its rate in."""
+        ok = sorted(self.ok, key=lambda r: (r.throughput_bps or 0.0, r.repetition or 0))
         if not ok:
             return []
         if self.rule == "mean":
             return ok
-        if self.rule == "median":
-            mid = len(ok) // 2
-            return ok[mid:mid + 1] if len(ok) % 2 else ok[mid - 1:mid + 1]
-        if self.search and self.row.selected_bps is not None:
+        if self.search:
             hit = [r for r in ok if r.throughput_bps == self.row.selected_bps]
             return hit[:1] or ok[-1:]
-        return ok[-1:]
+        target = self.row.selected_bps
+        if target is None:
+            target = statistics.median(r.throughput_bps or 0.0 for r in ok) \
+                if self.rule == "median" else ok[-1].throughput_bps
+        res = self.resolution_bps
+        near = [r for r in ok if r.throughput_bps is not None and target is not None
+                and abs(r.throughput_bps - target) <= res * (1 + 1e-9)]
+        if near:
+            return sorted(near, key=lambda r: r.repetition or 0)
+        if self.rule != "median":
+            return ok[-1:]
+        mid = len(ok) // 2      # an even count of exact figures: the two middle ones
+        return ok[mid:mid + 1] if len(ok) % 2 else ok[mid - 1:mid + 1]
+
+    @property
+    def cpu_repetitions(self) -> list[int]:
+        """The repetition numbers the CPU figures are taken over."""
+        return [r.repetition for r in self.shown if r.repetition is not None]
 
     @property
     def statistic(self) -> str:
-        """Which repetition(s) the CPU figures go with, in words."""
+        """Which repetitions the CPU figures are taken over, and how, in words."""
         n = len(self.shown)
-        if self.rule == "mean":
-            return f"mean of the {n} repetitions"
-        if self.rule == "median":
-            return "median repetition" if n == 1 else "mean of the 2 middle repetitions"
         if self.search:
             return "the trial at the rate found"
-        return "best repetition"
+        if self.rule == "mean":
+            return f"median over all {n} repetitions"
+        what = "best" if self.rule not in ("median",) else "median"
+        res = self.resolution_bps
+        within = (f"within {res / MBIT:g} Mbit/s (the printed resolution) of the {what}"
+                  if res else f"equal to the {what}")
+        if n == 1:
+            return f"the one repetition {within}"
+        if what == "median" and not res and n == 2:
+            return "median over the 2 middle repetitions"
+        return f"median over the {n} repetitions {within}"
 
     def shown_cpu(self, field_name: str) -> float | None:
-        """The CPU figure (cpu_sender_pct, cpu_receiver_pct, cpu_tool_pct) of the
-        repetition(s) whose throughput is shown."""
-        values = [getattr(r, field_name) for r in self.shown]
-        values = [v for v in values if v is not None]
-        return statistics.fmean(values) if values else None
+        """The CPU figure (cpu_sender_pct, cpu_receiver_pct, cpu_tool_pct): the median over
+        the repetitions the figures are taken over (``shown``)."""
+        return self.cpu_figure(field_name).median
+
+    def cpu_figure(self, field_name: str) -> CpuFigure:
+        """Median and IQR of a CPU field over the repetitions of ``shown``."""
+        return cpu_figure([getattr(r, field_name) for r in self.shown])
 
     def cpu_values(self, field_name: str) -> list[float]:
         return [v for v in (getattr(r, field_name) for r in self.ok) if v is not None]
@@ -298,6 +377,13 @@ class Config:
     def limit_bps(self) -> float | None:
         """The link's best goodput at this MTU (None without a known line rate)."""
         return self._limit
+
+    def above_limit(self, value_mbit: float | None) -> bool:
+        """Whether a figure of this configuration (Mbit/s) is more than ``FLAG_MARGIN``
+        above the link's goodput limit: not a measurement of the card, never ranked."""
+        limit = self._limit
+        return bool(value_mbit is not None and limit
+                    and value_mbit * MBIT > limit * (1 + FLAG_MARGIN))
 
     def compute_limit(self) -> None:
         if not self.entry.rate_bps:

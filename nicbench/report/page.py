@@ -25,7 +25,7 @@ from pathlib import Path
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from nicbench import __version__
-from nicbench.report.configs import point_label
+from nicbench.report.configs import NOISY_IQR_POINTS, point_label
 from nicbench.report.load import Run
 from nicbench.report.model import BarPanel, Figure, HeatPanel, LinePanel, Report, ScatterPanel
 from nicbench.report.setup import data_dir
@@ -212,10 +212,13 @@ def _method_items(report: Report) -> list[str]:
         "inventory adapter's link_rate recorded in the run's manifest, else from the rate "
         "the adapter's description names; the table of adapters says which.",
         "CPU load: /proc/stat of the sending and of the receiving host, busy share of all "
-        "cores while the sender ran, in the repetition whose speed is shown (the best one "
-        "for best-of-N; the median one, or the mean of the two middle ones, for a median); "
-        "a tool's own CPU figure is a marker, labelled with where it comes from. Mbit/s "
-        "per CPU % divides the figure by the CPU of the busier host.",
+        "cores while the sender ran, the median over the repetitions whose speed is within "
+        "the tool's printed resolution of the figure shown (every one tied for the best "
+        "of best-of-N), with their interquartile range; a tool's own CPU figure is a "
+        "marker, labelled with where it comes from. Mbit/s per CPU % divides the figure "
+        "by the median CPU of the busier host; the verdict ranks by it only where the IQR "
+        f"is at most {NOISY_IQR_POINTS:g} points. A figure more than {FLAG_MARGIN:.0%} "
+        "above the wire's limit is never ranked.",
         "netPIPE's figure is the plateau of its curve: the median throughput over the "
         "blocks of the last octave (at least half the largest block), what the link "
         "sustains; its burst maximum is in the table.",

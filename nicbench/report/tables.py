@@ -2,7 +2,7 @@
 
 - ``entries_table``: each adapter's colour, marker, run and where its line rate came from;
 - ``summary_table``: one row per configuration, the engine's figures (summary.csv) with
-  the limit and the CPU of the repetition shown;
+  the limit and the CPU of the repetitions shown (their median);
 - ``netio_tables``: netio's method (Arnold, 2002): per client machine a row per adapter,
   KB/s at each packet size, then the client's CPU load;
 - ``length_tables``: iperf tests run at several ``-l`` sizes, laid out the same way.
@@ -43,8 +43,9 @@ def summary_table(ix: Index) -> Table:
                        "selected Mbit/s", "median", "min", "max", "stdev", "goodput limit",
                        "CPU sender %", "CPU receiver %", "tool CPU %", "above the limit"],
               caption="One row per configuration (adapter, point, test) of every run, as "
-                      "the engine summarised it (summary.csv): throughput in Mbit/s; CPU of "
-                      "the repetition whose value is selected; for netPIPE the selected "
+                      "the engine summarised it (summary.csv): throughput in Mbit/s; CPU: "
+                      "the median over the repetitions within the tool's printed resolution "
+                      "of the selected value; for netPIPE the selected "
                       "value is its burst maximum (the plateau is in the netPIPE section).")
     tools = list(TOOLS)
     for c in sorted(ix.configs, key=lambda c: (
@@ -173,8 +174,9 @@ def length_tables(ix: Index) -> list[Table]:
                   columns=["adapter", "point"] + [f"-l {size_label(s)} KB/s" for s in lengths]
                   + ["CPU % sender", "CPU % receiver"],
                   caption="KB/s = 1024 bytes per second of the selected value of each test, "
-                          "netio-style; CPU: mean over the sizes' tests of the repetition "
-                          "whose value is selected (/proc/stat).")
+                          "netio-style; CPU: mean over the sizes' tests of the median CPU of "
+                          "the repetitions within the printed resolution of the selected "
+                          "value (/proc/stat).")
         for (_, mtu, point), by_len in sorted(rows.items()):
             first = next(iter(by_len.values()))
             cells: list[object] = [first.entry.label, point_label(point, mtu)]

@@ -2,32 +2,45 @@
 
 As the reviews' conclusions did, per adapter and method (a test of the profile): the best
 figure it reached and the point where it reached it, that figure as a share of the wire's
-limit at that point, the CPU load of both hosts in the repetition that gave it, the speed
-per CPU % of the busier host, and what could not be measured and why. Per method a
-ranking sentence names the order.
+limit at that point, the CPU load of both hosts, the speed per CPU % of the busier host,
+and what could not be measured and why. Per method a ranking sentence names the order,
+and a second one the CPU cost, where the CPU figures allow it.
 
 The figure is the configuration's selected value (the profile's ``select``), except for
 netPIPE, whose figure is the sustained plateau of its curve (``netpipe.plateau``), not a
-small message's burst.
+small message's burst. A figure more than ``FLAG_MARGIN`` above the wire's limit is not a
+measurement of the card: it is never ranked, and the verdict says so (for netPIPE with the
+value at the curve's largest block beside it).
+
+CPU: the median over the repetitions whose throughput is within the tool's printed
+resolution of the selected figure (``Config.shown``: every repetition tied for the best,
+not one of them), with the interquartile range of those repetitions; Mbit/s per CPU %
+from those medians. A CPU figure whose IQR is above ``NOISY_IQR_POINTS`` (or unknown, one
+repetition) is shown but too noisy to rank on: the cost sentence leaves it out and says so.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
-from nicbench.report.bars import busier_cpu, selected
-from nicbench.report.configs import MBIT, Config, Index, chart_title, fmt, mbit, tools_with
+from nicbench.report.bars import selected
+from nicbench.report.configs import (MBIT, NOISY_IQR_POINTS, Config, CpuFigure, Index,
+                                     chart_title, fmt, mbit, tools_with)
 from nicbench.report.model import Entry, Sentence, Table
-from nicbench.report.netpipe import plateau
-from nicbench.report.theory import FLAG_MARGIN
+from nicbench.report.netpipe import largest_block, plateau
 
 SENTENCE_NAMES = 6        # a ranking sentence names this many adapters, then the slowest
 
 CSV_COLUMNS = ["adapter", "adapter_id", "run", "test", "tool", "rank", "point",
                "selected_bps", "figure", "limit_bps", "limit_pct", "cpu_sender_pct",
-               "cpu_receiver_pct", "cpu_statistic", "mbit_per_cpu_pct", "gain_pct",
+               "cpu_receiver_pct", "cpu_sender_iqr", "cpu_receiver_iqr", "cpu_statistic",
+               "cpu_repetitions", "cpu_ranked", "mbit_per_cpu_pct", "gain_pct",
+               "above_limit", "largest_block_bytes", "largest_block_bps",
                "status", "not_measured"]
+
+ABOVE_LAB = "above the wire's limit on this lab; not ranked"
+ABOVE_REAL = "above the wire's limit (check the link rate and the raw output); not ranked"
 
 
 @dataclass
@@ -55,30 +68,100 @@ class Verdict:
     gain_pct: float | None = None         # best against the smallest point's figure
     smallest: str = ""                    # that point ("MTU 1500")
     rank: int | None = None
+    # points whose figure is above the wire's limit: (configuration, figure in Mbit/s)
+    above: list[tuple[Config, float]] = field(default_factory=list)
+    cpu_rank: int | None = None           # by Mbit/s per CPU %, where the CPU allows it
+
+    @property
+    def shown(self) -> Config | None:
+        """The configuration the row shows: the best within the limit, else the highest
+        of those above it (not ranked)."""
+        if self.best is not None:
+            return self.best
+        return max(self.above, key=lambda ca: ca[1])[0] if self.above else None
+
+    @property
+    def above_words(self) -> str:
+        if not self.above:
+            return ""
+        return ABOVE_LAB if self.entry.emulated else ABOVE_REAL
+
+    @property
+    def largest(self) -> tuple[int, float] | None:
+        """netPIPE: (largest block, Mbit/s) of the configuration shown when it is above
+        the limit; its most physical point."""
+        c = self.shown
+        if c is None or self.best is not None or c.tool not in tools_with("curve"):
+            return None
+        return largest_block(c)
 
     @property
     def missing(self) -> list[str]:
         return [str(g) for g in self.gaps]
 
     @property
+    def shown_value(self) -> float | None:
+        """The figure of the configuration shown: the ranked value, else the highest
+        figure above the limit."""
+        if self.value is not None:
+            return self.value
+        return max((v for _, v in self.above), default=None)
+
+    @property
     def limit(self) -> float | None:
-        return mbit(self.best.limit_bps) if self.best is not None else None
+        c = self.shown
+        return mbit(c.limit_bps) if c is not None else None
 
     @property
     def limit_pct(self) -> float | None:
-        if self.value is None or not self.limit:
+        v = self.shown_value
+        if v is None or not self.limit:
             return None
-        return 100.0 * self.value / self.limit
+        return 100.0 * v / self.limit
+
+    def cpu_figure(self, field_name: str) -> CpuFigure:
+        c = self.shown
+        return c.cpu_figure(field_name) if c is not None else CpuFigure(None, None, 0)
 
     def cpu(self, field_name: str) -> float | None:
-        return self.best.shown_cpu(field_name) if self.best is not None else None
+        return self.cpu_figure(field_name).median
+
+    @property
+    def busier(self) -> CpuFigure | None:
+        """The CPU figure of the busier host (higher median)."""
+        figs = [f for f in (self.cpu_figure("cpu_sender_pct"),
+                            self.cpu_figure("cpu_receiver_pct")) if f.median is not None]
+        return max(figs, key=lambda f: f.median or 0.0) if figs else None
 
     @property
     def per_cpu(self) -> float | None:
-        cpu = busier_cpu(self.best) if self.best is not None else None
-        if self.value is None or not cpu:
+        """Mbit/s per CPU % of the busier host (medians over the repetitions used)."""
+        cpu = self.busier
+        if self.value is None or cpu is None or not cpu.median:
             return None
-        return self.value / cpu
+        return self.value / cpu.median
+
+    @property
+    def cpu_noise(self) -> str:
+        """Why the CPU figure cannot rank this row ("" when it can)."""
+        if self.value is None:
+            return ""
+        figs = [(side, self.cpu_figure(f)) for side, f in (("sending", "cpu_sender_pct"),
+                                                           ("receiving", "cpu_receiver_pct"))]
+        figs = [(side, f) for side, f in figs if f.median is not None]
+        if not figs:
+            return "no CPU figure"
+        unknown = [side for side, f in figs if f.iqr is None]
+        if unknown:
+            return "one repetition: spread unknown"
+        wide = [f"{side} IQR {f.iqr:.0f}" for side, f in figs
+                if f.iqr is not None and f.iqr > NOISY_IQR_POINTS]
+        return f"{', '.join(wide)} points" if wide else ""
+
+    @property
+    def repetitions(self) -> list[int]:
+        c = self.shown
+        return c.cpu_repetitions if c is not None else []
 
 
 def figure_of(tool: str) -> tuple[str, Callable[[Config], float | None]]:
@@ -96,26 +179,35 @@ def verdicts(ix: Index) -> dict[tuple[str, str, str], list[Verdict]]:
             mine = sorted((c for c in configs if c.entry.key == e.key), key=lambda c: c.mtu)
             vals = [(value(c), c) for c in mine]
             measured = [(v, c) for v, c in vals if v is not None]
-            best_v, best_c = max(measured, key=lambda vc: vc[0]) if measured else (None, None)
+            physical = [(v, c) for v, c in measured if not c.above_limit(v)]
+            above = [(c, v) for v, c in measured if c.above_limit(v)]
+            best_v, best_c = max(physical, key=lambda vc: vc[0]) if physical else (None, None)
             gaps = [Gap(c.group.label, c.word, c.counts) if v is None
                     else Gap(c.group.label, "", c.counts) for v, c in vals
                     if v is None or c.failed or c.not_run]
-            status = "not measured" if best_c is None else ("partial" if gaps else "ok")
+            shown_c = best_c or (max(above, key=lambda ca: ca[1])[0] if above else None)
+            status = ("not measured" if not measured else
+                      "above the limit" if best_c is None else
+                      "partial" if gaps or above else "ok")
             what = "plateau" if kind == "plateau" else (
-                best_c.rule + (f" of {best_c.planned}" if not best_c.search else "")
-                if best_c is not None else "")
+                shown_c.rule + (f" of {shown_c.planned}" if not shown_c.search else "")
+                if shown_c is not None else "")
             gain, smallest = None, ""
-            if best_c is not None and best_v is not None and measured \
-                    and measured[0][1] is not best_c and measured[0][0]:
-                gain = 100.0 * (best_v / measured[0][0] - 1.0)
-                smallest = measured[0][1].group.label
+            if best_c is not None and best_v is not None and physical \
+                    and physical[0][1] is not best_c and physical[0][0]:
+                gain = 100.0 * (best_v / physical[0][0] - 1.0)
+                smallest = physical[0][1].group.label
             rows.append(Verdict(entry=e, method=method, test=(best_c or mine[0]).test,
                                 best=best_c, value=best_v, figure=what, status=status,
-                                gaps=gaps, gain_pct=gain, smallest=smallest))
+                                gaps=gaps, gain_pct=gain, smallest=smallest, above=above))
         ranked = sorted(rows, key=lambda v: (v.value is None, -(v.value or 0.0),
-                                             ix.order[v.entry.key]))
+                                             not v.above, ix.order[v.entry.key]))
         for k, v in enumerate(ranked, 1):
             v.rank = k if v.value is not None else None
+        cheap = sorted((v for v in ranked if v.per_cpu is not None and not v.cpu_noise),
+                       key=lambda v: (-(v.per_cpu or 0.0), ix.order[v.entry.key]))
+        for k, v in enumerate(cheap, 1):
+            v.cpu_rank = k
         out[method] = ranked
     return out
 
@@ -125,34 +217,73 @@ def _name(v: Verdict) -> str:
         v.entry.label
 
 
+def _cpu_words(v: Verdict) -> str:
+    """"CPU 48 % sending, 47 % receiving (medians over repetitions 3, 5, 7; IQR 2, 3
+    points)", and, when it is, "too noisy to rank on"."""
+    snd, rcv = v.cpu_figure("cpu_sender_pct"), v.cpu_figure("cpu_receiver_pct")
+    if snd.median is None and rcv.median is None:
+        return ""
+    text = (f"CPU {fmt(snd.median, 0) or '?'} % sending, {fmt(rcv.median, 0) or '?'} % "
+            "receiving")
+    reps = v.repetitions
+    over = (f"repetition {reps[0]}" if len(reps) == 1 else
+            f"repetitions {', '.join(str(r) for r in reps)}" if reps else "")
+    iqr = ", ".join(fmt(f.iqr, 0) or "?" for f in (snd, rcv) if f.median is not None)
+    if len(reps) > 1:
+        text += f" (medians over {over}; IQR {iqr} points)"
+    elif over:
+        text += f" ({over})"
+    if v.cpu_noise.startswith("one repetition"):
+        text += ": one repetition, no spread to rank on"
+    elif v.cpu_noise:
+        text += ": too noisy to rank on"
+    return text
+
+
+def _above(v: Verdict) -> str:
+    """"gbe at MTU 9000 1014.2 Mbit/s (102.4 %; largest block 1009.9 at 1048576 bytes)"."""
+    parts = []
+    for c, value in v.above:
+        limit = mbit(c.limit_bps)
+        bit = f"{value:.1f} Mbit/s at {c.group.label}"
+        extra = [f"{100 * value / limit:.1f} % of the limit"] if limit else []
+        if c.tool in tools_with("curve"):
+            lb = largest_block(c)
+            if lb is not None:
+                extra.append(f"largest block {lb[1]:.1f} at {lb[0]} bytes")
+        parts.append(bit + (f" ({'; '.join(extra)})" if extra else ""))
+    return f"{v.entry.label} {', '.join(parts)}"
+
+
 def sentence(method: tuple[str, str, str], rows: list[Verdict]) -> Sentence:
     """"iperf3 TCP: X fastest, 990.0 Mbit/s at MTU 9000 (100.0 % of the wire's limit;
-    CPU 48 % sending, 47 % receiving; +5.2 % over MTU 1500). Then Y 985.0 at MTU 6000, ...
-    Gaps: Z refused at MTU 6000, 9000."."""
+    CPU 48 % sending, 47 % receiving (medians over repetitions 3, 5; IQR 2, 1 points);
+    +5.2 % over MTU 1500). Then Y 985.0 at MTU 6000, ... Above the wire's limit on this
+    lab; not ranked: Z 1014.2 Mbit/s at MTU 9000 (...). Not measured: ... CPU cost ...
+    cheapest ...; too noisy to rank on: ..."."""
     title = chart_title(*method)
     ranked = [v for v in rows if v.value is not None]
-    if not ranked:
+    above = [v for v in rows if v.above]
+    if not ranked and not above:
         return Sentence(title, f"{title}: nothing was measured.")
-    top = ranked[0]
-    text = f"{title}: {top.entry.label} fastest, {top.value:.1f} Mbit/s"
-    if top.best is not None:
-        text += f" at {top.best.group.label}"
-    bits = []
-    if top.limit_pct is not None:
-        over = ""
-        if top.limit_pct > 100 * (1 + FLAG_MARGIN):
-            over = (", above it: the lab's token bucket lets bursts through, see the notes "
-                    "of its chart" if top.entry.emulated else
-                    ", above it: check the link rate and the raw output")
-        bits.append(f"{top.limit_pct:.1f} % of the wire's limit{over}")
-    snd, rcv = top.cpu("cpu_sender_pct"), top.cpu("cpu_receiver_pct")
-    if snd is not None or rcv is not None:
-        bits.append(f"CPU {fmt(snd, 0) or '?'} % sending, {fmt(rcv, 0) or '?'} % receiving")
-    if top.gain_pct is not None and top.smallest:
-        bits.append(f"{top.gain_pct:+.1f} % over {top.smallest}")
-    if bits:
-        text += f" ({'; '.join(bits)})"
-    text += "."
+    if ranked:
+        top = ranked[0]
+        text = f"{title}: {top.entry.label} fastest, {top.value:.1f} Mbit/s"
+        if top.best is not None:
+            text += f" at {top.best.group.label}"
+        bits = []
+        if top.limit_pct is not None:
+            bits.append(f"{top.limit_pct:.1f} % of the wire's limit")
+        cpu = _cpu_words(top)
+        if cpu:
+            bits.append(cpu)
+        if top.gain_pct is not None and top.smallest:
+            bits.append(f"{top.gain_pct:+.1f} % over {top.smallest}")
+        if bits:
+            text += f" ({'; '.join(bits)})"
+        text += "."
+    else:
+        text = f"{title}: no figure within the wire's limit; nothing ranked."
     rest = ranked[1:]
     if rest:
         shown = rest[:SENTENCE_NAMES - 1]
@@ -160,12 +291,43 @@ def sentence(method: tuple[str, str, str], rows: list[Verdict]) -> Sentence:
         if len(rest) > len(shown):
             names.append(f"{len(rest) - len(shown)} more; slowest {_name(rest[-1])}")
         text += " Then " + ", ".join(names) + "."
+    if above:
+        words = {v.above_words for v in above}
+        head = ABOVE_LAB if words == {ABOVE_LAB} else "above the wire's limit; not ranked"
+        listed = "; ".join(_above(v) for v in above[:SENTENCE_NAMES])
+        more = f"; {len(above) - SENTENCE_NAMES} more" if len(above) > SENTENCE_NAMES else ""
+        text += f" {head[0].upper() + head[1:]}: {listed}{more}."
     gaps = [v for v in rows if v.gaps and any(g.word for g in v.gaps)]
     if gaps:
         listed = "; ".join(f"{v.entry.label} {_words(v)}" for v in gaps[:SENTENCE_NAMES])
         more = f"; {len(gaps) - SENTENCE_NAMES} more" if len(gaps) > SENTENCE_NAMES else ""
         text += f" Not measured: {listed}{more}."
+    text += _cost(ranked)
     return Sentence(title, text)
+
+
+def _cost(ranked: list[Verdict]) -> str:
+    """The CPU cost sentence: ranked by Mbit/s per CPU % of the busier host only where
+    every CPU figure's IQR is at most ``NOISY_IQR_POINTS``; the others named as too noisy."""
+    with_cpu = [v for v in ranked if v.per_cpu is not None]
+    if len(with_cpu) < 2:
+        return ""
+    cheap = sorted((v for v in with_cpu if v.cpu_rank is not None),
+                   key=lambda v: v.cpu_rank or 0)
+    noisy = [v for v in with_cpu if v.cpu_rank is None]
+    text = ""
+    if len(cheap) > 1:
+        names = [f"{v.entry.label} {v.per_cpu:.1f}" for v in cheap[:SENTENCE_NAMES]]
+        text += (" CPU cost, Mbit/s per CPU % of the busier host (medians over the "
+                 "repetitions within the printed resolution of the figure): cheapest "
+                 + ", then ".join(names) + ".")
+    if noisy:
+        listed = "; ".join(f"{v.entry.label} ({v.cpu_noise})" for v in noisy[:SENTENCE_NAMES])
+        more = f"; {len(noisy) - SENTENCE_NAMES} more" if len(noisy) > SENTENCE_NAMES else ""
+        what = "Not ranked by CPU" if len(cheap) > 1 else "No CPU ranking"
+        text += (f" {what}: CPU figures too noisy to rank on (IQR above "
+                 f"{NOISY_IQR_POINTS:g} points, or one repetition): {listed}{more}.")
+    return text
 
 
 def _words(v: Verdict) -> str:
@@ -188,19 +350,41 @@ def verdict_table(method: tuple[str, str, str], rows: list[Verdict]) -> Table:
     t = Table(id="verdict-" + "-".join(p for p in method if p), family="verdict",
               title=title,
               columns=["rank", "adapter", "best Mbit/s", "at", "figure", "% of limit",
-                       "CPU sender %", "CPU receiver %", "Mbit/s per CPU %",
+                       "CPU sender %", "CPU receiver %", "CPU IQR, points",
+                       "CPU repetitions", "Mbit/s per CPU %", "CPU rank",
                        "vs smallest point", "not measured"])
     for v in rows:
+        c = v.shown
         pct = v.limit_pct
-        flag = " !" if pct is not None and pct > 100 * (1 + FLAG_MARGIN) else ""
-        t.rows.append([v.rank or "", v.entry.label, fmt(v.value) or "not measured",
-                       v.best.group.label if v.best else "", v.figure,
-                       (fmt(pct) + flag) if pct is not None else "",
-                       fmt(v.cpu("cpu_sender_pct"), 0), fmt(v.cpu("cpu_receiver_pct"), 0),
-                       fmt(v.per_cpu),
+        if v.value is not None:
+            figure = fmt(v.value)
+        elif v.above:
+            figure = f"{fmt(v.shown_value)} ! {v.above_words}"
+            lb = v.largest
+            if lb is not None:
+                figure += f"; largest block {lb[1]:.1f} at {lb[0]} bytes"
+        else:
+            figure = "not measured"
+        snd, rcv = v.cpu_figure("cpu_sender_pct"), v.cpu_figure("cpu_receiver_pct")
+        figs = [f for f in (snd, rcv) if f.median is not None]
+        iqr = ("none: one repetition" if figs and all(f.n == 1 for f in figs) else
+               " / ".join(fmt(f.iqr, 0) or "?" for f in figs))
+        per = fmt(v.per_cpu)
+        if per and v.cpu_noise:
+            per += f" (too noisy to rank on: {v.cpu_noise})"
+        missing = list(v.missing)
+        if v.best is not None and v.above:
+            missing.append(_above(v).removeprefix(v.entry.label + " ") + ": "
+                           + v.above_words)
+        t.rows.append([v.rank or "", v.entry.label, figure,
+                       c.group.label if c else "", v.figure,
+                       (fmt(pct) + (" !" if v.value is None and v.above else ""))
+                       if pct is not None else "",
+                       fmt(snd.median, 0), fmt(rcv.median, 0), iqr,
+                       ", ".join(str(r) for r in v.repetitions), per, v.cpu_rank or "",
                        f"{v.gain_pct:+.1f} % over {v.smallest}" if v.gain_pct is not None
                        else "",
-                       "; ".join(v.missing)])
+                       "; ".join(missing)])
         t.row_entries.append(v.entry.key)
     return t
 
@@ -209,13 +393,20 @@ def verdict_csv_rows(all_rows: dict[tuple[str, str, str], list[Verdict]]) -> lis
     out: list[list[object]] = []
     for method, rows in all_rows.items():
         for v in rows:
-            c = v.best
+            c = v.shown
+            snd, rcv = v.cpu_figure("cpu_sender_pct"), v.cpu_figure("cpu_receiver_pct")
+            lb = v.largest
             out.append([
                 v.entry.label, v.entry.adapter, v.entry.run_label, v.test, method[0], v.rank,
-                c.point if c else "", _num(v.value * MBIT if v.value is not None else None),
+                c.point if c else "",
+                _num(v.shown_value * MBIT if v.shown_value is not None else None),
                 v.figure, _num(c.limit_bps if c else None), _num(v.limit_pct, 2),
-                _num(v.cpu("cpu_sender_pct"), 2), _num(v.cpu("cpu_receiver_pct"), 2),
-                c.statistic if c else "", _num(v.per_cpu, 3), _num(v.gain_pct, 2),
+                _num(snd.median, 2), _num(rcv.median, 2), _num(snd.iqr, 2), _num(rcv.iqr, 2),
+                c.statistic if c else "", ",".join(str(r) for r in v.repetitions),
+                "no" if v.cpu_noise else ("yes" if v.per_cpu is not None else ""),
+                _num(v.per_cpu, 3), _num(v.gain_pct, 2),
+                _above(v).removeprefix(v.entry.label + " ") if v.above else "",
+                lb[0] if lb else "", _num(lb[1] * MBIT if lb else None),
                 v.status, "; ".join(v.missing)])
     return out
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import html
 import json
+import math
 import re
 import statistics
 import xml.etree.ElementTree as ET
@@ -241,6 +242,22 @@ def test_verdict_csv(rendered):
         assert float(r["mbit_per_cpu_pct"]) == pytest.approx(
             v / max(rec.cpu_sender_pct, rec.cpu_receiver_pct), abs=0.001)
         assert r["status"] == ("ok" if len(mtus) == 2 else "partial")
+        # iperf3's JSON rates are exact: the CPU is that one repetition's, named
+        assert r["cpu_repetitions"] == str(rec.repetition) and r["cpu_ranked"] == "no"
+    # iperf 2 prints three significant figures: every repetition within one step of the
+    # best is used, named in cpu_repetitions, its CPU the median of theirs
+    for key in (A_GBE, A_NJ):
+        for test in ("iperf2-l8k", "iperf2-l64k"):
+            r = by[(labels[key], test)]
+            mtu = int(r["point"].removeprefix("mtu"))
+            recs = oks(key, mtu, test)
+            top = max(x.throughput_bps for x in recs)
+            step = 10 ** (math.floor(math.log10(top)) - 2)
+            used = [x for x in recs if x.throughput_bps >= top - step]
+            assert r["cpu_repetitions"] == ",".join(str(x.repetition) for x in
+                                                    sorted(used, key=lambda x: x.repetition))
+            assert float(r["cpu_sender_pct"]) == pytest.approx(
+                statistics.median(x.cpu_sender_pct for x in used), abs=0.01)
     assert by[(labels[A_NJ], "iperf3-tcp")]["not_measured"] == \
         "MTU 9000: refused 0/2 (2 not run)"
     assert by[(labels[B_STALL], "netpipe")]["not_measured"] == \

@@ -151,7 +151,8 @@ def test_speed_chart_is_a_ranking_per_mtu_with_whiskers_limits_and_counts(model)
     assert f.family == "speed" and [p.title for p in f.panels] == ["MTU 1500", "MTU 9000"]
     for mtu in (1500, 9000):
         p = panel(f, f"MTU {mtu}")
-        assert isinstance(p, BarPanel) and p.sorted_by == "fastest first"
+        assert isinstance(p, BarPanel)
+        assert p.sorted_by == "fastest first; above the limit after, not ranked"
         # rows fastest first; a card's runs side by side, placed by the better one
         values = {k: selected(k, mtu, "iperf3-tcp") if oks(k, mtu, "iperf3-tcp") else None
                   for k in (A_GBE, A_NJ, B_GBE, B_STALL)}
@@ -321,7 +322,9 @@ def test_cpu_is_that_of_the_repetition_shown_on_an_axis_ending_at_100(model):
     (_med,) = shown(B_GBE, 9000, "iperf3-tcp")
     assert panel(f, "MTU 9000").bar(B_GBE, "sender").value != pytest.approx(
         statistics.fmean(ok_values(B_GBE, 9000, "iperf3-tcp", "cpu_sender_pct", scale=1)))
-    assert "best repetition" in f.caption and "median repetition" in f.caption
+    # iperf3's JSON figures are exact: the repetitions "within the printed resolution" of
+    # the best (the median) are the one equal to it
+    assert "equal to the best" in f.caption and "equal to the median" in f.caption
     assert panel(f, "MTU 9000").bar(A_NJ, "sender").gap == "refused"
     assert any("cpu_utilization_percent host_total" in n and "client side" in n
                for n in f.notes)
@@ -439,8 +442,15 @@ def test_verdict_per_adapter_and_method(model):
         r = rows[key]
         assert r[2:4] == [f"{v:.1f}", f"MTU {best_mtu}"]
         assert r[5] == f"{100 * v / LIMIT[best_mtu]:.1f}"
-        assert r[6:9] == [f"{rec.cpu_sender_pct:.0f}", f"{rec.cpu_receiver_pct:.0f}",
-                          f"{v / max(rec.cpu_sender_pct, rec.cpu_receiver_pct):.1f}"]
+        col = dict(zip(t.columns, r, strict=True))
+        assert [col["CPU sender %"], col["CPU receiver %"]] == [
+            f"{rec.cpu_sender_pct:.0f}", f"{rec.cpu_receiver_pct:.0f}"]
+        # iperf3's exact figures: one repetition, so no spread, and no CPU rank
+        assert col["CPU repetitions"] == str(rec.repetition)
+        assert col["CPU IQR, points"] == "none: one repetition" and col["CPU rank"] == ""
+        assert col["Mbit/s per CPU %"] == (
+            f"{v / max(rec.cpu_sender_pct, rec.cpu_receiver_pct):.1f} "
+            "(too noisy to rank on: one repetition: spread unknown)")
     assert rows[A_NJ][-1] == "MTU 9000: refused 0/2 (2 not run)"
     assert rows[B_STALL][-1] == "MTU 9000: stalled 0/3 (2 failed, 1 not run)"
     s = next(s for s in model.verdict if s.method == "iperf3 TCP")
@@ -819,9 +829,25 @@ def test_main_job_report_does_not_lead_with_a_chart_above_the_wire(roundup):
     # every method has its sentence, fastest card first, with where and at what cost
     assert [v.method for v in roundup.verdict] == ["iperf 2 TCP", "iperf3 TCP", "netPIPE TCP"]
     for v in roundup.verdict:
-        assert v.text.startswith(f"{v.method}: LX-1000 Gigabit (veth tbf-1g) fastest, ")
+        if v.method != "netPIPE TCP":
+            assert v.text.startswith(f"{v.method}: LX-1000 Gigabit (veth tbf-1g) fastest, ")
         assert "% of the wire's limit" in v.text and "CPU " in v.text
         assert "LX-1000NJ Gigabit (macvlan mtu-1500) refused at MTU 6000, 9000, 16000" in v.text
+    # netPIPE: gbe's plateaus at MTU 1500, 6000 and 9000 are above the wire's limit (the
+    # lab's token bucket): named as such with the largest block beside them, not ranked
+    (np_,) = [v for v in roundup.verdict if v.method == "netPIPE TCP"]
+    assert not np_.text.startswith("netPIPE TCP: LX-1000 Gigabit (veth tbf-1g) fastest")
+    above = np_.text[np_.text.index("Above the wire's limit on this lab; not ranked: "):]
+    assert "LX-1000 Gigabit (veth tbf-1g) 955.8 Mbit/s at MTU 1500" in above
+    assert "1014.6 Mbit/s at MTU 9000 (102.5 % of the limit; largest block 1009.9 at " \
+           "1048576 bytes)" in above
+    from nicbench.report.netpipe import LAB_NETPIPE_RANGE
+    assert LAB_NETPIPE_RANGE in f.notes             # the measured range, as README says it
+    (t,) = [t for t in roundup.tables_of("verdict") if t.id == "verdict-netpipe-tcp"]
+    for r in t.rows:
+        col = dict(zip(t.columns, r, strict=True))
+        if col["rank"] != "":
+            assert float(col["% of limit"]) <= 101.0
 
 
 def test_a_resumed_run_is_reported_from_the_records_that_stand(copy_run):

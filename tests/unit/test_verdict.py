@@ -1,0 +1,242 @@
+"""The verdict's judgements on constructed runs: which repetitions the CPU figure is taken
+over (all tied for the best), when the CPU is too noisy to rank on, and that a figure above
+the wire's limit is never ranked.
+
+Each run is written as the engine writes one (trials.jsonl and manifest.json) and read back
+by the report, so the verdict is built from the same records and rules as a real report's.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+from nicbench.config.inventory import Inventory
+from nicbench.config.profile import Profile
+from nicbench.report.build import build
+from nicbench.report.configs import cpu_figure, printed_resolution
+from nicbench.report.load import load_runs
+from nicbench.report.verdict import ABOVE_LAB
+from nicbench.results.manifest import Manifest
+from nicbench.results.records import Kind, Status, TrialRecord
+
+LIMIT_1500 = 1e9 * (1500 - 52) / (1500 + 38)        # TCP with timestamps, 1 Gbit/s
+LIMIT_9000 = 1e9 * (9000 - 52) / (9000 + 38)
+
+
+def _inventory(pairs: list[str]) -> Inventory:
+    return Inventory.model_validate({
+        "hosts": [{"name": n, "address": "198.19.1.2", "ssh": {"known_hosts": "k"}}
+                  for n in ("a", "b")],
+        "adapters": [{"id": f"card-{p}", "vendor": "lab", "model": f"Card {p}",
+                      "driver": {"name": "veth"}, "link_rate": "1gbit", "emulated": True}
+                     for p in pairs],
+        "pairs": [{"name": p, "adapter": f"card-{p}",
+                   "a": {"host": "a", "interface": p, "address": f"198.18.{k}.1"},
+                   "b": {"host": "b", "interface": p, "address": f"198.18.{k}.2"}}
+                  for k, p in enumerate(pairs)]})
+
+
+def _record(pair: str, tool: str, test: str, mtu: int, rep: int, bps: float | None,
+            cpu: tuple[float, float] | None, points: list[dict] | None = None) -> TrialRecord:
+    if bps is None and points:          # netPIPE's figure: its peak, as the parser gives it
+        bps = max(p["throughput_bps"] for p in points)
+    return TrialRecord(
+        run_id="v1", trial_id=f"{pair}.mtu{mtu}.{test}.r{rep}", pair=pair,
+        adapter=f"card-{pair}", adapter_label=f"Card {pair}", tool=tool, test=test,
+        protocol="tcp", point=f"mtu{mtu}", mtu=mtu, repetition=rep, kind=Kind.REPETITION,
+        status=Status.OK, throughput_bps=bps,
+        cpu_sender_pct=cpu[0] if cpu else None, cpu_receiver_pct=cpu[1] if cpu else None,
+        points=points or [])
+
+
+def _write(run: Path, records: list[TrialRecord], tests: list[dict], mtus: list[int],
+           pairs: list[str]) -> Path:
+    run.mkdir()
+    (run / "trials.jsonl").write_text("".join(json.dumps(asdict(r)) + "\n" for r in records))
+    Manifest(run_id="v1", nicbench_version="test", pairs=pairs,
+             profile=Profile.model_validate({
+                 "name": "verdict", "source": "constructed", "mtu": mtus,
+                 "repetitions": max(r.repetition or 1 for r in records), "select": "best",
+                 "tests": tests}),
+             inventory=_inventory(pairs)).write(run / "manifest.json")
+    return run
+
+
+def _iperf2_run(tmp_path: Path, cpus: dict[str, list[tuple[float, float, float]]]) -> Path:
+    """iperf 2 at MTU 1500: per pair, repetitions of (Mbit/s as iperf 2 prints it, CPU
+    sending, CPU receiving)."""
+    recs = [_record(p, "iperf2", "iperf2-tcp", 1500, k, mbit * 1e6, (snd, rcv))
+            for p, reps in cpus.items() for k, (mbit, snd, rcv) in enumerate(reps, 1)]
+    return _write(tmp_path / "iperf2", recs,
+                  [{"name": "iperf2-tcp", "tool": "iperf2", "params": {"duration_s": 1}}],
+                  [1500], list(cpus))
+
+
+def _verdict(report, method: str):
+    (s,) = [s for s in report.verdict if s.method == method]
+    (t,) = [t for t in report.tables_of("verdict") if t.title == method]
+    rows = {report.entry(e).adapter: dict(zip(t.columns, r, strict=True))
+            for r, e in zip(t.rows, t.row_entries, strict=True)}
+    return s.text, rows
+
+
+def _csv(report) -> dict[str, dict[str, object]]:
+    """verdict.csv's rows by adapter id."""
+    (t,) = [t for t in report.tables if t.family == "verdict-csv"]
+    return {r[t.columns.index("adapter_id")]: dict(zip(t.columns, r, strict=True))
+            for r in t.rows}
+
+
+# -- what the CPU figure is taken over ------------------------------------------------------
+def test_ties_for_best_give_the_median_cpu_of_all_of_them_not_the_last(tmp_path):
+    # iperf 2 prints whole Mbit/s here: 594 x3 tie for the best with CPU 5, 30 and 9; the
+    # last of them alone (9) or the first (5) would be one repetition's chance figure
+    run = _iperf2_run(tmp_path, {
+        "x": [(594, 5.0, 6.0), (592, 50.0, 50.0), (594, 30.0, 31.0), (593, 7.0, 7.0),
+              (594, 9.0, 9.5)],
+        "y": [(941, 20.0, 21.0), (941, 22.0, 22.0), (940, 21.0, 21.0)]})
+    report = build(load_runs([run]))
+    _, rows = _verdict(report, "iperf 2 TCP")
+    x = rows["card-x"]
+    # within the printed resolution (1 Mbit/s) of 594: 593 and 594 -> repetitions 1, 3, 4, 5
+    assert x["CPU repetitions"] == "1, 3, 4, 5"
+    assert x["CPU sender %"] == "8"                     # median of 5, 30, 7, 9 = 8.0
+    assert x["CPU IQR, points"].split(" / ")[0] == "8"   # 6.5 .. 14.25 (inclusive quartiles)
+    by = _csv(report)
+    assert by["card-x"]["cpu_repetitions"] == "1,3,4,5"
+    assert by["card-x"]["cpu_sender_pct"] == 8.0
+    assert by["card-y"]["cpu_repetitions"] == "1,2,3"
+    assert by["card-y"]["mbit_per_cpu_pct"] == pytest.approx(941 / 21.0, abs=1e-3)
+
+
+def test_a_wide_cpu_spread_is_shown_but_not_ranked(tmp_path):
+    # the same speed, CPU all over the place (the lab's shared machine): IQR far above 10
+    run = _iperf2_run(tmp_path, {
+        "noisy": [(94.1, 5.0, 5.0), (94.1, 100.0, 100.0), (94.1, 46.0, 46.0),
+                  (94.1, 98.0, 98.0), (94.1, 80.0, 80.0)],
+        "calm": [(941, 20.0, 20.0), (941, 22.0, 22.0), (941, 21.0, 21.0)],
+        "calm2": [(600, 10.0, 10.0), (600, 11.0, 11.0), (600, 12.0, 12.0)]})
+    report = build(load_runs([run]))
+    text, rows = _verdict(report, "iperf 2 TCP")
+    assert rows["card-noisy"]["CPU rank"] == ""
+    assert "too noisy to rank on" in rows["card-noisy"]["Mbit/s per CPU %"]
+    # the others rank by Mbit/s per CPU % of the busier host: 600/11 = 54.5 > 941/21 = 44.8
+    assert (rows["card-calm2"]["CPU rank"], rows["card-calm"]["CPU rank"]) == (1, 2)
+    assert "cheapest Card calm2 54.5, then Card calm 44.8." in text
+    assert "Not ranked by CPU: CPU figures too noisy to rank on" in text
+    assert "Card noisy (sending IQR 52, receiving IQR 52 points)" in text
+    assert "cheapest Card noisy" not in text
+
+
+def test_one_repetition_has_no_spread_and_no_cpu_rank(tmp_path):
+    run = _iperf2_run(tmp_path, {"a": [(941, 20.0, 20.0)], "b": [(600, 10.0, 10.0)]})
+    text, rows = _verdict(load_runs_and_build(run), "iperf 2 TCP")
+    assert rows["card-a"]["CPU rank"] == rows["card-b"]["CPU rank"] == ""
+    assert "cheapest" not in text
+    assert "No CPU ranking: CPU figures too noisy to rank on" in text
+    assert "one repetition: spread unknown" in text
+
+
+def load_runs_and_build(run: Path):
+    return build(load_runs([run]))
+
+
+# -- figures above the wire's limit -------------------------------------------------------
+def _curve(plateau_bps: float, small_bps: float) -> list[dict]:
+    """A netPIPE curve up to 1 MB: small blocks at ``small_bps``, the last octave (512 KB
+    to 1 MB) at ``plateau_bps``, the largest block a little below it."""
+    sizes = [1 << k for k in range(10, 21)] + [786432]
+    pts = []
+    for s in sorted(sizes):
+        bps = plateau_bps if s * 2 >= 1 << 20 else small_bps
+        if s == 1 << 20:
+            bps = plateau_bps * 0.995
+        pts.append({"size_bytes": s, "throughput_bps": bps})
+    return pts
+
+
+def test_netpipe_above_the_wire_is_not_ranked_and_shows_its_largest_block(tmp_path):
+    recs = [
+        # over: its plateau is 2.5 % above the limit at MTU 9000 (the lab's token bucket)
+        # and 1.5 % above at 1500: nothing of it can be ranked
+        _record("over", "netpipe", "netpipe", 9000, 1, None, (50.0, 50.0),
+                _curve(LIMIT_9000 * 1.025, 1.9e9)),
+        _record("over", "netpipe", "netpipe", 1500, 1, None, (50.0, 50.0),
+                _curve(LIMIT_1500 * 1.015, 1.9e9)),
+        # under: within the limit at both; slower than "over"'s non-physical figure
+        _record("under", "netpipe", "netpipe", 9000, 1, None, (40.0, 40.0),
+                _curve(LIMIT_9000 * 0.98, 1.5e9)),
+        _record("under", "netpipe", "netpipe", 1500, 1, None, (40.0, 40.0),
+                _curve(LIMIT_1500 * 0.97, 1.5e9)),
+    ]
+    run = _write(tmp_path / "np", recs,
+                 [{"name": "netpipe", "tool": "netpipe", "params": {"upper": "1M"}}],
+                 [1500, 9000], ["over", "under"])
+    report = build(load_runs([run]))
+    text, rows = _verdict(report, "netPIPE TCP")
+    assert text.startswith("netPIPE TCP: Card under fastest, 970.2 Mbit/s at MTU 9000 (98.0 %")
+    over = rows["card-over"]
+    assert over["rank"] == ""
+    assert ABOVE_LAB in over["best Mbit/s"]
+    largest = LIMIT_9000 * 1.025 * 0.995 / 1e6
+    assert f"largest block {largest:.1f} at 1048576 bytes" in over["best Mbit/s"]
+    assert f"{ABOVE_LAB[0].upper()}{ABOVE_LAB[1:]}: Card over " in text
+    assert f"at MTU 9000 (102.5 % of the limit; largest block {largest:.1f} at 1048576 " \
+           "bytes)" in text
+    # the plateau chart puts it after the ranked bar, marked, and says it is not ranked
+    (p9000,) = [p for f in report.figures if f.family == "netpipe-plateau"
+                for p in f.panels if p.title == "MTU 9000"]
+    assert [r.key for r in p9000.rows] == ["0/under", "0/over"]
+    bar = next(b for b in p9000.bars if b.row == "0/over")
+    assert bar.flag and bar.text.endswith(", not ranked")
+    got = _csv(report)["card-over"]
+    assert got["rank"] is None and got["status"] == "above the limit"
+    assert got["largest_block_bytes"] == 1048576
+    assert got["largest_block_bps"] == pytest.approx(largest * 1e6, abs=0.1)
+
+
+def test_an_iperf_figure_above_the_wire_is_flagged_and_not_ranked(tmp_path):
+    run = _iperf2_run(tmp_path, {"fast": [(960, 10.0, 10.0), (959, 10.0, 10.0)],
+                                 "slow": [(900, 10.0, 10.0), (899, 10.0, 10.0)]})
+    report = build(load_runs([run]))
+    text, rows = _verdict(report, "iperf 2 TCP")
+    assert text.startswith("iperf 2 TCP: Card slow fastest, 900.0 Mbit/s")
+    assert rows["card-fast"]["rank"] == ""
+    assert "Above the wire's limit on this lab; not ranked: Card fast 960.0 Mbit/s" in text
+    (p,) = [p for f in report.figures if f.id == "heatmap-iperf2-tcp" for p in f.panels]
+    cells = {r.key: line[0] for r, line in zip(p.rows, p.cells, strict=True)}
+    assert cells["0/fast"].text == "! 960" and p.vmax == 900.0
+
+
+# -- the pieces -------------------------------------------------------------------------------
+@pytest.mark.parametrize(("values", "step"), [
+    ([93.4e6, 94.1e6, 90.8e6], 1e5),         # iperf 2: "93.4 Mbits/sec"
+    ([594e6, 593e6, 592e6], 1e6),            # "594 Mbits/sec"
+    ([99.8e6, 100e6], 1e5),                  # across a decade: the finer step
+    ([590e6, 600e6], 1e6),                   # never coarser than the third figure
+    ([911686747.105652, 886981367.474531], 0.0),   # iperf3's JSON: exact
+    ([], 0.0),
+])
+def test_printed_resolution(values, step):
+    assert printed_resolution(values) == step
+
+
+def test_cpu_figure_median_and_iqr():
+    f = cpu_figure([5.0, 100.0, 46.0, 98.0, 80.0])
+    assert (f.median, f.iqr, f.n) == (80.0, 52.0, 5) and f.noisy
+    g = cpu_figure([20.0, 22.0, None, 21.0])
+    assert (g.median, g.iqr, g.n) == (21.0, 1.0, 3) and not g.noisy
+    one = cpu_figure([7.0])
+    assert (one.median, one.iqr) == (7.0, None) and one.noisy
+
+
+def test_the_readme_states_the_lab_netpipe_range_the_report_notes_give():
+    from nicbench.report.netpipe import LAB_NETPIPE_RANGE
+
+    readme = Path(__file__).resolve().parents[2] / "README.md"
+    assert " ".join(LAB_NETPIPE_RANGE.split()) in " ".join(readme.read_text().split())
+    assert "up to about 32 KB" not in readme.read_text()
