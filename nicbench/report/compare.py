@@ -45,7 +45,8 @@ from nicbench.report.stats import (ALPHA, NAME, SHIFT_NAME, bh_adjust, mann_whit
 MIN_CHANGE_PCT = 1.0
 FASTER, SLOWER, NOISE, UNTESTABLE, NOT_COMPARABLE = ("faster", "slower", "within noise",
                                                      "not testable", "not comparable")
-WORDS = (FASTER, SLOWER, NOISE, UNTESTABLE, NOT_COMPARABLE)
+ABOVE_LIMIT = "above the limit"     # a figure the link cannot give: not judged
+WORDS = (FASTER, SLOWER, NOISE, UNTESTABLE, NOT_COMPARABLE, ABOVE_LIMIT)
 
 CSV_COLUMNS = ["adapter", "adapter_id", "test", "point", "a_run", "b_run", "n_a", "n_b",
                "a_median_bps", "b_median_bps", "a_select", "b_select", "a_bps", "b_bps",
@@ -81,6 +82,7 @@ class Comparison:
     verdict: str = NOT_COMPARABLE
     note: str = ""
     differs: list[str] = field(default_factory=list)
+    above_limit: bool = False    # a run's figure is beyond the wire's limit: never judged
 
     def pct(self, value: float | None) -> float | None:
         if value is None or not self.a_median:
@@ -93,7 +95,7 @@ class Comparison:
 
     @property
     def testable(self) -> bool:
-        return self.p is not None and testable(self.a_n, self.b_n)
+        return self.p is not None and not self.above_limit and testable(self.a_n, self.b_n)
 
 
 def pairs(ix: Index) -> list[tuple[Entry, Entry]]:
@@ -209,7 +211,16 @@ def _measure(a: Entry, b: Entry, test: str, point: str, mtu: int, ca: Config | N
         comp.note = f"run {failed.entry.run_label}: {failed.word} {failed.counts}"
         return comp
     resolution = max(sample_resolution_bps(ca.ok), sample_resolution_bps(cb.ok)) / MBIT
-    return fill(comp, sa, sb, resolution, min_change_pct)
+    fill(comp, sa, sb, resolution, min_change_pct)
+    over = [(c, v) for c, v in ((ca, comp.a_value), (cb, comp.b_value)) if c.above_limit(v)]
+    if over:
+        comp.above_limit = True
+        comp.verdict = ABOVE_LIMIT
+        comp.note = "; ".join(
+            f"run {c.entry.run_label}: {v:.1f} Mbit/s is above the wire's limit of "
+            f"{(c.limit_bps or 0) / MBIT:.1f} at this MTU" for c, v in over) + \
+            ": not a measurement of the card, not judged"
+    return comp
 
 
 def fill(comp: Comparison, sa: list[float], sb: list[float], resolution: float,
@@ -246,8 +257,8 @@ def _adjust(rows: list[Comparison]) -> None:
 
 
 def _word(c: Comparison) -> None:
-    if c.p is None or c.shift is None or c.threshold is None:
-        return                                       # not comparable, note already set
+    if c.p is None or c.shift is None or c.threshold is None or c.above_limit:
+        return                      # not comparable or above the limit: note already set
     if not c.testable:
         floor = smallest_p(c.a_n, c.b_n)
         each, b_only = repetitions_needed(c.a_n)
@@ -299,7 +310,8 @@ def comparison_table(comps: list[Comparison]) -> Table:
                        "tool's printed resolution); within noise when the test could "
                        "have shown that and did not; not testable when the repetitions are "
                        "too few for p < 0.05; not comparable when a run has no successful "
-                       "repetition there. Each run's selected figure is in comparison.csv "
+                       "repetition there; above the limit (never judged) when a run's "
+                       "figure is beyond what the wire carries at that MTU. Each run's selected figure is in comparison.csv "
                        "(a_bps, b_bps); 'differs' names a difference between the runs "
                        "the row's figure depends on."))
     for c in comps:
