@@ -272,9 +272,8 @@ def _judge(rec: TrialRecord, driver: Driver, client: Result, client_text: str,
     rec.sent_bps = parsed.sent_bps
     rec.duration_s = parsed.duration_s
     rec.cpu_tool_pct = parsed.cpu_pct
-    rec.udp = parsed.to_json()["udp"]
-    rec.points = [{"size_bytes": p.size_bytes, "throughput_bps": p.throughput_bps,
-                       "tx_bps": p.tx_bps, "rx_bps": p.rx_bps} for p in parsed.points]
+    rec.udp = parsed.udp
+    rec.points = list(parsed.points)
     rec.extra = {k: v for k, v in parsed.extra.items()
                  if isinstance(v, (str, int, float, bool)) or v is None}
     if parsed.error:

@@ -88,9 +88,8 @@ def measured(c: Config, point: str, unit: Unit) -> float | None:
     packet size of a size tool's results (``1K``), or the configuration's own point."""
     rule = c.rule if c.rule in ("mean", "median") else "best"
     if any(r.points for r in c.ok) and c.tool not in ("netpipe",):
-        vals = [float(p.get("tx_bps") or p["throughput_bps"]) for r in c.ok for p in r.points
-                if p.get("size_bytes") and size_label(int(p["size_bytes"])) == point
-                and (p.get("tx_bps") or p.get("throughput_bps")) is not None]
+        vals = [float(p.tx_bps or p.throughput_bps) for r in c.ok for p in r.points
+                if p.size_bytes and size_label(p.size_bytes) == point]
         v = summarize(vals).selected(rule)
         return v / BPS[unit] if v is not None else None
     if point in (c.point, c.group.label) and c.row.selected_bps is not None:
