@@ -52,7 +52,7 @@ from nicbench import __version__
 from nicbench.config.inventory import Inventory, Pair
 from nicbench.config.profile import Point, Profile, TestSpec, check_platforms
 from nicbench.errors import (ConnectError, HostKeyError, NicbenchError, ResultsWriteError,
-                             TuningError, UsageError)
+                             TuningError, TuningErrorKind, UsageError)
 from nicbench.execution import events as ev
 from nicbench.execution.ossettings import OsSettings, grouped, set_reboot_timeout
 from nicbench.execution.schedule import Schedule
@@ -61,17 +61,13 @@ from nicbench.execution.udpsearch import bisect, sweep
 from nicbench.platforms.base import Platform
 from nicbench.platforms.hosts import HostPool
 from nicbench.platforms.tuning import Change, Problem, TuningSession
+from nicbench.results.facts import LinkState
 from nicbench.results.manifest import Manifest, differences
 from nicbench.results.policy import passes
 from nicbench.results.records import Failure, Kind, Status, TrialKey, TrialRecord
 from nicbench.results.store import RunDir, new_run_id
 from nicbench.results.summary import SummaryRow, summary_rows, write_summary
 from nicbench.tools.params import resolve
-
-# What a TuningError's kind means for the configurations it stops.
-_TUNING_FAILURES = {"refused": Failure.REFUSED, "path": Failure.PATH_CHECK,
-                    "mismatch": Failure.TUNING, "interface": Failure.INTERFACE,
-                    "other": Failure.TUNING}
 
 
 class Hosts(Protocol):
@@ -275,8 +271,7 @@ class Runner:
         self.manifest.ended_at = time.time()
         if self.os_settings is not None:
             for host, notes in self.os_settings.notes.items():
-                if host in self.manifest.hosts:
-                    self.manifest.hosts[host]["registry_notes"] = list(notes)
+                self.manifest.note_registry(host, list(notes))
         self.manifest.restore_problems = [str(p) for p in self.problems]
         self.manifest.lost_hosts = dict(self.lost)
         try:
@@ -305,14 +300,14 @@ class Runner:
             side = _Side(pair=pair, adapter_id=adapter.id, adapter_label=adapter.label,
                          receiver=hosts.platform(names[0]), sender=hosts.platform(names[1]))
             for plat, iface, _ in side.ends:
-                host_facts = vars(plat.host_facts())
+                host_facts = plat.host_facts()
                 facts = plat.interface_facts(iface)
                 with self._lock:
                     self.manifest.hosts[plat.host] = host_facts
-                    self.manifest.interfaces[f"{pair.name}/{plat.host}"] = vars(facts)
-                if facts.state not in ("up", "unknown"):
+                    self.manifest.interfaces[f"{pair.name}/{plat.host}"] = facts
+                if facts.link is LinkState.DOWN:
                     raise TuningError(plat.host, "interface", iface,
-                                      f"{iface} is {facts.state}", kind="interface")
+                                      f"{iface} is {facts.state}", kind=TuningErrorKind.INTERFACE)
                 versions = {t.tool: plat.tool_version(t.tool) for t in self.profile.tests}
                 with self._lock:
                     self.manifest.tools[plat.host] = versions
@@ -400,7 +395,7 @@ class Runner:
 
     def _skip_point(self, ctx: TrialContext, point: Point, pending: list[TestSpec],
                     exc: TuningError) -> None:
-        failure = _TUNING_FAILURES[exc.kind]
+        failure = Failure.of_tuning(exc.kind)
         reason = f"{exc.host}: {exc.setting} {exc.value}: {exc.kernel_message}"
         self.listener(ev.PointSkipped(pair=ctx.pair, point=ctx.point, failure=failure,
                                       reason=reason))
@@ -623,23 +618,23 @@ class Runner:
         error of its own (a host answering oddly) ends only it, recorded as the reason
         its remaining configurations were not measured. A results directory that cannot
         be written stops the run."""
-        state = "stopped"            # unless it ends otherwise (Ctrl-C in the main thread)
+        state = ev.PairState.STOPPED   # unless it ends otherwise (Ctrl-C in the main thread)
         try:
             self._run_pair(hosts, pair)
-            state = "done"
+            state = ev.PairState.DONE
         except _Stopped:
             pass
         except ResultsWriteError:
-            state = "failed"
+            state = ev.PairState.FAILED
             raise
         except NicbenchError as exc:
-            state = "failed"
+            state = ev.PairState.FAILED
             reason = exc.one_line()
             with self._lock:
                 self.unmeasured[pair.name] = reason
             self._give_up_pair(pair, self.profile.points, Failure.REMOTE, reason)
         except Exception:
-            state = "failed"
+            state = ev.PairState.FAILED
             raise
         finally:
             self.listener(ev.PairEnded(pair=pair.name, state=state))

@@ -364,8 +364,8 @@ def shared_hosts(ix: Index) -> str:
             continue
         seen: dict[tuple[object, object], list[str]] = defaultdict(list)
         for name, facts in run.manifest.hosts.items():
-            if facts.get("hostname"):
-                seen[(facts.get("hostname"), facts.get("kernel"))].append(name)
+            if facts.hostname:
+                seen[(facts.hostname, facts.kernel)].append(name)
         for (hostname, _), names in seen.items():
             if len(names) > 1:
                 return (f"Hosts {', '.join(sorted(names))} report the same machine "

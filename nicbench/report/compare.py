@@ -28,6 +28,7 @@ from nicbench.report.load import Run
 from nicbench.report.model import Entry, Table, MethodWarning
 from nicbench.report.netpipe import plateau, plateau_of
 from nicbench.report.stats import ALPHA, NAME, mann_whitney_p, method, smallest_p
+from nicbench.results.facts import InterfaceFacts
 
 CSV_COLUMNS = ["adapter", "adapter_id", "test", "point", "a_run", "b_run", "statistic",
                "a_bps", "b_bps", "change_bps", "change_pct", "a_n", "b_n", "p_value",
@@ -246,21 +247,21 @@ def _profile_differences(ra: Run, rb: Run, tests: list[str], who: str) -> list[M
     return out
 
 
-def _facts(run: Run, key: str) -> set[str]:
+def _kernels(run: Run) -> set[str]:
     if run.manifest is None:
         return set()
-    return {str(f.get(key)) for f in run.manifest.hosts.values() if f.get(key)}
+    return {f.kernel for f in run.manifest.hosts.values() if f.kernel}
 
 
 def _host_differences(ra: Run, rb: Run, who: str) -> list[MethodWarning]:
-    ka, kb = _facts(ra, "kernel"), _facts(rb, "kernel")
+    ka, kb = _kernels(ra), _kernels(rb)
     if ka and kb and ka != kb:
         return [MethodWarning("kernel", f"{who} ran on different kernels: "
                                   f"{', '.join(sorted(ka))} against {', '.join(sorted(kb))}")]
     return []
 
 
-def _iface(run: Run, pair: str) -> list[dict[str, object]]:
+def _iface(run: Run, pair: str) -> list[InterfaceFacts]:
     if run.manifest is None:
         return []
     return [f for k, f in sorted(run.manifest.interfaces.items()) if k.split("/")[0] == pair]
@@ -271,13 +272,13 @@ def _interface_differences(ra: Run, rb: Run, a: Entry, b: Entry, who: str) -> li
     fa, fb = _iface(ra, a.pair), _iface(rb, b.pair)
     if not fa or not fb:
         return out
-    da = {f"{f.get('driver')} {f.get('driver_version') or ''}".strip() for f in fa}
-    db = {f"{f.get('driver')} {f.get('driver_version') or ''}".strip() for f in fb}
+    da = {f"{f.driver} {f.driver_version or ''}".strip() for f in fa}
+    db = {f"{f.driver} {f.driver_version or ''}".strip() for f in fb}
     if da != db or a.adapter_label != b.adapter_label:
         out.append(MethodWarning("driver", f"{a.adapter_label} / {b.adapter_label}: drivers "
                                      f"{', '.join(sorted(da))} in {ra.label} against "
                                      f"{', '.join(sorted(db))} in {rb.label}"))
-    oa, ob = [_offloads_on(f) for f in fa], [_offloads_on(f) for f in fb]
+    oa, ob = [f.offloads_on for f in fa], [f.offloads_on for f in fb]
     if oa != ob:
         on_a = {k for o in oa for k in o}
         on_b = {k for o in ob for k in o}
@@ -287,9 +288,6 @@ def _interface_differences(ra: Run, rb: Run, a: Entry, b: Entry, who: str) -> li
     return out
 
 
-def _offloads_on(facts: dict[str, object]) -> list[str]:
-    offloads = facts.get("offloads")
-    return sorted(k for k, v in offloads.items() if v) if isinstance(offloads, dict) else []
 
 
 def _versions(run: Run) -> dict[str, set[str]]:

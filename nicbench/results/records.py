@@ -22,8 +22,9 @@ import math
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, assert_never
 
+from nicbench.errors import TuningErrorKind
 from nicbench.tools.base import Point, UdpStats
 
 FORMAT_VERSION = 2
@@ -72,6 +73,21 @@ class Failure(StrEnum):
     def word(self) -> str:
         """One word or two for charts, the same for the same event whatever the tool."""
         return _WORDS[self]
+
+    @classmethod
+    def of_tuning(cls, kind: TuningErrorKind) -> Failure:
+        """What a point's setting not taken (a TuningError of ``kind``) is for its trials."""
+        match kind:
+            case TuningErrorKind.REFUSED:
+                return cls.REFUSED
+            case TuningErrorKind.PATH:
+                return cls.PATH_CHECK
+            case TuningErrorKind.MISMATCH | TuningErrorKind.OTHER:
+                return cls.TUNING
+            case TuningErrorKind.INTERFACE:
+                return cls.INTERFACE
+            case _:
+                assert_never(kind)
 
 
 _WORDS = {
