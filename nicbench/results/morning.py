@@ -23,7 +23,9 @@ from __future__ import annotations
 import html
 import time
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
+from typing import assert_never
 
 from nicbench.config.profile import Profile
 from nicbench.errors import NicbenchError
@@ -32,11 +34,18 @@ from nicbench.results.manifest import Manifest
 from nicbench.durations import duration
 from nicbench.results.records import Failure, TrialRecord, current
 from nicbench.results.store import RunDir
-from nicbench.results.summary import SummaryRow, summary_rows
+from nicbench.results.summary import RowStatus, SummaryRow, summary_rows
 from nicbench.textfile import write_atomic
 
 SUMMARY_MD = "summary.md"
 INDEX_HTML = "index.html"
+
+
+class CellStatus(StrEnum):
+    OK = "ok"
+    INCOMPLETE = "incomplete"
+    NOT_MEASURED = "not measured"
+    NOT_RUN = "not run"
 
 
 @dataclass
@@ -46,7 +55,7 @@ class Cell:
     run: str
     pair: str
     adapter: str
-    status: str                 # ok | incomplete | not measured | not run
+    status: CellStatus
     configs: int                # configurations planned (points x tests)
     measured: int               # with a value (ok or partial)
     refused: int                # refused by the driver or kernel (a result, no value)
@@ -56,7 +65,7 @@ class Cell:
 
     @property
     def complete(self) -> bool:
-        return self.status == "ok"
+        return self.status is CellStatus.OK
 
 
 @dataclass
@@ -125,10 +134,12 @@ def _cells(directory: Path, run: RunState) -> list[Cell]:
 
 def _cell(run: RunState, pair: str, adapter: str, rows: list[SummaryRow],
           n_configs: int) -> Cell:
-    valued = [r for r in rows if r.status in ("ok", "partial")]
-    refused = [r for r in rows if r.status == "skipped" and r.failure is Failure.REFUSED]
+    valued = [r for r in rows if r.status in (RowStatus.OK, RowStatus.PARTIAL)]
+    refused = [r for r in rows
+               if r.status is RowStatus.SKIPPED and r.failure is Failure.REFUSED]
     missing = n_configs - len(rows)
-    cell = Cell(run=run.name, pair=pair, adapter=adapter, status="ok", configs=n_configs,
+    cell = Cell(run=run.name, pair=pair, adapter=adapter, status=CellStatus.OK,
+                configs=n_configs,
                 measured=len(valued), refused=len(refused))
     for r in valued:
         if r.selected_bps is not None and (r.test not in cell.best or
@@ -138,10 +149,11 @@ def _cell(run: RunState, pair: str, adapter: str, rows: list[SummaryRow],
     # reason as the example (a refusal at three MTUs is one line, not nine)
     groups: dict[str, list[SummaryRow]] = {}
     for r in rows:
-        if r.status == "ok":
+        if r.status is RowStatus.OK:
             continue
-        word = r.failure.word if r.failure is not None else r.status
-        groups.setdefault(f"partly {word}" if r.status == "partial" else word, []).append(r)
+        word = r.failure.word if r.failure is not None else str(r.status)
+        groups.setdefault(f"partly {word}" if r.status is RowStatus.PARTIAL else word,
+                          []).append(r)
     all_tests = list(dict.fromkeys(r.test for r in rows))
     for word, group in groups.items():
         points = ", ".join(dict.fromkeys(r.point for r in group))
@@ -154,11 +166,11 @@ def _cell(run: RunState, pair: str, adapter: str, rows: list[SummaryRow],
                             + (" (the campaign stopped first)" if run.state != "done" else ""))
     unvalued = n_configs - len(valued) - len(refused)
     if not rows:
-        cell.status = "not run"
+        cell.status = CellStatus.NOT_RUN
     elif len(valued) == 0 and len(refused) < n_configs:
-        cell.status = "not measured"
-    elif unvalued > 0 or any(r.status == "partial" for r in rows):
-        cell.status = "incomplete"
+        cell.status = CellStatus.NOT_MEASURED
+    elif unvalued > 0 or any(r.status is RowStatus.PARTIAL for r in rows):
+        cell.status = CellStatus.INCOMPLETE
     return cell
 
 
@@ -363,7 +375,15 @@ def index_html(m: Morning) -> str:
 def _css(c: Cell | None) -> str:
     if c is None:
         return ""
-    return {"ok": "ok", "incomplete": "warn"}.get(c.status, "bad")
+    match c.status:
+        case CellStatus.OK:
+            return "ok"
+        case CellStatus.INCOMPLETE:
+            return "warn"
+        case CellStatus.NOT_MEASURED | CellStatus.NOT_RUN:
+            return "bad"
+        case _:
+            assert_never(c.status)
 
 
 def _href(rel: str | None) -> str:

@@ -9,6 +9,7 @@ commit before these types; see tests/unit/data/README.md).
 
 from __future__ import annotations
 
+import csv
 import json
 import shutil
 from dataclasses import asdict
@@ -22,9 +23,12 @@ from nicbench.platforms.base import SettingKind
 from nicbench.platforms.tuning import Change, TuningSession, read_journal
 from nicbench.results.facts import (HostFacts, InterfaceFacts, LinkState, WindowsHostFacts,
                                     WindowsInterfaceFacts)
+from nicbench.report.model import BarStatus
 from nicbench.results.manifest import Manifest
+from nicbench.results.morning import CellStatus
 from nicbench.results.records import Failure, TrialRecord
 from nicbench.results.store import RunDir
+from nicbench.results.summary import RowStatus, summary_rows
 from nicbench.tools import netpipe
 from nicbench.tools.base import Point, UdpStats
 from nicbench.tools.registry import TOOLS
@@ -98,6 +102,17 @@ def test_a_parsed_run_is_stored_as_the_dicts_it_was_stored_as(tmp_path):
 
 
 # -- (b) older formats still read --------------------------------------------------------
+def test_summary_statuses_are_written_as_the_words_they_were(tmp_path):
+    run = REPORT_DATA / "roundup"
+    rows = summary_rows(RunDir(run).records(strict=True), Manifest.read(
+        run / "manifest.json").profile)
+    with open(run / "summary.csv", newline="", encoding="utf-8") as fh:
+        stored = [row["status"] for row in csv.DictReader(fh)]
+    assert [r.status for r in rows] == stored
+    assert {type(r.status) for r in rows} == {RowStatus}
+    assert set(stored) == {"ok", "failed", "skipped"}
+
+
 def test_format_1_records_read_with_their_curves_typed(tmp_path):
     trials = REPORT_DATA / "run-a" / "trials.jsonl"
     stored = [json.loads(line) for line in trials.read_text().splitlines()]
@@ -217,6 +232,10 @@ def test_the_enums_are_the_words_the_files_and_events_always_had():
         "refused", "path", "mismatch", "interface", "other"]
     assert [s.value for s in PairState] == ["done", "stopped", "failed"]
     assert [s.value for s in LinkState] == ["up", "unknown", "down"]
+    assert [s.value for s in RowStatus] == ["ok", "partial", "failed", "skipped"]
+    assert [s.value for s in BarStatus] == ["ok", "partial", "failed", "skipped", "published"]
+    assert {BarStatus.of(s) for s in RowStatus} == set(BarStatus) - {BarStatus.PUBLISHED}
+    assert [s.value for s in CellStatus] == ["ok", "incomplete", "not measured", "not run"]
     assert json.dumps(asdict(Change("h", SettingKind.REBOOT, "k", None, "pending"))) == \
         '{"host": "h", "kind": "reboot", "key": "k", "original": null, ' \
         '"applied": "pending", "restored": false}'
