@@ -3,7 +3,8 @@
 A platform reads facts, applies a setting and puts it back, samples CPU time, and waits
 for a port to listen. ``linux.py`` implements it with ip/ifconfig, ethtool, sysctl and
 /proc; a Windows platform implements the same over PowerShell. ``PLATFORMS`` maps the
-inventory's ``os:`` to the class.
+inventory's ``os:`` to the class. Facts are the frozen dataclasses of ``results/facts.py``
+(the manifest keeps them as they are); settings are of a :class:`SettingKind`.
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ from nicbench.remote.result import Result
 from nicbench.results.facts import HostFacts, InterfaceFacts
 from nicbench.tools.registry import TOOLS
 
-__all__ = ["HostFacts", "InterfaceFacts"]   # with the classes below: what a platform reports
-
 
 class SettingKind(StrEnum):
     """The kinds of host settings a platform reads and sets (``get_setting``/``set_setting``)
@@ -30,7 +29,7 @@ class SettingKind(StrEnum):
     MTU = "mtu"                 # key: interface; every platform
     SYSCTL = "sysctl"           # key: sysctl name; Linux
     JUMBO = "jumbo"             # key: interface; Windows: the driver's jumbo frame size
-    REGISTRY = "registry"       # key: a Tcpip\\Parameters value name; Windows
+    REGISTRY = "registry"       # key: a Tcpip\Parameters value name; Windows
     FIREWALL = "firewall"       # key: the rule's name, value: its ports; Windows
     REBOOT = "reboot"           # a journal marker: putting it back reboots (Windows)
 
