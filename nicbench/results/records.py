@@ -72,7 +72,39 @@ class Failure(StrEnum):
     @property
     def word(self) -> str:
         """One word or two for charts, the same for the same event whatever the tool."""
-        return _WORDS[self]
+        match self:
+            case Failure.REFUSED:
+                return "refused"
+            case Failure.PATH_CHECK:
+                return "path check failed"
+            case Failure.TUNING:
+                return "not tuned"
+            case Failure.INTERFACE:
+                return "no link"
+            case Failure.TIMEOUT:
+                return "timed out"
+            case Failure.TOOL_ERROR:
+                return "tool error"
+            case Failure.EXIT_STATUS:
+                return "failed"
+            case Failure.UNPARSED:
+                return "unreadable"
+            case Failure.NO_RESULT:
+                return "no result"
+            case Failure.DEAD_LINK | Failure.NO_RECEIVER_REPORT:
+                return "stalled"
+            case Failure.SERVER_ENDED | Failure.NOT_LISTENING:
+                return "receiver failed"
+            case Failure.HOST_LOST:
+                return "host lost"
+            case Failure.REMOTE:
+                return "host error"
+            case Failure.GIVEN_UP:
+                return "given up"
+            case Failure.NOT_RUN:
+                return "not run"
+            case _:
+                assert_never(self)
 
     @classmethod
     def of_tuning(cls, kind: TuningErrorKind) -> Failure:
@@ -88,18 +120,6 @@ class Failure(StrEnum):
                 return cls.INTERFACE
             case _:
                 assert_never(kind)
-
-
-_WORDS = {
-    Failure.REFUSED: "refused", Failure.PATH_CHECK: "path check failed",
-    Failure.TUNING: "not tuned", Failure.INTERFACE: "no link",
-    Failure.TIMEOUT: "timed out", Failure.TOOL_ERROR: "tool error",
-    Failure.EXIT_STATUS: "failed", Failure.UNPARSED: "unreadable",
-    Failure.NO_RESULT: "no result", Failure.DEAD_LINK: "stalled",
-    Failure.NO_RECEIVER_REPORT: "stalled", Failure.SERVER_ENDED: "receiver failed",
-    Failure.NOT_LISTENING: "receiver failed", Failure.HOST_LOST: "host lost",
-    Failure.REMOTE: "host error", Failure.GIVEN_UP: "given up", Failure.NOT_RUN: "not run",
-}
 
 
 class TrialKey(NamedTuple):

@@ -258,6 +258,17 @@ def test_tuning_failures_map_as_the_runner_mapped_their_words():
         TuningError("h", "mtu", 9000, "?", kind="broken")
 
 
+def test_failure_words_are_the_words_the_charts_always_said():
+    assert {f.value: f.word for f in Failure} == {
+        "refused": "refused", "path-check": "path check failed", "tuning": "not tuned",
+        "interface": "no link", "timeout": "timed out", "tool-error": "tool error",
+        "exit-status": "failed", "unparsed": "unreadable", "no-result": "no result",
+        "dead-link": "stalled", "no-receiver-report": "stalled",
+        "server-ended": "receiver failed", "not-listening": "receiver failed",
+        "host-lost": "host lost", "remote": "host error", "given-up": "given up",
+        "not-run": "not run"}
+
+
 @pytest.mark.parametrize("word, link", [
     ("up", LinkState.UP), ("unknown", LinkState.UNKNOWN), ("down", LinkState.DOWN),
     ("lowerlayerdown", LinkState.DOWN), ("notpresent", LinkState.DOWN),
