@@ -29,7 +29,7 @@ from typing import assert_never
 
 from nicbench.config.profile import Profile
 from nicbench.errors import NicbenchError
-from nicbench.results.campaign import CampaignState, RunState
+from nicbench.results.campaign import CampaignState, CampaignStateName, RunState, RunStateName
 from nicbench.results.manifest import Manifest
 from nicbench.durations import duration
 from nicbench.results.records import Failure, TrialRecord, current
@@ -78,9 +78,9 @@ class Morning:
 
     @property
     def everything_measured(self) -> bool:
-        return (self.state.state == "finished" and not self.problems
+        return (self.state.state is CampaignStateName.FINISHED and not self.problems
                 and all(c.complete for c in self.cells)
-                and all(r.state == "done" for r in self.state.runs))
+                and all(r.state is RunStateName.DONE for r in self.state.runs))
 
 
 def gather(directory: str | Path, state: CampaignState) -> Morning:
@@ -89,7 +89,7 @@ def gather(directory: str | Path, state: CampaignState) -> Morning:
     problems: list[str] = []
     for run in state.runs:
         cells += _cells(directory, run)
-        if run.state == "failed":
+        if run.state is RunStateName.FAILED:
             problems.append(f"run {run.name} failed: {run.error}")
         for p in run.restore_problems:
             problems.append(f"run {run.name}: not put back: {p} (nicbench restore "
@@ -163,7 +163,7 @@ def _cell(run: RunState, pair: str, adapter: str, rows: list[SummaryRow],
         cell.reasons.append(f"{word} at {points} ({which})" + (f": {why}" if why else ""))
     if missing > 0:
         cell.reasons.append(f"{missing} of {n_configs} configurations not run"
-                            + (" (the campaign stopped first)" if run.state != "done" else ""))
+                            + (" (the campaign stopped first)" if run.state is not RunStateName.DONE else ""))
     unvalued = n_configs - len(valued) - len(refused)
     if not rows:
         cell.status = CellStatus.NOT_RUN
@@ -192,7 +192,7 @@ def _took(state: CampaignState) -> str:
 def headline(m: Morning) -> str:
     s = m.state
     todo = [c for c in m.cells if not c.complete]
-    if s.state == "interrupted":
+    if s.state is CampaignStateName.INTERRUPTED:
         what = "interrupted"
     elif m.everything_measured:
         what = "everything measured"
@@ -328,7 +328,7 @@ def index_html(m: Morning) -> str:
         href = _href(run.name)
         report = (f"<a href=\"{_href(run.report)}\">report</a>" if run.report
                   else e(run.report_error or "-"))
-        cls = "ok" if run.state == "done" else "bad"
+        cls = "ok" if run.state is RunStateName.DONE else "bad"
         parts.append(
             f"<tr><td>{e(run.name)}</td><td>{e(run.profile)}</td>"
             f"<td class=\"{cls}\">{e(run.state)}" + (f": {e(run.error)}" if run.error else "")

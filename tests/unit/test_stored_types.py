@@ -24,6 +24,7 @@ from nicbench.platforms.tuning import Change, TuningSession, read_journal
 from nicbench.results.facts import (HostFacts, InterfaceFacts, LinkState, WindowsHostFacts,
                                     WindowsInterfaceFacts)
 from nicbench.report.model import BarStatus
+from nicbench.results.campaign import CampaignStateName, RunStateName
 from nicbench.results.manifest import Manifest
 from nicbench.results.morning import CellStatus
 from nicbench.results.records import Failure, TrialRecord
@@ -236,6 +237,10 @@ def test_the_enums_are_the_words_the_files_and_events_always_had():
     assert [s.value for s in BarStatus] == ["ok", "partial", "failed", "skipped", "published"]
     assert {BarStatus.of(s) for s in RowStatus} == set(BarStatus) - {BarStatus.PUBLISHED}
     assert [s.value for s in CellStatus] == ["ok", "incomplete", "not measured", "not run"]
+    assert [s.value for s in RunStateName] == [
+        "pending", "running", "done", "interrupted", "failed"]
+    assert [s.value for s in CampaignStateName] == [
+        "running", "finished", "interrupted", "failed"]
     assert json.dumps(asdict(Change("h", SettingKind.REBOOT, "k", None, "pending"))) == \
         '{"host": "h", "kind": "reboot", "key": "k", "original": null, ' \
         '"applied": "pending", "restored": false}'
