@@ -241,7 +241,8 @@ class CampaignRunner:
         planned = next(p for p in self.loaded.runs if p.name == rs.name)
         run_dir = self.dir / rs.name
         resumed = (run_dir / "manifest.json").is_file()
-        rs.state, rs.started_at, rs.ended_at, rs.error = RunStateName.RUNNING, time.time(), None, None
+        rs.state, rs.started_at, rs.ended_at, rs.error = \
+            RunStateName.RUNNING, time.time(), None, None
         self.state.write(self.dir)
         self._heartbeat.set_run(rs.name)
         self.listener(RunBegins(i=i, n=n, name=rs.name, profile=rs.profile,

@@ -162,7 +162,8 @@ class FakePlatform(LinuxPlatform):
         other = self.hosts.peer_mtu(peer)
         if other is not None and other < mtu:
             raise TuningError(self.host, f"path MTU to {peer}", mtu,
-                              f"no reply to a {mtu}-byte packet with DF set", kind=TuningErrorKind.PATH)
+                              f"no reply to a {mtu}-byte packet with DF set",
+                              kind=TuningErrorKind.PATH)
 
     def reaches(self, iface: str, peer: str) -> bool:
         return not self.lost

@@ -214,7 +214,8 @@ class WindowsPlatform(Platform):
         if res.exit_status == 1:
             return None   # reg.exe: "unable to find the specified registry key or value"
         if not res.ok:
-            raise TuningError(self.host, f"registry {name}", "?", res.tail(), kind=TuningErrorKind.OTHER)
+            raise TuningError(self.host, f"registry {name}", "?", res.tail(),
+                              kind=TuningErrorKind.OTHER)
         return wc.read_reg_query(res.stdout, name)[1]
 
     def _set_registry(self, name: str, value: str | None) -> None:
@@ -225,7 +226,8 @@ class WindowsPlatform(Platform):
                               kind=TuningErrorKind.OTHER)
         res = self.conn.run(wc.set_registry_argv(name, number), warn=True)
         if not res.ok:
-            raise TuningError(self.host, f"registry {name}", value, res.tail(), kind=TuningErrorKind.OTHER)
+            raise TuningError(self.host, f"registry {name}", value, res.tail(),
+                              kind=TuningErrorKind.OTHER)
         now = self._get_registry(name)
         if now != value:
             raise TuningError(self.host, f"registry {name}", value if value is not None

@@ -107,8 +107,8 @@ def ranking_panel(ix: Index, configs: list[Config], group: Group, value: Value,
         c = by_entry[row.key]
         e = c.entry
         v = value(c)
-        bar = Bar(row=e.key, value=v, n_ok=len(c.ok), n=c.planned, status=BarStatus.of(c.row.status),
-                  fill=e.colour, whisker=ink_on(e.colour))
+        bar = Bar(row=e.key, value=v, n_ok=len(c.ok), n=c.planned,
+                  status=BarStatus.of(c.row.status), fill=e.colour, whisker=ink_on(e.colour))
         if whiskers and v is not None and not c.search and len(c.ok) > 1:
             vals = [r.throughput_bps / MBIT for r in c.ok if r.throughput_bps is not None]
             bar.lo, bar.hi = min(vals), max(vals)

@@ -163,7 +163,8 @@ def _cell(run: RunState, pair: str, adapter: str, rows: list[SummaryRow],
         cell.reasons.append(f"{word} at {points} ({which})" + (f": {why}" if why else ""))
     if missing > 0:
         cell.reasons.append(f"{missing} of {n_configs} configurations not run"
-                            + (" (the campaign stopped first)" if run.state is not RunStateName.DONE else ""))
+                            + (" (the campaign stopped first)"
+                               if run.state is not RunStateName.DONE else ""))
     unvalued = n_configs - len(valued) - len(refused)
     if not rows:
         cell.status = CellStatus.NOT_RUN

@@ -177,7 +177,8 @@ def test_windows_facts_keep_their_own_fields_through_the_file(tmp_path):
     assert "registry_notes" not in stored["hosts"]["wa"]        # none yet: as before
     assert stored["interfaces"]["i350/wa"]["jumbo_range"] == [1514, 9014, None]
     back = Manifest.read(tmp_path / "manifest.json")
-    assert back.hosts["wa"] == m.hosts["wa"] and back.interfaces["i350/wa"] == m.interfaces["i350/wa"]
+    assert back.hosts["wa"] == m.hosts["wa"]
+    assert back.interfaces["i350/wa"] == m.interfaces["i350/wa"]
     assert type(back.hosts["nbr-a"]) is HostFacts
     back.note_registry("wa", ["TcpWindowSize: ignored by this Windows, not written"])
     back.note_registry("nbr-a", ["a Linux host has no registry"])          # nothing to note
