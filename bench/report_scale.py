@@ -87,12 +87,12 @@ def clone_run(src: Path, dst: Path, adapters: int) -> tuple[int, int]:
                 if r.throughput_bps is not None:
                     d["throughput_bps"] = r.throughput_bps * scale
                 d["points"] = [{**p, "throughput_bps": p["throughput_bps"] * scale}
-                               if p.get("throughput_bps") is not None else p
-                               for p in r.points]
+                               for p in d["points"]]
                 lines.append(json.dumps(d))
-    interfaces = {f"{p.name}/{h}": manifest.interfaces.get(f"{src_pair.name}/{h}", {})
+    interfaces = {f"{p.name}/{h}": manifest.interfaces[f"{src_pair.name}/{h}"]
                   for p, src_pair in zip(new_pairs, pairs * copies, strict=False)
-                  for h in (p.a.host, p.b.host)}
+                  for h in (p.a.host, p.b.host)
+                  if f"{src_pair.name}/{h}" in manifest.interfaces}
     manifest.model_copy(update={
         "inventory": inv.model_copy(update={"adapters": new_adapters, "pairs": new_pairs}),
         "pairs": [p.name for p in new_pairs], "interfaces": interfaces,

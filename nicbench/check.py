@@ -20,6 +20,7 @@ from nicbench.config.inventory import Inventory, Pair
 from nicbench.config.profile import Profile, check_platforms
 from nicbench.errors import NicbenchError
 from nicbench.platforms.hosts import HostPool
+from nicbench.results.facts import LinkState
 from nicbench.tools.registry import TOOLS
 
 
@@ -61,7 +62,7 @@ def check_pair(pool: HostPool, pair: Pair, required_tools: tuple[str, ...]) -> P
             facts = plat.interface_facts(side.interface)
             rep.driver = " ".join(x for x in (facts.driver, facts.driver_version) if x) or None
             rep.mtu, rep.max_mtu, rep.state = facts.mtu, facts.max_mtu, facts.state
-            if facts.state not in ("up", "unknown"):
+            if facts.link is LinkState.DOWN:
                 problems.append(f"{pair.name}: {side.host} {side.interface} is {facts.state} "
                                 f"(bring the link up; check the cable)")
             if side.address not in facts.addresses:

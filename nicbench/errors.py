@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from typing import Protocol
 from collections.abc import Iterable
+from enum import StrEnum
 
 
 class Result(Protocol):
@@ -154,24 +155,27 @@ class CommandFailed(CommandError):
         super().__init__(result, f"`{result.command}` exited {result.exit_status}", hint)
 
 
+class TuningErrorKind(StrEnum):
+    """What happened to a setting a host did not take (:attr:`TuningError.kind`), so the
+    run can record it as data (``results.records.Failure.of_tuning``)."""
+
+    REFUSED = "refused"         # the driver or kernel said no: a result, never measured again
+    PATH = "path"               # the setting was taken but the path did not carry it
+    MISMATCH = "mismatch"       # accepted, reads back otherwise
+    INTERFACE = "interface"     # the interface is missing or down
+    OTHER = "other"
+
+
 class TuningError(NicbenchError):
-    """A host did not take a setting. ``kernel_message`` is what the OS said, verbatim.
-
-    ``kind`` says what happened, so the run can record it as data: ``refused`` (the
-    driver or kernel said no: a result, never measured again), ``path`` (the setting was
-    taken but the path did not carry it), ``mismatch`` (accepted, reads back otherwise),
-    ``interface`` (the interface is missing or down), ``other``."""
-
-    KINDS = ("refused", "path", "mismatch", "interface", "other")
+    """A host did not take a setting. ``kernel_message`` is what the OS said, verbatim;
+    ``kind`` (:class:`TuningErrorKind`) says what happened."""
 
     def __init__(self, host: str, setting: str, value: object, kernel_message: str,
-                 hint: str = "", *, kind: str = "refused"):
-        if kind not in self.KINDS:
-            raise ValueError(f"TuningError kind {kind!r}")
+                 hint: str = "", *, kind: TuningErrorKind = TuningErrorKind.REFUSED):
         self.host = host
         self.setting = setting
         self.value = value
-        self.kind = kind
+        self.kind = TuningErrorKind(kind)     # ValueError for a kind that is not one
         self.kernel_message = kernel_message.strip()
         text = f"{host}: cannot set {setting} to {value}: {self.kernel_message}"
         if hint:

@@ -215,7 +215,9 @@ def cmd_restore(args) -> int:
 
 
 def _said_restored(change) -> None:
-    if change.kind == "reboot":     # a Windows journal marker: restoring it rebooted
+    from nicbench.platforms.base import SettingKind
+
+    if change.kind is SettingKind.REBOOT:   # a Windows journal marker: restoring it rebooted
         out(f"rebooted {change.host}: the registry values put back take effect at boot")
     else:
         out(f"restored {change.host} {change.kind} {change.key} = "

@@ -50,7 +50,8 @@ from nicbench.execution import events as ev
 from nicbench.execution.heartbeat import HEARTBEAT_FILE, Heartbeat
 from nicbench.execution.runner import Hosts, RestorePending, Runner
 from nicbench.results import morning
-from nicbench.results.campaign import CampaignState, OnFinish, RunState, is_campaign
+from nicbench.results.campaign import (CampaignState, CampaignStateName, OnFinish, RunState,
+                                      RunStateName, is_campaign)
 
 TAIL_CHARS = 2000
 LOCK_FILE = "controller.lock"
@@ -80,7 +81,7 @@ class RunBegins:
 @dataclass(frozen=True)
 class RunEnds:
     name: str
-    state: str                    # done | interrupted | failed
+    state: RunStateName           # done | interrupted | failed
     error: str | None
     report: str | None            # the run's report page, relative to the campaign dir
 
@@ -95,7 +96,7 @@ class OnFinishRan:
 
 @dataclass(frozen=True)
 class CampaignEnded:
-    state: str                    # finished | interrupted | failed
+    state: CampaignStateName      # finished | interrupted | failed
 
 
 CampaignEvent = CampaignStarted | RunBegins | RunEnds | OnFinishRan | CampaignEnded
@@ -149,22 +150,23 @@ class CampaignRunner:
             self._heartbeat = Heartbeat(self.dir / HEARTBEAT_FILE, kind="campaign",
                                         name=state.name).start()
             self._total = sum(r.planned for r in state.runs)
-            self._done_before = sum(r.planned for r in state.runs if r.state == "done")
+            self._done_before = sum(r.planned for r in state.runs
+                                    if r.state is RunStateName.DONE)
             self._heartbeat.set_run(None, self._total)
-            ending = "failed"
+            ending = CampaignStateName.FAILED
             try:
                 self.listener(CampaignStarted(
                     name=state.name, runs=tuple(r.name for r in state.runs),
                     total=self._total, done=self._done_before, resumed=self.resume,
                     parallel=self.parallel, shard=state.shard))
-                todo = [r for r in state.runs if r.state != "done"]
+                todo = [r for r in state.runs if r.state is not RunStateName.DONE]
                 for run in todo:
                     if self.stop.is_set():
                         raise KeyboardInterrupt
                     self._run_one(run, state.runs.index(run) + 1, len(state.runs))
-                ending = "finished"
+                ending = CampaignStateName.FINISHED
             except KeyboardInterrupt:
-                ending = "interrupted"
+                ending = CampaignStateName.INTERRUPTED
                 raise
             finally:
                 self._finish(ending)
@@ -193,7 +195,7 @@ class CampaignRunner:
             state = CampaignState.read(self.dir)
             self._refuse_another_campaign(state)
             state.resumed_at.append(time.time())
-            state.state, state.ended_at, state.exit_status = "running", None, None
+            state.state, state.ended_at, state.exit_status = CampaignStateName.RUNNING, None, None
             state.on_finish = None
             state.controller = controller
             state.parallel = self.parallel
@@ -233,7 +235,8 @@ class CampaignRunner:
         planned = next(p for p in self.loaded.runs if p.name == rs.name)
         run_dir = self.dir / rs.name
         resumed = (run_dir / "manifest.json").is_file()
-        rs.state, rs.started_at, rs.ended_at, rs.error = "running", time.time(), None, None
+        rs.state, rs.started_at, rs.ended_at, rs.error = \
+            RunStateName.RUNNING, time.time(), None, None
         self.state.write(self.dir)
         self._heartbeat.set_run(rs.name)
         self.listener(RunBegins(i=i, n=n, name=rs.name, profile=rs.profile,
@@ -246,18 +249,18 @@ class CampaignRunner:
                             hosts=self._hosts() if self._hosts else None,
                             parallel=self.parallel, stop=self.stop)
             runner.run()
-            rs.state = "done"
+            rs.state = RunStateName.DONE
         except KeyboardInterrupt:
-            rs.state = "interrupted"
+            rs.state = RunStateName.INTERRUPTED
             raise
         except NicbenchError as exc:
-            rs.state = "failed"
+            rs.state = RunStateName.FAILED
             rs.error = "; ".join(exc.lines()) if isinstance(exc, RestorePending) \
                 else exc.one_line()
             self.listener(ev.Warning(f"run {rs.name} failed: {rs.error}; the campaign goes "
                                      "on with the next run"))
         except Exception as exc:
-            rs.state = "failed"
+            rs.state = RunStateName.FAILED
             rs.error = f"internal error: {type(exc).__name__}: {exc}"
             raise
         finally:
@@ -305,15 +308,16 @@ class CampaignRunner:
             self.listener(ev.Warning(exc.one_line()))
 
     # -- the end --------------------------------------------------------------------------
-    def _finish(self, ending: str) -> None:
+    def _finish(self, ending: CampaignStateName) -> None:
         """Summary, index, on_finish, the heartbeat's last beat: on every way out."""
         state = self.state
         assert state is not None and self._heartbeat is not None
-        state.state = ending              # type: ignore[assignment]
+        state.state = ending
         state.ended_at = time.time()
         for r in state.runs:
-            if r.state == "running":
-                r.state = "interrupted" if ending == "interrupted" else "failed"
+            if r.state is RunStateName.RUNNING:
+                r.state = RunStateName.INTERRUPTED if ending is CampaignStateName.INTERRUPTED \
+                    else RunStateName.FAILED
         summary = self.dir / morning.SUMMARY_MD
         index = self.dir / morning.INDEX_HTML
         try:
@@ -323,7 +327,8 @@ class CampaignRunner:
         except NicbenchError as exc:
             self.listener(ev.Warning(f"no summary: {exc.one_line()}"))
             measured = False
-        self.exit_status = 130 if ending == "interrupted" else (0 if measured else 1)
+        self.exit_status = 130 if ending is CampaignStateName.INTERRUPTED \
+            else (0 if measured else 1)
         state.exit_status = self.exit_status
         self._write_state()
         c = self.loaded.campaign

@@ -9,9 +9,13 @@ its lock around each call): a listener needs no lock of its own, and must not bl
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from enum import StrEnum
+from typing import TYPE_CHECKING, Protocol
 
 from nicbench.results.records import Failure, TrialRecord
+
+if TYPE_CHECKING:      # only the annotation: the CLI imports events without the platforms
+    from nicbench.platforms.base import SettingKind
 
 
 @dataclass(frozen=True)
@@ -30,10 +34,18 @@ class PairStarted:
     hosts: tuple[str, ...] = ()    # the pair's a and b host names
 
 
+class PairState(StrEnum):
+    """How a pair's part of the run ended (the heartbeat file says its value)."""
+
+    DONE = "done"
+    STOPPED = "stopped"        # before its end (the run was asked to stop)
+    FAILED = "failed"          # its own error
+
+
 @dataclass(frozen=True)
 class PairEnded:
     pair: str
-    state: str                 # done | stopped (before its end) | failed (its own error)
+    state: PairState
 
 
 @dataclass(frozen=True)
@@ -101,7 +113,7 @@ class UdpSearchDone:
 @dataclass(frozen=True)
 class SettingRestored:
     host: str
-    kind: str
+    kind: SettingKind
     key: str
     value: str | None        # None: the setting did not exist and was removed again
 

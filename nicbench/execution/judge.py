@@ -50,10 +50,9 @@ def judge(out: Outcome, driver: Driver, client: Result, client_text: str,
     out.duration_s = parsed.duration_s
     if isinstance(out, TrialRecord):
         out.cpu_tool_pct = parsed.cpu_pct
-    out.udp = parsed.to_json()["udp"]
+    out.udp = parsed.udp
     if isinstance(out, TrialRecord):
-        out.points = [{"size_bytes": p.size_bytes, "throughput_bps": p.throughput_bps,
-                       "tx_bps": p.tx_bps, "rx_bps": p.rx_bps} for p in parsed.points]
+        out.points = list(parsed.points)
         out.extra = {k: v for k, v in parsed.extra.items()
                      if isinstance(v, (str, int, float, bool)) or v is None}
     if parsed.error:

@@ -23,16 +23,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from nicbench.config.profile import Point, TestSpec
-from nicbench.errors import NicbenchError, TuningError
+from nicbench.errors import NicbenchError, TuningError, TuningErrorKind
 from nicbench.execution import events as ev
 from nicbench.execution.sides import PairSides
-from nicbench.platforms.base import Platform
+from nicbench.platforms.base import Platform, SettingKind
 from nicbench.platforms.tuning import Change, TuningSession
 from nicbench.tools.driver import Endpoints
 from nicbench.tools.params import resolve
 from nicbench.tools.registry import TOOLS, tool_ports
 
-REGISTRY_KINDS = ("registry", "reboot")
+REGISTRY_KINDS = (SettingKind.REGISTRY, SettingKind.REBOOT)
 REBOOT_MARKER = "tcpip-parameters"
 
 
@@ -59,13 +59,13 @@ class OsSettings:
     # -- apply ---------------------------------------------------------------------------
     def apply(self, side: PairSides, point: Point, tests: list[TestSpec]) -> None:
         hosts = [(plat, iface) for plat, iface, _ in side.ends]
-        self._registry(point, [p for p, _ in hosts if p.supports("registry")])
+        self._registry(point, [p for p, _ in hosts if p.supports(SettingKind.REGISTRY)])
         ports = self._ports(side, point, tests)
         for plat, _ in hosts:
-            if plat.supports("firewall") and ports:
+            if plat.supports(SettingKind.FIREWALL) and ports:
                 from nicbench.platforms.windows_commands import port_spec
 
-                self.tuning.apply(plat, "firewall", f"nicbench-{side.pair.name}",
+                self.tuning.apply(plat, SettingKind.FIREWALL, f"nicbench-{side.pair.name}",
                                   port_spec(sorted(ports)))
 
     def _registry(self, point: Point, platforms: list[Platform]) -> None:
@@ -78,8 +78,8 @@ class OsSettings:
             def dropped(c: Change, host: str = plat.host, keep: dict = wanted) -> bool:
                 if c.host != host:
                     return False
-                return c.key not in keep if c.kind == "registry" else \
-                    c.kind == "reboot" and not keep
+                return c.key not in keep if c.kind is SettingKind.REGISTRY else \
+                    c.kind is SettingKind.REBOOT and not keep
 
             dropping = [c for c in self.tuning.pending() if dropped(c)]
             # This host only: pairs measured at once on other hosts have their own
@@ -89,14 +89,14 @@ class OsSettings:
                 raise TuningError(plat.host, "registry values of the previous point",
                                   "their originals", str(problems[0]),
                                   "run `nicbench restore DIR` when the host answers",
-                                  kind="other")
-            rebooted = any(c.kind == "reboot" for c in dropping)
+                                  kind=TuningErrorKind.OTHER)
+            rebooted = any(c.kind is SettingKind.REBOOT for c in dropping)
             moved = bool(dropping) and not rebooted
             if wanted:
                 # Journaled before the values, so restoring (in reverse) reboots last.
-                self.tuning.apply(plat, "reboot", REBOOT_MARKER, "pending")
+                self.tuning.apply(plat, SettingKind.REBOOT, REBOOT_MARKER, "pending")
             for name, value in wanted.items():
-                moved = self.tuning.apply(plat, "registry", name, str(value)) or moved
+                moved = self.tuning.apply(plat, SettingKind.REGISTRY, name, str(value)) or moved
             if moved:
                 changed.append(plat)
         if changed:

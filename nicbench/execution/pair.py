@@ -36,23 +36,23 @@ class PairRun:
 
     def alone(self) -> None:
         """The pair, whatever becomes of the others."""
-        state = "stopped"            # unless it ends otherwise (Ctrl-C in the main thread)
+        state = ev.PairState.STOPPED   # unless it ends otherwise (Ctrl-C in the main thread)
         try:
             self.measure()
-            state = "done"
+            state = ev.PairState.DONE
         except Stopped:
             pass
         except ResultsWriteError:
-            state = "failed"
+            state = ev.PairState.FAILED
             raise
         except NicbenchError as exc:
-            state = "failed"
+            state = ev.PairState.FAILED
             reason = exc.one_line()
             with self.run.lock:
                 self.run.unmeasured[self.pair.name] = reason
             self.give_up(self.run.profile.points, Failure.REMOTE, reason)
         except Exception:
-            state = "failed"
+            state = ev.PairState.FAILED
             raise
         finally:
             self.run.tell(ev.PairEnded(pair=self.pair.name, state=state))

@@ -39,6 +39,7 @@ from nicbench.remote.connection import Connection
 from nicbench.remote.result import Result, make_result
 from nicbench.remote.shell import SHELLS, posix_scripts
 from nicbench.results.records import Kind, RoleResult, Status, TrialRecord
+from nicbench.tools.base import UdpStats
 from nicbench.tools.driver import Endpoints, Plan
 from nicbench.tools.registry import TOOLS
 
@@ -284,8 +285,8 @@ def plan_trial(ctx: TrialContext, test: TestSpec, params: dict[str, Any], *,
         adapter_label=ctx.adapter_label, tool=test.tool, test=test.name,
         protocol=test.protocol, point=ctx.point, mtu=ctx.mtu, repetition=repetition,
         kind=kind, status=Status.OK, offered_bps=offered_bps,
-        throughput_bps=float(offered_bps or 1e9), udp={"lost": 0, "total": 1000,
-                                                      "loss_pct": 0.0},
+        throughput_bps=float(offered_bps or 1e9),
+        udp=UdpStats(lost=0, total=1000, loss_pct=0.0),
         duration_s=plan.expected_s, commands={"server": display(plan.server),
                                               "client": display(plan.client)},
         started_at=now, ended_at=now,

@@ -21,21 +21,6 @@ from nicbench.execution.store import Where
 from nicbench.results.records import Failure, Kind
 
 
-def tuning_failure(kind: str) -> Failure:
-    """What a TuningError's kind means for the configurations it stops."""
-    match kind:
-        case "refused":
-            return Failure.REFUSED
-        case "path":
-            return Failure.PATH_CHECK
-        case "interface":
-            return Failure.INTERFACE
-        case "mismatch" | "other":
-            return Failure.TUNING
-        case _:
-            return Failure.TUNING
-
-
 class PointTuning:
     def __init__(self, run: RunContext, sides: PairSides):
         self.run = run
@@ -54,7 +39,7 @@ class PointTuning:
         receiver.verify_path_mtu(r_if, s_addr, point.ip_mtu)
 
     def skip(self, where: Where, pending: list[TestSpec], exc: TuningError) -> None:
-        failure = tuning_failure(exc.kind)
+        failure = Failure.of_tuning(exc.kind)
         reason = f"{exc.host}: {exc.setting} {exc.value}: {exc.kernel_message}"
         self.run.tell(ev.PointSkipped(pair=where.pair, point=where.point.name,
                                       failure=failure, reason=reason))

@@ -11,9 +11,10 @@ be reached. What that means for the pair's configurations is the pair's to decid
 from __future__ import annotations
 
 from nicbench.config.inventory import Pair
-from nicbench.errors import TuningError
+from nicbench.errors import TuningError, TuningErrorKind
 from nicbench.execution.context import RunContext
 from nicbench.execution.sides import Hosts, PairSides
+from nicbench.results.facts import LinkState
 
 
 def prepare_pair(run: RunContext, hosts: Hosts, pair: Pair) -> PairSides:
@@ -22,12 +23,12 @@ def prepare_pair(run: RunContext, hosts: Hosts, pair: Pair) -> PairSides:
                       receiver=hosts.platform(pair.receiver_side.host),
                       sender=hosts.platform(pair.sender_side.host))
     for plat, iface, _ in sides.ends:
-        run.note("hosts", plat.host, vars(plat.host_facts()))
+        run.note("hosts", plat.host, plat.host_facts())
         facts = plat.interface_facts(iface)
-        run.note("interfaces", f"{pair.name}/{plat.host}", vars(facts))
-        if facts.state not in ("up", "unknown"):
+        run.note("interfaces", f"{pair.name}/{plat.host}", facts)
+        if facts.link is LinkState.DOWN:
             raise TuningError(plat.host, "interface", iface, f"{iface} is {facts.state}",
-                              kind="interface")
+                              kind=TuningErrorKind.INTERFACE)
         run.note("tools", plat.host,
                  {tool: plat.tool_version(tool) for tool in run.profile.tools()})
     run.write_manifest()

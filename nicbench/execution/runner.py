@@ -183,8 +183,7 @@ class Runner:
             self.listener(ev.Warning(tuning.journal_error))
         manifest.ended_at = time.time()
         for host, notes in context.os_settings.notes.items():
-            if host in manifest.hosts:
-                manifest.hosts[host]["registry_notes"] = list(notes)
+            manifest.note_registry(host, list(notes))
         manifest.restore_problems = [str(p) for p in self.problems]
         manifest.lost_hosts = dict(self.lost)
         try:

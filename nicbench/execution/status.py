@@ -22,7 +22,8 @@ from typing import Any
 from nicbench.errors import UsageError
 from nicbench.execution import heartbeat
 from nicbench.config.profile import Profile
-from nicbench.results.campaign import CampaignState, RunState, is_campaign
+from nicbench.results.campaign import (CampaignState, CampaignStateName, RunState,
+                                      RunStateName, is_campaign)
 from nicbench.results.manifest import Manifest
 from nicbench.results.records import Kind, TrialRecord
 from nicbench.results.records import Status as TrialStatus
@@ -48,7 +49,7 @@ class PairStatus:
 class RunStatus:
     name: str
     profile: str
-    state: str
+    state: RunStateName
     pairs: list[PairStatus] = field(default_factory=list)
     report: str | None = None
 
@@ -117,7 +118,8 @@ def _campaign(path: Path) -> Standing:
     live = beat if pulse.alive else None
     runs = [_run(path / r.name, r.name, r, live) for r in state.runs]
     summary = "summary.md" if (path / "summary.md").is_file() else None
-    st = state.state if state.state != "running" or pulse.alive is not False else "running"
+    st = state.state if state.state is not CampaignStateName.RUNNING or pulse.alive is not False \
+        else "running"
     return Standing(kind="campaign", name=state.name, path=str(path), state=st,
                   controller=pulse.text, alive=pulse.alive, runs=runs,
                   eta_s=(live or {}).get("eta_s"), summary=summary)
@@ -146,7 +148,7 @@ def _run(path: Path, name: str, rs: RunState | None, live: dict | None) -> RunSt
     if snap.manifest is not None:
         pairs_planned = pairs_planned or list(snap.manifest.pairs)
     ended = snap.manifest is not None and snap.manifest.ended_at is not None
-    state = rs.state if rs else ("done" if ended else "running")
+    state = rs.state if rs else (RunStateName.DONE if ended else RunStateName.RUNNING)
     run = RunStatus(name=name or path.name, profile=rs.profile if rs else
                     (profile.name if profile else path.name), state=state,
                     report=rs.report if rs else None)
@@ -178,10 +180,10 @@ def _pair(run: RunStatus, pair: str, recs: list[TrialRecord], profile: Profile |
     skipped = sum(1 for r in recs if r.kind in (Kind.SKIPPED, Kind.GIVEN_UP))
     if beat is not None:
         state = str(beat.get("state") or "waiting")
-    elif run.state == "done" or (planned and done >= planned):
+    elif run.state is RunStateName.DONE or (planned and done >= planned):
         state = "done"
     elif not recs:
-        state = "not started" if run.state != "running" else "waiting"
+        state = "not started" if run.state is not RunStateName.RUNNING else "waiting"
     else:
         state = "stopped"
     current_at = " ".join(x for x in ((beat or {}).get("point"), (beat or {}).get("test"))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from collections.abc import Callable
 
 from nicbench.results.policy import passes
-from nicbench.results.records import TrialRecord
+from nicbench.results.records import Status, TrialRecord
 
 Trial = Callable[[int], TrialRecord]  # offered bit/s -> a finished trial
 
@@ -68,7 +68,7 @@ def bisect(trial: Trial, start: int, stop: int, step: int, loss_pct: float,
     if measure(stop):
         return _bisect_result(passed, trials)
     top = trials[0]
-    ceiling = top.throughput_bps if top.status == "ok" and top.throughput_bps else None
+    ceiling = top.throughput_bps if top.status is Status.OK and top.throughput_bps else None
     steps = (stop - start) // step
 
     def probe(i: int) -> bool:

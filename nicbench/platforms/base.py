@@ -3,19 +3,23 @@
 A platform reads facts, applies a setting and puts it back, samples CPU time, and waits
 for a port to listen. ``linux.py`` implements it with ip/ifconfig, ethtool, sysctl and
 /proc; a Windows platform implements the same over PowerShell. ``PLATFORMS`` maps the
-inventory's ``os:`` to the class.
+inventory's ``os:`` to the class. Facts are the frozen dataclasses of ``results/facts.py``
+(the manifest keeps them as they are); settings are of a :class:`SettingKind`.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 from collections.abc import Mapping, Sequence
+from enum import StrEnum
+from typing import assert_never
 
 from nicbench.errors import NicbenchError, RemoteError, TrialError, UsageError
 from nicbench.remote.connection import DEFAULT_TIMEOUT_S, Background, Connection
 from nicbench.remote.result import Result
+from nicbench.results.facts import HostFacts, InterfaceFacts
 from nicbench.tools.registry import TOOLS
 
 if TYPE_CHECKING:
@@ -40,31 +44,16 @@ class PlatformOptions:
                    registry_policy=profile.registry_policy)
 
 
-@dataclass(frozen=True)
-class InterfaceFacts:
-    name: str
-    mtu: int
-    max_mtu: int | None
-    state: str               # "up", "down", "lowerlayerdown", ...
-    carrier: bool
-    kind: str | None = None  # veth, macvlan, ... (None for a plain NIC)
-    lower: str | None = None # the device under a macvlan/vlan
-    driver: str | None = None
-    driver_version: str | None = None
-    firmware: str | None = None
-    bus_info: str | None = None
-    offloads: dict[str, bool] = field(default_factory=dict)
-    addresses: tuple[str, ...] = ()
+class SettingKind(StrEnum):
+    """The kinds of host settings a platform reads and sets (``get_setting``/``set_setting``)
+    and the tuning journal puts back; the value is what the journal file says."""
 
-
-@dataclass(frozen=True)
-class HostFacts:
-    os: str
-    kernel: str
-    cpu_model: str | None
-    cpus: int | None
-    hostname: str | None = None
-    memory_bytes: int | None = None      # physical memory; None: not read on this OS
+    MTU = "mtu"                 # key: interface; every platform
+    SYSCTL = "sysctl"           # key: sysctl name; Linux
+    JUMBO = "jumbo"             # key: interface; Windows: the driver's jumbo frame size
+    REGISTRY = "registry"       # key: a Tcpip\Parameters value name; Windows
+    FIREWALL = "firewall"       # key: the rule's name, value: its ports; Windows
+    REBOOT = "reboot"           # a journal marker: putting it back reboots (Windows)
 
 
 @dataclass(frozen=True)
@@ -81,7 +70,7 @@ class CpuTimes:
         return max(0.0, min(100.0, 100.0 * (self.busy - earlier.busy) / dt))
 
 
-@dataclass
+@dataclass(frozen=True)
 class ServerStart:
     """A trial's server, started: did something listen on its port, had it ended
     already (it could not bind), and the host's CPU time as the transfer starts."""
@@ -92,7 +81,7 @@ class ServerStart:
     cpu: CpuTimes | None
 
 
-@dataclass
+@dataclass(frozen=True)
 class ClientRun:
     """A trial's client, run: its result, the host's CPU time just before and after it,
     and the text of the file it wrote its figures to (None: none asked, or none there)."""
@@ -121,7 +110,7 @@ class ServerEnd:
     client_limit_s: float | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class ServerFinish:
     result: Result               # its output, error output and exit status
     cpu: CpuTimes | None         # the host's CPU time as the transfer has just ended
@@ -301,33 +290,45 @@ class Platform(ABC):
         """Return once something listens on the port; raise TrialError after timeout_s."""
 
     # -- settings, as the tuning journal sees them -----------------------------------
-    def get_setting(self, kind: str, key: str) -> str | None:
+    # Subclasses handle their own kinds in a ``match`` over every SettingKind and pass the
+    # others here, so a new kind is a decision each platform must make (assert_never).
+    def get_setting(self, kind: SettingKind, key: str) -> str | None:
         """A setting's current value as text (None: it does not exist). Every platform
         has ``mtu`` (key: interface); subclasses add their own kinds."""
-        if kind == "mtu":
-            return str(self.get_mtu(key))
-        raise UsageError(f"{self.host}: {self.os_name} hosts have no '{kind}' settings")
+        match kind:
+            case SettingKind.MTU:
+                return str(self.get_mtu(key))
+            case (SettingKind.SYSCTL | SettingKind.JUMBO | SettingKind.REGISTRY
+                  | SettingKind.FIREWALL | SettingKind.REBOOT):
+                raise UsageError(f"{self.host}: {self.os_name} hosts have no '{kind}' settings")
+            case _:
+                assert_never(kind)
 
-    def set_setting(self, kind: str, key: str, value: str | None) -> None:
+    def set_setting(self, kind: SettingKind, key: str, value: str | None) -> None:
         """Set (None: delete) a setting and read it back; TuningError if refused."""
-        if kind == "mtu" and value is not None:
-            self.set_mtu(key, int(value))
-            return
-        raise UsageError(f"{self.host}: {self.os_name} hosts cannot set '{kind}' to {value}")
+        match kind:
+            case SettingKind.MTU if value is not None:
+                self.set_mtu(key, int(value))
+            case (SettingKind.MTU | SettingKind.SYSCTL | SettingKind.JUMBO
+                  | SettingKind.REGISTRY | SettingKind.FIREWALL | SettingKind.REBOOT):
+                raise UsageError(f"{self.host}: {self.os_name} hosts cannot set '{kind}' "
+                                 f"to {value}")
+            case _:
+                assert_never(kind)
 
-    def same_setting(self, kind: str, a: str | None, b: str | None) -> bool:
+    def same_setting(self, kind: SettingKind, a: str | None, b: str | None) -> bool:
         return a == b
 
-    def mtu_setting(self, iface: str, mtu: int) -> tuple[str, str, str]:
+    def mtu_setting(self, iface: str, mtu: int) -> tuple[SettingKind, str, str]:
         """The setting (kind, key, value) that gives ``iface`` the IP MTU ``mtu``: the
         MTU itself here; Windows sets the driver's jumbo frame size instead."""
-        return "mtu", iface, str(int(mtu))
+        return SettingKind.MTU, iface, str(int(mtu))
 
-    def supports(self, kind: str) -> bool:
+    def supports(self, kind: SettingKind) -> bool:
         """Does this host have settings of ``kind`` (beyond mtu)?"""
         return kind in self.SETTING_KINDS
 
-    SETTING_KINDS: tuple[str, ...] = ()
+    SETTING_KINDS: tuple[SettingKind, ...] = ()
 
     def registry_ignored(self, name: str) -> bool:
         """Does this OS ignore the ``registry`` value ``name`` (written or not, it changes

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from collections.abc import Callable, Mapping, Sequence
 
-from nicbench.errors import CommandTimeout, TuningError
+from nicbench.errors import CommandTimeout, TuningError, TuningErrorKind
 from nicbench.platforms.base import (CpuTimes, HostFacts, InterfaceFacts, Platform,
                                      PlatformOptions)
 from nicbench.platforms.linux import LinuxPlatform
@@ -143,7 +143,7 @@ class FakePlatform(LinuxPlatform):
     def _iface(self, iface: str) -> FakeInterface:
         if iface not in self.interfaces:
             raise TuningError(self.host, "interface", iface,
-                              f'Device "{iface}" does not exist.', kind="interface")
+                              f'Device "{iface}" does not exist.', kind=TuningErrorKind.INTERFACE)
         return self.interfaces[iface]
 
     def get_mtu(self, iface: str) -> int:
@@ -163,7 +163,8 @@ class FakePlatform(LinuxPlatform):
         other = self.hosts.peer_mtu(peer)
         if other is not None and other < mtu:
             raise TuningError(self.host, f"path MTU to {peer}", mtu,
-                              f"no reply to a {mtu}-byte packet with DF set", kind="path")
+                              f"no reply to a {mtu}-byte packet with DF set",
+                              kind=TuningErrorKind.PATH)
 
     def reaches(self, iface: str, peer: str) -> bool:
         return not self.lost
@@ -178,7 +179,7 @@ class FakePlatform(LinuxPlatform):
         if name not in self.sysctls:
             raise TuningError(self.host, name, value,
                               f"sysctl: cannot stat /proc/sys/{name.replace('.', '/')}: "
-                              "No such file or directory", kind="other")
+                              "No such file or directory", kind=TuningErrorKind.OTHER)
         self.sysctls[name] = value
 
     # -- facts ----------------------------------------------------------------------------

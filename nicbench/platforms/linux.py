@@ -12,13 +12,14 @@ import json
 import re
 import threading
 from dataclasses import replace
+from typing import assert_never
 from collections.abc import Mapping, Sequence
 
 from nicbench.errors import (CommandTimeout, NicbenchError, RemoteError, TrialError,
-                             TuningError)
+                             TuningError, TuningErrorKind)
 from nicbench.platforms.base import (ClientRun, CpuTimes, Finishing, HostFacts,
                                      InterfaceFacts, Platform, PlatformOptions, ServerEnd,
-                                     ServerFinish, ServerStart, same_sysctl_value)
+                                     ServerFinish, ServerStart, SettingKind, same_sysctl_value)
 from nicbench.remote.command import display
 from nicbench.remote.connection import Background, Connection
 from nicbench.remote.result import make_result
@@ -115,7 +116,7 @@ def mtu_refusal(stderr: str, stdout: str = "") -> str:
 
 class LinuxPlatform(Platform):
     os_name = "linux"
-    SETTING_KINDS = ("sysctl",)
+    SETTING_KINDS = (SettingKind.SYSCTL,)
 
     def __init__(self, conn: Connection, tools: Mapping[str, str] | None = None,
                  options: PlatformOptions | None = None):
@@ -140,7 +141,7 @@ class LinuxPlatform(Platform):
         if not res.ok:
             raise TuningError(self.host, "interface", iface, res.tail() or "not found",
                               "check pairs[].a/b.interface in the inventory",
-                              kind="interface")
+                              kind=TuningErrorKind.INTERFACE)
         return parse_ip_link_json(res.stdout, iface)
 
     def interface_facts(self, iface: str) -> InterfaceFacts:
@@ -182,7 +183,7 @@ class LinuxPlatform(Platform):
         if not res.ok or not res.stdout.strip().isdigit():
             raise TuningError(self.host, "interface", iface, res.tail() or "not found",
                               "check pairs[].a/b.interface in the inventory",
-                              kind="interface")
+                              kind=TuningErrorKind.INTERFACE)
         return int(res.stdout)
 
     def _ip_available(self) -> bool:
@@ -203,7 +204,7 @@ class LinuxPlatform(Platform):
         now = self.get_mtu(iface)
         if now != mtu:
             raise TuningError(self.host, f"MTU of {iface}", mtu,
-                              f"accepted, but reads back as {now}", kind="mismatch")
+                              f"accepted, but reads back as {now}", kind=TuningErrorKind.MISMATCH)
 
     def verify_path_mtu(self, iface: str, peer: str, mtu: int) -> None:
         # ICMP echo of exactly MTU bytes with DF set: 20 IP + 8 ICMP header bytes.
@@ -217,7 +218,7 @@ class LinuxPlatform(Platform):
                               f"no reply to a {mtu}-byte packet with DF set"
                               + (f" ({said[-1].strip()})" if said else ""),
                               "the link or the other end does not carry this MTU",
-                              kind="path")
+                              kind=TuningErrorKind.PATH)
 
     def reaches(self, iface: str, peer: str) -> bool:
         return self.conn.run(["ping", "-n", "-q", "-c", "1", "-W", "2", "-I", iface, peer],
@@ -230,23 +231,34 @@ class LinuxPlatform(Platform):
     def set_sysctl(self, name: str, value: str) -> None:
         res = self.conn.run(["sysctl", "-w", f"{name}={value}"], warn=True)
         if not res.ok:
-            raise TuningError(self.host, name, value, res.tail(), kind="other")
+            raise TuningError(self.host, name, value, res.tail(), kind=TuningErrorKind.OTHER)
         now = self.get_sysctl(name)
         if not same_sysctl_value(now, value):
             raise TuningError(self.host, name, value, f"accepted, but reads back as {now!r}",
-                              kind="mismatch")
+                              kind=TuningErrorKind.MISMATCH)
 
-    def get_setting(self, kind: str, key: str) -> str | None:
-        return self.get_sysctl(key) if kind == "sysctl" else super().get_setting(kind, key)
+    def get_setting(self, kind: SettingKind, key: str) -> str | None:
+        match kind:
+            case SettingKind.SYSCTL:
+                return self.get_sysctl(key)
+            case (SettingKind.MTU | SettingKind.JUMBO | SettingKind.REGISTRY
+                  | SettingKind.FIREWALL | SettingKind.REBOOT):
+                return super().get_setting(kind, key)
+            case _:
+                assert_never(kind)
 
-    def set_setting(self, kind: str, key: str, value: str | None) -> None:
-        if kind == "sysctl" and value is not None:
-            self.set_sysctl(key, value)
-        else:
-            super().set_setting(kind, key, value)
+    def set_setting(self, kind: SettingKind, key: str, value: str | None) -> None:
+        match kind:
+            case SettingKind.SYSCTL if value is not None:
+                self.set_sysctl(key, value)
+            case (SettingKind.SYSCTL | SettingKind.MTU | SettingKind.JUMBO
+                  | SettingKind.REGISTRY | SettingKind.FIREWALL | SettingKind.REBOOT):
+                super().set_setting(kind, key, value)
+            case _:
+                assert_never(kind)
 
-    def same_setting(self, kind: str, a: str | None, b: str | None) -> bool:
-        if kind == "sysctl":
+    def same_setting(self, kind: SettingKind, a: str | None, b: str | None) -> bool:
+        if kind is SettingKind.SYSCTL:
             return same_sysctl_value(a, b)
         return super().same_setting(kind, a, b)
 

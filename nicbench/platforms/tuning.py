@@ -32,7 +32,7 @@ from collections.abc import Callable, Collection, Mapping
 
 from nicbench.errors import NicbenchError, ResultsWriteError, UsageError
 from nicbench.interrupts import interrupts_held
-from nicbench.platforms.base import Platform
+from nicbench.platforms.base import Platform, SettingKind
 from nicbench.textfile import write_atomic
 
 JOURNAL_VERSION = 2
@@ -41,11 +41,14 @@ JOURNAL_VERSION = 2
 @dataclass
 class Change:
     host: str
-    kind: str               # a platform setting kind: "mtu", "sysctl", ...
+    kind: SettingKind       # written as its value: "mtu", "sysctl", ...
     key: str                # interface, sysctl name, ...
     original: str | None    # None: the setting did not exist (restoring deletes it)
     applied: str | None
     restored: bool = False
+
+    def __post_init__(self) -> None:
+        self.kind = SettingKind(self.kind)     # as read from a journal: ValueError if unknown
 
 
 @dataclass
@@ -106,7 +109,7 @@ class TuningSession:
             self._platforms.update(platforms)
 
     # -- apply --------------------------------------------------------------------
-    def apply(self, platform: Platform, kind: str, key: str, value: str | None) -> bool:
+    def apply(self, platform: Platform, kind: SettingKind, key: str, value: str | None) -> bool:
         """Set ``kind`` ``key`` to ``value`` on the platform's host (None: delete it),
         journaling the original first; nothing is recorded or sent if it already is.
         True if the host's setting was changed."""
@@ -122,7 +125,7 @@ class TuningSession:
         self.apply(platform, *platform.mtu_setting(iface, int(mtu)))
 
     def set_sysctl(self, platform: Platform, name: str, value: str) -> None:
-        self.apply(platform, "sysctl", name, str(value))
+        self.apply(platform, SettingKind.SYSCTL, name, str(value))
 
     def _record(self, platform: Platform, change: Change) -> None:
         with self._lock:
@@ -281,7 +284,7 @@ def read_journal_entries(path: str | Path) -> tuple[list[Change], list[Leftover]
         data = json.loads(p.read_text(encoding="utf-8"))
         changes = [Change(**c) for c in data.get("changes", [])]
         leftovers = [Leftover(**x) for x in data.get("leftovers", [])]
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, TypeError,
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, TypeError, ValueError,
             AttributeError) as exc:
         raise UsageError(f"{p}: not a nicbench tuning journal ({exc}): put the hosts' "
                          "settings back by hand") from None

@@ -39,15 +39,17 @@ import ntpath
 import re
 import time
 from dataclasses import dataclass
+from typing import assert_never
 from collections.abc import Mapping, Sequence
 
 from nicbench.errors import (AuthError, CommandTimeout, ConnectError, HostKeyError,
-                             RemoteError, TrialError, TuningError, UsageError)
+                             RemoteError, TrialError, TuningError, TuningErrorKind,
+                             UsageError)
 from nicbench.platforms import windows_commands as wc
-from nicbench.platforms.base import (CpuTimes, HostFacts, InterfaceFacts, Platform,
-                                     PlatformOptions)
+from nicbench.platforms.base import CpuTimes, Platform, PlatformOptions, SettingKind
 from nicbench.remote.connection import Connection
 from nicbench.remote.powershell import WindowsShell
+from nicbench.results.facts import WindowsHostFacts, WindowsInterfaceFacts
 from nicbench.tools.registry import TOOLS
 
 PROBE_TIMEOUT_S = 10.0              # the first command after a boot can hang (PKB 5112997b4)
@@ -79,34 +81,11 @@ class RebootWait:
                 f"{self.timeout_s:g} s (reboot_timeout_s) and {self.max_probes} probes")
 
 
-@dataclass(frozen=True)
-class WindowsHostFacts(HostFacts):
-    caption: str = ""
-    version: str = ""
-    build: str = ""
-    last_boot: str = ""
-    defender_realtime: bool | None = None
-    autotuning: str | None = None
-    cpu_counters: int | None = None   # processors the raw counters cover (cpu_times)
-
-
-@dataclass(frozen=True)
-class WindowsInterfaceFacts(InterfaceFacts):
-    driver_provider: str | None = None
-    description: str | None = None
-    if_index: int | None = None
-    guid: str | None = None
-    link_speed: str | None = None
-    jumbo_keyword: str | None = None
-    jumbo_value: str | None = None
-    jumbo_valid: tuple[str, ...] = ()
-    jumbo_range: tuple[int | None, int | None, int | None] | None = None
-
-
 class WindowsPlatform(Platform):
     os_name = "windows"
     PROBE_INTERVAL_S = 5.0
-    SETTING_KINDS = ("jumbo", "registry", "reboot", "firewall")
+    SETTING_KINDS = (SettingKind.JUMBO, SettingKind.REGISTRY, SettingKind.REBOOT,
+                     SettingKind.FIREWALL)
 
     def __init__(self, conn: Connection, tools: Mapping[str, str] | None = None,
                  options: PlatformOptions | None = None):
@@ -151,7 +130,7 @@ class WindowsPlatform(Platform):
             if not res.ok:
                 raise TuningError(self.host, "interface", iface, res.tail() or "not found",
                                   "check pairs[].a/b.interface (Get-NetAdapter names it)",
-                                  kind="interface")
+                                  kind=TuningErrorKind.INTERFACE)
             self._adapters[iface] = wc.read_adapter(res.stdout)
         return self._adapters[iface]
 
@@ -184,14 +163,14 @@ class WindowsPlatform(Platform):
         a = self.adapter(iface, fresh=True)
         if a.nl_mtu is None:
             raise TuningError(self.host, "interface", iface, "no IPv4 interface",
-                              kind="interface")
+                              kind=TuningErrorKind.INTERFACE)
         return a.nl_mtu
 
-    def mtu_setting(self, iface: str, mtu: int) -> tuple[str, str, str]:
+    def mtu_setting(self, iface: str, mtu: int) -> tuple[SettingKind, str, str]:
         jumbo = self.adapter(iface).jumbo()
         frame = mtu if jumbo is not None and jumbo.keyword in wc.MTU_STYLE_KEYWORDS \
             else mtu + 14
-        return "jumbo", iface, str(frame)
+        return SettingKind.JUMBO, iface, str(frame)
 
     def set_mtu(self, iface: str, mtu: int) -> None:
         kind, key, value = self.mtu_setting(iface, mtu)
@@ -222,7 +201,7 @@ class WindowsPlatform(Platform):
         if res.exit_status == 3:
             raise TuningError(self.host, setting, value, res.tail(),
                               "the adapter did not come back after the driver restarted it",
-                              kind="interface")
+                              kind=TuningErrorKind.INTERFACE)
         if not res.ok:
             said, valid = wc.read_set_property_error(res.stderr or res.stdout)
             raise TuningError(self.host, setting, value, said,
@@ -232,14 +211,14 @@ class WindowsPlatform(Platform):
         if got is None or got.value != value:
             raise TuningError(self.host, setting, value,
                               f"accepted, but {jumbo.keyword} reads back as "
-                              f"{got.value if got else 'nothing'}", kind="mismatch")
+                              f"{got.value if got else 'nothing'}", kind=TuningErrorKind.MISMATCH)
         want_mtu = int(value) if jumbo.keyword in wc.MTU_STYLE_KEYWORDS else int(value) - 14
         if now.nl_mtu != want_mtu:
             # The Broadcom case: an MTU-valued *JumboPacket, or an IP MTU pinned with
             # netsh ... store=persistent (n2n#153: the two can disagree).
             raise TuningError(self.host, setting, value,
                               f"accepted, but the IP MTU reads back as {now.nl_mtu}, not "
-                              f"{want_mtu}", kind="mismatch")
+                              f"{want_mtu}", kind=TuningErrorKind.MISMATCH)
 
     def verify_path_mtu(self, iface: str, peer: str, mtu: int) -> None:
         res = self.conn.run(wc.ping_argv(peer, mtu - 28), warn=True, timeout=15)
@@ -248,7 +227,7 @@ class WindowsPlatform(Platform):
             raise TuningError(self.host, f"path MTU to {peer}", mtu,
                               f"no reply to a {mtu}-byte packet with DF set ({said})",
                               "the link or the other end does not carry this MTU",
-                              kind="path")
+                              kind=TuningErrorKind.PATH)
 
     def reaches(self, iface: str, peer: str) -> bool:
         res = self.conn.run(wc.ping_argv(peer), warn=True, timeout=15)
@@ -260,7 +239,8 @@ class WindowsPlatform(Platform):
         if res.exit_status == 1:
             return None   # reg.exe: "unable to find the specified registry key or value"
         if not res.ok:
-            raise TuningError(self.host, f"registry {name}", "?", res.tail(), kind="other")
+            raise TuningError(self.host, f"registry {name}", "?", res.tail(),
+                              kind=TuningErrorKind.OTHER)
         return wc.read_reg_query(res.stdout, name)[1]
 
     def _set_registry(self, name: str, value: str | None) -> None:
@@ -268,15 +248,16 @@ class WindowsPlatform(Platform):
         if number is not None and not 0 <= number <= 0x7FFFFFFF:
             raise TuningError(self.host, f"registry {name}", value,
                               "not a REG_DWORD value nicbench writes (0 to 2147483647)",
-                              kind="other")
+                              kind=TuningErrorKind.OTHER)
         res = self.conn.run(wc.set_registry_argv(name, number), warn=True)
         if not res.ok:
-            raise TuningError(self.host, f"registry {name}", value, res.tail(), kind="other")
+            raise TuningError(self.host, f"registry {name}", value, res.tail(),
+                              kind=TuningErrorKind.OTHER)
         now = self._get_registry(name)
         if now != value:
             raise TuningError(self.host, f"registry {name}", value if value is not None
                               else wc.ABSENT, f"reads back as {now if now is not None else wc.ABSENT}",
-                              kind="mismatch")
+                              kind=TuningErrorKind.MISMATCH)
 
     def registry_ignored(self, name: str) -> bool:
         return self.windows().ignores(name)
@@ -291,35 +272,42 @@ class WindowsPlatform(Platform):
         now = self._get_firewall(name)
         if now != ports:
             raise TuningError(self.host, f"firewall rule {name}", ports or wc.ABSENT,
-                              f"reads back as {now or wc.ABSENT}", kind="mismatch")
+                              f"reads back as {now or wc.ABSENT}", kind=TuningErrorKind.MISMATCH)
 
     # -- settings, as the journal sees them ----------------------------------------------------
-    def get_setting(self, kind: str, key: str) -> str | None:
-        if kind == "jumbo":
-            return self._get_jumbo(key)
-        if kind == "registry":
-            return self._get_registry(key)
-        if kind == "firewall":
-            return self._get_firewall(key)
-        if kind == "reboot":
-            return None   # a marker: never "already there"
-        return super().get_setting(kind, key)
+    def get_setting(self, kind: SettingKind, key: str) -> str | None:
+        match kind:
+            case SettingKind.JUMBO:
+                return self._get_jumbo(key)
+            case SettingKind.REGISTRY:
+                return self._get_registry(key)
+            case SettingKind.FIREWALL:
+                return self._get_firewall(key)
+            case SettingKind.REBOOT:
+                return None   # a marker: never "already there"
+            case SettingKind.MTU | SettingKind.SYSCTL:
+                return super().get_setting(kind, key)
+            case _:
+                assert_never(kind)
 
-    def set_setting(self, kind: str, key: str, value: str | None) -> None:
-        if kind == "jumbo":
-            self._set_jumbo(key, value)
-        elif kind == "registry":
-            self._set_registry(key, value)
-        elif kind == "firewall":
-            self._set_firewall(key, value)
-        elif kind == "reboot":
-            if value is None:       # restoring the marker: the restored values need a boot
-                self.reboot()
-        else:
-            super().set_setting(kind, key, value)
+    def set_setting(self, kind: SettingKind, key: str, value: str | None) -> None:
+        match kind:
+            case SettingKind.JUMBO:
+                self._set_jumbo(key, value)
+            case SettingKind.REGISTRY:
+                self._set_registry(key, value)
+            case SettingKind.FIREWALL:
+                self._set_firewall(key, value)
+            case SettingKind.REBOOT:
+                if value is None:       # restoring the marker: the restored values need a boot
+                    self.reboot()
+            case SettingKind.MTU | SettingKind.SYSCTL:
+                super().set_setting(kind, key, value)
+            case _:
+                assert_never(kind)
 
-    def same_setting(self, kind: str, a: str | None, b: str | None) -> bool:
-        if kind == "jumbo" and a is None:
+    def same_setting(self, kind: SettingKind, a: str | None, b: str | None) -> bool:
+        if kind is SettingKind.JUMBO and a is None:
             return b in ("1514", "1500", None)   # no keyword: standard frames only
         return super().same_setting(kind, a, b)
 

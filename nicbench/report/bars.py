@@ -39,8 +39,8 @@ from collections.abc import Callable, Iterable
 from nicbench.report.colours import PUBLISHED, ink_on, scale
 from nicbench.report.configs import (MBIT, Config, Group, Index, chart_title, fmt, mbit,
                                      slug, sorted_groups, tool_title)
-from nicbench.report.model import (Bar, BarPanel, BarSeries, Cell, Dot, Entry, Figure,
-                                   HeatPanel, LegendItem, Row, ScatterPanel)
+from nicbench.report.model import (Bar, BarPanel, BarSeries, BarStatus, Cell, Dot, Entry,
+                                   Figure, HeatPanel, LegendItem, Row, ScatterPanel)
 from nicbench.report.theory import FLAG_MARGIN, goodput_formula, timestamps_on
 from nicbench.tools.registry import display_name
 
@@ -122,8 +122,8 @@ def ranking_panel(ix: Index, configs: list[Config], group: Group, value: Value,
         c = by_entry[row.key]
         e = c.entry
         v = value(c)
-        bar = Bar(row=e.key, value=v, n_ok=len(c.ok), n=c.planned, status=c.row.status,
-                  fill=e.colour, whisker=ink_on(e.colour))
+        bar = Bar(row=e.key, value=v, n_ok=len(c.ok), n=c.planned,
+                  status=BarStatus.of(c.row.status), fill=e.colour, whisker=ink_on(e.colour))
         if whiskers and v is not None and not c.search and len(c.ok) > 1:
             vals = [r.throughput_bps / MBIT for r in c.ok if r.throughput_bps is not None]
             bar.lo, bar.hi = min(vals), max(vals)
@@ -167,7 +167,7 @@ def bar_legend(panels: list[BarPanel]) -> list[LegendItem]:
     if any(b.flag for b in bars):
         items.append(LegendItem("above the limit (! in the label; see the notes)",
                                 "#000000", "flag"))
-    if any(b.status == "published" for b in bars):
+    if any(b.status is BarStatus.PUBLISHED for b in bars):
         items.append(LegendItem("published figure (--reference)", PUBLISHED, "bar"))
     return items
 
@@ -287,7 +287,7 @@ def cpu_figures(ix: Index) -> list[Figure]:
                     v = c.shown_cpu(field_name)
                     vals = c.cpu_values(field_name)
                     bar = Bar(row=row.key, series=series, value=v, n_ok=len(vals),
-                              n=c.planned, status=c.row.status, fill=c.entry.colour,
+                              n=c.planned, status=BarStatus.of(c.row.status), fill=c.entry.colour,
                               whisker=ink_on(c.entry.colour))
                     if v is None:
                         bar.gap = c.word or "no data"
@@ -389,8 +389,8 @@ def shared_hosts(ix: Index) -> str:
             continue
         seen: dict[tuple[object, object], list[str]] = defaultdict(list)
         for name, facts in run.manifest.hosts.items():
-            if facts.get("hostname"):
-                seen[(facts.get("hostname"), facts.get("kernel"))].append(name)
+            if facts.hostname:
+                seen[(facts.hostname, facts.kernel)].append(name)
         for (hostname, _), names in seen.items():
             if len(names) > 1:
                 return (f"Hosts {', '.join(sorted(names))} report the same machine "

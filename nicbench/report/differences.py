@@ -17,9 +17,10 @@ throughput.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from nicbench.results.facts import HostFacts, InterfaceFacts
 from nicbench.report.load import Run
 from nicbench.report.model import Entry, MethodWarning
 
@@ -290,8 +291,8 @@ def _show(key: str, value: Any) -> str:
 
 def _host(out: RunDifferences, a: _Side, b: _Side, entries: set[tuple[str, str]]) -> None:
     runs, group = _labels(out.a, out.b), _host_label(a, b)
-    fa = out.a.manifest.hosts.get(a.host, {}) if out.a.manifest else {}
-    fb = out.b.manifest.hosts.get(b.host, {}) if out.b.manifest else {}
+    fa = _facts(out.a.manifest.hosts.get(a.host)) if out.a.manifest else {}
+    fb = _facts(out.b.manifest.hosts.get(b.host)) if out.b.manifest else {}
     for key in [*HOST_FACTS, *sorted((set(fa) | set(fb)) - set(HOST_FACTS))]:
         if key in HOST_IGNORED:
             continue
@@ -317,7 +318,12 @@ def _host(out: RunDifferences, a: _Side, b: _Side, entries: set[tuple[str, str]]
 
 # -- cards --------------------------------------------------------------------------------
 def _iface(run: Run, pair: str, host: str) -> dict[str, Any]:
-    return run.manifest.interfaces.get(f"{pair}/{host}", {}) if run.manifest else {}
+    return _facts(run.manifest.interfaces.get(f"{pair}/{host}")) if run.manifest else {}
+
+
+def _facts(facts: HostFacts | InterfaceFacts | None) -> dict[str, Any]:
+    """A host's or interface's facts as the manifest keeps them, by name (none: empty)."""
+    return {} if facts is None else asdict(facts)
 
 
 def _interfaces(out: RunDifferences, a: Entry, b: Entry) -> None:

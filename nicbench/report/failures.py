@@ -9,13 +9,14 @@ from __future__ import annotations
 from nicbench.report.configs import Index, point_label
 from nicbench.report.model import Failure, Table
 from nicbench.results.records import Kind, Status
+from nicbench.results.summary import RowStatus
 
 
 def failures(ix: Index) -> list[Failure]:
     out = []
     for c in sorted(ix.configs, key=lambda c: (ix.order[c.entry.key], c.mtu, ix.test_order(c))):
         bad = [r for r in c.records if r.status is not Status.OK or r.kind is Kind.GIVEN_UP]
-        if c.row.status == "ok" and not bad:
+        if c.row.status is RowStatus.OK and not bad:
             continue
         out.append(Failure(entry=c.entry.key, test=c.test, tool=c.tool, point=c.point,
                            mtu=c.mtu, status=c.row.status, word=c.word, counts=c.counts,

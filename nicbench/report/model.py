@@ -12,6 +12,10 @@ block sizes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import assert_never
+
+from nicbench.results.summary import RowStatus
 
 
 @dataclass
@@ -47,6 +51,30 @@ class Row:
     published: str = ""          # the source of a published figure
 
 
+class BarStatus(StrEnum):
+    """A configuration's RowStatus, or a figure published elsewhere (--reference)."""
+
+    OK = "ok"
+    PARTIAL = "partial"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    PUBLISHED = "published"
+
+    @classmethod
+    def of(cls, status: RowStatus) -> BarStatus:
+        match status:
+            case RowStatus.OK:
+                return cls.OK
+            case RowStatus.PARTIAL:
+                return cls.PARTIAL
+            case RowStatus.FAILED:
+                return cls.FAILED
+            case RowStatus.SKIPPED:
+                return cls.SKIPPED
+            case _:
+                assert_never(status)
+
+
 @dataclass
 class Bar:
     """One horizontal bar (or a gap) of a row at one point."""
@@ -57,7 +85,7 @@ class Bar:
     hi: float | None = None
     n_ok: int = 0
     n: int = 0
-    status: str = "ok"       # ok | partial | failed | skipped | published
+    status: BarStatus = BarStatus.OK
     gap: str = ""            # the gap's word: Failure.word of what happened
     text: str = ""           # the label drawn at the end of the bar
     limit: float | None = None       # theoretical goodput of the link, same unit as value
@@ -221,7 +249,7 @@ class Failure:
     tool: str
     point: str
     mtu: int
-    status: str              # skipped | failed | partial
+    status: RowStatus        # skipped | failed | partial
     word: str                # the gap word of the charts
     counts: str              # "0/15 (3 failed, 12 not run)"
     reasons: list[tuple[str, int]]   # (reason, how many trials gave it)

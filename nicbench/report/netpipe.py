@@ -73,8 +73,7 @@ def _select(values: list[float], rule: str) -> float | None:
 def plateau_of(rec: TrialRecord) -> float | None:
     """The sustained rate of one netPIPE run, bit/s: the median over the blocks of at least
     half the largest block (the curve's last octave)."""
-    pts = [(int(p["size_bytes"]), float(p["throughput_bps"])) for p in rec.points
-           if p.get("size_bytes") and p.get("throughput_bps") is not None]
+    pts = [(p.size_bytes, float(p.throughput_bps)) for p in rec.points if p.size_bytes]
     if not pts:
         return None
     largest = max(s for s, _ in pts)
@@ -83,8 +82,7 @@ def plateau_of(rec: TrialRecord) -> float | None:
 
 def burst_of(rec: TrialRecord) -> tuple[float, int] | None:
     """The highest point of one run's curve: (bit/s, block size)."""
-    pts = [(float(p["throughput_bps"]), int(p["size_bytes"])) for p in rec.points
-           if p.get("size_bytes") and p.get("throughput_bps") is not None]
+    pts = [(float(p.throughput_bps), p.size_bytes) for p in rec.points if p.size_bytes]
     return max(pts) if pts else None
 
 
@@ -113,8 +111,8 @@ def curve_points(c: Config) -> list[tuple[float, float]]:
     per_size: dict[int, list[float]] = defaultdict(list)
     for r in c.ok:
         for p in r.points:
-            if p.get("throughput_bps") is not None and p.get("size_bytes"):
-                per_size[int(p["size_bytes"])].append(float(p["throughput_bps"]))
+            if p.size_bytes:
+                per_size[p.size_bytes].append(float(p.throughput_bps))
     out = []
     for s, v in sorted(per_size.items()):
         sel = _select(v, c.rule)
@@ -309,8 +307,7 @@ def plateau_figure(ix: Index, configs: list[Config], groups: list[Group], tool: 
         v = plateau(c)
         bursts = [b for b in (burst_of(r) for r in c.ok) if b is not None]
         burst = max(bursts) if bursts else None
-        sizes = sorted({int(p["size_bytes"]) for r in c.ok for p in r.points
-                        if p.get("size_bytes")})
+        sizes = sorted({p.size_bytes for r in c.ok for p in r.points if p.size_bytes})
         largest = sizes[-1] if sizes else 0
         span = [s for s in sizes if s * 2 >= largest]
         limit = mbit(c.limit_bps)

@@ -30,7 +30,7 @@ from nicbench.errors import ConfigError, ConfigErrors
 from nicbench.report.bars import ranking_order
 from nicbench.report.colours import PUBLISHED, ink_on
 from nicbench.report.configs import Config, Index, fmt, slug
-from nicbench.report.model import Bar, BarPanel, Figure, LegendItem, Row, Table
+from nicbench.report.model import Bar, BarStatus, BarPanel, Figure, LegendItem, Row, Table
 from nicbench.report.tables import size_label
 from nicbench.results.policy import summarize
 
@@ -88,9 +88,8 @@ def measured(c: Config, point: str, unit: Unit) -> float | None:
     packet size of a size tool's results (``1K``), or the configuration's own point."""
     rule = c.rule if c.rule in ("mean", "median") else "best"
     if any(r.points for r in c.ok) and c.tool not in ("netpipe",):
-        vals = [float(p.get("tx_bps") or p["throughput_bps"]) for r in c.ok for p in r.points
-                if p.get("size_bytes") and size_label(int(p["size_bytes"])) == point
-                and (p.get("tx_bps") or p.get("throughput_bps")) is not None]
+        vals = [float(p.tx_bps or p.throughput_bps) for r in c.ok for p in r.points
+                if p.size_bytes and size_label(p.size_bytes) == point]
         v = summarize(vals).selected(rule)
         return v / BPS[unit] if v is not None else None
     if point in (c.point, c.group.label) and c.row.selected_bps is not None:
@@ -121,7 +120,7 @@ def reference_figures(ix: Index, ref: ReferenceFile) -> tuple[list[Figure], Tabl
                 key = f"published/{k}/{f.adapter}"
                 rows.append(Row(key=key, label=f.adapter, colour=PUBLISHED,
                                 marker="square", published=f"{ref.title}: {f.section}"))
-                bars.append(Bar(row=key, value=f.value, status="published", n_ok=1, n=1,
+                bars.append(Bar(row=key, value=f.value, status=BarStatus.PUBLISHED, n_ok=1, n=1,
                                 text=f"{f.value:g} (published)", fill=PUBLISHED,
                                 whisker=ink_on(PUBLISHED)))
             values = {c.entry.key: measured(c, point, unit) for c in mine}
@@ -133,7 +132,7 @@ def reference_figures(ix: Index, ref: ReferenceFile) -> tuple[list[Figure], Tabl
                 rows.append(Row(key=e.key, label=e.label, colour=e.colour, marker=e.marker,
                                 entry=e.key))
                 bars.append(Bar(row=e.key, value=v, n_ok=len(c.ok), n=c.planned,
-                                status=c.row.status, text=f"{v:.1f} {c.counts}",
+                                status=BarStatus.of(c.row.status), text=f"{v:.1f} {c.counts}",
                                 fill=e.colour, whisker=ink_on(e.colour)))
             panels.append(BarPanel(title=f"{method} {point}", xlabel=UNIT_TEXT[unit],
                                    rows=rows, bars=bars, xmax=0.0, sorted_by="largest first"))

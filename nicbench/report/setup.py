@@ -98,8 +98,7 @@ def _run_setup(ix: Index, run: Run) -> RunSetup:
     if m is not None:
         for h, f in m.hosts.items():
             tools = m.tools.get(h) or {}
-            hosts.append([h, f.get("os"), f.get("kernel"), f.get("cpu_model"), f.get("cpus"),
-                          f.get("hostname"),
+            hosts.append([h, f.os, f.kernel, f.cpu_model, f.cpus, f.hostname,
                           ", ".join(f"{t}={v or 'not installed'}" for t, v in tools.items())])
         pairs = {p.name: p for p in m.inventory.pairs}
         for e in (e for e in ix.entries if e.run_index == run.index):
@@ -115,12 +114,10 @@ def _run_setup(ix: Index, run: Run) -> RunSetup:
             drv = f"{a.driver.name} {a.driver.version or ''}".strip()
             adapters.append([e.label, a.vendor, a.model, a.chipset or "", a.bus or "", drv,
                              "yes" if a.emulated else "no", sides, a.notes or ""])
-        for name, f in m.interfaces.items():
-            offl = f.get("offloads") or {}
-            interfaces.append([name, f.get("kind") or "", f.get("driver"),
-                               f.get("driver_version"), f.get("firmware") or "",
-                               f.get("bus_info") or "", f.get("mtu"), f.get("max_mtu"),
-                               ", ".join(k for k, v in offl.items() if v) or "none"])
+        for name, i in m.interfaces.items():
+            interfaces.append([name, i.kind or "", i.driver, i.driver_version,
+                               i.firmware or "", i.bus_info or "", i.mtu, i.max_mtu,
+                               ", ".join(k for k, v in i.offloads.items() if v) or "none"])
     if profile is not None:
         for t in profile.tests:
             tests.append([t.name, t.tool, t.protocol, json.dumps(t.params),

@@ -23,8 +23,8 @@ from html import escape
 from collections.abc import Iterable
 
 from nicbench.report.colours import PUBLISHED, REFERENCE
-from nicbench.report.model import (BarPanel, Figure, HeatPanel, LegendItem, LinePanel,
-                                   Report, Row, ScatterPanel)
+from nicbench.report.model import (BarPanel, BarStatus, Figure, HeatPanel, LegendItem,
+                                   LinePanel, Report, Row, ScatterPanel)
 
 WIDTH = 720
 FONT = 12            # labels, titles of axes
@@ -204,10 +204,10 @@ def bar_panel(p: BarPanel, fid: str, x0: float, y0: float, width: float) -> tupl
                                      font_style="italic"))
                 continue
             w = X(b.value) - plot_x
-            fill = PUBLISHED if b.status == "published" else b.fill
+            fill = PUBLISHED if b.status is BarStatus.PUBLISHED else b.fill
             rect = {"x": plot_x, "y": by, "width": max(w, 0.5), "height": bh, "fill": fill,
                     "fill-opacity": opacity.get(skey, 1.0)}
-            if b.status == "published":
+            if b.status is BarStatus.PUBLISHED:
                 rect["fill"] = f"url(#{fid}-pub)"
                 rect["stroke"] = "#555555"
             if b.flag:

@@ -77,16 +77,16 @@ def size_label(size: int) -> str:
     return str(size)
 
 
-def _size_values(c: Config, size: int, key: str) -> list[float]:
+def _size_values(c: Config, size: int, tx: bool) -> list[float]:
     """One size's Tx (or Rx) rates over the repetitions; a point's Tx is its throughput."""
     vals = []
     for r in c.ok:
         for p in r.points:
-            if int(p.get("size_bytes") or 0) != size:
+            if p.size_bytes != size:
                 continue
-            v = p.get(key)
-            if v is None and key == "tx_bps":
-                v = p.get("throughput_bps")
+            v = p.tx_bps if tx else p.rx_bps
+            if v is None and tx:
+                v = p.throughput_bps
             if v is not None:
                 vals.append(float(v))
     return vals
@@ -104,10 +104,9 @@ def netio_tables(ix: Index) -> list[Table]:
         groups[(c.test, c.row.protocol, c.mtu, c.point, client)].append(c)
     for (test, protocol, mtu, point, client), configs in sorted(groups.items(),
                                                                 key=lambda kv: str(kv[0])):
-        sizes = sorted({int(p["size_bytes"]) for c in configs for r in c.ok
-                        for p in r.points if p.get("size_bytes")})
-        has_rx = any(p.get("rx_bps") is not None for c in configs for r in c.ok
-                     for p in r.points)
+        sizes = sorted({p.size_bytes for c in configs for r in c.ok
+                        for p in r.points if p.size_bytes})
+        has_rx = any(p.rx_bps is not None for c in configs for r in c.ok for p in r.points)
         columns = ["adapter"]
         for s in sizes:
             columns.append(f"{size_label(s)} Tx KB/s")
@@ -124,8 +123,8 @@ def netio_tables(ix: Index) -> list[Table]:
         for c in configs:
             cells: list[object] = [c.entry.label]
             for s in sizes:
-                for key in ("tx_bps", "rx_bps") if has_rx else ("tx_bps",):
-                    v = _select(_size_values(c, s, key), c.rule)
+                for tx in (True, False) if has_rx else (True,):
+                    v = _select(_size_values(c, s, tx), c.rule)
                     cells.append(fmt(v / 8 / KBYTE if v is not None else None, 0)
                                  or c.row.status)
             cpu = c.cpu_values("cpu_sender_pct")

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import json
 import time
+from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -32,7 +33,23 @@ CAMPAIGN_FILE = "campaign.json"
 # hundreds of runs. 16 MB is not a campaign.json.
 MAX_CAMPAIGN_BYTES = 16 << 20
 
-RunStateName = Literal["pending", "running", "done", "interrupted", "failed"]
+class RunStateName(StrEnum):
+    """Where one run of a campaign is (campaign.json's ``runs[].state``)."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    DONE = "done"
+    INTERRUPTED = "interrupted"
+    FAILED = "failed"
+
+
+class CampaignStateName(StrEnum):
+    """Where the campaign is (campaign.json's ``state``)."""
+
+    RUNNING = "running"
+    FINISHED = "finished"
+    INTERRUPTED = "interrupted"
+    FAILED = "failed"
 
 
 class _Model(BaseModel):
@@ -45,7 +62,7 @@ class RunState(_Model):
     profile_file: str = ""
     pairs: list[str]                  # in the order they are scheduled
     planned: int = 0                  # trials planned (a UDP search: its estimate)
-    state: RunStateName = "pending"
+    state: RunStateName = RunStateName.PENDING
     started_at: float | None = None
     ended_at: float | None = None
     error: str | None = None          # why the run as a whole failed
@@ -75,7 +92,7 @@ class CampaignState(_Model):
     seed: int | None = None           # shuffle's seed, so a resume keeps the order
     shard: str | None = None          # "K/N" when this controller runs a share of the pairs
     only_pairs: list[str] | None = None
-    state: Literal["running", "finished", "interrupted", "failed"] = "running"
+    state: CampaignStateName = CampaignStateName.RUNNING
     started_at: float = Field(default_factory=time.time)
     ended_at: float | None = None
     resumed_at: list[float] = Field(default_factory=list)

@@ -6,6 +6,9 @@ profile and inventory validated again by their own models: a manifest from a new
 nicbench, or one that was edited into something else, is one clear error, never a
 half-read run.
 
+Host and interface facts are the platforms' own typed objects (``results/facts.py``),
+written as the JSON objects of their fields.
+
 Format versions: 1 (nicbench 0.1) kept the profile's ``mtu:`` shorthand beside the points
 it expanded to; it is read by dropping the shorthand. 2 is written now.
 """
@@ -14,15 +17,18 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler,
+                      ValidationError, field_serializer, model_validator)
 
 from nicbench.config.fields import STORED
 from nicbench.config.inventory import Inventory
 from nicbench.config.profile import Profile
 from nicbench.errors import UsageError
+from nicbench.results.facts import StoredHostFacts, StoredInterfaceFacts, WindowsHostFacts
 from nicbench.textfile import TextFileError, decode_utf8, read_bytes, write_atomic
 
 MANIFEST_VERSION = 2
@@ -45,8 +51,8 @@ class Manifest(BaseModel):
     started_at: float = Field(default_factory=time.time)
     ended_at: float | None = None
     resumed_at: list[float] = Field(default_factory=list)
-    hosts: dict[str, dict[str, Any]] = Field(default_factory=dict)       # host -> facts
-    interfaces: dict[str, dict[str, Any]] = Field(default_factory=dict)  # pair/host -> facts
+    hosts: dict[str, StoredHostFacts] = Field(default_factory=dict)            # host -> facts
+    interfaces: dict[str, StoredInterfaceFacts] = Field(default_factory=dict)  # pair/host -> facts
     tools: dict[str, dict[str, str | None]] = Field(default_factory=dict)  # host -> versions
     restore_problems: list[str] = Field(default_factory=list)
     lost_hosts: dict[str, str] = Field(default_factory=dict)             # host -> why
@@ -69,6 +75,23 @@ class Manifest(BaseModel):
                 data["profile"] = {k: v for k, v in profile.items() if k != "mtu"}
             data["format_version"] = MANIFEST_VERSION
         return data
+
+    def note_registry(self, host: str, notes: list[str]) -> None:
+        """Keep what became of the profile's registry values with a Windows host's facts."""
+        facts = self.hosts.get(host)
+        if isinstance(facts, WindowsHostFacts):
+            self.hosts[host] = replace(facts, registry_notes=tuple(notes))
+
+    @field_serializer("hosts", mode="wrap")
+    def _hosts_out(self, hosts: dict[str, Any],
+                   handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # registry_notes is in the file only once a run has some (as it always was).
+        out = handler(hosts)
+        for facts in out.values():
+            if isinstance(facts, dict) and "registry_notes" in facts \
+                    and facts["registry_notes"] is None:
+                del facts["registry_notes"]
+        return out
 
     def write(self, path: str | Path) -> None:
         """Write atomically; on failure (a full disk) no temp file is left behind and

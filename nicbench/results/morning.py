@@ -24,18 +24,27 @@ import html
 import time
 from contextlib import suppress
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
+from typing import assert_never
 
 from nicbench.errors import NicbenchError
-from nicbench.results.campaign import CampaignState, RunState
+from nicbench.results.campaign import CampaignState, CampaignStateName, RunState, RunStateName
 from nicbench.durations import duration
 from nicbench.results.records import Failure
 from nicbench.results.snapshot import read_run
-from nicbench.results.summary import SummaryRow, summary_rows
+from nicbench.results.summary import RowStatus, SummaryRow, summary_rows
 from nicbench.textfile import write_atomic
 
 SUMMARY_MD = "summary.md"
 INDEX_HTML = "index.html"
+
+
+class CellStatus(StrEnum):
+    OK = "ok"
+    INCOMPLETE = "incomplete"
+    NOT_MEASURED = "not measured"
+    NOT_RUN = "not run"
 
 
 @dataclass
@@ -45,7 +54,7 @@ class Cell:
     run: str
     pair: str
     adapter: str
-    status: str                 # ok | incomplete | not measured | not run
+    status: CellStatus
     configs: int                # configurations planned (points x tests)
     measured: int               # with a value (ok or partial)
     refused: int                # refused by the driver or kernel (a result, no value)
@@ -55,7 +64,7 @@ class Cell:
 
     @property
     def complete(self) -> bool:
-        return self.status == "ok"
+        return self.status is CellStatus.OK
 
 
 @dataclass
@@ -68,9 +77,9 @@ class Morning:
 
     @property
     def everything_measured(self) -> bool:
-        return (self.state.state == "finished" and not self.problems
+        return (self.state.state is CampaignStateName.FINISHED and not self.problems
                 and all(c.complete for c in self.cells)
-                and all(r.state == "done" for r in self.state.runs))
+                and all(r.state is RunStateName.DONE for r in self.state.runs))
 
 
 def gather(directory: str | Path, state: CampaignState) -> Morning:
@@ -79,7 +88,7 @@ def gather(directory: str | Path, state: CampaignState) -> Morning:
     problems: list[str] = []
     for run in state.runs:
         cells += _cells(directory, run)
-        if run.state == "failed":
+        if run.state is RunStateName.FAILED:
             problems.append(f"run {run.name} failed: {run.error}")
         for p in run.restore_problems:
             problems.append(f"run {run.name}: not put back: {p} (nicbench restore "
@@ -116,10 +125,12 @@ def _cells(directory: Path, run: RunState) -> list[Cell]:
 
 def _cell(run: RunState, pair: str, adapter: str, rows: list[SummaryRow],
           n_configs: int) -> Cell:
-    valued = [r for r in rows if r.status in ("ok", "partial")]
-    refused = [r for r in rows if r.status == "skipped" and r.failure is Failure.REFUSED]
+    valued = [r for r in rows if r.status in (RowStatus.OK, RowStatus.PARTIAL)]
+    refused = [r for r in rows
+               if r.status is RowStatus.SKIPPED and r.failure is Failure.REFUSED]
     missing = n_configs - len(rows)
-    cell = Cell(run=run.name, pair=pair, adapter=adapter, status="ok", configs=n_configs,
+    cell = Cell(run=run.name, pair=pair, adapter=adapter, status=CellStatus.OK,
+                configs=n_configs,
                 measured=len(valued), refused=len(refused))
     for r in valued:
         if r.selected_bps is not None and (r.test not in cell.best or
@@ -129,10 +140,11 @@ def _cell(run: RunState, pair: str, adapter: str, rows: list[SummaryRow],
     # reason as the example (a refusal at three MTUs is one line, not nine)
     groups: dict[str, list[SummaryRow]] = {}
     for r in rows:
-        if r.status == "ok":
+        if r.status is RowStatus.OK:
             continue
-        word = r.failure.word if r.failure is not None else r.status
-        groups.setdefault(f"partly {word}" if r.status == "partial" else word, []).append(r)
+        word = r.failure.word if r.failure is not None else str(r.status)
+        groups.setdefault(f"partly {word}" if r.status is RowStatus.PARTIAL else word,
+                          []).append(r)
     all_tests = list(dict.fromkeys(r.test for r in rows))
     for word, group in groups.items():
         points = ", ".join(dict.fromkeys(r.point for r in group))
@@ -142,14 +154,15 @@ def _cell(run: RunState, pair: str, adapter: str, rows: list[SummaryRow],
         cell.reasons.append(f"{word} at {points} ({which})" + (f": {why}" if why else ""))
     if missing > 0:
         cell.reasons.append(f"{missing} of {n_configs} configurations not run"
-                            + (" (the campaign stopped first)" if run.state != "done" else ""))
+                            + (" (the campaign stopped first)"
+                               if run.state is not RunStateName.DONE else ""))
     unvalued = n_configs - len(valued) - len(refused)
     if not rows:
-        cell.status = "not run"
+        cell.status = CellStatus.NOT_RUN
     elif len(valued) == 0 and len(refused) < n_configs:
-        cell.status = "not measured"
-    elif unvalued > 0 or any(r.status == "partial" for r in rows):
-        cell.status = "incomplete"
+        cell.status = CellStatus.NOT_MEASURED
+    elif unvalued > 0 or any(r.status is RowStatus.PARTIAL for r in rows):
+        cell.status = CellStatus.INCOMPLETE
     return cell
 
 
@@ -171,7 +184,7 @@ def _took(state: CampaignState) -> str:
 def headline(m: Morning) -> str:
     s = m.state
     todo = [c for c in m.cells if not c.complete]
-    if s.state == "interrupted":
+    if s.state is CampaignStateName.INTERRUPTED:
         what = "interrupted"
     elif m.everything_measured:
         what = "everything measured"
@@ -307,7 +320,7 @@ def index_html(m: Morning) -> str:
         href = _href(run.name)
         report = (f"<a href=\"{_href(run.report)}\">report</a>" if run.report
                   else e(run.report_error or "-"))
-        cls = "ok" if run.state == "done" else "bad"
+        cls = "ok" if run.state is RunStateName.DONE else "bad"
         parts.append(
             f"<tr><td>{e(run.name)}</td><td>{e(run.profile)}</td>"
             f"<td class=\"{cls}\">{e(run.state)}" + (f": {e(run.error)}" if run.error else "")
@@ -354,7 +367,15 @@ def index_html(m: Morning) -> str:
 def _css(c: Cell | None) -> str:
     if c is None:
         return ""
-    return {"ok": "ok", "incomplete": "warn"}.get(c.status, "bad")
+    match c.status:
+        case CellStatus.OK:
+            return "ok"
+        case CellStatus.INCOMPLETE:
+            return "warn"
+        case CellStatus.NOT_MEASURED | CellStatus.NOT_RUN:
+            return "bad"
+        case _:
+            assert_never(c.status)
 
 
 def _href(rel: str | None) -> str:

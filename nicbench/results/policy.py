@@ -54,8 +54,7 @@ def passes(rec: TrialRecord, loss_pct: float) -> bool:
     """A UDP trial counts when it succeeded, lost at most ``loss_pct`` (the receiver's
     lost/total where it reports one, else received against offered), and delivered the
     offered rate (within ``SHORTFALL``)."""
-    udp = rec.udp or {}
-    loss = udp.get("loss_pct")
+    loss = rec.udp.loss_pct if rec.udp is not None else None
     if loss is None and rec.throughput_bps is not None and rec.offered_bps:
         loss = max(0.0, 100.0 * (1 - rec.throughput_bps / rec.offered_bps))
     if not rec.ok or loss is None or loss > loss_pct:

@@ -5,6 +5,12 @@ A record is written as one JSON line of ``trials.jsonl`` and read back as the sa
 :class:`Failure` is set where the failure is detected (the trial, the tuning, the engine),
 and ``reason`` keeps the words for people (the tool's error text, the kernel's refusal).
 
+A netPIPE or netio curve is a list of :class:`~nicbench.tools.base.Point` and UDP
+statistics a :class:`~nicbench.tools.base.UdpStats`, the parsers' own types: in the JSON
+line they are the same objects as ever (``{"size_bytes": ..., "throughput_bps": ...,
+"tx_bps": ..., "rx_bps": ...}``, ``{"lost": ..., "total": ..., "loss_pct": ...,
+"jitter_ms": ...}``), checked as they are read (:func:`points_of`, :func:`udp_of`).
+
 Format versions: 1 (nicbench 0.1) had no ``failure`` and kept ``kernel_message``,
 ``not_run`` and ``search_method`` under ``extra``; such records are read with the failure
 inferred once, here, from their reason (:func:`_failure_of_v1`). 2 is written now.
@@ -12,10 +18,14 @@ inferred once, here, from their reason (:func:`_failure_of_v1`). 2 is written no
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
-from typing import Any, NamedTuple
-from collections.abc import Iterable
+from typing import Any, NamedTuple, assert_never
+
+from nicbench.errors import TuningErrorKind
+from nicbench.tools.base import Point, UdpStats
 
 from nicbench.config.profile import Role
 
@@ -64,19 +74,54 @@ class Failure(StrEnum):
     @property
     def word(self) -> str:
         """One word or two for charts, the same for the same event whatever the tool."""
-        return _WORDS[self]
+        match self:
+            case Failure.REFUSED:
+                return "refused"
+            case Failure.PATH_CHECK:
+                return "path check failed"
+            case Failure.TUNING:
+                return "not tuned"
+            case Failure.INTERFACE:
+                return "no link"
+            case Failure.TIMEOUT:
+                return "timed out"
+            case Failure.TOOL_ERROR:
+                return "tool error"
+            case Failure.EXIT_STATUS:
+                return "failed"
+            case Failure.UNPARSED:
+                return "unreadable"
+            case Failure.NO_RESULT:
+                return "no result"
+            case Failure.DEAD_LINK | Failure.NO_RECEIVER_REPORT:
+                return "stalled"
+            case Failure.SERVER_ENDED | Failure.NOT_LISTENING:
+                return "receiver failed"
+            case Failure.HOST_LOST:
+                return "host lost"
+            case Failure.REMOTE:
+                return "host error"
+            case Failure.GIVEN_UP:
+                return "given up"
+            case Failure.NOT_RUN:
+                return "not run"
+            case _:
+                assert_never(self)
 
-
-_WORDS = {
-    Failure.REFUSED: "refused", Failure.PATH_CHECK: "path check failed",
-    Failure.TUNING: "not tuned", Failure.INTERFACE: "no link",
-    Failure.TIMEOUT: "timed out", Failure.TOOL_ERROR: "tool error",
-    Failure.EXIT_STATUS: "failed", Failure.UNPARSED: "unreadable",
-    Failure.NO_RESULT: "no result", Failure.DEAD_LINK: "stalled",
-    Failure.NO_RECEIVER_REPORT: "stalled", Failure.SERVER_ENDED: "receiver failed",
-    Failure.NOT_LISTENING: "receiver failed", Failure.HOST_LOST: "host lost",
-    Failure.REMOTE: "host error", Failure.GIVEN_UP: "given up", Failure.NOT_RUN: "not run",
-}
+    @classmethod
+    def of_tuning(cls, kind: TuningErrorKind) -> Failure:
+        """What a point's setting not taken (a TuningError of ``kind``) is for its trials."""
+        match kind:
+            case TuningErrorKind.REFUSED:
+                return cls.REFUSED
+            case TuningErrorKind.PATH:
+                return cls.PATH_CHECK
+            case TuningErrorKind.MISMATCH | TuningErrorKind.OTHER:
+                return cls.TUNING
+            case TuningErrorKind.INTERFACE:
+                return cls.INTERFACE
+            case _:
+                assert_never(kind)
 
 
 class TrialKey(NamedTuple):
@@ -104,7 +149,7 @@ class RoleResult:
     throughput_bps: float | None = None
     sent_bps: float | None = None
     duration_s: float | None = None
-    udp: dict[str, Any] | None = None
+    udp: UdpStats | None = None
     version: str | None = None
     commands: dict[str, str] = field(default_factory=dict)
     raw: dict[str, str] = field(default_factory=dict)     # end -> path relative to DIR
@@ -123,7 +168,10 @@ class RoleResult:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RoleResult:
         names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
+        data = {k: v for k, v in data.items() if k in names}
+        if "udp" in data:
+            data["udp"] = udp_of(data["udp"])
+        return cls(**data)
 
 
 @dataclass
@@ -151,8 +199,8 @@ class TrialRecord:
     cpu_sender_pct: float | None = None     # busy % of the sending host, all CPUs
     cpu_receiver_pct: float | None = None   # busy % of the receiving host
     cpu_tool_pct: float | None = None       # the tool's own CPU figure, if it prints one
-    udp: dict[str, Any] | None = None
-    points: list[dict[str, Any]] = field(default_factory=list)
+    udp: UdpStats | None = None
+    points: list[Point] = field(default_factory=list)
     version: str | None = None
     commands: dict[str, str] = field(default_factory=dict)
     hosts: dict[str, str] = field(default_factory=dict)   # role -> host name
@@ -212,11 +260,60 @@ class TrialRecord:
         if not isinstance(data.get("mtu"), int) or isinstance(data.get("mtu"), bool):
             raise ValueError(f"mtu {data.get('mtu')!r} is not a number")
         data.setdefault("adapter_label", data["adapter"])
+        if "points" in data:
+            data["points"] = points_of(data["points"])
+        if "udp" in data:
+            data["udp"] = udp_of(data["udp"])
         data["beside"] = [RoleResult.from_dict(r) for r in data.get("beside") or ()]
         names = {f.name for f in fields(cls)}
         rec = cls(**{k: v for k, v in data.items() if k in names})
         rec.format_version = FORMAT_VERSION
         return rec
+
+
+_POINT_KEYS = {f.name for f in fields(Point)}
+_UDP_KEYS = {f.name for f in fields(UdpStats)}
+
+
+def _number(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _whole(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def points_of(data: object) -> list[Point]:
+    """A stored curve back as points; ValueError naming the first point that is not one
+    (a size in bytes and finite rates)."""
+    if not isinstance(data, list):
+        raise ValueError(f"points {_short(data)} is not a JSON list")
+    out = []
+    for i, p in enumerate(data):
+        if not (isinstance(p, dict) and _whole(p.get("size_bytes"))
+                and _number(p.get("throughput_bps")) and set(p) <= _POINT_KEYS
+                and all(p.get(k) is None or _number(p[k]) for k in ("tx_bps", "rx_bps"))):
+            raise ValueError(f"points[{i}] {_short(p)} is not a block size with its rates")
+        out.append(Point(**p))
+    return out
+
+
+def udp_of(data: object) -> UdpStats | None:
+    """Stored UDP statistics back as :class:`UdpStats` (None stays None); ValueError if
+    they are not lost/total packet counts and finite loss and jitter."""
+    if data is None:
+        return None
+    if not (isinstance(data, dict) and set(data) <= _UDP_KEYS
+            and all(data.get(k) is None or _whole(data[k]) for k in ("lost", "total"))
+            and all(data.get(k) is None or _number(data[k]) for k in ("loss_pct", "jitter_ms"))):
+        raise ValueError(f"udp {_short(data)} is not UDP statistics (lost, total, loss_pct, "
+                         "jitter_ms)")
+    return UdpStats(**data)
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def current(records: Iterable[TrialRecord]) -> list[TrialRecord]:

@@ -13,13 +13,23 @@ from __future__ import annotations
 
 import csv
 import statistics
-from dataclasses import dataclass, fields
-from pathlib import Path
 from collections.abc import Iterable
+from dataclasses import dataclass, fields
+from enum import StrEnum
+from pathlib import Path
 
 from nicbench.config.profile import DEFAULT_LOSS_PCT, Profile, UntilStable
 from nicbench.results.policy import passes, rsd_pct, stopped, summarize
 from nicbench.results.records import Failure, Kind, Status, TrialRecord, current
+
+
+class RowStatus(StrEnum):
+    """How much of a configuration was measured (summary.csv's ``status``)."""
+
+    OK = "ok"                   # every repetition
+    PARTIAL = "partial"         # some failed or were given up, some measured
+    FAILED = "failed"           # none measured
+    SKIPPED = "skipped"         # not run: its point could not be applied
 
 
 @dataclass
@@ -32,7 +42,7 @@ class SummaryRow:
     protocol: str
     point: str
     mtu: int
-    status: str                   # ok | partial | failed | skipped
+    status: RowStatus
     n_ok: int
     n_failed: int
     select: str                   # best | mean | median | udp-sweep | udp-bisect
@@ -98,14 +108,15 @@ def _row(recs: list[TrialRecord], profile: Profile | None) -> SummaryRow:
     else:
         selected = s.selected(rule)
     if skipped:
-        status = "skipped"
+        status = RowStatus.SKIPPED
     elif not ok:
-        status = "failed"
+        status = RowStatus.FAILED
     elif failed or given_up:
-        status = "partial"
+        status = RowStatus.PARTIAL
     else:
-        status = "ok"
-    why = next(iter(skipped or given_up or failed), None) if status != "ok" else None
+        status = RowStatus.OK
+    why = next(iter(skipped or given_up or failed), None) if status is not RowStatus.OK \
+        else None
     return SummaryRow(
         pair=first.pair, adapter=first.adapter, adapter_label=first.adapter_label,
         tool=first.tool, test=first.test, protocol=first.protocol, point=first.point,

@@ -373,7 +373,7 @@ def _netio_run(tmp_path: Path) -> Path:
             adapter_label="NE/2 (netio)", tool="netio", test="netio", protocol="tcp",
             point="mtu1500", mtu=1500, repetition=rep, kind=Kind.REPETITION,
             status=Status.OK, throughput_bps=parsed.throughput_bps, cpu_sender_pct=cpu,
-            points=[asdict(p) for p in parsed.points],
+            points=list(parsed.points),
             hosts={"receiver": "server", "sender": "client-486"})
         lines.append(json.dumps(asdict(rec)))
     (run / "trials.jsonl").write_text("\n".join(lines) + "\n")

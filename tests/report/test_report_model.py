@@ -348,9 +348,9 @@ def test_cost_chart_speed_against_the_busier_host(model):
 
 # -- netPIPE ----------------------------------------------------------------------------------
 def _plateau(rec) -> float:
-    largest = max(p["size_bytes"] for p in rec.points)
-    return statistics.median(p["throughput_bps"] for p in rec.points
-                             if p["size_bytes"] >= largest / 2) / 1e6
+    largest = max(p.size_bytes for p in rec.points)
+    return statistics.median(p.throughput_bps for p in rec.points
+                             if p.size_bytes >= largest / 2) / 1e6
 
 
 def test_netpipe_per_adapter_one_colour_per_mtu(model):
@@ -369,7 +369,7 @@ def test_netpipe_per_adapter_one_colour_per_mtu(model):
     assert not {c for c, _ in colour.values()} & {e.colour for e in model.entries}
     assert luminance(colour["MTU 1500"][0]) < luminance(colour["MTU 9000"][0])
     (r1,) = oks(A_GBE, 1500, "netpipe")
-    expected = sorted((float(q["size_bytes"]), q["throughput_bps"] / 1e6) for q in r1.points)
+    expected = sorted((float(q.size_bytes), q.throughput_bps / 1e6) for q in r1.points)
     assert len(expected) == 70
     assert p.curves[0].points == [(x, pytest.approx(y)) for x, y in expected]
     refs = {r.label: r.y for r in p.references}
@@ -414,14 +414,14 @@ def test_netpipe_bar_is_the_sustained_plateau_not_the_burst(model):
             (rec,) = oks(key, mtu, "netpipe")
             b = panel(f, f"MTU {mtu}").bar(key)
             assert b.value == pytest.approx(_plateau(rec))
-            assert b.value < max(q["throughput_bps"] for q in rec.points) / 1e6
+            assert b.value < max(q.throughput_bps for q in rec.points) / 1e6
     assert "2^20 bit/s" in f.caption and "plateau" in f.caption
     t = next(t for t in model.tables if t.id == "netpipe-plateau")
     row = next(r for r, e in zip(t.rows, t.row_entries, strict=False) if e == A_GBE and r[1] == "MTU 9000")
     (rec,) = oks(A_GBE, 9000, "netpipe")
-    burst = max(rec.points, key=lambda q: q["throughput_bps"])
+    burst = max(rec.points, key=lambda q: q.throughput_bps)
     assert row[2] == f"{_plateau(rec):.1f}"
-    assert row[4:6] == [f"{burst['throughput_bps'] / 1e6:.1f}", burst["size_bytes"]]
+    assert row[4:6] == [f"{burst.throughput_bps / 1e6:.1f}", burst.size_bytes]
     # the fixture's curves stop at 16 KB, inside the lab's burst: flagged and explained
     assert panel(f, "MTU 9000").bar(A_GBE).flag
     assert any("token bucket" in n for n in f.notes)

@@ -12,6 +12,7 @@ import pytest
 
 from nicbench.execution.udpsearch import bisect, passes, sweep
 from nicbench.results.store import TrialRecord
+from nicbench.tools.base import UdpStats
 
 M = 1_000_000
 
@@ -37,8 +38,8 @@ class Link:
                            protocol="udp", point="mtu1500", mtu=1500,
                            repetition=len(self.offered), kind="udp-search", status="ok",
                            throughput_bps=got, offered_bps=rate,
-                           udp={"lost": round(total * loss / 100), "total": total,
-                                "loss_pct": loss, "jitter_ms": 0.0})
+                           udp=UdpStats(lost=round(total * loss / 100), total=total,
+                                        loss_pct=loss, jitter_ms=0.0))
 
 
 def both(capacity: float, **kw):
@@ -79,7 +80,7 @@ def test_a_sender_held_back_without_loss_does_not_pass():
     # The socket blocks instead of dropping: 0 % loss but only 575 of 800 Mbit/s arrived.
     link = Link(575 * M, backpressure=True)
     top = link(800 * M)
-    assert top.udp["loss_pct"] == 0 and not passes(top, 0.1)
+    assert top.udp is not None and top.udp.loss_pct == 0 and not passes(top, 0.1)
     b = bisect(Link(575 * M, backpressure=True), 200 * M, 800 * M, 10 * M, 0.1)
     assert b.best_offered_bps == 570 * M
 

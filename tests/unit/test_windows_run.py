@@ -11,6 +11,7 @@ fresh -xml per trial, Ctrl-C mid-point, and `nicbench restore` after a crash.
 
 from __future__ import annotations
 
+import json
 import re
 import textwrap
 from pathlib import Path
@@ -28,6 +29,7 @@ from nicbench.platforms.fake_windows import (TEMP, FakeAdapter, FakeWindowsHost,
                                              ToolRun, windows_pair)
 from nicbench.platforms.tuning import TuningSession, read_journal_entries
 from nicbench.platforms.windows import WindowsPlatform
+from nicbench.results.facts import WindowsHostFacts, WindowsInterfaceFacts
 from nicbench.results.records import Failure, Kind, Status
 from nicbench.tools import iperf2, ntttcp
 
@@ -489,14 +491,20 @@ def test_manifest_facts_and_registry_policy(tmp_path):
     run.run()
     m = Manifest.read(run.run_dir.manifest_file)
     wa = m.hosts["wa"]
-    assert (wa["caption"], wa["version"], wa["build"], wa["cpus"]) == (
+    assert isinstance(wa, WindowsHostFacts)
+    assert (wa.caption, wa.version, wa.build, wa.cpus) == (
         "Microsoft Windows Server 2022 Standard", "10.0.20348", "20348", 4)
-    assert wa["last_boot"] and wa["defender_realtime"] is True and wa["autotuning"] == "Normal"
+    assert wa.last_boot and wa.defender_realtime is True and wa.autotuning == "Normal"
     assert any("TcpWindowSize: ignored by this Windows" in n and "not written" in n
-               for n in wa["registry_notes"])
+               for n in wa.registry_notes or ())
     iface = m.interfaces["i350/wa"]
-    assert (iface["jumbo_keyword"], iface["jumbo_valid"], iface["driver_provider"]) == (
-        "*JumboPacket", ["1514", "4088", "9014"], "Intel")
+    assert isinstance(iface, WindowsInterfaceFacts)
+    assert (iface.jumbo_keyword, iface.jumbo_valid, iface.driver_provider) == (
+        "*JumboPacket", ("1514", "4088", "9014"), "Intel")
+    # as written: the JSON objects of their fields, registry notes with the host's facts
+    stored = json.loads(run.run_dir.manifest_file.read_text())
+    assert stored["hosts"]["wa"]["registry_notes"] == list(wa.registry_notes or ())
+    assert stored["interfaces"]["i350/wa"]["jumbo_valid"] == ["1514", "4088", "9014"]
     log = pair.hosts["wa"].log
     assert "set TcpWindowSize" not in log and "set Tcp1323Opts" in log   # skipped, not silent
     assert any(isinstance(e, ev.Warning) and "TcpWindowSize" in e.message for e in seen)
