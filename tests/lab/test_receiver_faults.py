@@ -14,13 +14,13 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import textwrap
 import threading
 import time
 from pathlib import Path
 
 import pytest
+from portheld import port_held
 from clihelp import nicbench
 from loadcheck import assert_at_least_unless_busy
 
@@ -154,38 +154,17 @@ TAKEN_PROFILE = f"""\
       - {{name: iperf3-free, tool: iperf3, params: {{duration_s: 1, port: {IPERF3_PORT}}}}}
     """
 
-# Holds a TCP port on every address of the namespace until its stdin closes.
-SQUATTER = textwrap.dedent("""\
-    import socket, sys
-    s = socket.socket()
-    s.bind(("0.0.0.0", int(sys.argv[1])))
-    s.listen()
-    print("listening", flush=True)
-    sys.stdin.read()
-    """)
-
 
 def test_a_port_taken_on_the_receiver_fails_the_trial_with_the_servers_words(lab, tmp_path):
     receiver, _ = gbe_hosts(lab)
     prof = tmp_path / "taken.yaml"
     prof.write_text(textwrap.dedent(TAKEN_PROFILE))
     out = tmp_path / "out"
-    squatter = subprocess.Popen(["ip", "netns", "exec", receiver, sys.executable, "-c",
-                                 SQUATTER, str(TAKEN_PORT)], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, text=True)
-    try:
-        assert squatter.stdout.readline() == "listening\n"
+    with port_held(receiver, TAKEN_PORT):
         t0 = time.monotonic()
         proc = nicbench("run", str(prof), "-i", str(lab.inventory_file), "--pair", "gbe",
                         "--out", str(out), timeout=120)
         elapsed = time.monotonic() - t0
-    finally:
-        squatter.stdin.close()
-        try:
-            squatter.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            squatter.kill()
-            squatter.wait()
     assert proc.returncode == 0, proc.stderr
     recs = {r["test"]: r for r in
             (json.loads(line) for line in (out / "trials.jsonl").read_text().splitlines())}

@@ -18,11 +18,11 @@ import signal
 import time
 import re
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from portheld import port_held
 from clihelp import argv, env, nicbench, read_until
 
 from nicbench.config.profile import Role
@@ -118,15 +118,6 @@ TAKEN_PROFILE = f"""\
         beside:
           - {{role: probe, tool: iperf2, params: {{duration_s: 1, port: {TAKEN_PORT}}}}}
     """
-# Holds a TCP port on every address of the namespace until its stdin closes.
-SQUATTER = """\
-import socket, sys
-s = socket.socket()
-s.bind(("0.0.0.0", int(sys.argv[1])))
-s.listen()
-print("listening", flush=True)
-sys.stdin.read()
-"""
 
 
 def test_a_probe_that_cannot_start_fails_the_trial(lab, tmp_path):
@@ -134,21 +125,9 @@ def test_a_probe_that_cannot_start_fails_the_trial(lab, tmp_path):
     prof = tmp_path / "taken.yaml"
     prof.write_text(textwrap.dedent(TAKEN_PROFILE))
     out = tmp_path / "out"
-    squatter = subprocess.Popen(["ip", "netns", "exec", receiver, sys.executable, "-c",
-                                 SQUATTER, str(TAKEN_PORT)], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, text=True)
-    try:
-        assert squatter.stdout is not None and squatter.stdout.readline() == "listening\n"
+    with port_held(receiver, TAKEN_PORT):
         proc = nicbench("run", str(prof), "-i", str(lab.inventory_file), "--pair", "gbe",
                         "--out", str(out), timeout=120)
-    finally:
-        assert squatter.stdin is not None
-        squatter.stdin.close()
-        try:
-            squatter.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            squatter.kill()
-            squatter.wait()
     assert proc.returncode == 0, proc.stderr
     [rec] = [TrialRecord.from_dict(json.loads(line))
              for line in (out / "trials.jsonl").read_text().splitlines()]
