@@ -93,7 +93,8 @@ class CpuTimes:
 class CpuSplit:
     """A host's CPU over a trial's window, % of all CPUs: busy in all, the tool's own
     share, and the rest of the machine's load (busy minus the tool minus irq + softirq,
-    where the network work of the transfer itself is done). None: not read."""
+    where the network work of the transfer itself is done; at least 0, see
+    :func:`cpu_split`). None: not read."""
 
     busy: float | None
     tool: float | None = None
@@ -103,8 +104,14 @@ class CpuSplit:
 def cpu_split(before: CpuTimes | None, after: CpuTimes | None,
               tool_ticks: float | None) -> CpuSplit:
     """The host's CPU between two readings, and the tool's part of it where its CPU time
-    (``tool_ticks``, the units of the readings) is known. ``other`` is not clamped: a
-    small negative value is the readings' own rounding (whole ticks, sampled apart)."""
+    (``tool_ticks``, the units of the readings) is known.
+
+    ``other`` is a lower bound, clamped at 0: a kernel with tick-based CPU accounting and
+    no IRQ time accounting (CONFIG_IRQ_TIME_ACCOUNTING unset, as on the lab's machine)
+    charges a tick spent in softirq to /proc/stat's softirq and to the task it interrupted
+    alike, so the network work a tool's own sends and receives raise is counted twice in
+    tool + softirq (on the lab the receiver read 56 % busy, its server 27 %, softirq 43 %).
+    Other load above the bound is then surely there."""
     if before is None or after is None:
         return CpuSplit(None)
     busy = after.busy_pct_since(before)
@@ -112,7 +119,7 @@ def cpu_split(before: CpuTimes | None, after: CpuTimes | None,
         return CpuSplit(busy)
     tool = after.share_pct_since(before, tool_ticks)
     irq = after.interrupt_pct_since(before)
-    other = busy - tool - irq if tool is not None and irq is not None else None
+    other = max(0.0, busy - tool - irq) if tool is not None and irq is not None else None
     return CpuSplit(busy, tool, other)
 
 

@@ -215,7 +215,9 @@ class TrialRecord:
     format_version: int = FORMAT_VERSION
     # Over the same window as cpu_sender_pct / cpu_receiver_pct, % of all CPUs: the tool's
     # own CPU time (its client, its server), and the rest of the host's load (busy minus
-    # the tool minus irq + softirq, the transfer's network work). None where not read
+    # the tool minus irq + softirq, the transfer's network work; at least 0: a lower
+    # bound where the kernel charges softirq to the tool as well, see
+    # platforms/base.cpu_split). None where not read
     # (Windows hosts, records of older versions), and then left out of the line. After the
     # fields above, so a line keeps their bytes as they were.
     cpu_sender_tool_pct: float | None = None

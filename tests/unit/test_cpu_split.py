@@ -83,6 +83,16 @@ def test_the_split_of_a_captured_window():
     assert split.other == pytest.approx(100 * 35 / 197)
 
 
+def test_softirq_charged_to_the_tool_as_well_leaves_no_negative_other_load():
+    # the lab's receiver (tick accounting, no IRQ time accounting): 198 ticks, 110 busy,
+    # its server 53 (softirq in its context included), irq + softirq 85
+    before = CpuTimes(busy=1000.0, total=5000.0, irq=0.0, softirq=300.0)
+    after = CpuTimes(busy=1110.0, total=5198.0, irq=0.0, softirq=385.0)
+    split = cpu_split(before, after, 53.0)
+    assert split.tool == pytest.approx(100 * 53 / 198)
+    assert split.other == 0.0
+
+
 def test_no_ticks_or_no_interrupt_counters_leave_tool_or_other_unread():
     assert cpu_split(BEFORE, AFTER, None).tool is None
     windows = CpuTimes(busy=10.0, total=100.0), CpuTimes(busy=30.0, total=200.0)
@@ -110,7 +120,7 @@ def test_the_split_round_trips_after_the_old_fields():
     rec = TrialRecord.from_dict(json.loads(line))
     plain = json.dumps(rec.to_dict(), default=str)
     rec.cpu_sender_tool_pct, rec.cpu_receiver_tool_pct = 3.0, 2.5
-    rec.cpu_sender_other_pct, rec.cpu_receiver_other_pct = 40.0, -0.5
+    rec.cpu_sender_other_pct, rec.cpu_receiver_other_pct = 40.0, 0.0
     text = json.dumps(rec.to_dict(), default=str)
     assert text.startswith(plain[:-1])      # the existing fields' bytes as they were
     again = TrialRecord.from_dict(json.loads(text))
