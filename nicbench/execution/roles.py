@@ -22,7 +22,8 @@ from nicbench.execution.judge import Outcome, error_words, judge
 from nicbench.execution.trialcontext import (LISTEN_TIMEOUT_S, TrialContext, client_timeout_s,
                                              server_end)
 from nicbench.interrupts import interrupts_held
-from nicbench.platforms.base import ClientRun, Finishing, Platform, ServerEnd, ServerStart
+from nicbench.platforms.base import (ClientRun, Finishing, Platform, ServerEnd, ServerStart,
+                                     cpu_split)
 from nicbench.remote.command import display
 from nicbench.remote.connection import Background
 from nicbench.results.records import Failure, TrialRecord
@@ -196,10 +197,19 @@ class RoleRun:
         self.out.exit_status["server"] = finish.result.exit_status
         ran, started = self.ran, self.started
         if isinstance(self.out, TrialRecord):
-            if ran.cpu0 and ran.cpu1:
-                self.out.cpu_sender_pct = ran.cpu1.busy_pct_since(ran.cpu0)
-            if started is not None and started.cpu and finish.cpu:
-                self.out.cpu_receiver_pct = finish.cpu.busy_pct_since(started.cpu)
+            # Each host over the transfer: the sender around its client; the receiver
+            # from the finish's start where it slept through the transfer, else from the
+            # server's start, to the transfer's end.
+            snd = cpu_split(ran.cpu0, ran.cpu1, ran.tool_ticks)
+            rcv = cpu_split(finish.cpu0 or (started.cpu if started is not None else None),
+                            finish.cpu, finish.tool_ticks)
+            rec = self.out
+            if snd.busy is not None:
+                rec.cpu_sender_pct = snd.busy
+            if rcv.busy is not None:
+                rec.cpu_receiver_pct = rcv.busy
+            rec.cpu_sender_tool_pct, rec.cpu_sender_other_pct = snd.tool, snd.other
+            rec.cpu_receiver_tool_pct, rec.cpu_receiver_other_pct = rcv.tool, rcv.other
         judge(self.out, self.driver, ran.result, self.client_text, self.server_text,
               self.outfile_text)
 

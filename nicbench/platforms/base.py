@@ -58,16 +58,69 @@ class SettingKind(StrEnum):
 
 @dataclass(frozen=True)
 class CpuTimes:
-    """Cumulative CPU time counters; busy % between two snapshots."""
+    """Cumulative CPU time counters of a host, all CPUs (Linux: /proc/stat's first line,
+    clock ticks); busy % between two snapshots. ``irq`` and ``softirq`` (part of busy:
+    interrupts and the kernel's deferred network work, which no process is charged for)
+    where the platform reads them, else None."""
 
     busy: float
     total: float
+    irq: float | None = None
+    softirq: float | None = None
 
     def busy_pct_since(self, earlier: CpuTimes) -> float | None:
         dt = self.total - earlier.total
         if dt <= 0:
             return None
         return max(0.0, min(100.0, 100.0 * (self.busy - earlier.busy) / dt))
+
+    def share_pct_since(self, earlier: CpuTimes, ticks: float) -> float | None:
+        """``ticks`` of CPU time (in this counter's units) as a % of all CPUs' time since
+        ``earlier``: a process's own share, in the units of :meth:`busy_pct_since`."""
+        dt = self.total - earlier.total
+        return 100.0 * ticks / dt if dt > 0 else None
+
+    def interrupt_pct_since(self, earlier: CpuTimes) -> float | None:
+        """irq + softirq as a % of all CPUs' time since ``earlier`` (None: not read)."""
+        if None in (self.irq, self.softirq, earlier.irq, earlier.softirq):
+            return None
+        ticks = ((self.irq or 0.0) + (self.softirq or 0.0)
+                 - (earlier.irq or 0.0) - (earlier.softirq or 0.0))
+        return self.share_pct_since(earlier, ticks)
+
+
+@dataclass(frozen=True)
+class CpuSplit:
+    """A host's CPU over a trial's window, % of all CPUs: busy in all, the tool's own
+    share, and the rest of the machine's load (busy minus the tool minus irq + softirq,
+    where the network work of the transfer itself is done; at least 0, see
+    :func:`cpu_split`). None: not read."""
+
+    busy: float | None
+    tool: float | None = None
+    other: float | None = None
+
+
+def cpu_split(before: CpuTimes | None, after: CpuTimes | None,
+              tool_ticks: float | None) -> CpuSplit:
+    """The host's CPU between two readings, and the tool's part of it where its CPU time
+    (``tool_ticks``, the units of the readings) is known.
+
+    ``other`` is a lower bound, clamped at 0: a kernel with tick-based CPU accounting and
+    no IRQ time accounting (CONFIG_IRQ_TIME_ACCOUNTING unset, as on the lab's machine)
+    charges a tick spent in softirq to /proc/stat's softirq and to the task it interrupted
+    alike, so the network work a tool's own sends and receives raise is counted twice in
+    tool + softirq (on the lab the receiver read 56 % busy, its server 27 %, softirq 43 %).
+    Other load above the bound is then surely there."""
+    if before is None or after is None:
+        return CpuSplit(None)
+    busy = after.busy_pct_since(before)
+    if busy is None or tool_ticks is None:
+        return CpuSplit(busy)
+    tool = after.share_pct_since(before, tool_ticks)
+    irq = after.interrupt_pct_since(before)
+    other = max(0.0, busy - tool - irq) if tool is not None and irq is not None else None
+    return CpuSplit(busy, tool, other)
 
 
 @dataclass(frozen=True)
@@ -84,12 +137,15 @@ class ServerStart:
 @dataclass(frozen=True)
 class ClientRun:
     """A trial's client, run: its result, the host's CPU time just before and after it,
-    and the text of the file it wrote its figures to (None: none asked, or none there)."""
+    the text of the file it wrote its figures to (None: none asked, or none there), and
+    the client's own CPU time in the units of those (None where the platform cannot
+    read it)."""
 
     result: Result
     cpu0: CpuTimes | None
     cpu1: CpuTimes | None
     outfile: str | None
+    tool_ticks: float | None = None
 
 
 @dataclass(frozen=True)
@@ -114,6 +170,10 @@ class ServerEnd:
 class ServerFinish:
     result: Result               # its output, error output and exit status
     cpu: CpuTimes | None         # the host's CPU time as the transfer has just ended
+    # The host's CPU time as the transfer began, where the finish was under way then
+    # (an overlapped finish; else the server's start is the window's start).
+    cpu0: CpuTimes | None = None
+    tool_ticks: float | None = None   # the server's own CPU time (units of ``cpu``)
 
 
 class Finishing:

@@ -23,7 +23,7 @@ from nicbench.platforms.base import (ClientRun, CpuTimes, Finishing, HostFacts,
 from nicbench.remote.command import display
 from nicbench.remote.connection import Background, Connection
 from nicbench.remote.result import make_result
-from nicbench.remote.shell import posix_script
+from nicbench.remote.shell import collected_ticks, posix_script
 from nicbench.tools.registry import TOOLS
 import contextlib
 
@@ -89,11 +89,13 @@ def parse_proc_stat(text: str) -> CpuTimes:
             idle = values[3] + (values[4] if len(values) > 4 else 0.0)
             # guest/guest_nice (9th, 10th) are already counted in user/nice
             total = sum(values[:8])
-            return CpuTimes(busy=total - idle, total=total)
+            irq, softirq = (values[5], values[6]) if len(values) > 6 else (None, None)
+            return CpuTimes(busy=total - idle, total=total, irq=irq, softirq=softirq)
     raise ValueError("no 'cpu ' line in /proc/stat")
 
 
 _CPU_MARK = re.compile(r"^@@nicbench-cpu(?P<n>[01])@@ (?P<stat>.*?)\n?$")
+_TOOL_MARK = re.compile(r"^@@nicbench-tool@@ (?P<ticks>\d+)\n?$")
 _OUTFILE_MARK = "\n@@nicbench-outfile@@\n"
 
 
@@ -107,6 +109,42 @@ def _stat_line(lines: list[str]) -> CpuTimes | None:
         return parse_proc_stat(lines[0]) if lines else None
     except ValueError:
         return None
+
+
+def parse_client_cpu(stderr: str) -> tuple[CpuTimes | None, CpuTimes | None, float | None,
+                                           str]:
+    """client_run.sh's error output -> the host's CPU time before and after the client,
+    the client's own CPU time (clock ticks; None: not printed), and the client's own
+    error output without those marked lines."""
+    cpu: dict[str, CpuTimes | None] = {"0": None, "1": None}
+    ticks = None
+    err = []
+    for line in stderr.splitlines(keepends=True):
+        m = _CPU_MARK.match(line)
+        t = None if m else _TOOL_MARK.match(line)
+        if m:
+            cpu[m["n"]] = _stat_line([m["stat"]])
+        elif t:
+            ticks = float(t["ticks"])
+        else:
+            err.append(line)
+    return cpu["0"], cpu["1"], ticks, "".join(err)
+
+
+def parse_finish_cpu(stdout: str) -> tuple[CpuTimes | None, CpuTimes | None, str]:
+    """server_finish.sh's output -> the host's CPU time as the transfer began (None: the
+    finish was sent after it), as it ended, and the server's collected sections."""
+    head, _, collected = stdout.partition("@@nicbench-out@@\n")
+    cpu: dict[str, CpuTimes | None] = {"0": None, "1": None}
+    for line in head.splitlines():
+        m = _CPU_MARK.match(line)
+        if m:
+            cpu[m["n"]] = _stat_line([m["stat"]])
+    return cpu["0"], cpu["1"], collected
+
+
+def _float(ticks: int | None) -> float | None:
+    return None if ticks is None else float(ticks)
 
 
 def mtu_refusal(stderr: str, stdout: str = "") -> str:
@@ -300,18 +338,10 @@ class LinuxPlatform(Platform):
         # pidfile wrapper): its pid is the one the SSH layer kills on a timeout.
         res = self.conn.run(_sh("client_run.sh", pidfile or "", outfile or "", *argv),
                             timeout=timeout, warn=True, warm=True)
-        cpu: dict[str, CpuTimes | None] = {"0": None, "1": None}
-        err = []
-        for line in res.stderr.splitlines(keepends=True):
-            m = _CPU_MARK.match(line)
-            if m:
-                cpu[m["n"]] = _stat_line([m["stat"]])
-            else:
-                err.append(line)
+        cpu0, cpu1, ticks, err = parse_client_cpu(res.stderr)
         out, mark, filed = res.stdout.partition(_OUTFILE_MARK)
-        clean = replace(res, stdout=out, stderr="".join(err), argv=tuple(argv),
-                        command=display(argv))
-        return ClientRun(clean, cpu["0"], cpu["1"], (filed or None) if mark else None)
+        clean = replace(res, stdout=out, stderr=err, argv=tuple(argv), command=display(argv))
+        return ClientRun(clean, cpu0, cpu1, (filed or None) if mark else None, ticks)
 
     def finish_server(self, server: Background, end: ServerEnd) -> ServerFinish:
         return self._finish(server, end, overlapped=False)
@@ -347,13 +377,17 @@ class LinuxPlatform(Platform):
                    end.report_count, polls, end.stop_signal, f"{poll:g}", f"{nap:g}", hold)
         limit = nap + fine_s + coarse_s
         res = self.conn.run(argv, timeout=limit + 15, warn=True, warm=True)
-        head, _, rest = res.stdout.partition("\n")
-        m = _CPU_MARK.match(head)
-        out, err, rc = self.conn.shell.parse_collected(rest.partition("@@nicbench-out@@\n")[2])
+        return self._finished(server, res.stdout)
+
+    def _finished(self, server: Background, stdout: str) -> ServerFinish:
+        """What server_finish.sh printed: its CPU lines (cpu0 only where it slept through
+        the transfer), then the server's collected sections."""
+        cpu0, cpu1, collected = parse_finish_cpu(stdout)
+        out, err, rc = self.conn.shell.parse_collected(collected)
         result = make_result(self.host, server.argv, stdout=out, stderr=err, exit_status=rc,
                              started_at=server.started_at)
         server.finished(result)
-        return ServerFinish(result, _stat_line([m["stat"]]) if m else None)
+        return ServerFinish(result, cpu1, cpu0, _float(collected_ticks(collected)))
 
     def wake_finish(self, server: Background) -> None:
         """Tell an overlapped finish that its client has ended: stop the server now."""

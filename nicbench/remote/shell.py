@@ -168,10 +168,11 @@ class PosixShell:
 
     def parse_collected(self, stdout: str) -> tuple[str, str, int | None]:
         # collect_dir.sh: three sections with NUL-free markers; rc is empty while the
-        # command runs or after it was killed.
+        # command runs or after it was killed. The CPU time after them is
+        # :func:`collected_ticks`'s.
         out, _, rest = stdout.partition("\n@@nicbench-err@@\n")
         err, _, rc = rest.partition("\n@@nicbench-rc@@\n")
-        rc = rc.strip()
+        rc = rc.partition(_TICKS_MARK)[0].strip()
         return out, err, int(rc) if rc.lstrip("-").isdigit() else None
 
     def tidy_output(self, stdout: str, stderr: str) -> tuple[str, str]:
@@ -185,6 +186,17 @@ class PosixShell:
 
     def read_and_remove_argv(self, path: str) -> list[str]:
         return self._sh(_script("read_and_remove.sh"), path)
+
+
+_TICKS_MARK = "@@nicbench-cpu@@\n"
+
+
+def collected_ticks(stdout: str) -> int | None:
+    """The CPU time of a background command (user + system, its children's included, in
+    clock ticks) from what collect_dir.sh printed after its status; None where its wrapper
+    did not write it (still running, killed) or a shell that does not print it."""
+    text = stdout.rpartition("\n@@nicbench-rc@@\n")[2].partition(_TICKS_MARK)[2].strip()
+    return int(text) if text.isdigit() else None
 
 
 def _shells() -> dict[str, type[Shell]]:

@@ -72,6 +72,10 @@ def fmt(value: float | None, digits: int = 1) -> str:
 # A CPU figure whose repetitions spread over more than this many points (IQR, in % of
 # all cores) cannot rank adapters by their CPU cost.
 NOISY_IQR_POINTS = 10.0
+# Nor can one taken while the host was busy with something else: the median, over the
+# same repetitions, of the load beside the tool and its network work
+# (``cpu_*_other_pct``) above this many points.
+NOISY_OTHER_POINTS = 10.0
 PRINTED_DIGITS = 3        # iperf's text output: rates to three significant figures
 
 

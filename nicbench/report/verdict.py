@@ -16,7 +16,9 @@ CPU: the median over the repetitions whose throughput is within the tool's print
 resolution of the selected figure (``Config.shown``: every repetition tied for the best,
 not one of them), with the interquartile range of those repetitions; Mbit/s per CPU %
 from those medians. A CPU figure whose IQR is above ``NOISY_IQR_POINTS`` (or unknown, one
-repetition) is shown but too noisy to rank on: the cost sentence leaves it out and says so.
+repetition), or taken while the host was busy with something else (the median of the
+other load over those repetitions, ``cpu_*_other_pct``, above ``NOISY_OTHER_POINTS``), is
+shown but too noisy to rank on: the cost sentence leaves it out and says so.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from nicbench.report.bars import selected
-from nicbench.report.configs import (MBIT, NOISY_IQR_POINTS, Config, CpuFigure, Index,
-                                     chart_title, fmt, mbit, tools_with)
+from nicbench.report.configs import (MBIT, NOISY_IQR_POINTS, NOISY_OTHER_POINTS, Config,
+                                     CpuFigure, Index, chart_title, fmt, mbit, tools_with)
 from nicbench.report.model import Entry, Sentence, Table
 from nicbench.report.netpipe import largest_block, plateau
 
@@ -34,7 +36,8 @@ SENTENCE_NAMES = 6        # a ranking sentence names this many adapters, then th
 
 CSV_COLUMNS = ["adapter", "adapter_id", "run", "test", "tool", "rank", "point",
                "selected_bps", "figure", "limit_bps", "limit_pct", "cpu_sender_pct",
-               "cpu_receiver_pct", "cpu_sender_iqr", "cpu_receiver_iqr", "cpu_statistic",
+               "cpu_receiver_pct", "cpu_sender_iqr", "cpu_receiver_iqr", "cpu_other_pct",
+               "cpu_statistic",
                "cpu_repetitions", "cpu_ranked", "mbit_per_cpu_pct", "gain_pct",
                "above_limit", "largest_block_bytes", "largest_block_bps",
                "status", "not_measured"]
@@ -151,12 +154,31 @@ class Verdict:
         figs = [(side, f) for side, f in figs if f.median is not None]
         if not figs:
             return "no CPU figure"
+        busy = [f"the {side} host was busy with something else: {other:.0f} % other load"
+                for side, other in self.other_loads if other > NOISY_OTHER_POINTS]
         unknown = [side for side, f in figs if f.iqr is None]
         if unknown:
-            return "one repetition: spread unknown"
+            return "; ".join(["one repetition: spread unknown", *busy])
         wide = [f"{side} IQR {f.iqr:.0f}" for side, f in figs
                 if f.iqr is not None and f.iqr > NOISY_IQR_POINTS]
-        return f"{', '.join(wide)} points" if wide else ""
+        return "; ".join(([f"{', '.join(wide)} points"] if wide else []) + busy)
+
+    @property
+    def other_loads(self) -> list[tuple[str, float]]:
+        """(side, median % of the host's other load over the repetitions used), where it
+        was read (Linux hosts, records of this version)."""
+        out = []
+        for side, name in (("sending", "cpu_sender_other_pct"),
+                           ("receiving", "cpu_receiver_other_pct")):
+            median = self.cpu_figure(name).median
+            if median is not None:
+                out.append((side, median))
+        return out
+
+    @property
+    def other_load(self) -> float | None:
+        """The larger of the two hosts' other-load medians (verdict.csv)."""
+        return max((v for _, v in self.other_loads), default=None)
 
     @property
     def repetitions(self) -> list[int]:
@@ -233,10 +255,13 @@ def _cpu_words(v: Verdict) -> str:
         text += f" (medians over {over}; IQR {iqr} points)"
     elif over:
         text += f" ({over})"
+    busy = [w for w in v.cpu_noise.split("; ") if "busy with something else" in w]
     if v.cpu_noise.startswith("one repetition"):
         text += ": one repetition, no spread to rank on"
     elif v.cpu_noise:
         text += ": too noisy to rank on"
+    if busy:
+        text += f" ({'; '.join(busy)})"
     return text
 
 
@@ -326,7 +351,8 @@ def _cost(ranked: list[Verdict]) -> str:
         more = f"; {len(noisy) - SENTENCE_NAMES} more" if len(noisy) > SENTENCE_NAMES else ""
         what = "Not ranked by CPU" if len(cheap) > 1 else "No CPU ranking"
         text += (f" {what}: CPU figures too noisy to rank on (IQR above "
-                 f"{NOISY_IQR_POINTS:g} points, or one repetition): {listed}{more}.")
+                 f"{NOISY_IQR_POINTS:g} points, one repetition, or the host busy with "
+                 f"something else): {listed}{more}.")
     return text
 
 
@@ -402,7 +428,7 @@ def verdict_csv_rows(all_rows: dict[tuple[str, str, str], list[Verdict]]) -> lis
                 _num(v.shown_value * MBIT if v.shown_value is not None else None),
                 v.figure, _num(c.limit_bps if c else None), _num(v.limit_pct, 2),
                 _num(snd.median, 2), _num(rcv.median, 2), _num(snd.iqr, 2), _num(rcv.iqr, 2),
-                c.statistic if c else "", ",".join(str(r) for r in v.repetitions),
+                _num(v.other_load, 2), c.statistic if c else "", ",".join(str(r) for r in v.repetitions),
                 "no" if v.cpu_noise else ("yes" if v.per_cpu is not None else ""),
                 _num(v.per_cpu, 3), _num(v.gain_pct, 2),
                 _above(v).removeprefix(v.entry.label + " ") if v.above else "",

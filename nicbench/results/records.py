@@ -213,6 +213,17 @@ class TrialRecord:
     search_method: str | None = None   # udp-search trials: sweep | bisect
     extra: dict[str, Any] = field(default_factory=dict)
     format_version: int = FORMAT_VERSION
+    # Over the same window as cpu_sender_pct / cpu_receiver_pct, % of all CPUs: the tool's
+    # own CPU time (its client, its server), and the rest of the host's load (busy minus
+    # the tool minus irq + softirq, the transfer's network work; at least 0: a lower
+    # bound where the kernel charges softirq to the tool as well, see
+    # platforms/base.cpu_split). None where not read
+    # (Windows hosts, records of older versions), and then left out of the line. After the
+    # fields above, so a line keeps their bytes as they were.
+    cpu_sender_tool_pct: float | None = None
+    cpu_receiver_tool_pct: float | None = None
+    cpu_sender_other_pct: float | None = None
+    cpu_receiver_other_pct: float | None = None
     # The tools run beside the test's own in this trial (absent from a one-tool trial's line).
     beside: list[RoleResult] = field(default_factory=list)
 
@@ -239,6 +250,9 @@ class TrialRecord:
         data = asdict(self)
         if not self.beside:
             del data["beside"]     # a one-tool trial's line as before beside existed
+        for name in _SPLIT_CPU:
+            if data[name] is None:
+                del data[name]     # not read (Windows, a failed trial): the line as before
         return data
 
     @classmethod
@@ -271,6 +285,8 @@ class TrialRecord:
         return rec
 
 
+_SPLIT_CPU = ("cpu_sender_tool_pct", "cpu_receiver_tool_pct", "cpu_sender_other_pct",
+              "cpu_receiver_other_pct")
 _POINT_KEYS = {f.name for f in fields(Point)}
 _UDP_KEYS = {f.name for f in fields(UdpStats)}
 

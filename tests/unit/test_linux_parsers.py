@@ -256,7 +256,8 @@ def test_unknown_sysctl_is_a_tuning_error_with_sysctls_words():
 
 def test_cpu_times_reads_the_first_line():
     _, plat = replay({"head -n 1 /proc/stat": (read("lab/proc_stat_1.txt"), "", 0)})
-    assert plat.cpu_times() == CpuTimes(busy=42250.0, total=232337.0)
+    # user nice system idle iowait irq softirq steal: irq 0 and softirq 13063 read apart
+    assert plat.cpu_times() == CpuTimes(busy=42250.0, total=232337.0, irq=0.0, softirq=13063.0)
 
 
 def test_host_facts_of_this_machine_asked_once_per_host():

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from nicbench.platforms.base import ServerEnd
+from nicbench.platforms.base import ServerEnd, cpu_split
 from nicbench.platforms.linux import LinuxPlatform
 from nicbench.remote.local import LocalConnection
 from nicbench.remote.shell import _script
@@ -315,3 +315,87 @@ def test_server_start_refuses_a_directory_that_is_already_there(tmp_path):
         plat.start_server(python_listener(port), str(there), port, "tcp", 2.0)
     assert list(there.iterdir()) == []
     assert not listening(port, "tcp")
+
+
+# -- the tools' own CPU time (client_run.sh, the server's wrapper, collect_dir) ---------------
+BURN_S = 0.3
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def burner(then: str = "") -> list[str]:
+    """A process that burns ``BURN_S`` s of its own CPU time (not wall time), then runs
+    ``then``."""
+    return [sys.executable, "-c",
+            "import time\n"
+            "t = time.process_time()\n"
+            f"while time.process_time() - t < {BURN_S}:\n"
+            "    pass\n" + then]
+
+
+def test_run_client_reads_the_clients_own_cpu_time_beside_the_hosts():
+    plat = LinuxPlatform(LocalConnection())
+    ran = plat.run_client(burner(), 30, None, None)
+    assert ran.result.exit_status == 0 and ran.result.stderr == ""   # marked lines taken out
+    assert ran.cpu0 is not None and ran.cpu1 is not None and ran.tool_ticks is not None
+    # At least what it burned (whole ticks: one less at most), and never more than all
+    # CPUs' time between the two readings around it.
+    assert BURN_S * TICKS - 1 <= ran.tool_ticks <= ran.cpu1.total - ran.cpu0.total
+    split = cpu_split(ran.cpu0, ran.cpu1, ran.tool_ticks)
+    assert split.busy is not None and split.tool is not None and split.other is not None
+    assert split.tool > 0
+    # The host's busy time holds the tool's (within the readings' whole ticks, sampled
+    # per CPU: two ticks of slack each way).
+    slack = 100.0 * 2 * 2 / (ran.cpu1.total - ran.cpu0.total)
+    assert split.tool <= split.busy + slack
+    assert split.other >= -slack
+
+
+def test_a_client_that_used_no_cpu_reads_next_to_none():
+    plat = LinuxPlatform(LocalConnection())
+    ran = plat.run_client(["true"], 30, None, None)
+    assert ran.tool_ticks is not None and ran.tool_ticks <= 2
+
+
+def test_the_servers_own_cpu_time_comes_back_with_its_finish():
+    port = free_port()
+    plat = LinuxPlatform(LocalConnection())
+    # Listens, burns, exits: its wrapper writes "cpu" before "rc", which the finish
+    # waits for.
+    serve = reporting_server(port, None, then="exit")
+    serve[2] = serve[2].replace("sys.exit(0)\n", "") + "\n".join(burner()[2].splitlines()[1:])
+    d = f"/tmp/nicbench-test-{uuid.uuid4().hex}"
+    started = plat.start_server(serve, d, port, "tcp", 5.0)
+    assert started.listening and not started.ended and started.cpu is not None
+    res = plat.finish_server(started.server, ServerEnd(True, None, 1, 10.0, "KILL"))
+    assert res.result.exit_status == 0, res.result
+    assert res.tool_ticks is not None and res.tool_ticks >= BURN_S * TICKS - 1
+    # Sent after the client: no cpu0 (the window starts at the server's start), and cpu1
+    # read as it begins (here before the burn: a real client has ended by then).
+    assert res.cpu0 is None and res.cpu is not None
+    assert gone_soon(d)
+
+
+def test_an_overlapped_finish_reads_the_receiver_from_the_transfers_start():
+    port = free_port()
+    plat = LinuxPlatform(LocalConnection())
+    exits = ServerEnd(True, None, 1, 5.0, "TERM", client_s=0.3, client_limit_s=15.3)
+    with begun(plat, reporting_server(port, 0.4, then="exit"), port, exits) \
+            as (d, _server, finishing):
+        res = finishing.result()
+        assert res.result.exit_status == 0
+        # cpu0 as its sleep began (the transfer's start), cpu1 at the server's end
+        assert res.cpu0 is not None and res.cpu is not None
+        assert res.cpu.total > res.cpu0.total
+        assert res.tool_ticks is not None
+        assert gone_soon(d)
+
+
+def test_a_killed_server_has_no_cpu_time():
+    port = free_port()
+    plat = LinuxPlatform(LocalConnection())
+    d = f"/tmp/nicbench-test-{uuid.uuid4().hex}"
+    started = plat.start_server(python_listener(port), d, port, "tcp", 5.0)
+    assert started.listening
+    res = finish(plat, started.server)      # stopped by KILL: its wrapper still writes
+    assert res.result.exit_status == 128 + signal.SIGKILL
+    assert res.tool_ticks is not None       # the wrapper outlives the tool it waits for

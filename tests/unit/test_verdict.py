@@ -240,3 +240,39 @@ def test_the_readme_states_the_lab_netpipe_range_the_report_notes_give():
     readme = Path(__file__).resolve().parents[2] / "README.md"
     assert " ".join(LAB_NETPIPE_RANGE.split()) in " ".join(readme.read_text().split())
     assert "up to about 32 KB" not in readme.read_text()
+
+
+def test_a_host_busy_with_something_else_is_not_ranked_by_cpu(tmp_path):
+    # Narrow spreads all round, but on "busy" the sending host ran 25 % of other load
+    # (median over the repetitions used) beside the tool: its CPU says nothing of the card.
+    recs = []
+    for pair, mbit, other in (("busy", 941, (24.0, 25.0, 30.0)), ("calm", 941, (1.0, 2.0, 0.0)),
+                              ("calm2", 600, (3.0, 9.0, 4.0))):
+        for k, o in enumerate(other, 1):
+            rec = _record(pair, "iperf2", "iperf2-tcp", 1500, k, mbit * 1e6, (40.0, 30.0))
+            rec.cpu_sender_tool_pct, rec.cpu_receiver_tool_pct = 5.0, 4.0
+            rec.cpu_sender_other_pct, rec.cpu_receiver_other_pct = o, 2.0
+            recs.append(rec)
+    run = _write(tmp_path / "busy", recs,
+                 [{"name": "iperf2-tcp", "tool": "iperf2", "params": {"duration_s": 1}}],
+                 [1500], ["busy", "calm", "calm2"])
+    report = build(load_runs([run]))
+    text, rows = _verdict(report, "iperf 2 TCP")
+    assert rows["card-busy"]["CPU rank"] == ""
+    assert ("too noisy to rank on: the sending host was busy with something else: 25 % "
+            "other load") in rows["card-busy"]["Mbit/s per CPU %"]
+    assert (rows["card-calm"]["CPU rank"], rows["card-calm2"]["CPU rank"]) == (1, 2)
+    assert "Card busy (the sending host was busy with something else: 25 % other load)" \
+        in text
+    by = _csv(report)
+    assert by["card-busy"]["cpu_other_pct"] == 25.0 and by["card-busy"]["cpu_ranked"] == "no"
+    assert by["card-calm2"]["cpu_other_pct"] == 4.0 and by["card-calm2"]["cpu_ranked"] == "yes"
+
+
+def test_old_records_without_the_other_load_rank_as_before(tmp_path):
+    run = _iperf2_run(tmp_path, {"a": [(941, 20.0, 20.0), (941, 21.0, 21.0)],
+                                 "b": [(600, 10.0, 10.0), (600, 11.0, 11.0)]})
+    report = build(load_runs([run]))
+    _, rows = _verdict(report, "iperf 2 TCP")
+    assert (rows["card-b"]["CPU rank"], rows["card-a"]["CPU rank"]) == (1, 2)
+    assert _csv(report)["card-a"]["cpu_other_pct"] == ""

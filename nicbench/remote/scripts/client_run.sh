@@ -2,7 +2,10 @@
 # $1: a file to hold "<pid> <start time>" of this command while it runs (journaled by the
 # controller before this runs; removed when the client ends; "" for none), $2: a file the client
 # writes its figures to ("" for none); "$@" after: the command. The CPU readings go to
-# stderr on marked lines; the figures file, if any, follows the client's own output on
+# stderr on marked lines: the host's (/proc/stat) before and after the client, and the
+# client's own CPU time once it has ended (this shell's cutime + cstime, /proc/$$/stat
+# fields 16 and 17, in clock ticks: the client is its only child that runs for long;
+# read with builtins, no process more). The figures file, if any, follows the client's own output on
 # stdout after a marker line, and is removed. Exits with the client's status.
 pf=$1
 of=$2
@@ -14,7 +17,12 @@ echo "@@nicbench-cpu0@@ $stat" >&2
 "$@"
 rc=$?
 read -r stat </proc/stat
+read -r self <"/proc/$$/stat"
 echo "@@nicbench-cpu1@@ $stat" >&2
+r=${self##*) }
+# shellcheck disable=SC2086  # split the stat fields on purpose ("$@" is done with)
+set -- $r
+echo "@@nicbench-tool@@ $((${14} + ${15}))" >&2
 if [ -n "$of" ]; then
     printf '\n@@nicbench-outfile@@\n'
     cat -- "$of" 2>/dev/null

@@ -1,5 +1,6 @@
 # collect_dir DIR: a background command's output, error output and exit status, in three
-# sections with NUL-free markers (PosixShell.parse_collected reads them); the status is
+# sections with NUL-free markers (PosixShell.parse_collected reads them), then its CPU
+# time in clock ticks in a fourth (``collected_ticks``); the status and the CPU time are
 # empty while the command runs or after it was killed. Each cat is a fork and an exec:
 # the error output is usually empty, the status one word, so those are read without.
 collect_dir() {
@@ -10,4 +11,8 @@ collect_dir() {
     rc=
     [ -e "$1/rc" ] && read -r rc <"$1/rc"
     echo "$rc"
+    printf '@@nicbench-cpu@@\n'
+    c=
+    [ -e "$1/cpu" ] && read -r c <"$1/cpu"
+    echo "$c"
 }

@@ -8,7 +8,10 @@
 # second). A tool that has ended has closed its sockets; should anything still hold the
 # port (a child it left), the next trial's server_start.sh waits for it. Prints the first
 # line of /proc/stat (the host's CPU time as the transfer has just ended) after a marker,
-# then the output, error output and exit status (empty if it was stopped) in sections.
+# then the output, error output, exit status (empty if it was stopped) and the server's
+# CPU time in sections (collect_dir). Sent while the client runs, it first prints the
+# line as its sleep starts, after a marker of its own: the receiver's CPU is then read
+# over the transfer, not from the server's start.
 #
 # Sent while the client runs ($8 > 0), it sleeps through the transfer (one sleep: no
 # polling that would load the receiver it measures), then waits for the server's end as
@@ -32,6 +35,8 @@ if [ "$nap" = 0 ]; then
 else
     trap 'woke=1' USR1
     echo "$$" >"$d/finisher"
+    read -r stat </proc/stat
+    echo "@@nicbench-cpu0@@ $stat"
     # A trapped signal ends `wait` at once; the sleep is then not needed.
     sleep "$nap" &
     wait "$!"

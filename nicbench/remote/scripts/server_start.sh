@@ -47,7 +47,7 @@ if [ "$held" = yes ]; then
         i=0
         while [ "$i" -lt 100 ] && listening "$port" "$proto"; do i=$((i + 1)); sleep 0.01; done
         if ! listening "$port" "$proto"; then
-            rm -f -- "$d/rc"
+            rm -f -- "$d/rc" "$d/cpu"
             start_in "$d" "$@"
             await_listener
         fi

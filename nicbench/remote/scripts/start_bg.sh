@@ -1,8 +1,10 @@
 # start_bg DIR COMMAND...: make DIR (named by the controller, which journals it before
 # this runs) and start COMMAND in the background in a new session (so the whole group can
 # be signalled), its output in files of DIR. The command runs as a child of a small
-# wrapper that keeps its pid in "cpid" and writes its exit status to "rc" when it ends,
-# by itself or by a signal sent to that pid; "<pid> <start time>" of the group's leader
+# wrapper that keeps its pid in "cpid" and, when it ends (by itself or by a signal sent
+# to that pid), writes its CPU time to "cpu" (the wrapper's cutime + cstime, /proc/$$/stat
+# fields 16 and 17, in clock ticks: the command is its only child) and then its exit
+# status to "rc"; "<pid> <start time>" of the group's leader
 # goes to "pid", so a later `reap` can tell it from another process that reused the pid.
 # Sets PID; prints "<pid> <dir>". Exits 97 if DIR cannot be made.
 start_bg() {
@@ -16,7 +18,8 @@ start_in() {
     shift
     # shellcheck disable=SC2016  # expanded by the inner sh, not here
     setsid sh -c '"$@" >"$0/out" 2>"$0/err" </dev/null & echo "$!" >"$0/cpid"; wait "$!"
-echo "$?" >"$0/rc"' "$d" "$@" >/dev/null 2>&1 </dev/null &
+rc=$?; read -r l <"/proc/$$/stat"; set -- ${l##*) }; echo "$((${14} + ${15}))" >"$0/cpu"
+echo "$rc" >"$0/rc"' "$d" "$@" >/dev/null 2>&1 </dev/null &
     PID=$!
     starttime "$PID"
     echo "$PID $ST" >"$d/pid"
