@@ -409,8 +409,10 @@ SHARED_CPU = (
     "1 s runs, about 220 jiffies of CPU time per run, so 0.5 % resolution) read 97-100 % "
     "busy in /proc/stat while its own client and server processes took 6-14 jiffies (3-6 "
     "%); the rest were other users' processes. The 5-100 % swing of such figures over "
-    "repetitions at the same speed is that other load, not the card; the verdict ranks by "
-    "CPU only where the spread over the repetitions is narrow.")
+    "repetitions at the same speed is that other load, not the card. Each trial now also "
+    "records the tools' own share and the rest of the machine's load over the same window "
+    "(trials.jsonl: cpu_*_tool_pct, cpu_*_other_pct); the verdict ranks by CPU only where "
+    "the spread over the repetitions is narrow and the other load is at most 10 points.")
 
 
 def tool_cpu_source(configs: list[Config], tool: str) -> str:
