@@ -55,24 +55,33 @@ def parse_ethtool_k(text: str) -> dict[str, bool]:
 
 HOST_FACTS_SCRIPT = ("uname -r; hostname; nproc 2>/dev/null || echo; "
                      "grep -m1 '^model name' /proc/cpuinfo || echo; "
-                     "grep -m1 '^MemTotal:' /proc/meminfo || echo")
+                     "grep -m1 '^MemTotal:' /proc/meminfo || echo; "
+                     "grep -m1 '^PRETTY_NAME=' /etc/os-release 2>/dev/null || echo")
 
 
 def host_facts_command() -> list[str]:
-    """One command for a host's kernel, name, CPU count and model, and memory: one line
-    each, an empty line for what the host cannot say."""
+    """One command for a host's kernel, name, CPU count and model, memory and OS release:
+    one line each, an empty line for what the host cannot say."""
     return ["sh", "-c", HOST_FACTS_SCRIPT]
 
 
 def parse_host_facts(text: str) -> HostFacts:
     """The lines of :func:`host_facts_command`; a missing line is a fact not recorded
     (None), never a guess."""
-    lines = [*text.splitlines(), "", "", "", "", ""]
+    lines = [*text.splitlines(), "", "", "", "", "", ""]
     cpus = lines[2].strip()
     model = lines[3].split(":", 1)[1].strip() if ":" in lines[3] else None
     return HostFacts(os="linux", kernel=lines[0].strip(), hostname=lines[1].strip() or None,
                      cpus=int(cpus) if cpus.isdigit() else None, cpu_model=model or None,
-                     memory_bytes=parse_meminfo_total(lines[4]))
+                     memory_bytes=parse_meminfo_total(lines[4]),
+                     os_build=parse_os_release_name(lines[5]))
+
+
+def parse_os_release_name(line: str) -> str | None:
+    """``PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"`` of /etc/os-release -> the name
+    (the distribution and its release: the OS build a comparison names)."""
+    m = re.match(r"""^PRETTY_NAME=(["']?)(.*)\1\s*$""", line.strip())
+    return m.group(2).strip() or None if m else None
 
 
 def parse_meminfo_total(line: str) -> int | None:

@@ -67,6 +67,7 @@ class HostFacts:
     cpus: int | None
     hostname: str | None = None
     memory_bytes: int | None = None      # physical memory; None: not read on this OS
+    os_build: str | None = None          # Linux: /etc/os-release's PRETTY_NAME
 
 
 @dataclass(frozen=True)

@@ -290,3 +290,7 @@ def test_host_facts_a_host_cannot_say_are_not_recorded():
     assert (facts.kernel, facts.hostname, facts.memory_bytes) == ("(planned)", "nbr-a", None)
     assert linux.parse_meminfo_total("MemTotal:       24684084 kB") == 24684084 * 1024
     assert linux.parse_meminfo_total("MemFree:       1 kB") is None
+    assert linux.parse_os_release_name("PRETTY_NAME='Alpine Linux v3.19'") == "Alpine Linux v3.19"
+    assert linux.parse_os_release_name("PRETTY_NAME=Gentoo") == "Gentoo"
+    assert linux.parse_os_release_name('NAME="Debian GNU/Linux"') is None
+    assert linux.parse_os_release_name("") is None
