@@ -31,7 +31,6 @@ class RunStarted:
 @dataclass(frozen=True)
 class PairStarted:
     pair: str
-    hosts: tuple[str, ...] = ()    # the pair's a and b host names
 
 
 class PairState(StrEnum):
@@ -67,7 +66,6 @@ class TrialStarted:
     pair: str
     point: str
     test: str
-    i: int                     # repetition (or search trial) number
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from nicbench.execution.context import HostLost, RunContext
 from nicbench.execution.store import Recorder, Where
 from nicbench.execution.trial import TrialContext
 from nicbench.execution.udpsearch import bisect, sweep
-from nicbench.results.policy import Stop, passes, stopped
+from nicbench.results.policy import Stop, first_stop, passes, stopped
 from nicbench.results.records import Failure, Kind, Status, TrialKey, TrialRecord
 from nicbench.tools.params import resolve
 
@@ -52,8 +52,7 @@ class Trials:
 
     def one(self, test: TestSpec, params: dict[str, Any], **kw: Any) -> TrialRecord:
         ctx = self.ctx
-        self.run.tell(ev.TrialStarted(pair=ctx.pair, point=ctx.point, test=test.name,
-                                      i=kw.get("repetition", 0)))
+        self.run.tell(ev.TrialStarted(pair=ctx.pair, point=ctx.point, test=test.name))
         rec = self.run.trial(ctx, test, params, **kw)
         if rec.failure is not Failure.HOST_LOST:
             return rec
@@ -195,16 +194,9 @@ class UntilStableRepetitions(Repetitions):
 
     def stands(self, recorder: Recorder, pair: str, point: str) -> bool:
         """The stored repetitions, in order, already reached the stop."""
-        values: list[float] = []
-        for rep in range(1, self.policy.max + 1):
-            rec = recorder.record(TrialKey(pair, point, self.test.name, Kind.REPETITION, rep))
-            if rec is None:
-                return False
-            if rec.ok and rec.throughput_bps is not None:
-                values.append(rec.throughput_bps)
-            if self.enough(values, rep) is not None:
-                return True
-        return True
+        return first_stop((recorder.record(TrialKey(pair, point, self.test.name,
+                                                     Kind.REPETITION, rep))
+                           for rep in range(1, self.policy.max + 1)), self.policy) is not None
 
 
 class UdpRateSearch(Measure):
@@ -245,10 +237,6 @@ class _Probes:
         self.params = resolve(test.params, trials.point.vars)
         self.timeout = run.profile.timeout_for(test)
         self.made = 0
-        mine = (trials.ctx.pair, trials.ctx.point, test.name, Kind.UDP_SEARCH)
-        recorder = run.recorder
-        self.stored = {r.repetition: r for r in run.run_dir.records() if r.key[:4] == mine} \
-            if any(key[:4] == mine for key in recorder.done) else {}
 
     def best_of_rate(self, rate: int) -> TrialRecord:
         # trials_per_rate > 1: the rate is offered that many times and its best trial
@@ -260,7 +248,7 @@ class _Probes:
     def _one(self, rate: int) -> TrialRecord:
         self.made += 1
         recorder = self.run.recorder
-        old = self.stored.get(self.made)
+        old = recorder.record(self.trials.key(self.test, Kind.UDP_SEARCH, self.made))
         if old is not None and old.offered_bps == rate:
             recorder.advance(1)
             return old

@@ -59,7 +59,7 @@ class PairRun:
 
     def measure(self) -> None:
         run, pair = self.run, self.pair
-        run.tell(ev.PairStarted(pair=pair.name, hosts=(pair.a.host, pair.b.host)))
+        run.tell(ev.PairStarted(pair=pair.name))
         lost = [h for h in (pair.receiver_side.host, pair.sender_side.host) if h in run.lost]
         if lost:
             self.give_up(run.profile.points, Failure.HOST_LOST,

@@ -197,11 +197,6 @@ class Runner:
         self.listener(ev.SettingRestored(host=change.host, kind=change.kind, key=change.key,
                                          value=change.original))
 
-    @property
-    def run_id(self) -> str:
-        assert self.manifest is not None
-        return self.manifest.run_id
-
 
 def run_profile(profile: Profile, inventory: Inventory, out: str | Path, **kw: Any) -> RunDir:
     """Run ``profile`` over ``inventory``'s pairs into ``out`` (see :class:`Runner`)."""

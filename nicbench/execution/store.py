@@ -83,12 +83,14 @@ class Recorder:
         return key in self.done
 
     def record(self, key: TrialKey) -> TrialRecord | None:
-        """The stored record that stands for ``key`` (a resume reads trials.jsonl once,
-        the first time a record is asked for)."""
+        """The stored record that stands for ``key``: trials.jsonl is read once, the first
+        time a stored one is asked for (a resume's repetitions and UDP probes)."""
         with self._lock:
+            if key not in self.done:
+                return None
             if self._records is None:
                 self._records = {r.key: r for r in current(self.run_dir.records())}
-            return self._records.get(key) if key in self.done else None
+            return self._records.get(key)
 
     def marker(self, where: Where, test: TestSpec, kind: Kind, failure: Failure, reason: str,
                *, not_run: int, kernel_message: str | None = None,

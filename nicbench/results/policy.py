@@ -13,6 +13,7 @@ apply the same rule, from here.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from nicbench.config.profile import UntilStable
@@ -95,4 +96,19 @@ def stopped(values: list[float], ran: int, policy: UntilStable) -> Stop | None:
         return Stop(ran, spread, stable=True)
     if ran >= policy.max:
         return Stop(ran, spread, stable=False)
+    return None
+
+
+def first_stop(recs: Iterable[TrialRecord | None], policy: UntilStable) -> Stop | None:
+    """Replay the rule over repetitions in order (1, 2, ...): where the first stop came, or
+    None if it has not come (None in ``recs`` ends the replay: a repetition not stored)."""
+    values: list[float] = []
+    for ran, rec in enumerate(recs, 1):
+        if rec is None:
+            return None
+        if rec.ok and rec.throughput_bps is not None:
+            values.append(rec.throughput_bps)
+        stop = stopped(values, ran, policy)
+        if stop is not None:
+            return stop
     return None

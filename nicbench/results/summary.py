@@ -19,7 +19,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from nicbench.config.profile import DEFAULT_LOSS_PCT, Profile, UntilStable
-from nicbench.results.policy import passes, rsd_pct, stopped, summarize
+from nicbench.results.policy import first_stop, passes, rsd_pct, summarize
 from nicbench.results.records import Failure, Kind, Status, TrialRecord, current
 
 
@@ -138,14 +138,10 @@ def _stopped(recs: list[TrialRecord], policy: int | UntilStable | None) -> str |
         return None
     reps = sorted((r for r in recs if r.kind is Kind.REPETITION),
                   key=lambda r: r.repetition or 0)
-    values: list[float] = []
-    for ran, rec in enumerate(reps, 1):
-        if rec.ok and rec.throughput_bps is not None:
-            values.append(rec.throughput_bps)
-        stop = stopped(values, ran, policy)
-        if stop is not None:
-            return stop.words()
-    spread = rsd_pct(values)
+    stop = first_stop(reps, policy)
+    if stop is not None:
+        return stop.words()
+    spread = rsd_pct([r.throughput_bps for r in reps if r.ok and r.throughput_bps is not None])
     return f"not stable yet after {len(reps)}" + (
         "" if spread is None else f" ({spread:.2f} % spread)")
 
