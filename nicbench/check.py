@@ -85,11 +85,6 @@ def check_pair(pool: HostPool, pair: Pair, required_tools: tuple[str, ...]) -> P
     return PairReport(pair=pair.name, adapter=pair.adapter, sides=sides, problems=problems)
 
 
-def profile_tools(profile: Profile) -> tuple[str, ...]:
-    """The tools a profile's tests run (their own and those beside them), in test
-    order, each once."""
-    return profile.tools()
-
 
 def will_be_skipped(profile: Profile, report: PairReport) -> list[str]:
     """The profile's points above the largest MTU of either interface of the pair, as one
@@ -110,7 +105,7 @@ def check(inventory: Inventory, pairs: list[str] | None = None, *,
     required: tuple[str, ...] = ("iperf3",)
     if profile is not None:
         check_platforms(profile, inventory, list(chosen))   # refused before any SSH
-        required = profile_tools(profile)
+        required = profile.tools()
     with HostPool(inventory, trust_new_keys=trust_new_keys) as pool:
         reports = [check_pair(pool, p, required) for p in chosen]
     if profile is not None:

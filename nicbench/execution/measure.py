@@ -89,9 +89,10 @@ class Measure(ABC):
         self.profile = profile
         self.test = test
 
-    @abstractmethod
     def planned(self) -> int:
-        """The most trials the test makes at one point (progress, the ETA, --plan)."""
+        """The most trials the test makes at one point (progress, the ETA, --plan): the
+        profile's one count of them."""
+        return self.profile.planned_trials(self.test)
 
     def planned_min(self) -> int:
         """The fewest trials it makes at one point when none fails."""
@@ -112,9 +113,6 @@ class Repetitions(Measure):
     to stop (:meth:`enough`)."""
 
     reads_stored = False      # does enough() need the figures of stored repetitions?
-
-    def planned(self) -> int:
-        return self.profile.repetitions_for(self.test)
 
     def stands(self, recorder: Recorder, pair: str, point: str) -> bool:
         return all(recorder.stored(TrialKey(pair, point, self.test.name, Kind.REPETITION, r))
@@ -183,9 +181,6 @@ class UntilStableRepetitions(Repetitions):
         super().__init__(profile, test)
         self.policy = policy
 
-    def planned(self) -> int:
-        return self.policy.max
-
     def planned_min(self) -> int:
         return self.policy.min
 
@@ -203,10 +198,6 @@ class UdpRateSearch(Measure):
     """The highest UDP rate that gets through: every probe stored; a resumed search
     replays the probes it already made (the search is deterministic given their
     results), so it walks the same rates and measures only from where it stopped."""
-
-    def planned(self) -> int:
-        assert self.test.udp_search is not None
-        return self.test.udp_search.planned_trials
 
     def stands(self, recorder: Recorder, pair: str, point: str) -> bool:
         return False      # a search is replayed, never skipped whole

@@ -46,7 +46,7 @@ class PointTuning:
         recorder = self.run.recorder
         for test in pending:
             recorder.marker(where, test, Kind.SKIPPED, failure, reason,
-                            not_run=self.run.profile.repetitions_for(test),
+                            not_run=self.run.profile.planned_trials(test),
                             kernel_message=exc.kernel_message, extra={"host": exc.host})
             recorder.advance(self.run.profile.planned_trials(test))
 

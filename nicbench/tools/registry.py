@@ -40,10 +40,10 @@ def validate_params(test: Any, profile: Any) -> Iterator[tuple[tuple, str]]:
 
     Yields (sub key path, message) for the profile loader to place on a line."""
     problems = list(_check_params(test, profile))
-    for j, spec in enumerate(getattr(test, "beside", ())):
+    for j, spec in enumerate(test.beside):
         problems += [(("beside", j, *path), msg) for path, msg in _check_params(spec, profile)]
     yield from problems
-    if not problems and getattr(test, "beside", None):
+    if not problems and test.beside:
         yield from _port_clashes(test, profile)
 
 

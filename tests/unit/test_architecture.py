@@ -96,8 +96,6 @@ def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
     return groups
 
 
-# The one loop left, until the runner is rewritten (issue 17): ossettings takes the
-# Runner's private _Side. Remove it from here with that rewrite; nothing may be added.
 def test_no_import_cycles():
     cycles = [g for g in strongly_connected(GRAPH) if len(g) > 1]
     assert not cycles, "modules that import each other: " + "; ".join(

@@ -10,7 +10,6 @@ import textwrap
 import pytest
 
 from nicbench.tools.registry import CATALOG
-from nicbench.check import profile_tools
 from nicbench.config.loader import load_profile
 from nicbench.config.profile import Role
 from nicbench.errors import ConfigError, ConfigErrors
@@ -47,7 +46,7 @@ def test_a_probe_beside_the_load_loads(tmp_path):
     profile = load_profile(write(tmp_path, GOOD), CATALOG)
     test = profile.tests[0]
     assert [(b.role, b.tool, b.protocol) for b in test.beside] == [(Role.PROBE, "iperf2", "tcp")]
-    assert profile_tools(profile) == ("iperf3", "iperf2")     # both checked on the hosts
+    assert profile.tools() == ("iperf3", "iperf2")     # both checked on the hosts
 
 
 @pytest.mark.parametrize(("beside", "line", "key", "words"), [

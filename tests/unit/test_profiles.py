@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from clihelp import nicbench
 
-from nicbench.check import PairReport, SideReport, profile_tools, will_be_skipped
+from nicbench.check import PairReport, SideReport, will_be_skipped
 from nicbench.config.fields import parse_rate, parse_size
 from nicbench.config.loader import load_profile
 from nicbench.tools.registry import CATALOG
@@ -217,7 +217,7 @@ def test_lab_roundup_is_the_linux_method_plus_iperf_15_runs_best():
     assert mtus[0] == 1500 and max(mtus) <= 16128
     every_review = set.intersection(*(set(m) for _, m in LINUX_MTUS.values()))
     assert every_review <= set(mtus) | {16128}
-    assert profile_tools(profile) == ("iperf3", "iperf2", "netpipe")
+    assert profile.tools() == ("iperf3", "iperf2", "netpipe")
     for t in profile.tests:
         if t.tool in ("iperf2", "iperf3"):
             assert profile.repetitions_for(t) == 15 and profile.select_for(t) == "best"
