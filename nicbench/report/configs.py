@@ -19,7 +19,6 @@ Configurations
 
 from __future__ import annotations
 
-import math
 import re
 import statistics
 from collections import Counter, defaultdict
@@ -31,6 +30,7 @@ from nicbench.config.profile import Point, TestSpec
 from nicbench.report.colours import adapter_colour, adapter_marker, shade
 from nicbench.report.load import Run
 from nicbench.report.model import Entry
+from nicbench.report.resolution import sample_resolution_bps
 from nicbench.report.theory import FLAG_MARGIN, goodput_bps, link_rate, timestamps_on
 from nicbench.results.records import Failure, Kind, Status, TrialRecord
 from nicbench.results.summary import SummaryRow
@@ -76,7 +76,6 @@ NOISY_IQR_POINTS = 10.0
 # same repetitions, of the load beside the tool and its network work
 # (``cpu_*_other_pct``) above this many points.
 NOISY_OTHER_POINTS = 10.0
-PRINTED_DIGITS = 3        # iperf's text output: rates to three significant figures
 
 
 @dataclass(frozen=True)
@@ -104,22 +103,6 @@ def cpu_figure(values: Iterable[float | None]) -> CpuFigure:
         iqr = q3 - q1
     return CpuFigure(statistics.median(vals), iqr, len(vals))
 
-
-def printed_resolution(values: list[float]) -> float:
-    """The step the tool printed these throughputs in, bit/s: the largest power of ten
-    (up to a unit of the third significant figure of the largest value) that every value
-    is a whole multiple of; 0 for exact figures (iperf3's JSON, netPIPE's bytes/time).
-    iperf 2 prints "93.4 Mbits/sec" (0.1 Mbit/s) and "594 Mbits/sec" (1 Mbit/s)."""
-    vals = [v for v in values if v and v == v]
-    if not vals:
-        return 0.0
-    top = max(vals)
-    step = 10.0 ** (math.floor(math.log10(top)) - (PRINTED_DIGITS - 1))
-    while step >= 1.0:
-        if all(abs(v / step - round(v / step)) < 1e-6 for v in vals):
-            return step
-        step /= 10.0
-    return 0.0
 
 
 def slug(*parts: str) -> str:
@@ -310,9 +293,9 @@ class Config:
 
     @cached_property
     def resolution_bps(self) -> float:
-        """The resolution the throughput was printed with (``printed_resolution``)."""
-        return printed_resolution([r.throughput_bps for r in self.ok
-                                   if r.throughput_bps is not None])
+        """The resolution the tool printed the throughput with (``report/resolution.py``,
+        from each tool's output format), the coarsest of the repetitions'."""
+        return sample_resolution_bps(self.ok)
 
     @cached_property
     def shown(self) -> list[TrialRecord]:

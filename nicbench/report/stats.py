@@ -44,7 +44,6 @@ import numpy as np
 from scipy import stats as sps
 
 ALPHA = 0.05
-CONFIDENCE = 1 - ALPHA
 EXACT_MAX = 60           # pooled values up to which p is exact (C(60, 30) fits in int64)
 POINTS_MAX = 64          # differences up to which the interval tests every one of them
 NAME = "two-sided Mann-Whitney U test on the repetitions (exact, mid-ranks for ties)"

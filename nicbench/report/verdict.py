@@ -126,9 +126,6 @@ class Verdict:
         c = self.shown
         return c.cpu_figure(field_name) if c is not None else CpuFigure(None, None, 0)
 
-    def cpu(self, field_name: str) -> float | None:
-        return self.cpu_figure(field_name).median
-
     @property
     def busier(self) -> CpuFigure | None:
         """The CPU figure of the busier host (higher median)."""
@@ -159,8 +156,7 @@ class Verdict:
         unknown = [side for side, f in figs if f.iqr is None]
         if unknown:
             return "; ".join(["one repetition: spread unknown", *busy])
-        wide = [f"{side} IQR {f.iqr:.0f}" for side, f in figs
-                if f.iqr is not None and f.iqr > NOISY_IQR_POINTS]
+        wide = [f"{side} IQR {f.iqr:.0f}" for side, f in figs if f.noisy]
         return "; ".join(([f"{', '.join(wide)} points"] if wide else []) + busy)
 
     @property
