@@ -23,6 +23,8 @@ from nicbench.config.source import Where
 from nicbench.errors import ConfigError, UsageError
 
 Select = Literal["best", "mean", "median"]
+# What to do with points[].registry values the Windows host ignores.
+RegistryPolicy = Literal["apply", "skip-if-ignored"]
 DEFAULT_LOSS_PCT = 0.1   # a UDP rate counts with at most this much loss, unless told
 
 
@@ -195,7 +197,7 @@ class Profile(Strict):
     # Windows: what to do with points[].registry values this Windows ignores (since
     # Vista: TcpWindowSize, GlobalMaxTcpWindowSize): write them anyway, or leave them
     # out. Either way the run says so.
-    registry_policy: Literal["apply", "skip-if-ignored"] = "apply"
+    registry_policy: RegistryPolicy = "apply"
     # Windows: how long a host may take to come back after a registry reboot.
     reboot_timeout_s: Float = Field(1800.0, gt=0, le=86_400)
 

