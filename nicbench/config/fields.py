@@ -181,6 +181,9 @@ class UNION_TAGS:
 
     COUNT = "tagged-count"
     STABLE = "tagged-until-stable"
+    ALL = (COUNT, STABLE)
+
+
 Float = Annotated[float, BeforeValidator(_no_bool)]
 
 

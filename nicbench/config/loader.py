@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 from nicbench.config import campaign as camp_mod
 from nicbench.config import inventory as inv_mod
 from nicbench.config import profile as prof_mod
-from nicbench.config.fields import tools_context
+from nicbench.config.fields import UNION_TAGS, tools_context
 from nicbench.config.source import KeyPath, Where, load_yaml, merge
 from nicbench.errors import ConfigError, ConfigErrors
 
@@ -211,11 +211,13 @@ def _allowed(model: type[BaseModel]) -> str:
 
 
 def _translate(root: type[BaseModel], err: Any, where: Where) -> ConfigError:
-    # pydantic puts validator names into loc for some types (e.g. 'function-after[...]');
-    # keep only real keys and list indices.
+    # pydantic puts validator names into loc for some types (e.g. 'function-after[...]')
+    # and the tag of a tagged union's member (UNION_TAGS); keep only real keys and list
+    # indices.
     loc: KeyPath = tuple(step for step in err["loc"]
-                         if isinstance(step, int) or not ("[" in str(step) or ("-" in str(step)
-                                                          and str(step).startswith(("function", "tagged")))))
+                         if isinstance(step, int) or not (
+                             "[" in str(step) or step in UNION_TAGS.ALL
+                             or ("-" in str(step) and str(step).startswith("function"))))
     kind = err["type"]
     if kind == "extra_forbidden":
         parent = _model_at(root, loc[:-1])

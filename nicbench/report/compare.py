@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from nicbench.report.configs import MBIT, Config, Index, fmt, mbit, point_label, tools_with
 from nicbench.report.differences import Difference, RunDifferences, run_differences
 from nicbench.report.model import Entry, MethodWarning, Table
-from nicbench.report.netpipe import plateau, plateau_of
+from nicbench.report.netpipe import plateau, plateaus
 from nicbench.report.resolution import sample_resolution_bps
 from nicbench.report.stats import (ALPHA, NAME, SHIFT_NAME, bh_adjust, mann_whitney_p, method,
                                    repetitions_needed, shift_interval, smallest_p, testable)
@@ -132,7 +132,7 @@ def _samples(c: Config | None) -> list[float]:
     if c is None:
         return []
     if c.tool in tools_with("curve"):
-        return [v / MBIT for v in (plateau_of(r) for r in c.ok) if v is not None]
+        return plateaus(c)
     return [r.throughput_bps / MBIT for r in c.ok if r.throughput_bps is not None]
 
 
