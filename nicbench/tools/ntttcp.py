@@ -44,7 +44,13 @@ Command builders and their sources
 * NTttcp.exe 5.x (microsoft/ntttcp PrintUsage): ``-s|-r``, ``-m <threads>,<cpu|*>,<receiver>``,
   ``-t <seconds>``, ``-u``, ``-l``, ``-a``, ``-rb``, ``-xml [filename]``.
 * ntttcp-for-linux 1.4.x (src/parameter.c, getopt ``"r::s::...m:...t:...O::x::j::QVh"``):
-  ``-s|-r``, ``-m <ports>,<cpu|*>,<receiver>``, ``-t``, ``-u``, ``-x [file]``, ``-j [file]``.
+  ``-s|-r``, ``-m <ports>,<cpu|*>,<receiver>``, ``-t``, ``-u``, ``-b <bytes>``, ``-x [file]``,
+  ``-j [file]``. Its options are not NTttcp.exe's: ``-b`` is the length of each send/recv
+  buffer (NTttcp.exe's ``-l``), ``-l`` is connections per sender thread (the driver once
+  passed the 256 KB buffer length there: the sender opened its maximum, 1000 connections,
+  seen on the lab, tests/golden/captures/README.md), ``-V`` is verbose (it starts a 60 s
+  receiver: the version is asked with ``-h``, which prints the banner and exits), and it
+  has no socket receive buffer option (NTttcp.exe's ``-rb``).
   ``-x``/``-j`` take an optional argument that the tool also accepts as the next word, but
   only if it does not start with ``-``; the builders refuse such names rather than let the
   log silently go to the default file.
@@ -556,17 +562,15 @@ def _positive(name: str, value: int) -> str:
 def _linux_argv(role: str, receiver_ip: str, *, threads: int, proc: int | str,
                 duration_s: int, udp: bool, xml_file: str | None, json_file: str | None,
                 exe: str, port: int | None = None, length: int | None = None,
-                buffer: int | None = None, no_sync: bool = False) -> list[str]:
+                no_sync: bool = False) -> list[str]:
     argv = [exe, role, "-m", _mapping(threads, proc, receiver_ip),
             "-t", _positive("duration (-t)", duration_s)]
     if no_sync:
         argv.append("-N")    # talking to Windows NTttcp (its -ns): no sync connection
     if port is not None:
         argv += ["-p", _positive("port base (-p)", port)]
-    if length is not None:
-        argv += ["-l", _positive("buffer length (-l)", length)]
-    if buffer is not None:
-        argv += ["-b", _positive("socket buffer (-b)", buffer)]
+    if length is not None:     # its -b is the buffer length; its -l counts connections
+        argv += ["-b", _positive("buffer length (-b)", length)]
     if udp:
         argv.append("-u")
     if xml_file is not None:
@@ -580,8 +584,8 @@ def linux_sender_argv(receiver_ip: str, *, threads: int = 1, proc: int | str = "
                       duration_s: int = 60, udp: bool = False, xml_file: str | None = None,
                       json_file: str | None = None, exe: str = "ntttcp",
                       **sizes: Any) -> list[str]:
-    """ntttcp-for-linux sender: ``ntttcp -s -m 1,*,<ip> -t 60 [-p P] [-l L] [-b B] [-u]
-    [-x f.xml] [-j f.json]`` (``sizes``: port, length, buffer)."""
+    """ntttcp-for-linux sender: ``ntttcp -s -m 1,*,<ip> -t 60 [-p P] [-b LENGTH] [-u]
+    [-x f.xml] [-j f.json]`` (``sizes``: port, length)."""
     return _linux_argv("-s", receiver_ip, threads=threads, proc=proc, duration_s=duration_s,
                        udp=udp, xml_file=xml_file, json_file=json_file, exe=exe, **sizes)
 
@@ -590,7 +594,7 @@ def linux_receiver_argv(receiver_ip: str, *, threads: int = 1, proc: int | str =
                         duration_s: int = 60, udp: bool = False, xml_file: str | None = None,
                         json_file: str | None = None, exe: str = "ntttcp",
                         **sizes: Any) -> list[str]:
-    """ntttcp-for-linux receiver: ``ntttcp -r -m 1,*,<own ip> -t 60 [-p P] [-l L] [-b B]
+    """ntttcp-for-linux receiver: ``ntttcp -r -m 1,*,<own ip> -t 60 [-p P] [-b LENGTH]
     [-u] [-x f] [-j f]``."""
     return _linux_argv("-r", receiver_ip, threads=threads, proc=proc, duration_s=duration_s,
                        udp=udp, xml_file=xml_file, json_file=json_file, exe=exe, **sizes)
@@ -657,6 +661,17 @@ class NtttcpParams(Strict):
     port: Int = Field(5001, ge=1024, le=65535)
 
 
+# The last line of an ntttcp-for-linux receiver's totals ("09:40:46 INFO: cpu busy (all)
+# :6.97%"), for grep -E.
+LINUX_LAST_TOTALS_LINE = r"INFO: cpu busy \(all\)[[:space:]]*:"
+
+
+def _no_receive_buffer(p: NtttcpParams) -> None:
+    if p.receive_buffer is not None:
+        raise UsageError("ntttcp-for-linux has no socket receive buffer option (NTttcp.exe's "
+                         "-rb): drop receive_buffer for a Linux receiver")
+
+
 class NtttcpDriver(Driver):
     """NTttcp.exe on Windows ends, ntttcp-for-linux on Linux ends, both at once for a
     mixed pair (no-sync on both sides: ntttcp-for-linux wiki, VirtualClient #584/#587)."""
@@ -673,12 +688,20 @@ class NtttcpDriver(Driver):
         if p.count is not None or p.async_count != NtttcpParams.model_fields["async_count"].default:
             raise UsageError("ntttcp-for-linux has no -n (count) or -a (async_count): those "
                              "are for Windows NTttcp; use duration_s on Linux hosts")
+        _no_receive_buffer(p)
         duration = p.duration_s or 10
         kw = {"threads": p.threads, "proc": p.cpu, "duration_s": int(duration),
-                  "udp": ends.protocol == "udp", "port": p.port, "length": int(p.length),
-                  "buffer": None if p.receive_buffer is None else int(p.receive_buffer)}
+              "udp": ends.protocol == "udp", "port": p.port, "length": int(p.length)}
         server = linux_receiver_argv(ends.receiver_addr, exe=exe_server, **kw)
         client = linux_sender_argv(ends.receiver_addr, exe=exe_client, **kw)
+        if ends.protocol == "udp":
+            # A 1.4.3 UDP receiver prints its totals and then never exits (seen on the
+            # lab, tests/golden/captures/README.md): stopped once its last totals line,
+            # already written, is there.
+            return Plan(server=server, client=client, port=p.port, listen_protocol="udp",
+                        server_exits=False, expected_s=float(duration),
+                        report_re=LINUX_LAST_TOTALS_LINE, report_wait_s=5.0,
+                        stop_signal="KILL")
         return Plan(server=server, client=client, port=p.port, listen_protocol=ends.protocol,
                     server_exits=True, expected_s=float(duration))
 
@@ -686,6 +709,8 @@ class NtttcpDriver(Driver):
                       ends: Endpoints) -> Plan:
         p = self.parse_params(raw_params)
         mixed = ends.receiver_os != ends.sender_os
+        if ends.receiver_os != "windows":
+            _no_receive_buffer(p)
         if mixed and p.duration_s is None:
             raise UsageError("NTttcp between Windows and Linux needs duration_s: -t must "
                              "be given to both ends (ntttcp-for-linux#63)")
@@ -706,8 +731,7 @@ class NtttcpDriver(Driver):
             builder = linux_receiver_argv if role == "-r" else linux_sender_argv
             return builder(ends.receiver_addr, exe=exe, threads=p.threads, proc=proc,
                            duration_s=duration, udp=ends.protocol == "udp", port=p.port,
-                           length=int(p.length), buffer=rb if role == "-r" else None,
-                           no_sync=True)
+                           length=int(p.length), no_sync=True)
 
         # The sender's figures go to a fresh -xml file per trial (NTttcp.exe appends to
         # an existing one), read back and removed by the trial.
@@ -754,6 +778,6 @@ TOOL = Tool(
     name=NAME, display="NTttcp", params=NtttcpParams, driver=NtttcpDriver(),
     parse=parse, looks_like=looks_like,
     executables={'linux': 'ntttcp', 'windows': 'NTttcp.exe'},
-    version=VersionProbe(args=("-V",), regex=r"(?:NTTTCP for Linux|ntttcp)[^\d]*(\d+\.\d+(?:\.\d+)?)"),
+    version=VersionProbe(args=("-h",), regex=r"(?:NTTTCP for Linux|ntttcp)[^\d]*(\d+\.\d+(?:\.\d+)?)"),
     result="rate", detect_priority=20,
     units="Windows: MB = 2^20 bytes, mbps = 10^6 bit/s; ntttcp-for-linux: MB = 10^6 bytes")

@@ -32,13 +32,21 @@ def test_block_must_be_whole_kilobytes(bad, why):
 
 def test_ntttcp_for_linux_gets_every_parameter_it_has():
     plan = TOOLS["ntttcp"].driver.plan("ntttcp", "ntttcp", {"port": 6001, "length": "64K",
-                                                      "receive_buffer": "1M",
                                                       "duration_s": 5}, ENDS, "t1")
     for argv in (plan.server, plan.client):
         assert argv[argv.index("-p") + 1] == "6001"
-        assert argv[argv.index("-l") + 1] == str(64 * 1024)
-        assert argv[argv.index("-b") + 1] == str(1 << 20)
+        # its buffer length is -b (src/parameter.c); its -l is connections per thread
+        assert argv[argv.index("-b") + 1] == str(64 * 1024)
+        assert "-l" not in argv
     assert plan.port == 6001
+
+
+def test_ntttcp_for_linux_has_no_receive_buffer():
+    from nicbench.errors import UsageError
+
+    with pytest.raises(UsageError, match="no socket receive buffer option"):
+        TOOLS["ntttcp"].driver.plan("ntttcp", "ntttcp", {"receive_buffer": "1M"}, ENDS, "t1")
+
 
 
 @pytest.mark.parametrize("params", [{"count": 10000}, {"async_count": 8}])

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nicbench.errors import ParseError
+from nicbench.errors import ParseError, UsageError
 from nicbench.platforms import windows_commands as wc
 from nicbench.platforms.base import CpuTimes
 from nicbench.remote.powershell import tidy_text
@@ -140,11 +140,15 @@ def test_ntttcp_driver_windows_pair():
 
 
 def test_ntttcp_driver_mixed_pair_uses_no_sync_on_both_ends():
-    plan = ntttcp.NtttcpDriver().plan(
-        "ntttcp", "NTttcp.exe", PARAMS,
-        Endpoints("198.18.0.1", "198.18.0.2", "tcp", receiver_os="linux",
-                  sender_os="windows", client_file="x.xml"), "t1")
+    ends = Endpoints("198.18.0.1", "198.18.0.2", "tcp", receiver_os="linux",
+                     sender_os="windows", client_file="x.xml")
+    # ntttcp-for-linux has no -rb: a Linux receiver refuses it rather than drop it
+    with pytest.raises(UsageError, match="no socket receive buffer option"):
+        ntttcp.NtttcpDriver().plan("ntttcp", "NTttcp.exe", PARAMS, ends, "t1")
+    params = {k: v for k, v in PARAMS.items() if k != "receive_buffer"}
+    plan = ntttcp.NtttcpDriver().plan("ntttcp", "NTttcp.exe", params, ends, "t1")
     assert plan.server[0] == "ntttcp" and "-N" in plan.server and "-t" in plan.server
+    assert plan.server[plan.server.index("-b") + 1] == "262144" and "-l" not in plan.server
     assert "-ns" in plan.client and "-t" in plan.client
     assert plan.ports == (5001, 5002)          # no sync ports without sync
 
