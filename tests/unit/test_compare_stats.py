@@ -4,6 +4,7 @@ scipy where scipy is exact, against enumeration where it is not, and at the edge
 from __future__ import annotations
 
 import csv
+import math
 import random
 import statistics
 from itertools import combinations, pairwise
@@ -16,9 +17,9 @@ from nicbench.report.compare import (FASTER, NOISE, NOT_COMPARABLE, SLOWER, UNTE
                                      Comparison, comparison_table, fill, judge)
 from nicbench.report.model import Entry
 from nicbench.report.resolution import three_digits
-from nicbench.report.stats import (ALPHA, _doubled_ranks, _rank_p, bh_adjust, hodges_lehmann,
-                                   mann_whitney_p, method, repetitions_needed, shift_interval,
-                                   smallest_p)
+from nicbench.report.stats import (ALPHA, EXACT_MAX, _doubled_ranks, _rank_p, bh_adjust,
+                                   has_ties, hodges_lehmann, mann_whitney_p, method,
+                                   repetitions_needed, shift_interval, smallest_p)
 from nicbench.results.summary import write_csv
 
 PCI32_A = [592.0] + [593.0] * 5 + [594.0] * 9      # the issue's pci32 / iperf 2 / MTU 9000
@@ -90,6 +91,95 @@ def test_large_tied_samples_use_scipys_normal_approximation():
     # the same formula as the interval's own for large samples
     assert _rank_p(_doubled_ranks(a + b), len(a)) == pytest.approx(want, rel=1e-9)
 
+
+
+# -- above EXACT_MAX pooled values: the normal approximation ------------------------------
+def _large_samples(seed: int, tied: bool) -> tuple[list[float], list[float]]:
+    """Two samples of 61 to 200 values in all, of unequal sizes, B shifted by up to a few
+    spreads (p from ~1 down to ~1e-20); tied: whole Mbit/s over a range of 4 to 12."""
+    rng = random.Random(seed)
+    n_a = rng.randint(25, 100)
+    n_b = max(EXACT_MAX + 1 - n_a, rng.randint(25, 100))
+    shift = rng.choice([0.0, 0.2, 0.5, 1.0, 3.0])
+    if tied:
+        width = rng.randint(4, 12)
+        a = [float(900 + rng.randint(0, width)) for _ in range(n_a)]
+        b = [float(900 + round(shift * width / 3) + rng.randint(0, width)) for _ in range(n_b)]
+    else:
+        a = [rng.gauss(930.0, 4.0) for _ in range(n_a)]
+        b = [rng.gauss(930.0 + 4.0 * shift, 4.0) for _ in range(n_b)]
+    return a, b
+
+
+@pytest.mark.parametrize("tied", [False, True], ids=["untied", "tied"])
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5, 6, 7, 8])
+def test_normal_approximation_is_scipys_asymptotic_test(seed, tied):
+    """Above 60 pooled values p is the normal approximation with the tie correction and the
+    continuity correction, two-sided: scipy's method="asymptotic". Both of nicbench's ways to
+    it must be scipy's: mann_whitney_p (which calls scipy) and _rank_p (its own formula on
+    doubled mid-ranks, which the shift's interval is inverted from)."""
+    a, b = _large_samples(seed, tied)
+    assert len(a) + len(b) > EXACT_MAX and has_ties(a, b) == tied
+    assert method(a, b) == "normal approximation"
+    want = float(sps.mannwhitneyu(a, b, alternative="two-sided", method="asymptotic",
+                                  use_continuity=True).pvalue)
+    assert mann_whitney_p(a, b) == pytest.approx(want, rel=1e-12)
+    assert _rank_p(_doubled_ranks(a + b), len(a)) == pytest.approx(want, rel=1e-9, abs=1e-300)
+    # and the same with the runs swapped: two-sided, so the same p
+    assert _rank_p(_doubled_ranks(b + a), len(b)) == pytest.approx(want, rel=1e-9, abs=1e-300)
+
+
+def test_normal_approximation_differs_from_a_test_without_either_correction():
+    """The corrections matter at these sizes: without the tie correction, or without the
+    continuity correction, scipy's p is another number, and nicbench's is not that one."""
+    a, b = _large_samples(4, tied=True)
+    ours = _rank_p(_doubled_ranks(a + b), len(a))
+    no_continuity = sps.mannwhitneyu(a, b, method="asymptotic", use_continuity=False).pvalue
+    assert abs(ours - no_continuity) > 1e-3 * ours
+    # without the tie correction: the variance of untied ranks, n_a n_b (n + 1) / 12
+    n_a, n_b = len(a), len(b)
+    u = sps.mannwhitneyu(a, b, method="asymptotic").statistic
+    z = (abs(u - n_a * n_b / 2) - 0.5) / math.sqrt(n_a * n_b * (n_a + n_b + 1) / 12)
+    assert abs(ours - math.erfc(z / math.sqrt(2))) > 1e-3 * ours
+
+
+def test_normal_approximation_at_its_edges():
+    # 61 values, the first size above the exact test; no difference at all: p = 1
+    a = [float(v) for v in range(30)]
+    b = [float(v) + 0.5 for v in range(31)]
+    assert method(a, b) == "normal approximation"
+    want = sps.mannwhitneyu(a, b, method="asymptotic").pvalue
+    assert mann_whitney_p(a, b) == pytest.approx(want, rel=1e-12)
+    assert _rank_p(_doubled_ranks(a + b), len(a)) == pytest.approx(want, rel=1e-9)
+    # |U - mean| under the continuity correction's half: scipy clips p to 1, and so do we
+    same = [float(v) for v in range(40)]
+    assert sps.mannwhitneyu(same, same, method="asymptotic").pvalue == 1.0
+    assert _rank_p(_doubled_ranks(same + same), 40) == 1.0
+    # every value the same: no spread; scipy's variance is 0 (p is nan), nicbench says 1
+    flat = [941.0] * 35
+    assert mann_whitney_p(flat, flat) == 1.0 and _rank_p(_doubled_ranks(flat * 2), 35) == 1.0
+
+
+@pytest.mark.parametrize("seed", [31, 32, 33])
+def test_large_sample_interval_is_what_the_asymptotic_test_does_not_reject(seed):
+    """Above 60 values the interval is inverted from the normal approximation: between two
+    pairwise differences, the shifts inside are those scipy's asymptotic test does not
+    reject at 5 %, checked at the differences around each bound."""
+    rng = random.Random(seed)
+    a = [rng.gauss(930.0, 4.0) for _ in range(rng.randint(31, 45))]
+    b = [rng.gauss(932.0, 4.0) for _ in range(rng.randint(31, 45))]
+    s = shift_interval(a, b)
+    assert s.low is not None and s.high is not None and s.low <= s.estimate <= s.high
+    d = sorted({y - x for x in a for y in b})
+    i, j = d.index(s.low), d.index(s.high)
+
+    def p_at(shift: float) -> float:
+        return float(sps.mannwhitneyu(a, [y - shift for y in b], method="asymptotic").pvalue)
+
+    assert p_at((d[i] + d[i + 1]) / 2) >= ALPHA > p_at((d[i - 1] + d[i]) / 2)
+    assert p_at((d[j - 1] + d[j]) / 2) >= ALPHA > p_at((d[j] + d[j + 1]) / 2)
+    p = mann_whitney_p(a, b)
+    assert (s.low <= 0 <= s.high) == (p >= ALPHA)
 
 def test_smallest_p_and_the_repetitions_it_takes():
     assert smallest_p(1, 1) == 1.0
