@@ -237,7 +237,7 @@ ALL_SAMPLES = sorted(p.name for folder in (SAMPLES, CAPTURES) for p in folder.it
 @pytest.mark.parametrize("name", ALL_SAMPLES)
 def test_looks_like_claims_only_its_own_samples(name: str) -> None:
     text = sample(name)
-    owner = ("netpipe" if name.startswith("nptcp") else "ntttcp" if name.startswith("ntttcp")
+    owner = ("netpipe" if name.startswith(("nptcp", "netpipe")) else "ntttcp" if name.startswith("ntttcp")
              else "netio" if name.startswith("netio") else None)
     assert netpipe.looks_like(text) == (owner == "netpipe")
     assert ntttcp.looks_like(text) == (owner == "ntttcp")
