@@ -121,8 +121,15 @@ def test_background_through_a_local_connection():
     conn = LocalConnection()
     bg = conn.start(["sh", "-c", 'printf "%s\\0" "$@"; exec sleep 30', "bg", *NASTY],
                     fresh_dir())
+    out = Path(bg.workdir) / "out"
     try:
         assert bg.is_running()
+        # stopped once it has printed (not before it ran, on a loaded machine); the bound
+        # only turns "never" into a failure
+        deadline = time.monotonic() + 30
+        while (not out.exists() or out.read_bytes().count(b"\0") < len(NASTY)) \
+                and time.monotonic() < deadline:
+            time.sleep(0.01)
     finally:
         bg.stop(grace_s=2)
     assert not bg.is_running()
