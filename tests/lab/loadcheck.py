@@ -226,6 +226,15 @@ class Beside:
     def __str__(self) -> str:
         return f"before the run: {self.before}; beside it: {self.during}"
 
+    def short(self) -> str:
+        """The figures that decide, for a list of runs."""
+        b, d = self.before, self.during
+        if b is None or d is None:
+            return str(self)
+        return (f"other load {b.other_pct:.0f} % before, {d.other_pct:.0f} % beside "
+                f"(limit {BUSY_PCT:g}); steal {b.steal_pct:.1f} %, {d.steal_pct:.1f} % "
+                f"(limit {BUSY_STEAL_PCT:g})")
+
 
 def lab_namespaces(lab) -> list[str]:
     """The namespaces of the session lab's hosts."""

@@ -87,7 +87,7 @@ def test_gbe_link_matches_gigabit_ethernet(lab, pool, mtu):
                 f"{expected / 1e6:.1f} Mbit/s by more than {TOLERANCE:.1%}: shaping leaks")
             if bps >= expected * (1 - TOLERANCE):
                 break
-    runs = ", ".join(f"{m / 1e6:.1f} Mbit/s ({load})"
+    runs = ", ".join(f"{m / 1e6:.1f} Mbit/s ({load.short()})"
                      for m, load in zip(measured, loads, strict=False))
     if max(measured) < expected * (1 - TOLERANCE) and all(load.busy for load in loads):
         pytest.skip(f"MTU {mtu}: other load on the machine at every run ({runs}), under "
