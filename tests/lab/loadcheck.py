@@ -252,7 +252,10 @@ def judge_short(what: str, value: float, floor: float, load: Beside,
     machine itself."""
     if value >= floor:
         return
-    head = f"{what}: {value / unit:.1f} {unit_name} is under the floor {floor / unit:.1f}"
+    # the summary lists a skip at the line that raised it, here: name the test
+    test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" ", 1)[0]
+    head = (f"{test + ': ' if test else ''}{what}: {value / unit:.1f} {unit_name} is under "
+            f"the floor {floor / unit:.1f}")
     if load.busy:
         pytest.skip(f"{head} with other load on the machine ({load}): physics not judged")
     now, load_now = again()

@@ -17,7 +17,7 @@ import sys
 import time
 
 import pytest
-from loadcheck import EVERY_S, Beside, lab_namespaces
+from loadcheck import EVERY_S, Beside, judge_short, lab_namespaces
 
 pytestmark = pytest.mark.lab
 
@@ -64,3 +64,41 @@ def test_a_busy_loop_counts_as_the_labs_load_or_other_load_by_where_it_runs(lab,
         assert lab_s <= spent + slack + 0.3, f"loop {spent:.2f} CPU s; {during}"
     else:
         assert not_s < spent / 2, f"loop {spent:.2f} CPU s counted as the lab's; {during}"
+
+
+# -- judge_short: what a short figure becomes (no lab needed) -----------------------------
+class Quiet:
+    busy = False
+
+    def __str__(self) -> str:
+        return "quiet"
+
+
+class Busy(Quiet):
+    busy = True
+
+    def __str__(self) -> str:
+        return "busy"
+
+
+def never() -> tuple[float, Quiet]:
+    raise AssertionError("run again when it need not be")
+
+
+@pytest.mark.parametrize("load, again, outcome, words", [
+    # short with other load: skipped, not run again, the figures in the reason
+    (Busy(), never, pytest.skip.Exception, "700.0 Mbit/s is under the floor 900.0 with "
+                                           "other load on the machine (busy)"),
+    # short on a quiet machine, right when run again: skipped with both figures
+    (Quiet(), lambda: (950e6, Quiet()), pytest.skip.Exception, "run again gave 950.0"),
+    # short again, and that run had other load: skipped, saying so
+    (Quiet(), lambda: (650e6, Busy()), pytest.skip.Exception, "650.0 Mbit/s with other load"),
+    # short again on a quiet machine: fails with both figures
+    (Quiet(), lambda: (650e6, Quiet()), AssertionError, "run again gave 650.0 Mbit/s on a "
+                                                        "quiet machine"),
+])
+def test_a_short_figure_is_skipped_only_with_its_figures_and_fails_when_it_stays_short(
+        load, again, outcome, words):
+    with pytest.raises(outcome, match=words.replace("(", r"\(").replace(")", r"\)")):
+        judge_short("the bar", 700e6, 900e6, load, again)
+    judge_short("the bar", 900e6, 900e6, Busy(), never)     # at the floor: judged, passes
