@@ -13,28 +13,48 @@ tool outputs (``tests/golden/captures``), so the engine's parsing and judging ru
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from collections.abc import Callable, Mapping, Sequence
 
 from nicbench.errors import CommandTimeout, TuningError, TuningErrorKind
-from nicbench.platforms.base import (CpuTimes, HostFacts, InterfaceFacts, Platform,
-                                     PlatformOptions)
+from nicbench.platforms.base import (ClientRun, CpuTimes, HostFacts, InterfaceFacts,
+                                     Platform, PlatformOptions, ServerEnd, ServerFinish)
 from nicbench.platforms.linux import LinuxPlatform
 from nicbench.remote.connection import DEFAULT_TIMEOUT_S, Background
 from nicbench.remote.fake import FakeConnection
 from nicbench.remote.result import Result, make_result
 
 
+@dataclass(frozen=True)
+class FakeCpu:
+    """What a host's CPU did over a fake tool run, % of all its CPUs: busy in all, and the
+    tool's own share (its client on the sender, its server on the receiver)."""
+
+    busy: float
+    tool: float
+
+
+# CPU time a fake tool run spans, in the hosts' counter units: the run moves each host's
+# counters by this much (so busy % = the figure given, exactly, and nothing else moves).
+FAKE_RUN_TICKS = 1000.0
+
+
 @dataclass
 class Answer:
     """What a fake tool run printed: the client's output and exit status, and what the
-    server printed by the time it was stopped. ``timeout``: the client never ended."""
+    server printed by the time it was stopped. ``timeout``: the client never ended.
+
+    ``sender`` / ``receiver``: what each host's CPU did over the run (None: a host whose
+    counters read 25 % busy between any two readings and no tool share, as fakes always
+    did). Given, the host's counters move only with its runs, by exactly that."""
 
     client: str = ""
     server: str = ""
     exit_status: int = 0
     timeout: bool = False
     outfile: str | None = None
+    sender: FakeCpu | None = None
+    receiver: FakeCpu | None = None
 
 
 @dataclass(frozen=True)
@@ -68,6 +88,7 @@ class FakeBackground(Background):
         self.platform = platform
         self.output = ""
         self.running = True
+        self.tool_ticks: float | None = None    # its CPU time, where an answer gave it
 
     def is_running(self) -> bool:
         return self.running
@@ -101,10 +122,23 @@ class FakePlatform(LinuxPlatform):
     a command (the connection is a FakeConnection that answers nothing useful)."""
 
     # A trial's steps as the seam composes them from the single operations below, not
-    # Linux's one-call scripts.
+    # Linux's one-call scripts (with the tools' own CPU time where an answer gave it).
     start_server = Platform.start_server
-    run_client = Platform.run_client
-    finish_server = Platform.finish_server
+    # The finish when the client has ended (Linux's overlapped one runs its script over
+    # the connection, which here answers nothing: no server output, no CPU).
+    begin_finish = Platform.begin_finish
+    _client_ticks: float | None     # the client's CPU time, where an answer gave it
+
+    def run_client(self, argv: Sequence[str], timeout: float, pidfile: str | None,
+                   outfile: str | None) -> ClientRun:
+        self._client_ticks = None
+        ran = Platform.run_client(self, argv, timeout, pidfile, outfile)
+        return replace(ran, tool_ticks=self._client_ticks)
+
+    def finish_server(self, server: Background, end: ServerEnd) -> ServerFinish:
+        finish = Platform.finish_server(self, server, end)
+        ticks = server.tool_ticks if isinstance(server, FakeBackground) else None
+        return replace(finish, tool_ticks=ticks)
 
     def __init__(self, name: str, hosts: FakeHosts,
                  interfaces: Mapping[str, FakeInterface],
@@ -118,6 +152,9 @@ class FakePlatform(LinuxPlatform):
         self.servers: list[FakeBackground] = []
         self._pid = 1000
         self._busy = 0.0
+        self._total = 0.0
+        self._client_ticks = None
+        self.cpu_given = False     # an answer gave this host's CPU: counters move by runs only
         self.lost = False   # set by a test: the host stops answering
         self.lost_for = 0   # ... and comes back at the next reconnect, this many times
 
@@ -194,8 +231,18 @@ class FakePlatform(LinuxPlatform):
                               carrier=i.state == "up", addresses=i.addresses)
 
     def cpu_times(self) -> CpuTimes:
-        self._busy += 1.0
-        return CpuTimes(busy=self._busy, total=self._busy * 4)
+        if not self.cpu_given:
+            self._busy += 1.0
+            self._total += 4.0
+        return CpuTimes(busy=self._busy, total=self._total, irq=0.0, softirq=0.0)
+
+    def spend(self, cpu: FakeCpu) -> float:
+        """A run's CPU on this host (see :class:`Answer`): its counters move by one run's
+        ticks; the tool's own ticks are returned."""
+        self.cpu_given = True
+        self._busy += cpu.busy * FAKE_RUN_TICKS / 100.0
+        self._total += FAKE_RUN_TICKS
+        return cpu.tool * FAKE_RUN_TICKS / 100.0
 
     def probe_version(self, tool: str, exe: str) -> str | None:
         return "fake"
@@ -225,6 +272,10 @@ class FakePlatform(LinuxPlatform):
         answer = self.hosts.answer(call)
         if receiver is not None:
             receiver.output = answer.server
+            if answer.receiver is not None:
+                receiver.tool_ticks = receiver.platform.spend(answer.receiver)
+        if answer.sender is not None:
+            self._client_ticks = self.spend(answer.sender)
         self.hosts.outfiles[self.host] = answer.outfile
         result = make_result(self.host, argv, stdout=answer.client,
                              exit_status=None if answer.timeout else answer.exit_status,

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import logging
 import re
-import select
 import socket
 import threading
 import time
@@ -46,8 +45,8 @@ import contextlib
 
 
 EOF_GRACE_S = 1.0
-# How late, at most, the end of a long command is noticed: its exit status does not wake
-# select(). 50 ms cost every 1-second trial up to 50 ms; 5 ms costs ~200 cheap wakeups a
+# How late, at most, the end of a long command is noticed: its exit status does not end
+# the wait for output. 50 ms cost every 1-second trial up to 50 ms; 5 ms costs ~200 cheap wakeups a
 # second while a command runs.
 MAX_POLL_S = 0.005
 MAX_HOPS = 8                # jump hosts and the host itself
@@ -412,7 +411,7 @@ class SshConnection(Connection):
         out, err = bytearray(), bytearray()
         deadline = t0 + timeout
         timed_out = False
-        # The exit status does not wake select(), so poll: fast at first (most commands
+        # The exit status does not end the wait for output, so poll: fast at first (most commands
         # end in milliseconds), backing off to MAX_POLL_S for long ones.
         poll = 0.001
         # sshd sends the exit status as soon as the command exits, possibly before the rest
@@ -447,7 +446,11 @@ class SshConnection(Connection):
                 if left <= 0:
                     timed_out = True
                     break
-                select.select([chan], [], [], min(left, poll))
+                came = _await_output(chan, min(left, poll))
+                if came:
+                    out += came
+                    poll, quiet_since = 0.001, None
+                    continue
                 poll = min(poll * 2, MAX_POLL_S)
         except _Lost:
             raise self._lost(argv) from None
@@ -604,7 +607,11 @@ class WarmShell:
                     conn._kill_remote(out)
                     self.close()     # its marker may still come: this shell is done
                     return _result(conn.host, argv, out, err, None, t0, started, True)
-                select.select([self.chan], [], [], min(left, poll))
+                came = _await_output(self.chan, min(left, poll))
+                if came:
+                    out += came
+                    poll = 0.001
+                    continue
                 poll = min(poll * 2, MAX_POLL_S)
         except _Lost:
             raise
@@ -624,6 +631,25 @@ def _result(host: str, argv: Sequence[str], out: bytes | bytearray, err: bytes |
                        stderr=bytes(err).decode("utf-8", "replace"), exit_status=status,
                        duration_s=time.monotonic() - t0, timed_out=timed_out,
                        started_at=started, raw=(raw_out, bytes(err)))
+
+
+def _await_output(chan: paramiko.Channel, timeout: float) -> bytes:
+    """Up to ``timeout`` s for the channel's next output: what came (b"" if nothing did,
+    or its output has ended). Not select() on the channel: its fileno() makes a pipe that
+    paramiko's Channel.close() closes without the lock its transport thread holds while it
+    writes to that pipe for arriving data, so a close as data came (a timed-out command's
+    marker, killed) raised EBADF in the transport thread (which then dropped the
+    connection) or wrote into whatever file had just taken the descriptor's number."""
+    if chan.eof_received:
+        time.sleep(timeout)          # no more output; its exit status or close is polled
+        return b""
+    chan.settimeout(timeout)
+    try:
+        return chan.recv(65536)
+    except TimeoutError:
+        return b""
+    finally:
+        chan.settimeout(None)        # its other calls (sendall) block as before
 
 
 class _Lost(Exception):

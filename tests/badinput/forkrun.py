@@ -1,14 +1,18 @@
 """Run ``nicbench`` commands for the bad-input corpus, each in its own bounded process.
 
 ``python forkrun.py`` imports nicbench once, then for every request on standard input
-(one JSON object per line: ``argv``, ``cwd``, ``env``, ``timeout_s``, ``memory_bytes``;
-``exec``, Python code run instead of a command, tests the runner itself)
+(one JSON object per line: ``argv``, ``cwd``, ``env``, ``timeout_s``, ``memory_bytes``,
+``cpu_s``; ``exec``, Python code run instead of a command, tests the runner itself)
 forks a child that runs ``nicbench.cli.main(argv)`` with its address space limited to
 ``memory_bytes`` more than this process had (``RLIMIT_AS``: a runaway allocation fails
 in the child instead of taking the machine), stdout and stderr in files and stdin on
-``/dev/null``. The child is killed after ``timeout_s``. The answer is one JSON line:
-``rc`` (None if killed), ``stdout``, ``stderr``, ``seconds`` and ``maxrss_bytes`` (the
-child's peak resident set, from ``os.wait4``, this process's own pages included).
+``/dev/null``. The child is killed after ``timeout_s`` of wall time, or by the kernel
+(SIGXCPU) past ``cpu_s`` + 1 s of its own CPU time (``RLIMIT_CPU``). The answer is one
+JSON line: ``rc`` (None if killed at its wall time; minus the signal if one ended it),
+``stdout``, ``stderr``, ``seconds`` (wall), ``cpu_seconds`` (the child's user + system
+time) and ``maxrss_bytes`` (the child's peak resident set, from ``os.wait4``, this
+process's own pages included). What a case costs is its CPU time: its wall time on a
+machine shared with other work says as much about the others.
 
 Forking from one clean process that has already imported nicbench costs milliseconds per
 case, where a fresh interpreter costs half a second: the whole corpus stays fast while
@@ -52,6 +56,9 @@ def _child(req: dict, out_path: str, err_path: str) -> None:
     try:
         limit = _vm_bytes() + int(req["memory_bytes"])
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        if req.get("cpu_s") is not None:
+            cpu = int(float(req["cpu_s"])) + 1
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
         os.chdir(req["cwd"])
         os.environ.update(req.get("env") or {})
         for fd, path, flags in ((0, os.devnull, os.O_RDONLY),
@@ -108,6 +115,7 @@ def run(req: dict) -> dict:
         os.unlink(err_path)
     return {"rc": None if timed_out else os.waitstatus_to_exitcode(status),
             "stdout": stdout, "stderr": stderr, "seconds": seconds,
+            "cpu_seconds": usage.ru_utime + usage.ru_stime,
             "maxrss_bytes": usage.ru_maxrss * 1024}
 
 

@@ -11,10 +11,13 @@ cannot hold (a FIFO, a 70 MB file) are made by ``make``. README.md says how each
 made.
 
 Every case runs as its own process (``forkrun.py``: forked from a process that has
-imported nicbench, with ``RLIMIT_AS`` at 300 MB more than that and a 10 s kill), and
-must take at most 10 s and a peak resident set of at most 300 MB, exit with its code (never
-70, the internal-error code), print no traceback, and print only ``nicbench:`` lines on
-stderr.
+imported nicbench, with ``RLIMIT_AS`` at 300 MB more than that and ``RLIMIT_CPU`` just
+above 10 s), and must take at most 10 s of CPU time and a peak resident set of at most
+300 MB, exit with its code (never 70, the internal-error code), print no traceback, and
+print only ``nicbench:`` lines on stderr. The limit is CPU time, not wall time: on a
+shared 2-core machine the 8 MB ``parse auto`` cases took 9-29 s of wall time for 1-3 s of
+CPU. Wall time is bounded too (``WALL_LIMIT_S``), only to end a case that hangs without
+using CPU (a FIFO nobody writes).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import os
 import re
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -41,7 +45,8 @@ DEFAULT_RUN = {
     "results": ["report", "{file}", "--out", "{tmp}/report"],
 }
 CASE_KEYS = {"file", "make", "inside", "run", "env", "exit", "says", "lines"}
-TIME_LIMIT_S = 10.0
+TIME_LIMIT_S = 10.0       # CPU seconds a case may cost
+WALL_LIMIT_S = 120.0      # a case still there then hangs: killed
 MEMORY_LIMIT = 300 << 20
 
 
@@ -74,10 +79,11 @@ def forkrun():
     assert proc.stdout.readline() == "ready\n", "forkrun.py did not start (see its stderr)"
 
     def run(argv: list[str], cwd: Path, env: dict[str, str] | None = None,
-            code: str | None = None, timeout_s: float = TIME_LIMIT_S) -> dict:
+            code: str | None = None, timeout_s: float = WALL_LIMIT_S,
+            cpu_s: float = TIME_LIMIT_S) -> dict:
         assert proc.stdin is not None and proc.stdout is not None
         req = {"argv": argv, "cwd": str(cwd), "env": env or {}, "timeout_s": timeout_s,
-               "memory_bytes": MEMORY_LIMIT}
+               "memory_bytes": MEMORY_LIMIT, "cpu_s": cpu_s}
         if code is not None:
             req["exec"] = code
         proc.stdin.write(json.dumps(req) + "\n")
@@ -165,8 +171,8 @@ def kind_of(case: dict) -> str:
 
 
 def check_answer(case: dict, got: dict, says: str) -> None:
-    assert got["rc"] is not None, f"still running after {TIME_LIMIT_S:g} s: killed"
-    assert got["seconds"] <= TIME_LIMIT_S
+    assert got["rc"] is not None, f"still running after {WALL_LIMIT_S:g} s: killed"
+    assert got["cpu_seconds"] <= TIME_LIMIT_S, f"{got['cpu_seconds']:.1f} s of CPU time"
     assert got["maxrss_bytes"] <= MEMORY_LIMIT, (
         f"peak resident set {got['maxrss_bytes'] >> 20} MB")
     err = got["stderr"]
@@ -218,9 +224,9 @@ def test_the_runner_catches_what_it_must():
     something else: the corpus cannot pass vacuously."""
     case = {"exit": 2}
     good = {"rc": 2, "stderr": "nicbench: error: x.yaml:3: port: bad\n", "stdout": "",
-            "seconds": 0.1, "maxrss_bytes": 50 << 20}
+            "seconds": 0.1, "cpu_seconds": 0.1, "maxrss_bytes": 50 << 20}
     check_answer(case, good, "port")
-    for bad in ({"rc": None}, {"seconds": 11.0}, {"maxrss_bytes": 400 << 20},
+    for bad in ({"rc": None}, {"cpu_seconds": 11.0}, {"maxrss_bytes": 400 << 20},
                 {"rc": 70, "stderr": "nicbench: internal error: ValueError\n"},
                 {"stderr": "Traceback (most recent call last):\n"},
                 {"stderr": "nicbench: error: x.yaml:3: other: bad\n"},
@@ -231,7 +237,8 @@ def test_the_runner_catches_what_it_must():
 
 def test_the_forked_child_is_bounded(forkrun, tmp_path):
     """The limits are real: a child that allocates past its 300 MB fails without growing
-    past them, and one that runs past its time is killed (1 s here, to keep this short)."""
+    past them, one that hangs is killed at its wall time (1 s here, to keep this short),
+    and one that spins is ended by the kernel past its CPU time."""
     got = forkrun([], cwd=tmp_path, env=None, code="x = bytearray(400 << 20)")
     assert got["rc"] == 99 and "MemoryError" in got["stderr"]
     assert got["maxrss_bytes"] <= MEMORY_LIMIT
@@ -240,12 +247,19 @@ def test_the_forked_child_is_bounded(forkrun, tmp_path):
     assert got["rc"] == 0 and got["maxrss_bytes"] >= 100 << 20   # the peak is measured
     got = forkrun([], cwd=tmp_path, env=None, code="import time; time.sleep(60)",
                   timeout_s=1)
-    assert got["rc"] is None and 1 <= got["seconds"] < 5
+    # at its wall time, not the sleep's 60 s (the bound tells only a kill from no kill)
+    assert got["rc"] is None and 1 <= got["seconds"] < 30
+    # (1 s of CPU here: ended past 2 s, its soft limit)
+    got = forkrun([], cwd=tmp_path, env=None, code="while True: pass", cpu_s=1)
+    assert got["rc"] == -signal.SIGXCPU and 2 <= got["cpu_seconds"] <= 4, got
 
 
 # -- a few through the installed console script, in fresh processes ----------------------
-def _limit_memory() -> None:
+def _limits() -> None:
+    """300 MB of address space and about 10 s of CPU time (wall time: WALL_LIMIT_S)."""
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    cpu = int(TIME_LIMIT_S) + 1
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
 
 
 # One of each kind of refusal: a YAML bomb, a profile rule, a NaN rate, a FIFO.
@@ -263,7 +277,7 @@ def test_console_script_within_300_mb_and_10_s(case, tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("NICBENCH_")}
     proc = subprocess.run([*cmd, *(expand(a, file, tmp_path) for a in argv)],
                           capture_output=True,
-                          text=True, timeout=TIME_LIMIT_S, preexec_fn=_limit_memory,
+                          text=True, timeout=WALL_LIMIT_S, preexec_fn=_limits,
                           cwd=tmp_path, env=env, stdin=subprocess.DEVNULL)
     assert (proc.returncode, proc.stderr.count("nicbench: error: ")) == (case["exit"], 1), \
         proc.stderr

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from portheld import port_held
 from clihelp import nicbench
-from loadcheck import assert_at_least_unless_busy
+from loadcheck import Beside, judge_short, lab_namespaces
 
 pytestmark = pytest.mark.lab
 
@@ -105,8 +105,9 @@ def test_a_receiver_killed_mid_trial_fails_that_trial_and_the_run_goes_on(lab, t
                           deadline_s=60)
     killer.start()
     try:
-        proc = nicbench("run", str(prof), "-i", str(lab.inventory_file), "--pair", "gbe",
-                        "--out", str(out), timeout=120)
+        with Beside(lab_namespaces(lab)) as load:
+            proc = nicbench("run", str(prof), "-i", str(lab.inventory_file), "--pair",
+                            "gbe", "--out", str(out), timeout=120)
     finally:
         killer.stop_event.set()
         killer.join(timeout=10)
@@ -130,15 +131,32 @@ def test_a_receiver_killed_mid_trial_fails_that_trial_and_the_run_goes_on(lab, t
             assert (out / rel).is_file()
     summary = (out / "summary.csv").read_text().splitlines()
     assert len(summary) == 3 and all(",partial,1,1," in row for row in summary[1:])
-    # Last (it may skip): the second trials ran on the gigabit link (fast Ethernet would
-    # give 0.1 Gbit/s). Not a physics check: the killer still polls the receiver every
-    # 50 ms for the other tool's server while iperf3 #2 runs.
+    # Last (it may skip, saying why): the second trials ran on the gigabit link (fast
+    # Ethernet would give 0.1 Gbit/s); short of 600 Mbit/s fails on a machine without
+    # other load unless the same trial, run again through nicbench, reaches it.
     for test in ("iperf3-tcp", "iperf2-tcp"):
         second = [r for r in recs if r["test"] == test][1]
-        assert_at_least_unless_busy(second["throughput_bps"], 600e6, f"{test} #2 bit/s",
-                                    [second["cpu_sender_pct"]],
-                                    next(x for x in lab.spec.links() if x.adapter.key == "gbe"))
+        judge_short(f"{test} #2", second["throughput_bps"], 600e6, load,
+                    lambda test=test: trial_again(lab, tmp_path, test))
 
+
+def trial_again(lab, tmp_path: Path, test: str) -> tuple[float, Beside]:
+    """KILL_PROFILE's ``test`` once more through nicbench, nothing killed: its figure."""
+    import yaml
+
+    spec = yaml.safe_load(textwrap.dedent(KILL_PROFILE))
+    spec.update(name=f"again-{test}", repetitions=1,
+                tests=[t for t in spec["tests"] if t["name"] == test])
+    prof = tmp_path / f"again-{test}.yaml"
+    prof.write_text(yaml.safe_dump(spec))
+    out = tmp_path / f"again-{test}"
+    with Beside(lab_namespaces(lab)) as load:
+        proc = nicbench("run", str(prof), "-i", str(lab.inventory_file), "--pair", "gbe",
+                        "--out", str(out), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    (rec,) = [json.loads(line) for line in (out / "trials.jsonl").read_text().splitlines()]
+    assert rec["status"] == "ok", rec["reason"]
+    return float(rec["throughput_bps"]), load
 
 TAKEN_PROFILE = f"""\
     format_version: 1

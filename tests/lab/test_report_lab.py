@@ -8,14 +8,13 @@ the nojumbo card's MTU 9000 refusal in the kernel's own words.
 from __future__ import annotations
 
 import csv
-import json
 import html
 import textwrap
 from pathlib import Path
 
 import pytest
 from clihelp import nicbench
-from loadcheck import busy_during, shortfall
+from loadcheck import Beside, judge_short, lab_namespaces
 
 pytestmark = pytest.mark.lab
 
@@ -44,8 +43,9 @@ def test_report_of_a_tiny_roundup_shows_both_cards_and_the_refusal(lab, tmp_path
     profile = tmp_path / "report-lab.yaml"
     profile.write_text(textwrap.dedent(PROFILE))
     results, out = tmp_path / "results", tmp_path / "report"
-    run = nicbench("run", str(profile), "-i", str(lab.inventory_file), "--pair", "gbe",
-                   "--pair", "nojumbo", "--out", str(results), timeout=120)
+    with Beside(lab_namespaces(lab)) as load:
+        run = nicbench("run", str(profile), "-i", str(lab.inventory_file), "--pair", "gbe",
+                       "--pair", "nojumbo", "--out", str(results), timeout=120)
     assert run.returncode == 0, run.stderr
 
     rep = nicbench("report", str(results), "--out", str(out), timeout=120)
@@ -59,11 +59,8 @@ def test_report_of_a_tiny_roundup_shows_both_cards_and_the_refusal(lab, tmp_path
         bars = {(r["adapter"], r["panel"]): r for r in csv.DictReader(fh)}
     assert set(bars) == {(gbe, "MTU 1500"), (gbe, "MTU 9000"), (nojumbo, "MTU 1500"),
                          (nojumbo, "MTU 9000")}
-    slow = []
     for key in [(gbe, "MTU 1500"), (gbe, "MTU 9000"), (nojumbo, "MTU 1500")]:
         assert 0 < float(bars[key]["value"]) <= 1000, bars[key]   # a 1 Gbit/s link
-        if float(bars[key]["value"]) <= 900:
-            slow.append(bars[key])
         assert bars[key]["n_ok"] == "2" and bars[key]["n"] == "2"
         # never above the link's goodput limit (by more than the tools' rounding)
         assert float(bars[key]["value"]) < 1.015 * float(bars[key]["limit"])
@@ -104,9 +101,34 @@ def test_report_of_a_tiny_roundup_shows_both_cards_and_the_refusal(lab, tmp_path
     assert len(list((out / "data" / "A-results" / "raw").iterdir())) == \
         len(list((results / "raw").iterdir()))
 
-    # Physics last (it may skip): a busy machine only makes iperf3 slower, so a short
-    # figure is judged only on a quiet one, and only after the link is measured again.
-    if slow:
-        recs = [json.loads(line) for line in (results / "trials.jsonl").read_text().splitlines()]
-        if not busy_during([r.get("cpu_sender_pct") for r in recs]):
-            shortfall(f"{slow}", next(x for x in lab.spec.links() if x.adapter.key == "gbe"))
+    # Physics last (it may skip, saying why): a bar short of 900 Mbit/s fails on a
+    # machine without other load unless the same nicbench trial, run again, reaches it.
+    pairs = {gbe: "gbe", nojumbo: "nojumbo"}
+    for adapter, panel in [(gbe, "MTU 1500"), (gbe, "MTU 9000"), (nojumbo, "MTU 1500")]:
+        mtu = int(panel.removeprefix("MTU "))
+        judge_short(f"the {adapter} bar at {panel}", float(bars[(adapter, panel)]["value"])
+                    * 1e6, FLOOR_BPS, load,
+                    lambda pair=pairs[adapter], mtu=mtu: iperf3_again(lab, tmp_path, pair, mtu))
+
+
+FLOOR_BPS = 900e6
+
+
+def iperf3_again(lab, tmp_path: Path, pair: str, mtu: int) -> tuple[float, Beside]:
+    """The roundup's iperf3 test, one pair at one MTU, run again through nicbench: the
+    figure its bar would show (select: best)."""
+    import yaml
+
+    spec = yaml.safe_load(textwrap.dedent(PROFILE))
+    spec.update(name=f"again-{pair}-{mtu}", mtu=[mtu],
+                tests=[t for t in spec["tests"] if t["tool"] == "iperf3"])
+    prof = tmp_path / f"again-{pair}-{mtu}.yaml"
+    prof.write_text(yaml.safe_dump(spec))
+    out = tmp_path / f"again-{pair}-{mtu}"
+    with Beside(lab_namespaces(lab)) as load:
+        run = nicbench("run", str(prof), "-i", str(lab.inventory_file), "--pair", pair,
+                       "--out", str(out), timeout=120)
+    assert run.returncode == 0, run.stderr
+    with open(out / "summary.csv", newline="") as fh:
+        (row,) = list(csv.DictReader(fh))
+    return float(row["selected_bps"]), load

@@ -86,9 +86,11 @@ def test_timeout_kills_the_command_on_the_host(conn, warm):
     t0 = time.monotonic()
     with pytest.raises(CommandTimeout) as info:
         conn.run(argv, timeout=1, warm=warm)
-    assert 1 <= time.monotonic() - t0 < 4
+    # at its timeout, not the command's 300 s (the bound only tells a kill from a wait,
+    # with room for a loaded machine)
+    assert 1 <= time.monotonic() - t0 < 60
     assert info.value.result.timed_out and info.value.result.exit_status is None
-    deadline = time.monotonic() + 3
+    deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         left = remote_pids(conn, f"[n]bmarker-{marker}") + remote_pids(conn, f"[s]leep {seconds}")
         if not left:

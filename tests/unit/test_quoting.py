@@ -99,8 +99,10 @@ def test_background_argv_keeps_words_and_writes_out_err_rc(tmp_path):
     pid, workdir = lines[1].split(" ", 1)
     assert int(pid) > 1
     rc_file = Path(workdir) / "rc"
-    deadline = time.monotonic() + 10
-    while not rc_file.exists() and time.monotonic() < deadline:
+    # written, not only there: the wrapper creates it before it writes the status (the
+    # bound only turns "never" into a failure, far above a loaded machine's delay)
+    deadline = time.monotonic() + 30
+    while not (rc_file.exists() and rc_file.stat().st_size) and time.monotonic() < deadline:
         time.sleep(0.02)
     try:
         assert rc_file.read_text().strip() == "7"
@@ -119,8 +121,15 @@ def test_background_through_a_local_connection():
     conn = LocalConnection()
     bg = conn.start(["sh", "-c", 'printf "%s\\0" "$@"; exec sleep 30', "bg", *NASTY],
                     fresh_dir())
+    out = Path(bg.workdir) / "out"
     try:
         assert bg.is_running()
+        # stopped once it has printed (not before it ran, on a loaded machine); the bound
+        # only turns "never" into a failure
+        deadline = time.monotonic() + 30
+        while (not out.exists() or out.read_bytes().count(b"\0") < len(NASTY)) \
+                and time.monotonic() < deadline:
+            time.sleep(0.01)
     finally:
         bg.stop(grace_s=2)
     assert not bg.is_running()

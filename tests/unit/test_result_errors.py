@@ -99,7 +99,9 @@ def test_local_timeout_raises_quickly_and_kills():
         LocalConnection().run(["sh", "-c", f"echo started; sleep {marker}; echo never"],
                               timeout=0.5)
     elapsed = time.monotonic() - t0
-    assert 0.5 <= elapsed < 3
+    # at its timeout, not the command's 30 s: the upper bound only tells a kill from a
+    # wait for the command's end (half of it), far above what a loaded machine takes
+    assert 0.5 <= elapsed < 15, elapsed
     err = info.value
     assert err.timeout_s == 0.5
     assert err.result.timed_out and err.result.exit_status is None

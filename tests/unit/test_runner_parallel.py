@@ -3,9 +3,13 @@ together and never two that share a host, each point restores only its own hosts
 pair failing or losing a host leaves the others alone, a stop lets every running pair end
 its trial and restore, and a resume finishes the run without a duplicate.
 
-The fake tools take a little time (``SLOW_S``) so that pairs do overlap, and every call
-checks the state of its own hosts at that moment: another pair's restore putting this
-pair's MTU back mid-point would show as a trial at the wrong MTU.
+Where pairs running together is the point, the first tool run of each of them waits at a
+``threading.Barrier`` while it counts as running, so they do run at once whatever the
+machine's load (``HANG_S`` only turns a runner that never runs them together into a
+failure instead of a hang). Every call checks the state of its own hosts at that moment:
+another pair's restore putting this pair's MTU back mid-point would show as a trial at
+the wrong MTU; each call also takes a little time (``SLOW_S``), which only widens the
+window in which two pairs wrongly on one host would be seen: no assertion needs it.
 """
 
 from __future__ import annotations
@@ -29,7 +33,8 @@ from nicbench.results.store import RunDir
 
 CAPTURES = Path(__file__).resolve().parents[1] / "golden" / "captures"
 IPERF3_TCP = (CAPTURES / "iperf3_lab_tcp_P2_client.json").read_text()
-SLOW_S = 0.08
+SLOW_S = 0.02
+HANG_S = 30.0
 
 PROFILE = """\
     name: t
@@ -61,11 +66,15 @@ FOUR = {"p1": ("h1", "h2"), "p2": ("h3", "h4"), "p3": ("h5", "h6"), "p4": ("h7",
 
 class Watch:
     """Answers every tool run after SLOW_S, noting which hosts were busy at once and the
-    sending interface's MTU each client saw."""
+    sending interface's MTU each client saw. The first run of each pair in ``meet``
+    waits for the others' at a barrier, while it counts as running."""
 
-    def __init__(self, inv: Inventory, answer=lambda call: Answer(client=IPERF3_TCP)):
+    def __init__(self, inv: Inventory, answer=lambda call: Answer(client=IPERF3_TCP),
+                 meet: tuple[str, ...] = ()):
         self.inv = inv
         self.answer = answer
+        self.meet = set(meet)
+        self.barrier = threading.Barrier(max(1, len(meet)))
         self.lock = threading.Lock()
         self.active: dict[str, str] = {}         # host -> pair running a client there
         self.most = 0
@@ -85,6 +94,10 @@ class Watch:
             self.most = max(self.most, len(self.active))
             iface = self.inv.pair(pair).b.interface
             self.seen_mtus.append((pair, call.mtu[iface]))
+            first = pair in self.meet
+            self.meet.discard(pair)
+        if first:
+            self.barrier.wait(HANG_S)
         time.sleep(SLOW_S)
         try:
             return self.answer(call)
@@ -118,7 +131,7 @@ def profile(tmp_path, text: str = PROFILE):
 
 def test_four_host_disjoint_pairs_run_at_once_each_at_its_own_mtu(tmp_path):
     inv = inventory(FOUR)
-    watch = Watch(inv)
+    watch = Watch(inv, meet=tuple(FOUR))
     hosts = fakes(inv, watch)
     seen: list[ev.Event] = []
     run = Runner(profile(tmp_path), inv, tmp_path / "out", hosts=hosts, parallel=4,
@@ -144,7 +157,7 @@ def test_four_host_disjoint_pairs_run_at_once_each_at_its_own_mtu(tmp_path):
 def test_pairs_that_share_a_host_take_turns(tmp_path):
     inv = inventory({"p1": ("h1", "h2"), "p2": ("h1", "h2"), "p3": ("h3", "h2"),
                      "p4": ("h4", "h5")})
-    watch = Watch(inv)
+    watch = Watch(inv, meet=("p1", "p4"))     # p1 first of those sharing h1/h2, p4 beside
     hosts = fakes(inv, watch)
     Runner(profile(tmp_path), inv, tmp_path / "out", hosts=hosts, parallel=4).run()
     assert watch.clash == []

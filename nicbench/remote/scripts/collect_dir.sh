@@ -9,7 +9,7 @@ collect_dir() {
     [ -s "$1/err" ] && cat "$1/err"
     printf '\n@@nicbench-rc@@\n'
     rc=
-    [ -e "$1/rc" ] && read -r rc <"$1/rc"
+    [ -s "$1/rc" ] && read -r rc <"$1/rc"
     echo "$rc"
     printf '@@nicbench-cpu@@\n'
     c=

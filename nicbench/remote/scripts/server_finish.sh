@@ -20,10 +20,19 @@
 # pid in "finisher") when the client ended and nothing came within the wait.
 d=$1; mode=$2; re=$3; n=$4; polls=$5; sig=$6; poll=$7; nap=$8; hold=$9
 ready() {
-    [ -e "$d/rc" ] && return 0
+    [ -s "$d/rc" ] && return 0
     [ "$mode" = report ] || return 1
     c=$(grep -cE -- "$re" "$d/out" 2>/dev/null)
     [ "${c:-0}" -ge "$n" ]
+}
+# tool_ended PID: has the tool ended, its wrapper still to write "rc"? Its CPU time is
+# written (the wrapper's line before "rc"), or it is a zombie (not reaped yet) or gone.
+tool_ended() {
+    [ -e "$d/cpu" ] && return 0
+    [ -n "$1" ] && [ -d /proc/self ] || return 1
+    read -r l <"/proc/$1/stat" 2>/dev/null || return 0
+    r=${l##*) }
+    [ "${r%% *}" = Z ]
 }
 cpu_now() {
     read -r stat </proc/stat
@@ -54,7 +63,7 @@ if [ "$nap" != 0 ]; then
     rm -f -- "$d/finisher"
     cpu_now
 fi
-if [ ! -e "$d/rc" ]; then
+if [ ! -s "$d/rc" ]; then
     # Signal the tool itself: its wrapper then writes "rc", which is cheap to wait for
     # (asking whether the group is alive reads every /proc/*/stat). The group is killed
     # only if that does not end it within a second.
@@ -62,9 +71,16 @@ if [ ! -e "$d/rc" ]; then
     [ -n "$cpid" ] && kill -"$sig" "$cpid" 2>/dev/null
     # Most tools are gone within a few ms of the signal: look often at first.
     k=0
-    while [ ! -e "$d/rc" ] && [ "$k" -lt 10 ]; do k=$((k + 1)); sleep 0.001; done
-    while [ ! -e "$d/rc" ] && [ "$k" -lt 110 ]; do k=$((k + 1)); sleep 0.01; done
-    [ -e "$d/rc" ] || kill -KILL -"$PG" 2>/dev/null || kill -KILL "$PG" 2>/dev/null
+    while [ ! -s "$d/rc" ] && [ "$k" -lt 10 ]; do k=$((k + 1)); sleep 0.001; done
+    while [ ! -s "$d/rc" ] && [ "$k" -lt 110 ]; do k=$((k + 1)); sleep 0.01; done
+    # Ended, but its wrapper, not yet run again on a loaded host, has still to write "rc":
+    # killing the group now would kill the wrapper and lose the exit status. It has
+    # nothing left but two lines: wait for them (bounded: 500 polls, 5 s and more).
+    if [ ! -s "$d/rc" ] && tool_ended "$cpid"; then
+        k=0
+        while [ ! -s "$d/rc" ] && [ "$k" -lt 500 ]; do k=$((k + 1)); sleep 0.01; done
+    fi
+    [ -s "$d/rc" ] || kill -KILL -"$PG" 2>/dev/null || kill -KILL "$PG" 2>/dev/null
 fi
 printf '@@nicbench-out@@\n'
 collect_dir "$d"

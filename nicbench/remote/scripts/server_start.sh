@@ -29,7 +29,7 @@ await_listener() {
             [ "$i" -eq 0 ] && held=yes
             return
         fi
-        [ -e "$d/rc" ] && return
+        [ -s "$d/rc" ] && return
         i=$((i + 1))
     done
 }
@@ -42,8 +42,8 @@ if [ "$held" = yes ] && read -r cpid <"$d/cpid" 2>/dev/null \
 fi
 if [ "$held" = yes ]; then
     i=0
-    while [ ! -e "$d/rc" ] && [ "$i" -lt 200 ]; do i=$((i + 1)); sleep 0.005; done
-    if [ -e "$d/rc" ]; then
+    while [ ! -s "$d/rc" ] && [ "$i" -lt 200 ]; do i=$((i + 1)); sleep 0.005; done
+    if [ -s "$d/rc" ]; then
         i=0
         while [ "$i" -lt 100 ] && listening "$port" "$proto"; do i=$((i + 1)); sleep 0.01; done
         if ! listening "$port" "$proto"; then
@@ -55,6 +55,6 @@ if [ "$held" = yes ]; then
 fi
 echo "$PID $d"
 echo "listening $up"
-if [ -e "$d/rc" ]; then echo "ended yes"; else echo "ended no"; fi
+if [ -s "$d/rc" ]; then echo "ended yes"; else echo "ended no"; fi
 read -r stat </proc/stat
 echo "$stat"

@@ -4,7 +4,9 @@
 # wrapper that keeps its pid in "cpid" and, when it ends (by itself or by a signal sent
 # to that pid), writes its CPU time to "cpu" (the wrapper's cutime + cstime, /proc/$$/stat
 # fields 16 and 17, in clock ticks: the command is its only child) and then its exit
-# status to "rc"; "<pid> <start time>" of the group's leader
+# status to "rc" (readers test it with -s, not -e: the shell creates the file before it
+# writes the status, and a wrapper preempted in between, on a loaded host, left an empty
+# "rc" read as "stopped, no status"); "<pid> <start time>" of the group's leader
 # goes to "pid", so a later `reap` can tell it from another process that reused the pid.
 # Sets PID; prints "<pid> <dir>". Exits 97 if DIR cannot be made.
 start_bg() {

@@ -7,7 +7,7 @@ RE="$1"; D="$2"; N="$3"; I="$4"; SIG="$5"; POLL="$6"; k=0
 while :; do
     c=$(grep -cE -- "$RE" "$D/out" 2>/dev/null)
     [ "${c:-0}" -ge "$N" ] && break
-    [ -e "$D/rc" ] && exit 3
+    [ -s "$D/rc" ] && exit 3
     k=$((k + 1))
     [ $((k % 10)) -eq 0 ] && { alive || exit 3; }
     [ "$k" -ge "$I" ] && exit 1
