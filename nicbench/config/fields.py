@@ -21,7 +21,11 @@ HOSTNAME_RE = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,62})(\.[A-Za
 PATH_RE = re.compile(r"^[A-Za-z0-9_./~+-][A-Za-z0-9_./~+:\\-]{0,511}$")
 USER_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,31}$")
 SYSCTL_RE = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_-]+)+$")
-REGISTRY_NAME_RE = re.compile(r"^[A-Za-z0-9_*]{1,64}$")
+# The Tcpip\Parameters values a profile may set (docs/windows.md §4: the reviews' TCP
+# window and RFC 1323 options, and the ones Windows ignores since Vista): a value name is
+# never a pattern (``*`` would be created literally).
+REGISTRY_NAMES = ("TcpWindowSize", "GlobalMaxTcpWindowSize", "Tcp1323Opts",
+                  "NumTcbTablePartitions", "MaxHashTableSize")
 ARG_RE = re.compile(r"^[A-Za-z0-9_.:,+/-]{1,64}$")
 VAR_REF_RE = re.compile(r"^\$[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")   # "$window": a points[].vars key
 SIZE_RE = re.compile(r"^(\d+(?:\.\d+)?)\s*([kKmMgG]?)$")
@@ -168,7 +172,14 @@ def _sysctl_name(value: Any, info: ValidationInfo) -> Any:
 
 
 SysctlName = Annotated[str, AfterValidator(_sysctl_name)]
-RegistryName = Annotated[str, AfterValidator(_pattern(REGISTRY_NAME_RE, "registry value name", "like TcpWindowSize"))]
+def _registry_name(value: Any) -> Any:
+    if value not in REGISTRY_NAMES:
+        raise ValueError(f"{value!r} is not a Tcpip\\Parameters value nicbench sets (one of "
+                         f"{', '.join(REGISTRY_NAMES)})")
+    return value
+
+
+RegistryName = Annotated[str, AfterValidator(_registry_name)]
 Size = Annotated[int, BeforeValidator(parse_size)]
 Rate = Annotated[int, BeforeValidator(parse_rate)]
 # Numbers in files: as pydantic reads them (22, 22.0 or "22"), but never a YAML boolean.

@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping
 
 from nicbench.errors import ConnectError, HostKeyError
 from nicbench.platforms.base import PlatformOptions
+from nicbench.platforms.windows_commands import REG_KINDS, RegValue
 from nicbench.platforms.windows import WindowsPlatform
 from nicbench.remote.fake import Call, ReplayConnection, Reply
 from nicbench.remote.powershell import WindowsShell, list2cmdline
@@ -98,7 +99,9 @@ class FakeWindowsHost:
     caption: str = "Microsoft Windows Server 2022 Standard"
     cpus: int = 4
     tool_run: Callable[[FakeWindowsHost, list[str]], ToolRun] | None = None
-    registry: dict[str, int] = field(default_factory=dict)
+    # Tcpip\Parameters values: an int is a REG_DWORD, any other type a RegValue.
+    registry: dict[str, int | RegValue] = field(default_factory=dict)
+    registry_error: str = ""       # every registry write answers this (exit 1)
     firewall: dict[str, str] = field(default_factory=dict)
     files: dict[str, bytes] = field(default_factory=dict)
     dirs: set[str] = field(default_factory=set)
@@ -239,13 +242,32 @@ def _last_boot(h: FakeWindowsHost, call: Call) -> Reply:
     return _ok(h.boot_time + "\n")
 
 
+def _typed(value: int | RegValue) -> RegValue:
+    return value if isinstance(value, RegValue) else RegValue("REG_DWORD", str(value))
+
+
 def _registry(h: FakeWindowsHost, call: Call) -> Reply:
-    name = call.params["Name"]
-    if call.params["Value"] == "":
+    """SET_REGISTRY: .NET's SetValue with the kind and data the script converts (a
+    REG_DWORD kept as an int, as tests write them), or DeleteValue."""
+    if h.registry_error:
+        return "", h.registry_error + "\n", 1
+    name, kind = call.params["Name"], call.params["Kind"]
+    if kind == "":
         h.registry.pop(name, None)
-    else:
-        h.registry[name] = int(call.params["Value"])
+        return _ok()
+    reg_kind = next(k for k, v in REG_KINDS.items() if v == kind)
+    value = RegValue(reg_kind, call.params["Data"])
+    h.registry[name] = int(value.data) if reg_kind == "REG_DWORD" else value
     return _ok()
+
+
+def _reg_get(h: FakeWindowsHost, call: Call) -> Reply:
+    """REG_GET: the value's .NET kind and raw data as JSON, or <absent>."""
+    name = call.params["Name"]
+    if name not in h.registry:
+        return _ok("<absent>\n")
+    value = _typed(h.registry[name])
+    return _ok(json.dumps({"kind": REG_KINDS[value.kind], "data": value.data}) + "\n")
 
 
 def _firewall(h: FakeWindowsHost, call: Call) -> Reply:
@@ -424,7 +446,9 @@ def _native(h: FakeWindowsHost, call: Call) -> Reply:
     if exe == "reg.exe":
         # reg.exe's layout (Win32-OpenSSH#936 capture): the key, then a value line each.
         values = {"Hostname": ("REG_SZ", h.name.upper()),
-                  **{k: ("REG_DWORD", f"{v:#x}") for k, v in h.registry.items()}}
+                  **{k: (_typed(v).kind, f"{int(_typed(v).data):#x}"
+                         if _typed(v).kind in ("REG_DWORD", "REG_QWORD") else _typed(v).data)
+                     for k, v in h.registry.items()}}
         if "/v" in args:
             name = args[args.index("/v") + 1]
             if name not in values:
@@ -470,7 +494,7 @@ def _native(h: FakeWindowsHost, call: Call) -> Reply:
 
 _HANDLERS: dict[str, Callable[[FakeWindowsHost, Call], Reply]] = {
     "host-facts": _host_facts, "adapter": _adapter,
-    "last-boot": _last_boot, "delete": _registry, "firewall-get": _firewall,
+    "last-boot": _last_boot, "delete": _registry, "reg-get": _reg_get, "firewall-get": _firewall,
     "firewall-allow": _firewall, "firewall-remove": _firewall, "cpu-raw": _cpu,
     "start": _background, "alive": _alive, "ended": _ended, "stop-after-output": _stop,
     "kill-tree": _kill, "wait-gone": _wait, "collect": _collect, "cleanup": _cleanup,

@@ -10,8 +10,12 @@ restored ("absent" is a real original: restoring it deletes):
               IP MTU + 14). A value the driver does not list or range is refused with the
               driver's valid values; after the miniport restarts, the adapter must be Up
               and NlMtu must read frame - 14 (else a mismatch naming both numbers).
-``registry``  key: a ``Tcpip\\Parameters`` value (TcpWindowSize ...), REG_DWORD, read
-              with reg.exe. Takes effect at the next boot (Windows 2000/XP/2003).
+``registry``  key: a ``Tcpip\\Parameters`` value (TcpWindowSize ...); written as a
+              REG_DWORD, its original journaled with its type and raw data (REG_SZ,
+              REG_DWORD up to 0xffffffff, REG_QWORD, ..., or absent) and put back
+              exactly so (:class:`~.windows_commands.RegValue`); a restore that fails
+              says the reg.exe command to finish it by hand. Takes effect at the next
+              boot (Windows 2000/XP/2003).
 ``reboot``    a journal marker recorded before a host's registry values: applying it
               does nothing; restoring it (after those values, the journal restores in
               reverse) reboots the host and waits, so a crash between the two is
@@ -42,9 +46,9 @@ from dataclasses import dataclass
 from typing import assert_never
 from collections.abc import Mapping, Sequence
 
-from nicbench.errors import (AuthError, CommandTimeout, ConnectError, HostKeyError,
-                             RemoteError, TrialError, TuningError, TuningErrorKind,
-                             UsageError)
+from nicbench.errors import (AuthError, CommandError, CommandTimeout, ConnectError, HostKeyError,
+                             ParseError, RemoteError, TrialError, TuningError,
+                             TuningErrorKind, UsageError)
 from nicbench.platforms import windows_commands as wc
 from nicbench.platforms.base import CpuTimes, Platform, PlatformOptions, SettingKind
 from nicbench.remote.connection import Connection
@@ -235,29 +239,42 @@ class WindowsPlatform(Platform):
 
     # -- registry ------------------------------------------------------------------------------
     def _get_registry(self, name: str) -> str | None:
-        res = self.conn.run(wc.reg_query_argv(name), warn=True)
-        if res.exit_status == 1:
-            return None   # reg.exe: "unable to find the specified registry key or value"
+        """The value's journal text (:meth:`RegValue.text`: type and raw data), None
+        if absent."""
+        res = self.conn.run(wc.reg_get_argv(name), warn=True)
         if not res.ok:
-            raise TuningError(self.host, f"registry {name}", "?", res.tail(),
+            raise TuningError(self.host, f"registry {name}", "?", _one_line(res.tail()),
                               kind=TuningErrorKind.OTHER)
-        return wc.read_reg_query(res.stdout, name)[1]
+        value = wc.read_reg_get(res.stdout)
+        return None if value is None else value.text()
 
     def _set_registry(self, name: str, value: str | None) -> None:
-        number = None if value is None else int(value)
-        if number is not None and not 0 <= number <= 0x7FFFFFFF:
-            raise TuningError(self.host, f"registry {name}", value,
-                              "not a REG_DWORD value nicbench writes (0 to 2147483647)",
-                              kind=TuningErrorKind.OTHER)
-        res = self.conn.run(wc.set_registry_argv(name, number), warn=True)
+        """Write ``name`` as ``value`` says, with its type (a journal's original goes back
+        exactly as it was; None deletes it). Every failure is a TuningError naming the
+        reg.exe command that finishes the job by hand."""
+        setting = f"registry {name}"
+        shown = value if value is not None else wc.ABSENT
+        try:
+            typed = None if value is None else wc.RegValue.parse(value)
+        except ValueError as exc:
+            raise TuningError(self.host, setting, shown, f"not a value nicbench can write "
+                              f"({exc})", "set it by hand with reg add",
+                              kind=TuningErrorKind.OTHER) from None
+        by_hand = f"to finish by hand: {wc.registry_by_hand(name, typed)}"
+        try:
+            res = self.conn.run(wc.set_registry_argv(name, typed), warn=True)
+            now = self._get_registry(name) if res.ok else None
+        except (CommandError, ParseError, UsageError, TuningError) as exc:
+            said = exc.kernel_message if isinstance(exc, TuningError) else str(exc)
+            raise TuningError(self.host, setting, shown, _one_line(said), by_hand,
+                              kind=TuningErrorKind.OTHER) from None
         if not res.ok:
-            raise TuningError(self.host, f"registry {name}", value, res.tail(),
+            raise TuningError(self.host, setting, shown, _one_line(res.tail()), by_hand,
                               kind=TuningErrorKind.OTHER)
-        now = self._get_registry(name)
         if now != value:
-            raise TuningError(self.host, f"registry {name}", value if value is not None
-                              else wc.ABSENT, f"reads back as {now if now is not None else wc.ABSENT}",
-                              kind=TuningErrorKind.MISMATCH)
+            raise TuningError(self.host, setting, shown,
+                              f"reads back as {now if now is not None else wc.ABSENT}",
+                              by_hand, kind=TuningErrorKind.MISMATCH)
 
     def registry_ignored(self, name: str) -> bool:
         return self.windows().ignores(name)
@@ -420,6 +437,10 @@ class WindowsPlatform(Platform):
         shell = self.conn.shell
         assert isinstance(shell, WindowsShell)
         return shell.read_back(res.stdout) or None
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split()) or "no message"
 
 
 def reboot_together(platforms: Sequence[WindowsPlatform]) -> dict[str, float]:

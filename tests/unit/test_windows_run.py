@@ -210,10 +210,12 @@ class Killed(BaseException):
     """The controller is killed (kill -9): nothing it would still send reaches a host."""
 
 
-def killed_mid_trial(tmp_path, text: str = PROFILE) -> tuple[FakeWindowsPair, Path]:
+def killed_mid_trial(tmp_path, text: str = PROFILE,
+                     registry: dict | None = None) -> tuple[FakeWindowsPair, Path]:
     """A run killed while the first NTttcp sender runs: its receiver listens on wa (a
     WMI process outside the SSH session, so it outlives the controller), the client's
-    pid file is on wb, registry values and firewall rules are in force on both."""
+    pid file is on wb, registry values and firewall rules are in force on both (the
+    hosts' own ``registry`` values before the run, by host: none, unless given)."""
     dead = []
 
     def tool(host, argv):
@@ -224,6 +226,8 @@ def killed_mid_trial(tmp_path, text: str = PROFILE) -> tuple[FakeWindowsPair, Pa
 
     pair = windows_pair({"wa": ("Ethernet 2", "198.18.0.1"),
                          "wb": ("Ethernet 2", "198.18.0.2")}, tool_run=tool)
+    for name, values in (registry or {}).items():
+        pair.hosts[name].registry.update(values)
 
     def cut(call):
         if dead:
