@@ -10,7 +10,10 @@ firewall rules, files, background processes, and a boot time that changes when i
 reboots, and what nicbench leaves in the SSH user's TEMP: background directories with
 their "pid" file and pid files of running clients, each holding "<pid> <start time>" as
 the real scripts write them, which ``reap`` checks before it kills a process tree. A
-test scripts the hard parts: refused connections for N probes after a restart, a
+test scripts the hard parts: refused connections for N probes after a restart, a host
+still up for a while after ``shutdown /t 5``, a boot time that wobbles by a tick from
+one probe to the next, probes answering ``The RPC server is unavailable.`` while it
+boots, an adapter still Disconnected and a peer not answering just after the boot, a
 different host key, a host that never comes back, a connection that drops and comes
 back, a controller that dies mid-trial (``on_call``), and what each tool printed (real
 captures, through ``tools``).
@@ -111,6 +114,11 @@ class FakeWindowsHost:
     down_probes: int = 2           # refused connections after a restart before it is back
     new_host_key: bool = False     # it comes back with another key
     never_back: bool = False
+    up_after_shutdown: int = 0     # commands still answered after shutdown /t 5, before it goes
+    rpc_errors_after_boot: int = 0  # boot-time probes answering "The RPC server is unavailable."
+    boot_jitter: bool = False      # each boot-time probe reads 100 ns later (same boot)
+    adapter_down_after_boot: int = 0  # adapter queries answering Disconnected after a boot
+    peer_silent_after_boot: int = 0   # pings answering "Request timed out." after a boot
     connection_down: bool = False  # the SSH connection dropped: reconnect() brings it back
     # Called with every command before it is answered (a test's way to make the
     # controller die mid-trial: raise, and keep raising).
@@ -118,6 +126,11 @@ class FakeWindowsHost:
     log: list[str] = field(default_factory=list)   # labels, in order
     _down: int = 0
     _rebooting: bool = False
+    _up_left: int = 0
+    _rpc_left: int = 0
+    _jitter: int = 0
+    _adapter_down_left: int = 0
+    _silent_left: int = 0
     _pid: int = 4000
     _ticks: int = 0
     peers: FakeWindowsPair | None = None
@@ -127,7 +140,10 @@ class FakeWindowsHost:
         if self.on_call is not None:
             self.on_call(call)
         if self._rebooting:
-            self._probe_while_down()
+            if self._up_left > 0:
+                self._up_left -= 1      # shutdown /t 5: still up for a while
+            else:
+                self._probe_while_down()
         if self.connection_down:
             raise ConnectError(self.name, "the connection was lost", "the host may have "
                                "rebooted or dropped the connection")
@@ -152,6 +168,9 @@ class FakeWindowsHost:
         self._rebooting = False
         self.boots += 1
         self.procs.clear()
+        self._rpc_left = self.rpc_errors_after_boot
+        self._adapter_down_left = self.adapter_down_after_boot
+        self._silent_left = self.peer_silent_after_boot
         if self.new_host_key:
             raise HostKeyError(self.name, f"host key of {self.name} differs from the one "
                                           "in known_hosts",
@@ -163,7 +182,7 @@ class FakeWindowsHost:
         # A different time for every boot, however many (a plan of many pairs reboots
         # each host dozens of times; a time that stopped changing would be waited for).
         boot = datetime(2026, 1, 1, 6, tzinfo=UTC) + timedelta(hours=self.boots - 1)
-        return boot.strftime("%Y-%m-%dT%H:%M:%S.0000000Z")
+        return boot.strftime("%Y-%m-%dT%H:%M:%S.") + f"{self._jitter:07d}Z"
 
     def new_proc(self, argv: list[str], workdir: str | None = None) -> Proc:
         self._pid += 4
@@ -204,6 +223,10 @@ def _adapter(h: FakeWindowsHost, call: Call) -> Reply:
     if a is None:
         return ("", f"Get-NetAdapter : No MSFT_NetAdapter objects found with property 'Name' "
                     f"equal to '{name}'.", 1)
+    status = a.status
+    if h._adapter_down_left > 0:     # the driver is still starting after the boot
+        h._adapter_down_left -= 1
+        status = "Disconnected"
     adv = []
     if a.keyword:
         lo, hi, step = a.numeric or (None, None, None)
@@ -213,7 +236,7 @@ def _adapter(h: FakeWindowsHost, call: Call) -> Reply:
     adv.append({"keyword": "*LsoV2IPv4", "display": "Large Send Offload V2 (IPv4)",
                 "value": ["1"], "valid": ["0", "1"], "min": None, "max": None, "step": None})
     return _ok(json.dumps({
-        "name": name, "description": a.description, "status": a.status, "if_index": 7,
+        "name": name, "description": a.description, "status": status, "if_index": 7,
         "guid": "{4A7D1E0C-0000-4000-8000-00000000000" + str(len(name) % 10) + "}",
         "mac": "00-1B-21-00-00-01", "link_speed": "1 Gbps", "driver_provider": a.provider,
         "driver_version": a.driver_version, "driver_description": a.description,
@@ -239,6 +262,12 @@ def _set_advanced(h: FakeWindowsHost, call: Call) -> Reply:
 
 
 def _last_boot(h: FakeWindowsHost, call: Call) -> Reply:
+    if h._rpc_left > 0:       # sshd answers before WMI does
+        h._rpc_left -= 1
+        return ("", "Get-CimInstance : The RPC server is unavailable.\n"
+                    "At line:5 char:31\n", 1)
+    if h.boot_jitter:          # LastBootUpTime = now - uptime: it wobbles by a tick
+        h._jitter += 1
     return _ok(h.boot_time + "\n")
 
 
@@ -460,6 +489,9 @@ def _native(h: FakeWindowsHost, call: Call) -> Reply:
         peer = args[-1]
         size = int(args[args.index("-l") + 1]) if "-l" in args else 32
         mtu = h.peers.path_mtu(h, peer) if h.peers else 1500
+        if h._silent_left > 0:
+            h._silent_left -= 1
+            mtu = None
         if mtu is None:
             return _ok(f"\nPinging {peer} with {size} bytes of data:\nRequest timed out.\n")
         if "-f" in args and size + 28 > mtu:
@@ -468,7 +500,7 @@ def _native(h: FakeWindowsHost, call: Call) -> Reply:
         return _ok(f"\nPinging {peer} with {size} bytes of data:\nReply from {peer}: "
                    f"bytes={size} time<1ms TTL=128\n")
     if exe == "shutdown.exe":
-        h._rebooting, h._down = True, 0
+        h._rebooting, h._down, h._up_left = True, 0, h.up_after_shutdown
         return _ok()
     if exe in ("hostname", "hostname.exe"):
         return _ok(h.name.upper() + "\n")

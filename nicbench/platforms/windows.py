@@ -27,12 +27,17 @@ tool's -xml file) are named under the SSH user's TEMP (:meth:`scratch_file`), so
 journal holds full paths that :meth:`reap` finds from any later session.
 
 Reboot-wait (:meth:`begin_reboot`, :meth:`finish_reboot`): the boot time is read, the
-host told to restart, the connection closed; then the host is probed, every probe with
-its own timeout, until it answers with a changed boot time. A refused or timed-out
-connection is waited out; a changed host key is fatal (the SSH layer refuses it); past
-the profile's ``reboot_timeout_s`` (``options``, given when the platform is made) or
-past as many probes as that time holds (:class:`RebootWait`), the wait fails with one
-line saying so.
+host told to restart, the connection closed; then the host is followed down and up:
+probed, every probe with its own timeout, until it answers with a boot time later by
+more than the probe's own jitter (:data:`BOOT_JITTER_S`). Every failing probe is waited
+out: a refused, dropped or timed-out connection, and a host that answers before WMI is
+ready (``Get-CimInstance : The RPC server is unavailable.``, exit 1); a changed host key
+(or a refused login) is fatal. Past the profile's ``reboot_timeout_s`` (``options``,
+given when the platform is made) or past as many probes as that time holds
+(:class:`RebootWait`), the wait fails with one line saying so and the last answer. Then
+the adapter must be Up at the link it had (:meth:`wait_adapter_up`) and, before a point
+is measured, the peer must answer on the test link (:meth:`wait_peer`).
+:func:`reboot_together` waits for every host it restarted, however slow one of them is.
 """
 
 from __future__ import annotations
@@ -43,11 +48,12 @@ import ntpath
 import re
 import time
 from dataclasses import dataclass
+from datetime import datetime
 from typing import assert_never
 from collections.abc import Mapping, Sequence
 
 from nicbench.errors import (AuthError, CommandError, CommandTimeout, ConnectError, HostKeyError,
-                             ParseError, RemoteError, TrialError, TuningError,
+                             NicbenchError, ParseError, RemoteError, TrialError, TuningError,
                              TuningErrorKind, UsageError)
 from nicbench.platforms import windows_commands as wc
 from nicbench.platforms.base import CpuTimes, Platform, PlatformOptions, SettingKind
@@ -61,6 +67,10 @@ PROBE_TIMEOUT_S = 10.0              # the first command after a boot can hang (P
 # wait that does not sleep (tests, a plan) still ends after a bounded number of them.
 MIN_PROBE_INTERVAL_S = 1.0
 ADAPTER_UP_TIMEOUT_S = 60.0
+# LastBootUpTime is worked out from the clock and the uptime, so two probes of one boot
+# can differ by a tick or so; a real reboot moves it by at least shutdown's /t 5 plus the
+# uptime before it. A move of this much or less is the same boot.
+BOOT_JITTER_S = 2.0
 # A reap command line, rendered, at most this long (cmd.exe takes 8191; the pid line
 # render_with_pid adds stays within the margin).
 REAP_LINE_MAX = 7600
@@ -100,6 +110,7 @@ class WindowsPlatform(Platform):
         self._host: wc.WindowsHost | None = None
         self._adapters: dict[str, wc.WindowsAdapter] = {}
         self._boot_before: str | None = None
+        self._links: dict[str, str] = {}     # adapter -> link speed before a reboot
         self._temp: str | None = None
         self.reboots = 0
 
@@ -336,6 +347,7 @@ class WindowsPlatform(Platform):
         # The channel may drop as the host goes down (rig treats it as success).
         with contextlib.suppress(ConnectError, CommandTimeout):
             self.conn.run(wc.reboot_argv(), timeout=PROBE_TIMEOUT_S)
+        self._links = {name: a.link_speed for name, a in self._adapters.items()}
         self.conn.close()
         self._host = None
         self._adapters.clear()
@@ -345,28 +357,38 @@ class WindowsPlatform(Platform):
         return RebootWait(self.options.reboot_timeout_s, self.probe_interval_s)
 
     def finish_reboot(self, deadline: float | None = None) -> float:
-        """Wait until the host answers with a changed boot time; returns the seconds it
-        took. Each probe has its own timeout; ConnectError after the deadline or after
-        :attr:`RebootWait.max_probes` probes, whichever comes first."""
+        """Follow the host down and up: probe its boot time until it answers with one
+        later than before by more than the probe's own jitter (:data:`BOOT_JITTER_S`);
+        returns the seconds it took. Every probe has its own timeout, and every failure
+        of one is waited out (refused or dropped connections, a timeout, and what a host
+        that is still booting answers, ``Get-CimInstance : The RPC server is
+        unavailable.`` with exit 1), except another host key or a refused login.
+        ConnectError after the deadline or :attr:`RebootWait.max_probes` probes."""
         assert self._boot_before is not None, "begin_reboot first"
         wait = self.reboot_wait
         t0 = time.monotonic()
         deadline = deadline or t0 + wait.timeout_s
-        last = "no answer yet"
+        before = _boot_instant(self._boot_before)
+        last, went_down = "no answer yet", False
         for polls in range(1, wait.max_probes + 1):
             try:
                 boot = wc.read_last_boot(self.conn.run(wc.last_boot_argv(),
                                                        timeout=wait.probe_timeout_s).stdout)
-                if boot != self._boot_before:
+                moved = (_boot_instant(boot) - before).total_seconds()
+                if moved > BOOT_JITTER_S:
                     self._boot_before = None
                     self.reboots += 1
                     return time.monotonic() - t0
-                last = f"still up since {boot}"
+                last = (f"still up since {boot}" if not went_down else
+                        f"back, but still up since {boot}")
             except (HostKeyError, AuthError):
                 raise            # a different host answers, or our key is refused: stop
             except (ConnectError, CommandTimeout) as exc:
+                went_down = True
                 last = exc.one_line()
                 self.conn.close()
+            except (RemoteError, ParseError) as exc:
+                last = exc.one_line()    # up, but not ready to answer (WMI, RPC)
             if time.monotonic() >= deadline or polls == wait.max_probes:
                 break
             time.sleep(min(wait.interval_s, max(0.0, deadline - time.monotonic())))
@@ -377,6 +399,35 @@ class WindowsPlatform(Platform):
     def reboot(self) -> None:
         self.begin_reboot()
         self.finish_reboot()
+        for iface in list(self._links):
+            self.wait_adapter_up(iface)
+
+    def wait_adapter_up(self, iface: str, timeout_s: float = ADAPTER_UP_TIMEOUT_S) -> None:
+        """After a boot: the adapter is Up at the link speed it had before (the driver
+        may take a while after sshd answers); TuningError (interface) if not."""
+        want = self._links.get(iface) or None
+        status = "not asked"
+        for _ in range(_polls(timeout_s, self.probe_interval_s)):
+            a = self.adapter(iface, fresh=True)
+            status = a.status + (f" at {a.link_speed}" if a.link_speed else "")
+            if a.status == "Up" and (want is None or a.link_speed == want):
+                return
+            time.sleep(self.probe_interval_s)
+        raise TuningError(self.host, f"interface {iface} after a reboot", "Up" + (
+            f" at {want}" if want else ""), f"{timeout_s:g} s after the boot it is {status}",
+            "check the cable and the driver on the host's console",
+            kind=TuningErrorKind.INTERFACE)
+
+    def wait_peer(self, iface: str, peer: str, timeout_s: float = ADAPTER_UP_TIMEOUT_S) -> None:
+        """After a boot: ``peer`` answers a ping on the test link; TuningError (path)
+        if it does not within ``timeout_s``."""
+        for _ in range(_polls(timeout_s, self.probe_interval_s)):
+            if self.reaches(iface, peer):
+                return
+            time.sleep(self.probe_interval_s)
+        raise TuningError(self.host, f"the test link to {peer} after a reboot", "answering",
+                          f"no reply within {timeout_s:g} s",
+                          "check the peer and the cable", kind=TuningErrorKind.PATH)
 
     # -- measurement helpers ------------------------------------------------------------------
     def _cpu(self) -> tuple[CpuTimes, int]:
@@ -439,14 +490,52 @@ class WindowsPlatform(Platform):
         return shell.read_back(res.stdout) or None
 
 
+def _boot_instant(text: str) -> datetime:
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        raise ParseError("windows", "a boot time like 2024-05-01T08:00:00.0000000Z",
+                         f"{text[:60]!r}") from None
+
+
+def _polls(timeout_s: float, interval_s: float) -> int:
+    """As many polls as ``timeout_s`` holds, counted as if at least
+    MIN_PROBE_INTERVAL_S apart (a wait that does not sleep still ends)."""
+    return math.ceil(timeout_s / max(interval_s, MIN_PROBE_INTERVAL_S)) + 1
+
+
 def _one_line(text: str) -> str:
     return " ".join(text.split()) or "no message"
 
 
 def reboot_together(platforms: Sequence[WindowsPlatform]) -> dict[str, float]:
     """Restart several hosts at once and wait for all, each within its own reboot
-    timeout counted from when the first was told; host -> seconds."""
+    timeout counted from when the first was told; host -> seconds. One host that is
+    slow, or never comes back, does not cut short the wait for the others: every host
+    is waited for, then the first failure is raised (the others' named in it)."""
     t0 = time.monotonic()
+    failed: list[tuple[WindowsPlatform, NicbenchError]] = []
+    told = []
     for p in platforms:
-        p.begin_reboot()
-    return {p.host: p.finish_reboot(t0 + p.reboot_wait.timeout_s) for p in platforms}
+        try:
+            p.begin_reboot()
+            told.append(p)
+        except (HostKeyError, AuthError):
+            raise
+        except NicbenchError as exc:
+            failed.append((p, exc))
+    took = {}
+    for p in told:
+        try:
+            took[p.host] = p.finish_reboot(t0 + p.reboot_wait.timeout_s)
+        except (HostKeyError, AuthError):
+            raise
+        except NicbenchError as exc:
+            failed.append((p, exc))
+    if failed:
+        first = failed[0][1]
+        if len(failed) > 1 and isinstance(first, RemoteError):
+            others = "; ".join(e.one_line() for _, e in failed[1:])
+            raise ConnectError(first.host, f"{first.message} (also: {others})", first.hint)
+        raise first
+    return took
