@@ -67,7 +67,9 @@ def quote(word: str) -> str:
     """A PowerShell single-quoted literal: everything literal except ``'``, doubled.
 
     PowerShell also treats the typographic quotes U+2018/2019/201A/201B as single quotes
-    (about_Quoting_Rules), so they are doubled too."""
+    (about_Quoting_Rules), so they are doubled too. A NUL is refused: PowerShell ends
+    the command line there (WindowsScriptError)."""
+    _check_no_nul(str(word))
     return "'" + re.sub(r"(['\u2018\u2019\u201a\u201b])", r"\1\1", str(word)) + "'"
 
 
@@ -75,11 +77,21 @@ def ps_script(text: str, label: str, **params: object) -> list[str]:
     """The argv of a PowerShell script: ``text`` sees each keyword as ``$name``, a
     string. ``label`` is how the command is displayed (``Result.command``, errors)."""
     argv: list[str] = [SCRIPT_MARK, Script(text, label)]
+    _check_no_nul(text)
     for name, value in params.items():
         if not _PARAM_RE.match(name):
             raise WindowsScriptError(f"script parameter name {name!r}")
+        _check_no_nul(str(value), name)
         argv += [name, str(value)]
     return argv
+
+
+def _check_no_nul(text: str, what: str = "") -> None:
+    # No Windows command line can carry a NUL (CreateProcess takes a NUL-terminated
+    # string), so a value holding one would arrive cut short: refused when built.
+    if "\0" in text:
+        raise WindowsScriptError(f"{what + ': ' if what else ''}{text[:40]!r}: a NUL cannot "
+                                 "reach a Windows command")
 
 
 def is_script(argv: Argv) -> bool:
