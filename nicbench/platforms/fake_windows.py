@@ -487,6 +487,11 @@ def _native(h: FakeWindowsHost, call: Call) -> Reply:
                    + "".join(f"    {k}    {t}    {v}\n" for k, (t, v) in values.items()) + "\n")
     if exe == "ping.exe":
         peer = args[-1]
+        source = args[args.index("-S") + 1] if "-S" in args else None
+        if source is not None and not any(source in a.addresses for a in h.adapters.values()):
+            # ping.exe from an address the host does not have
+            return _ok(f"\nPinging {peer} from {source} with 32 bytes of data:\nPING: "
+                       "transmit failed. General failure. \n")
         size = int(args[args.index("-l") + 1]) if "-l" in args else 32
         mtu = h.peers.path_mtu(h, peer) if h.peers else 1500
         if h._silent_left > 0:

@@ -235,8 +235,18 @@ class WindowsPlatform(Platform):
                               f"accepted, but the IP MTU reads back as {now.nl_mtu}, not "
                               f"{want_mtu}", kind=TuningErrorKind.MISMATCH)
 
+    def _source(self, iface: str, peer: str) -> str | None:
+        """The test adapter's address to ping ``peer`` from (None: the adapter cannot be
+        read; the ping then goes from wherever the host routes it, and the answer says
+        whether the peer is there at all)."""
+        try:
+            return wc.source_address(self.adapter(iface).addresses, peer)
+        except TuningError:
+            return None
+
     def verify_path_mtu(self, iface: str, peer: str, mtu: int) -> None:
-        res = self.conn.run(wc.ping_argv(peer, mtu - 28), warn=True, timeout=15)
+        res = self.conn.run(wc.ping_argv(peer, mtu - 28, self._source(iface, peer)),
+                            warn=True, timeout=15)
         replied, said = wc.read_ping(res.stdout + "\n" + res.stderr, peer)
         if not replied:
             raise TuningError(self.host, f"path MTU to {peer}", mtu,
@@ -245,7 +255,8 @@ class WindowsPlatform(Platform):
                               kind=TuningErrorKind.PATH)
 
     def reaches(self, iface: str, peer: str) -> bool:
-        res = self.conn.run(wc.ping_argv(peer), warn=True, timeout=15)
+        res = self.conn.run(wc.ping_argv(peer, source=self._source(iface, peer)), warn=True,
+                            timeout=15)
         return wc.read_ping(res.stdout, peer)[0]
 
     # -- registry ------------------------------------------------------------------------------

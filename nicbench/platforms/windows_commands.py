@@ -549,12 +549,37 @@ def port_spec(ports: tuple[int, ...] | list[int]) -> str:
 
 
 # -- ping --------------------------------------------------------------------------------
-def ping_argv(peer: str, payload: int | None = None) -> list[str]:
-    """One echo; with ``payload``, Don't Fragment set and that many data bytes."""
+def ping_argv(peer: str, payload: int | None = None, source: str | None = None) -> list[str]:
+    """One echo; with ``payload``, Don't Fragment set and that many data bytes; with
+    ``source``, sent from that address (``-S``: the test link's, so the echo proves that
+    link and not whatever route the host would pick)."""
     argv = ["ping.exe", "-n", "1", "-w", "2000"]
+    if source is not None:
+        argv += ["-S", source]
     if payload is not None:
         argv += ["-f", "-l", str(int(payload))]
     return [*argv, peer]
+
+
+def source_address(addresses: tuple[str, ...], peer: str) -> str | None:
+    """Of an adapter's IPv4 addresses, the one nearest ``peer`` (the longest common
+    prefix): the test link's own address to send from. None: the adapter has none."""
+    import ipaddress
+
+    try:
+        want = int(ipaddress.IPv4Address(peer))
+    except ValueError:
+        return None
+    best, best_bits = None, -1
+    for text in addresses:
+        try:
+            mine = int(ipaddress.IPv4Address(text))
+        except ValueError:
+            continue
+        bits = 32 - (mine ^ want).bit_length()
+        if bits > best_bits:
+            best, best_bits = text, bits
+    return best
 
 
 def read_ping(text: str, peer: str) -> tuple[bool, str]:

@@ -270,12 +270,27 @@ for ($i = 0; -not (Test-Path -LiteralPath $rc); $i++) {
 exit 0
 """
 
+# $ErrorActionPreference = 'Stop' is for cmdlets only. A native program inside a script is
+# run by this function, in its own scope with 'Continue', its stderr taken as text, and
+# judged by its exit code: with 'Stop', PowerShell 5.1 turns the first line a native
+# program writes on a redirected stderr into a terminating NativeCommandError
+# (PowerShell#3996, #14273; windows.md pitfall 4), so taskkill's "process not found"
+# would end a script that was only making sure. Returns the exit code.
+INVOKE_NATIVE = r"""
+function Invoke-Native {
+    $ErrorActionPreference = 'Continue'
+    $exe, $rest = $args
+    $null = & $exe @rest 2>&1
+    return $LASTEXITCODE
+}
+"""
+
 # No signals on Windows: a console tool without a console can only be ended by
 # TerminateProcess (taskkill /F), so servers must have printed their report first: this
 # waits for it. The file is opened with FileShare.ReadWrite because the tool still
 # writes it. Exit 0: seen and stopped; 4: seen, still running after the kill; 3: ended
 # without it; 1: not seen within the polls.
-STOP_AFTER_OUTPUT = r"""
+STOP_AFTER_OUTPUT = INVOKE_NATIVE + r"""
 $out = Join-Path $Dir 'out'
 $rc = Join-Path $Dir 'rc'
 $re = New-Object System.Text.RegularExpressions.Regex($Pattern, 'Multiline')
@@ -290,7 +305,7 @@ for ($i = 0; (Count-Matches) -lt [int]$Count; $i++) {
     if ($i -ge [int]$Polls) { exit 1 }
     Start-Sleep -Milliseconds ([int]$PollMs)
 }
-$null = & taskkill.exe /PID ([int]$Id) /T /F
+$null = Invoke-Native taskkill.exe /PID ([int]$Id) /T /F
 for ($i = 0; $i -lt 100; $i++) {
     if (-not (Get-Process -Id ([int]$Id) -ErrorAction SilentlyContinue)) { exit 0 }
     Start-Sleep -Milliseconds 10
@@ -299,9 +314,13 @@ exit 4
 """
 
 # By PID and its tree, never by image name (PKB's taskkill /IM would end other runs).
-KILL_TREE = r"""
-$null = & taskkill.exe /PID ([int]$Id) /T /F
-exit 0
+# taskkill's exit code: 0 stopped, 128 no such process (it had ended: fine); another is
+# said and returned.
+KILL_TREE = INVOKE_NATIVE + r"""
+$rc = Invoke-Native taskkill.exe /PID ([int]$Id) /T /F
+if ($rc -eq 0 -or $rc -eq 128) { exit 0 }
+[Console]::Error.WriteLine('taskkill /PID ' + $Id + ' exited ' + $rc)
+exit $rc
 """
 
 # Bytes, as base64: never re-encoded by PowerShell (5.1's Get-Content reads ANSI, ">"
@@ -346,7 +365,7 @@ PIDFILE_TAIL = "Remove-Item -LiteralPath $PidFile -Force -ErrorAction SilentlyCo
 # the start time written beside it; then the path is removed (retried while the dying
 # process still holds its files). One line per path: "stopped|gone|none PATH"; a path
 # that cannot be removed gets no line (the controller keeps it journaled).
-REAP = r"""
+REAP = INVOKE_NATIVE + r"""
 foreach ($p in ($Paths -split "`n")) {
     if ($p -eq '') { continue }
     try {
@@ -361,7 +380,7 @@ foreach ($p in ($Paths -split "`n")) {
             if ($words.Count -eq 2 -and [int]::TryParse($words[0], [ref]$id)) {
                 $proc = Get-Process -Id $id -ErrorAction SilentlyContinue
                 if ($proc -and [string]$proc.StartTime.ToFileTimeUtc() -eq $words[1]) {
-                    $null = & taskkill.exe /PID $id /T /F
+                    $null = Invoke-Native taskkill.exe /PID $id /T /F
                     $null = $proc.WaitForExit(5000)
                     $what = 'stopped'
                 }

@@ -267,3 +267,38 @@ def test_a_nul_is_refused_before_anything_is_sent(name):
         SH.render(builders("a\0b")[name]())
     with pytest.raises(WindowsScriptError, match="NUL"):
         with_pidfile("a\0b")
+
+
+# -- 'Stop' is for cmdlets: native programs judged by their exit code ---------------------
+def native_commands(script: str) -> list[str]:
+    """Commands in ``script`` that run a native program by its file name (``x.exe``,
+    bare or quoted after ``&``)."""
+    found: list[str] = []
+
+    def walk(node: tree_sitter.Node) -> None:
+        if node.type == "command":
+            name = next((c for c in node.children if c.type == "command_name_expr"
+                         or c.type == "command_name"), None)
+            text = (name.text or b"").decode().strip("'\"") if name is not None else ""
+            if text.lower().endswith(".exe"):
+                found.append(text)
+        for child in node.children:
+            walk(child)
+    walk(PARSER.parse(script.encode("utf-8")).root_node)
+    return found
+
+
+def test_the_native_command_finder_finds_them():
+    assert native_commands("$null = & taskkill.exe /PID 1\n& 'ping.exe' '-n' '1'\n"
+                           "Invoke-Native taskkill.exe /T\n") == ["taskkill.exe", "ping.exe"]
+
+
+@pytest.mark.parametrize("name", sorted(builders(HARMLESS)))
+def test_no_native_program_runs_where_error_action_is_stop(name):
+    # PS 5.1 + 'Stop' + a native program's redirected stderr = a terminating error
+    # (PowerShell#3996): inside the 'Stop' scripts, natives go through Invoke-Native.
+    for script in scripts_of(builders(HARMLESS)[name]()):
+        if "$ErrorActionPreference = 'Stop'" in script:
+            assert native_commands(script) == [], (name, script)
+        else:      # a native argv: judged by its exit code, which the script passes on
+            assert "exit $global:LASTEXITCODE" in script, name

@@ -154,3 +154,22 @@ def test_a_tuning_error_names_the_adapter_state_after_a_boot():
     plat.adapter("Ethernet 2")
     with pytest.raises(TuningError, match=r"60 s after the boot it is Disconnected at 1 Gbps"):
         plat.reboot()
+
+
+def test_every_ping_goes_from_the_test_address(tmp_path):
+    pair = hosts()
+    Runner(profile(tmp_path), INVENTORY, tmp_path / "out", hosts=pair).run()
+    own = {"wa": "198.18.0.1", "wb": "198.18.0.2"}
+    for name, conn in pair.connections.items():
+        pings = [c.argv for c in conn.calls if c.label == "ping.exe"]
+        assert pings and all(p[p.index("-S") + 1] == own[name] for p in pings), name
+        # the path-MTU proof among them: Don't Fragment, full size, from the test address
+        assert any("-f" in p and p[p.index("-l") + 1] == str(9000 - 28) for p in pings)
+
+
+def test_a_ping_from_an_address_the_host_lacks_fails_as_ping_exe_says():
+    pair = two()
+    plat = pair.platform("wa")
+    res = plat.conn.run(["ping.exe", "-n", "1", "-S", "10.9.9.9", "198.18.0.2"])
+    assert "General failure" in res.stdout
+    assert plat.reaches("Ethernet 2", "198.18.0.2")
