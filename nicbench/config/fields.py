@@ -16,7 +16,14 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Val
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 LINUX_IFNAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,14}$")   # IFNAMSIZ-1
-WINDOWS_IFNAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _().#-]{0,63}$")
+# A Windows adapter: its name (localized defaults too: 'イーサネット', 'Подключение по
+# локальной сети', 'Local Area Connection* 2': any letters and digits, space and
+# _ ( ) . # * -; it only ever reaches a script as a single-quoted literal, compared
+# exactly, never as a wildcard), its ifIndex (digits), or its interface GUID ({...}).
+WINDOWS_IFNAME_RE = re.compile(r"^[^\W_][\w ().#*-]{0,255}$")
+WINDOWS_IFINDEX_RE = re.compile(r"^[1-9][0-9]{0,9}$")
+WINDOWS_GUID_RE = re.compile(r"^\{[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-"
+                             r"[0-9A-Fa-f]{12}\}$")
 HOSTNAME_RE = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,62})(\.[A-Za-z0-9-]{1,63})*$")
 PATH_RE = re.compile(r"^[A-Za-z0-9_./~+-][A-Za-z0-9_./~+:\\-]{0,511}$")
 USER_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,31}$")
@@ -203,7 +210,9 @@ def is_linux_ifname(value: str) -> bool:
 
 
 def is_windows_ifname(value: str) -> bool:
-    return bool(WINDOWS_IFNAME_RE.match(value))
+    """A Windows adapter's name, ifIndex or interface GUID (see WINDOWS_IFNAME_RE)."""
+    return bool(WINDOWS_IFNAME_RE.fullmatch(value) or WINDOWS_GUID_RE.fullmatch(value)) \
+        and value == value.strip()
 
 
 def check_arg(value: Any) -> Any:

@@ -59,6 +59,8 @@ class FakeAdapter:
     provider: str = "Intel"
     driver_version: str = "12.19.2.45"
     description: str = "Intel(R) Ethernet Server Adapter I350-T2"
+    guid: str = ""                 # InterfaceGuid; given one by the host if left empty
+    if_index: int = 0              # likewise
 
     @property
     def nl_mtu(self) -> int:
@@ -134,6 +136,23 @@ class FakeWindowsHost:
     _pid: int = 4000
     _ticks: int = 0
     peers: FakeWindowsPair | None = None
+
+    def __post_init__(self) -> None:
+        for i, a in enumerate(self.adapters.values()):
+            a.guid = a.guid or f"{{4A7D1E0C-0000-4000-8000-{i + 1:012X}}}"
+            a.if_index = a.if_index or 7 + i
+
+    def find_adapter(self, by: str, ident: str) -> tuple[str, FakeAdapter] | None:
+        """Find-Adapter: exactly one adapter by GUID, ifIndex or name (exact)."""
+        found = [(n, a) for n, a in self.adapters.items()
+                 if (by == "guid" and a.guid.upper() == ident.upper())
+                 or (by == "index" and str(a.if_index) == ident)
+                 or (by == "name" and n.lower() == ident.lower())]
+        return found[0] if len(found) == 1 else None
+
+    def rename(self, old: str, new: str) -> None:
+        """Rename-NetAdapter: the same adapter (GUID, ifIndex) under another name."""
+        self.adapters = {new if n == old else n: a for n, a in self.adapters.items()}
 
     # -- the connection's answer ------------------------------------------------------------
     def __call__(self, call: Call) -> Reply:
@@ -217,12 +236,16 @@ def _host_facts(h: FakeWindowsHost, call: Call) -> Reply:
         "defender_realtime": True, "autotuning": "Normal", "temp": TEMP}) + "\n")
 
 
+def _no_adapter(call: Call) -> Reply:
+    by, ident = call.params["By"], call.params["Adapter"]
+    return "", f"no adapter with {by} {ident} (0 found; Get-NetAdapter lists them)\n", 1
+
+
 def _adapter(h: FakeWindowsHost, call: Call) -> Reply:
-    name = call.params["Name"]
-    a = h.adapters.get(name)
-    if a is None:
-        return ("", f"Get-NetAdapter : No MSFT_NetAdapter objects found with property 'Name' "
-                    f"equal to '{name}'.", 1)
+    found = h.find_adapter(call.params["By"], call.params["Adapter"])
+    if found is None:
+        return _no_adapter(call)
+    name, a = found
     status = a.status
     if h._adapter_down_left > 0:     # the driver is still starting after the boot
         h._adapter_down_left -= 1
@@ -236,8 +259,8 @@ def _adapter(h: FakeWindowsHost, call: Call) -> Reply:
     adv.append({"keyword": "*LsoV2IPv4", "display": "Large Send Offload V2 (IPv4)",
                 "value": ["1"], "valid": ["0", "1"], "min": None, "max": None, "step": None})
     return _ok(json.dumps({
-        "name": name, "description": a.description, "status": status, "if_index": 7,
-        "guid": "{4A7D1E0C-0000-4000-8000-00000000000" + str(len(name) % 10) + "}",
+        "name": name, "description": a.description, "status": status,
+        "if_index": a.if_index, "guid": a.guid,
         "mac": "00-1B-21-00-00-01", "link_speed": "1 Gbps", "driver_provider": a.provider,
         "driver_version": a.driver_version, "driver_description": a.description,
         "driver_date": "2021-03-04", "nl_mtu": a.nl_mtu, "addresses": list(a.addresses),
@@ -245,8 +268,10 @@ def _adapter(h: FakeWindowsHost, call: Call) -> Reply:
 
 
 def _set_advanced(h: FakeWindowsHost, call: Call) -> Reply:
-    name = call.params["Name"]
-    a = h.adapters[name]
+    found = h.find_adapter(call.params["By"], call.params["Adapter"])
+    if found is None:
+        return _no_adapter(call)
+    name, a = found
     value = call.params["Value"]
     listed = value in a.valid if not a.numeric else \
         a.numeric[0] <= int(value) <= a.numeric[1]
@@ -446,8 +471,10 @@ def _wait_listening(h: FakeWindowsHost, call: Call) -> Reply:
 def _format_list(h: FakeWindowsHost, call: Call) -> Reply:
     """Get-NetAdapterAdvancedProperty ... | Format-List *, in the layout of the E810
     capture (tests/fixtures/windows/mfd__...), for the jumbo keyword only."""
-    name = call.params["Name"]
-    a = h.adapters[name]
+    found = h.find_adapter(call.params["By"], call.params["Adapter"])
+    if found is None:
+        return _no_adapter(call)
+    name, a = found
     if a.keyword is None:
         return _ok("\n")
     lo, hi, step = a.numeric or ("", "", "")
@@ -493,7 +520,7 @@ def _native(h: FakeWindowsHost, call: Call) -> Reply:
             return _ok(f"\nPinging {peer} from {source} with 32 bytes of data:\nPING: "
                        "transmit failed. General failure. \n")
         size = int(args[args.index("-l") + 1]) if "-l" in args else 32
-        mtu = h.peers.path_mtu(h, peer) if h.peers else 1500
+        mtu = h.peers.path_mtu(h, peer, source) if h.peers else 1500
         if h._silent_left > 0:
             h._silent_left -= 1
             mtu = None
@@ -576,8 +603,12 @@ class FakeWindowsPair:
     def close(self) -> None:
         self.closed += 1
 
-    def path_mtu(self, sender: FakeWindowsHost, peer: str) -> int | None:
-        mine = min((a.nl_mtu for a in sender.adapters.values()), default=1500)
+    def path_mtu(self, sender: FakeWindowsHost, peer: str,
+                 source: str | None = None) -> int | None:
+        """The MTU between the sender's adapter (the one holding ``source``; without
+        one, the smallest) and the adapter holding ``peer``; None: no such peer."""
+        mine = min((a.nl_mtu for a in sender.adapters.values()
+                    if source is None or source in a.addresses), default=1500)
         for h in self.hosts.values():
             for a in h.adapters.values():
                 if peer in a.addresses:

@@ -111,6 +111,9 @@ class WindowsPlatform(Platform):
         self._adapters: dict[str, wc.WindowsAdapter] = {}
         self._boot_before: str | None = None
         self._links: dict[str, str] = {}     # adapter -> link speed before a reboot
+        # adapter (as the inventory names it) -> its interface GUID, once read: kept
+        # across reconnects and reboots (a GUID does not change; a name or ifIndex may)
+        self._guids: dict[str, str] = {}
         self._temp: str | None = None
         self.reboots = 0
 
@@ -140,14 +143,25 @@ class WindowsPlatform(Platform):
             autotuning=w.autotuning, cpu_counters=counters)
 
     def adapter(self, iface: str, fresh: bool = False) -> wc.WindowsAdapter:
+        """The adapter the inventory names ``iface`` (its name, ifIndex or GUID). Found
+        once by that, then by its interface GUID (:meth:`ident`), so a rename, a
+        localized name or an ifIndex that moved after a boot changes nothing."""
         if fresh or iface not in self._adapters:
-            res = self.conn.run(wc.adapter_argv(iface), warn=True)
+            res = self.conn.run(wc.adapter_argv(self.ident(iface)), warn=True)
             if not res.ok:
-                raise TuningError(self.host, "interface", iface, res.tail() or "not found",
-                                  "check pairs[].a/b.interface (Get-NetAdapter names it)",
+                raise TuningError(self.host, "interface", iface, _one_line(res.tail())
+                                  or "not found", "check pairs[].a/b.interface: a name, "
+                                  "ifIndex or InterfaceGuid that Get-NetAdapter lists",
                                   kind=TuningErrorKind.INTERFACE)
-            self._adapters[iface] = wc.read_adapter(res.stdout)
+            a = wc.read_adapter(res.stdout)
+            self._adapters[iface] = a
+            if a.guid and wc.WINDOWS_GUID_RE.fullmatch(a.guid):
+                self._guids.setdefault(iface, a.guid.upper())
         return self._adapters[iface]
+
+    def ident(self, iface: str) -> str:
+        """How the adapter ``iface`` is named in commands: its GUID once known."""
+        return self._guids.get(iface, iface)
 
     def interface_facts(self, iface: str) -> WindowsInterfaceFacts:
         a = self.adapter(iface, fresh=True)
@@ -161,7 +175,7 @@ class WindowsPlatform(Platform):
                     if p.keyword in ("*LsoV2IPv4", "*TCPChecksumOffloadIPv4", "*RSS",
                                      "*IPChecksumOffloadIPv4", "*InterruptModeration")}
         return WindowsInterfaceFacts(
-            name=iface, mtu=a.nl_mtu or 0, max_mtu=max_mtu, state=a.status.lower(),
+            name=a.name or iface, mtu=a.nl_mtu or 0, max_mtu=max_mtu, state=a.status.lower(),
             carrier=a.status == "Up", driver=a.driver_description or None,
             driver_version=a.driver_version or None, offloads=offloads,
             addresses=a.addresses, driver_provider=a.driver_provider or None,
@@ -210,7 +224,7 @@ class WindowsPlatform(Platform):
         if why:
             raise TuningError(self.host, setting, value, why,
                               "the driver does not offer this size")
-        res = self.conn.run(wc.set_advanced_argv(iface, jumbo.keyword, value,
+        res = self.conn.run(wc.set_advanced_argv(self.ident(iface), jumbo.keyword, value,
                                                  ADAPTER_UP_TIMEOUT_S),
                             warn=True, timeout=ADAPTER_UP_TIMEOUT_S + 30)
         if res.exit_status == 3:

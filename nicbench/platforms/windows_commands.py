@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from nicbench.config.fields import REGISTRY_NAMES
+from nicbench.config.fields import REGISTRY_NAMES, WINDOWS_GUID_RE, WINDOWS_IFINDEX_RE
 from nicbench.errors import ParseError
 from nicbench.platforms.base import CpuTimes
 from nicbench.remote.powershell import WindowsScriptError, ps_script
@@ -148,11 +148,46 @@ def read_last_boot(text: str) -> str:
 
 
 # -- adapters ------------------------------------------------------------------------
-ADAPTER = r"""
-$a = Get-NetAdapter -Name $Name
+def adapter_by(ident: str) -> tuple[str, str]:
+    """How the inventory names an adapter: ("guid", "{...}"), ("index", "7") or
+    ("name", "Ethernet 2"). The platform names it by GUID once it knows it."""
+    if WINDOWS_GUID_RE.fullmatch(ident):
+        return "guid", ident.upper()
+    if WINDOWS_IFINDEX_RE.fullmatch(ident):
+        return "index", ident
+    return "name", ident
+
+
+def _adapter_params(ident: str) -> dict[str, str]:
+    by, value = adapter_by(ident)
+    return {"By": by, "Adapter": value}
+
+
+# The adapter nicbench means, found by exact comparison: Get-NetAdapter -Name and the
+# other cmdlets' -Name take wildcards, and a localized default name has one ('Local
+# Area Connection* 2'). Exactly one must match.
+FIND_ADAPTER = r"""
+function Find-Adapter {
+    $found = @(Get-NetAdapter | Where-Object {
+        if ($By -eq 'guid') { $_.InterfaceGuid -eq $Adapter }
+        elseif ($By -eq 'index') { $_.ifIndex -eq [int]$Adapter }
+        else { $_.Name -eq $Adapter }
+    })
+    if ($found.Count -ne 1) {
+        throw ('no adapter with ' + $By + ' ' + $Adapter + ' (' + $found.Count + ' found; Get-NetAdapter lists them)')
+    }
+    return $found[0]
+}
+function Get-AdvancedProperties($a) {
+    @(Get-NetAdapterAdvancedProperty -AllProperties -ErrorAction SilentlyContinue | Where-Object { $_.ifAlias -eq $a.Name })
+}
+"""
+
+ADAPTER = FIND_ADAPTER + r"""
+$a = Find-Adapter
 $ip = Get-NetIPInterface -InterfaceIndex $a.ifIndex -AddressFamily IPv4 -ErrorAction SilentlyContinue
 $addr = @(Get-NetIPAddress -InterfaceIndex $a.ifIndex -AddressFamily IPv4 -ErrorAction SilentlyContinue | ForEach-Object { [string]$_.IPAddress })
-$adv = @(Get-NetAdapterAdvancedProperty -Name $Name -AllProperties -ErrorAction SilentlyContinue | ForEach-Object {
+$adv = @(Get-AdvancedProperties $a | ForEach-Object {
     [ordered]@{keyword = [string]$_.RegistryKeyword; display = [string]$_.DisplayName
                value = @($_.RegistryValue | ForEach-Object { [string]$_ })
                valid = @($_.ValidRegistryValues | ForEach-Object { [string]$_ })
@@ -171,8 +206,9 @@ $adv = @(Get-NetAdapterAdvancedProperty -Name $Name -AllProperties -ErrorAction 
 """
 
 
-def adapter_argv(name: str) -> list[str]:
-    return ps_script(ADAPTER, "adapter", Name=name)
+def adapter_argv(ident: str) -> list[str]:
+    """The adapter's facts as JSON; ``ident`` its name, ifIndex or GUID."""
+    return ps_script(ADAPTER, "adapter", **_adapter_params(ident))
 
 
 @dataclass(frozen=True)
@@ -270,15 +306,15 @@ def read_adapter(text: str) -> WindowsAdapter:
                        if isinstance(r, dict)))
 
 
-ADVANCED_FORMAT_LIST = r"""
-Get-NetAdapterAdvancedProperty -Name $Name -AllProperties | Format-List -Property * | Out-String -Width 4096
+ADVANCED_FORMAT_LIST = FIND_ADAPTER + r"""
+Get-AdvancedProperties (Find-Adapter) | Format-List -Property * | Out-String -Width 4096
 """
 
 
-def advanced_format_list_argv(name: str) -> list[str]:
+def advanced_format_list_argv(ident: str) -> list[str]:
     """Every advanced property of an adapter as Format-List prints it (for captures:
     the form of the E810 fixture, read by :func:`read_format_list`)."""
-    return ps_script(ADVANCED_FORMAT_LIST, "adapter-format-list", Name=name)
+    return ps_script(ADVANCED_FORMAT_LIST, "adapter-format-list", **_adapter_params(ident))
 
 
 def read_format_list(text: str) -> list[dict[str, str]]:
@@ -305,19 +341,24 @@ def read_format_list(text: str) -> list[dict[str, str]]:
     return records
 
 
-SET_ADVANCED = r"""
-Set-NetAdapterAdvancedProperty -Name $Name -RegistryKeyword $Keyword -RegistryValue $Value
+SET_ADVANCED = FIND_ADAPTER + r"""
+$a = Find-Adapter
+$p = @(Get-AdvancedProperties $a | Where-Object { $_.RegistryKeyword -eq $Keyword })
+if ($p.Count -ne 1) { throw ('adapter ' + $a.Name + ' has no property ' + $Keyword) }
+$p[0] | Set-NetAdapterAdvancedProperty -RegistryValue $Value
 # The miniport restarts: wait (bounded) until the adapter is Up again.
-for ($i = 0; (Get-NetAdapter -Name $Name).Status -ne 'Up'; $i++) {
-    if ($i -ge [int]$UpPolls) { [Console]::Error.WriteLine("adapter $Name not Up after the change"); exit 3 }
+for ($i = 0; (Get-NetAdapter -InterfaceIndex $a.ifIndex).Status -ne 'Up'; $i++) {
+    if ($i -ge [int]$UpPolls) { [Console]::Error.WriteLine('adapter ' + $a.Name + ' not Up after the change'); exit 3 }
     Start-Sleep -Milliseconds 250
 }
 """
 
 
-def set_advanced_argv(name: str, keyword: str, value: str, up_timeout_s: float) -> list[str]:
-    return ps_script(SET_ADVANCED, f"set {keyword}", Name=name, Keyword=keyword, Value=value,
-                     UpPolls=max(1, round(up_timeout_s / 0.25)))
+def set_advanced_argv(ident: str, keyword: str, value: str, up_timeout_s: float) -> list[str]:
+    """Set one advanced property of the adapter ``ident`` (name, ifIndex or GUID), then
+    wait until it is Up again (exit 3 if not within ``up_timeout_s``)."""
+    return ps_script(SET_ADVANCED, f"set {keyword}", **_adapter_params(ident), Keyword=keyword,
+                     Value=value, UpPolls=max(1, round(up_timeout_s / 0.25)))
 
 
 def read_set_property_error(stderr: str) -> tuple[str, tuple[str, ...]]:

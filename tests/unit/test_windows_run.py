@@ -567,7 +567,9 @@ def test_after_a_jumbo_change_the_platform_waits_for_up_then_reads_the_ip_mtu():
     assert change.params["Value"] == "9014"                       # frame = IP MTU + 14
     # The script itself waits for Up, bounded by the platform's timeout in 250 ms polls,
     # and the call's own timeout leaves it that long.
-    assert "(Get-NetAdapter -Name $Name).Status -ne 'Up'" in change.script
+    assert "(Get-NetAdapter -InterfaceIndex $a.ifIndex).Status -ne 'Up'" in change.script
+    # by the GUID the first read of the adapter gave
+    assert (change.params["By"], change.params["Adapter"]) == ("guid", nic.guid)
     assert int(change.params["UpPolls"]) == round(ADAPTER_UP_TIMEOUT_S / 0.25)
     assert plat.conn.timeouts[calls.index(change)] > ADAPTER_UP_TIMEOUT_S
     # Then the adapter is read again: the keyword's value and NlMtu, frame - 14.
