@@ -208,7 +208,7 @@ class PlanHosts:
         from nicbench.remote.powershell import WindowsShell
 
         if self._pair is None:
-            self._pair = FakeWindowsPair()
+            self._pair = FakeWindowsPair(outside=self._outside)
         host = self._pair.add(FakeWindowsHost(
             name, {i: FakeAdapter(addresses=(a,), numeric=(1514, 16128, 1))
                    for i, a in interfaces.items()},
@@ -218,6 +218,19 @@ class PlanHosts:
         plat = WindowsPlatform(conn, tools=tools, options=self.options)
         answer.wait = lambda: f"wait for the reboot: this probe {plat.reboot_wait.text()}"
         return plat
+
+    def _outside(self, address: str) -> int | None:
+        """A planned Linux peer of a Windows host, as its pings see it: the MTU its
+        interface has at this point of the plan (1500 until it is planned)."""
+        for pair in self.inventory.pairs:
+            for side in (pair.a, pair.b):
+                if side.address == address and \
+                        self.inventory.host(side.host).os != "windows":
+                    plat = self._platforms.get(side.host)
+                    conn = plat.conn if plat is not None else None
+                    return conn.mtu.get(side.interface, 1500) \
+                        if isinstance(conn, PlanConnection) else 1500
+        return None
 
     def close(self) -> None:
         pass
@@ -319,6 +332,8 @@ class RunPlan:
     # trials and time (every test stable at its min), the above being the most.
     trials_min: int | None = None
     estimate_min_s: float | None = None
+    # Points the planning hosts refused, each with why: (pair, point, reason).
+    skipped: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -343,12 +358,15 @@ def same_commands(planned: str, ran: str) -> bool:
 def make_plan(profile: Profile, inventory: Inventory, pairs: list[str] | None = None,
               parallel: int = 1) -> RunPlan:
     log = PlanLog()
+    skipped: list[tuple[str, str, str]] = []
 
     def where(event: ev.Event) -> None:
         if isinstance(event, ev.PairStarted):
             log.where = f"{event.pair} setup"
         elif isinstance(event, ev.PointStarted):
             log.where = f"{event.pair} {event.point}"
+        elif isinstance(event, ev.PointSkipped):
+            skipped.append((event.pair, event.point, event.reason))
 
     with tempfile.TemporaryDirectory(prefix="nicbench-plan-") as tmp:
         hosts = PlanHosts(inventory, log, PlatformOptions.of(profile))
@@ -362,7 +380,8 @@ def make_plan(profile: Profile, inventory: Inventory, pairs: list[str] | None = 
                     for r in runner.run_dir.records() if r.commands]
     tool_s, estimate, schedule = _estimate(profile, inventory, chosen, parallel, trials,
                                            profile.planned_trials)
-    plan = RunPlan(profile, chosen, log.sent, trials, tool_s, estimate, schedule, commands)
+    plan = RunPlan(profile, chosen, log.sent, trials, tool_s, estimate, schedule, commands,
+                   skipped=skipped)
     fewest = sum(measure_for(profile, t).planned_min() for t in profile.tests) \
         * len(profile.points) * len(chosen)
     if fewest != trials:
@@ -439,6 +458,9 @@ def render(plan: RunPlan) -> list[str]:
            "point; a UDP bisection's trials depend on what it measures)",
            "schedule: " + ", ".join(f"{s.pair} {duration_text(s.start_s)}-"
                                     f"{duration_text(s.end_s)}" for s in plan.schedule)]
+    # A point the hosts would refuse: planned, not run, and said why (the trials it
+    # would have run are in the count above, as a run counts them).
+    out += [f"skipped: {pair} {point}: {reason}" for pair, point, reason in plan.skipped]
     hosts = list(dict.fromkeys(s.host for s in plan.sent))
     for host in hosts:
         out += ["", f"== {host}"]

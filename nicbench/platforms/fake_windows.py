@@ -585,6 +585,10 @@ class FakeWindowsPair:
     platforms: dict[str, WindowsPlatform] = field(default_factory=dict)
     connections: dict[str, ReplayConnection] = field(default_factory=dict)
     closed: int = 0
+    # Hosts beyond the scripted Windows ones (a Linux peer of a mixed pair): address ->
+    # the MTU its interface has now, None if no host has that address. A ping to such
+    # a peer is answered as that host would answer it.
+    outside: Callable[[str], int | None] | None = None
 
     def add(self, host: FakeWindowsHost) -> FakeWindowsHost:
         host.peers = self
@@ -613,7 +617,8 @@ class FakeWindowsPair:
             for a in h.adapters.values():
                 if peer in a.addresses:
                     return min(mine, a.nl_mtu)
-        return None
+        theirs = self.outside(peer) if self.outside is not None else None
+        return None if theirs is None else min(mine, theirs)
 
     def server_of(self, sender: FakeWindowsHost) -> Proc | None:
         for h in self.hosts.values():
