@@ -28,6 +28,7 @@ is listed in tests/fixtures/windows/READERS.md.
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, UTC
@@ -126,6 +127,10 @@ class FakeWindowsHost:
     # controller die mid-trial: raise, and keep raising).
     on_call: Callable[[Call], None] | None = None
     log: list[str] = field(default_factory=list)   # labels, in order
+    # powershell.exe processes started on the host: one per command that reached it
+    # (each is its own `powershell.exe -EncodedCommand`), one more per background tool
+    # (its runner, created by WMI). What a trial costs in process starts is counted here.
+    powershell_starts: int = 0
     _down: int = 0
     _rebooting: bool = False
     _up_left: int = 0
@@ -167,6 +172,7 @@ class FakeWindowsHost:
             raise ConnectError(self.name, "the connection was lost", "the host may have "
                                "rebooted or dropped the connection")
         self.log.append(call.label)
+        self.powershell_starts += 1
         handler = _HANDLERS.get(call.label.split(" ")[0] if call.is_script else "native")
         if handler is None:
             raise AssertionError(f"{self.name}: no answer for {call.label!r}")
@@ -349,6 +355,7 @@ def _background(h: FakeWindowsHost, call: Call) -> Reply:
     exe, argline = _runner_params(call.params["Runner"])
     h.dirs.add(workdir)
     proc = h.new_proc([exe, *_split(argline)], workdir)
+    h.powershell_starts += 1             # the runner WMI creates
     h.files[workdir + "\\pid"] = f"{proc.pid} {proc.start}".encode()
     h.log.append(f"server {exe}")
     return _ok(f"{proc.pid} {workdir}\n")
@@ -629,6 +636,29 @@ class FakeWindowsPair:
         return None
 
 
+@dataclass
+class StartCounter:
+    """A Runner's listener that counts the powershell.exe starts each trial costs the
+    scripted hosts: their counters at each TrialStarted; a trial's starts are what the
+    counters moved by until the next one (so the last trial, followed by the point's
+    restore, is not counted)."""
+
+    pair: FakeWindowsPair
+    marks: list[tuple[str, dict[str, int]]] = field(default_factory=list)
+
+    def __call__(self, event: object) -> None:
+        from nicbench.execution import events as ev
+
+        if isinstance(event, ev.TrialStarted):
+            self.marks.append((event.test, {n: h.powershell_starts
+                                            for n, h in self.pair.hosts.items()}))
+
+    def per_trial(self) -> list[tuple[str, dict[str, int]]]:
+        """(test, host -> starts) of every trial but the last."""
+        return [(test, {n: after[n] - before[n] for n in before})
+                for (test, before), (_, after) in itertools.pairwise(self.marks)]
+
+
 def windows_pair(names: Mapping[str, tuple[str, str]], tool_run=None,
                  options: PlatformOptions | None = None,
                  **adapter: object) -> FakeWindowsPair:
@@ -645,6 +675,7 @@ __all__ = [
     "FakeAdapter",
     "FakeWindowsHost",
     "FakeWindowsPair",
+    "StartCounter",
     "ToolRun",
     "list2cmdline",
     "windows_pair",
