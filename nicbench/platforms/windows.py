@@ -22,6 +22,10 @@ restored ("absent" is a real original: restoring it deletes):
               recovered by ``nicbench restore``.
 ``firewall``  key: a rule name; value: the ports (TCP and UDP rules in group nicbench).
 
+Adapters: the inventory names one by its name (localized too), ifIndex or interface
+GUID; it is found once by that (exact comparison, never a wildcard), then named by its
+GUID (:meth:`adapter`, :meth:`ident`). Pings go from the test adapter's own address.
+
 Processes and files a trial leaves (a receiver's directory, a client's pid file, a
 tool's -xml file) are named under the SSH user's TEMP (:meth:`scratch_file`), so the
 journal holds full paths that :meth:`reap` finds from any later session.
@@ -48,7 +52,7 @@ import ntpath
 import re
 import time
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import assert_never
 from collections.abc import Mapping, Sequence
 
@@ -517,7 +521,8 @@ class WindowsPlatform(Platform):
 
 def _boot_instant(text: str) -> datetime:
     try:
-        return datetime.fromisoformat(text)
+        at = datetime.fromisoformat(text)
+        return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
     except ValueError:
         raise ParseError("windows", "a boot time like 2024-05-01T08:00:00.0000000Z",
                          f"{text[:60]!r}") from None
