@@ -541,31 +541,28 @@ def _one_line(text: str) -> str:
 def reboot_together(platforms: Sequence[WindowsPlatform]) -> dict[str, float]:
     """Restart several hosts at once and wait for all, each within its own reboot
     timeout counted from when the first was told; host -> seconds. One host that is
-    slow, or never comes back, does not cut short the wait for the others: every host
-    is waited for, then the first failure is raised (the others' named in it)."""
+    slow, never comes back, or answers with another host key, does not cut short the
+    wait for the others: every host told is waited for, then the first failure is
+    raised (a lost host's message names the others lost too)."""
     t0 = time.monotonic()
-    failed: list[tuple[WindowsPlatform, NicbenchError]] = []
+    failed: list[NicbenchError] = []
     told = []
     for p in platforms:
         try:
             p.begin_reboot()
             told.append(p)
-        except (HostKeyError, AuthError):
-            raise
         except NicbenchError as exc:
-            failed.append((p, exc))
+            failed.append(exc)
     took = {}
     for p in told:
         try:
             took[p.host] = p.finish_reboot(t0 + p.reboot_wait.timeout_s)
-        except (HostKeyError, AuthError):
-            raise
         except NicbenchError as exc:
-            failed.append((p, exc))
+            failed.append(exc)
     if failed:
-        first = failed[0][1]
-        if len(failed) > 1 and isinstance(first, RemoteError):
-            others = "; ".join(e.one_line() for _, e in failed[1:])
+        first = failed[0]
+        if type(first) is ConnectError and len(failed) > 1:
+            others = "; ".join(e.one_line() for e in failed[1:])
             raise ConnectError(first.host, f"{first.message} (also: {others})", first.hint)
         raise first
     return took

@@ -173,3 +173,12 @@ def test_a_ping_from_an_address_the_host_lacks_fails_as_ping_exe_says():
     res = plat.conn.run(["ping.exe", "-n", "1", "-S", "10.9.9.9", "198.18.0.2"])
     assert "General failure" in res.stdout
     assert plat.reaches("Ethernet 2", "198.18.0.2")
+
+
+def test_a_host_back_with_another_key_is_fatal_but_its_peer_is_still_waited_for():
+    pair = two(down_probes=1)
+    pair.hosts["wa"].new_host_key = True
+    plats = [pair.platform("wa"), pair.platform("wb")]
+    with pytest.raises(HostKeyError, match="wa: host key of wa differs"):
+        reboot_together(plats)
+    assert pair.hosts["wb"].boots == 2 and plats[1].reboots == 1
