@@ -182,3 +182,17 @@ def test_a_host_back_with_another_key_is_fatal_but_its_peer_is_still_waited_for(
     with pytest.raises(HostKeyError, match="wa: host key of wa differs"):
         reboot_together(plats)
     assert pair.hosts["wb"].boots == 2 and plats[1].reboots == 1
+
+
+def test_a_run_whose_hosts_linger_after_shutdown_with_a_wobbling_boot_time(tmp_path):
+    pair = hosts()
+    for h in pair.hosts.values():
+        h.up_after_shutdown = 3
+        h.boot_jitter = True
+    run = Runner(profile(tmp_path), INVENTORY, tmp_path / "out", hosts=pair)
+    recs = list(run.run().records())
+    assert {r.point for r in recs if r.status is Status.OK} == {"frame1514", "frame9014"}
+    for name, h in pair.hosts.items():
+        # two sets and the restore, each a real boot; none taken from a wobble
+        assert h.boots == 4 and pair.platforms[name].reboots == 3, name
+        assert h.registry == {} and h.adapters["Ethernet 2"].value == "1514", name
