@@ -16,12 +16,23 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Val
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 LINUX_IFNAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,14}$")   # IFNAMSIZ-1
-WINDOWS_IFNAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _().#-]{0,63}$")
+# A Windows adapter: its name (localized defaults too: 'イーサネット', 'Подключение по
+# локальной сети', 'Local Area Connection* 2': any letters and digits, space and
+# _ ( ) . # * -; it only ever reaches a script as a single-quoted literal, compared
+# exactly, never as a wildcard), its ifIndex (digits), or its interface GUID ({...}).
+WINDOWS_IFNAME_RE = re.compile(r"^[^\W_][\w ().#*-]{0,255}$")
+WINDOWS_IFINDEX_RE = re.compile(r"^[1-9][0-9]{0,9}$")
+WINDOWS_GUID_RE = re.compile(r"^\{[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-"
+                             r"[0-9A-Fa-f]{12}\}$")
 HOSTNAME_RE = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,62})(\.[A-Za-z0-9-]{1,63})*$")
 PATH_RE = re.compile(r"^[A-Za-z0-9_./~+-][A-Za-z0-9_./~+:\\-]{0,511}$")
 USER_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,31}$")
 SYSCTL_RE = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_-]+)+$")
-REGISTRY_NAME_RE = re.compile(r"^[A-Za-z0-9_*]{1,64}$")
+# The Tcpip\Parameters values a profile may set (docs/windows.md §4: the reviews' TCP
+# window and RFC 1323 options, and the ones Windows ignores since Vista): a value name is
+# never a pattern (``*`` would be created literally).
+REGISTRY_NAMES = ("TcpWindowSize", "GlobalMaxTcpWindowSize", "Tcp1323Opts",
+                  "NumTcbTablePartitions", "MaxHashTableSize")
 ARG_RE = re.compile(r"^[A-Za-z0-9_.:,+/-]{1,64}$")
 VAR_REF_RE = re.compile(r"^\$[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")   # "$window": a points[].vars key
 SIZE_RE = re.compile(r"^(\d+(?:\.\d+)?)\s*([kKmMgG]?)$")
@@ -168,7 +179,14 @@ def _sysctl_name(value: Any, info: ValidationInfo) -> Any:
 
 
 SysctlName = Annotated[str, AfterValidator(_sysctl_name)]
-RegistryName = Annotated[str, AfterValidator(_pattern(REGISTRY_NAME_RE, "registry value name", "like TcpWindowSize"))]
+def _registry_name(value: Any) -> Any:
+    if value not in REGISTRY_NAMES:
+        raise ValueError(f"{value!r} is not a Tcpip\\Parameters value nicbench sets (one of "
+                         f"{', '.join(REGISTRY_NAMES)})")
+    return value
+
+
+RegistryName = Annotated[str, AfterValidator(_registry_name)]
 Size = Annotated[int, BeforeValidator(parse_size)]
 Rate = Annotated[int, BeforeValidator(parse_rate)]
 # Numbers in files: as pydantic reads them (22, 22.0 or "22"), but never a YAML boolean.
@@ -192,7 +210,9 @@ def is_linux_ifname(value: str) -> bool:
 
 
 def is_windows_ifname(value: str) -> bool:
-    return bool(WINDOWS_IFNAME_RE.match(value))
+    """A Windows adapter's name, ifIndex or interface GUID (see WINDOWS_IFNAME_RE)."""
+    return bool(WINDOWS_IFNAME_RE.fullmatch(value) or WINDOWS_GUID_RE.fullmatch(value)) \
+        and value == value.strip()
 
 
 def check_arg(value: Any) -> Any:

@@ -180,7 +180,8 @@ def cross_check(inv: Inventory, where: Where) -> list[ConfigError]:
             ok = is_windows_ifname(side.interface) if host.os == "windows" \
                 else is_linux_ifname(side.interface)
             if not ok:
-                rule = ("letters, digits, space and _ ( ) . # -" if host.os == "windows"
+                rule = ("a name of letters, digits, space and _ ( ) . # * -, an ifIndex, or "
+                        "an interface GUID {...}" if host.os == "windows"
                         else "at most 15 of letters, digits and _ . @ : -")
                 errors.append(where.error(("pairs", i, side_name, "interface"),
                                           f"{side.interface!r} is not a valid {host.os} "

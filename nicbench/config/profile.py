@@ -145,7 +145,9 @@ class Point(Strict):
 
     mtu: Int | None = Field(None, ge=68, le=65535)
     frame_size: Int | None = Field(None, ge=82, le=65549)
-    registry: dict[RegistryName, Int] = Field(default_factory=dict)
+    # REG_DWORD values: 0 to 0xffffffff
+    registry: dict[RegistryName, Annotated[Int, Field(ge=0, le=0xFFFFFFFF)]] = Field(
+        default_factory=dict)
     sysctl: dict[SysctlName, SysctlValue] = Field(default_factory=dict)
     # "$name" in a test's params takes this point's value; null leaves the parameter
     # out at this point (NTttcp's -rb, given at jumbo frames only in the Jan 2003 review)

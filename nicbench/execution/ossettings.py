@@ -21,6 +21,7 @@ which values the OS ignores it says itself (``Platform.registry_ignored``).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from nicbench.config.profile import Point, TestSpec
 from nicbench.errors import NicbenchError, TuningError, TuningErrorKind
@@ -31,6 +32,9 @@ from nicbench.platforms.tuning import Change, TuningSession
 from nicbench.tools.driver import Endpoints
 from nicbench.tools.params import resolve
 from nicbench.tools.registry import TOOLS, tool_ports
+
+if TYPE_CHECKING:
+    from nicbench.platforms.windows import WindowsPlatform
 
 REGISTRY_KINDS = (SettingKind.REGISTRY, SettingKind.REBOOT)
 REBOOT_MARKER = "tcpip-parameters"
@@ -59,7 +63,15 @@ class OsSettings:
     # -- apply ---------------------------------------------------------------------------
     def apply(self, side: PairSides, point: Point, tests: list[TestSpec]) -> None:
         hosts = [(plat, iface) for plat, iface, _ in side.ends]
-        self._registry(point, [p for p, _ in hosts if p.supports(SettingKind.REGISTRY)])
+        rebooted = self._registry(point, [p for p, _ in hosts
+                                          if p.supports(SettingKind.REGISTRY)])
+        # Back from a boot: the test adapter Up at its link, the peer answering on the
+        # test link, before anything is measured (TuningError: the point says why).
+        (receiver, r_if, r_addr), (sender, s_if, s_addr) = side.ends
+        for plat, iface, peer in ((receiver, r_if, s_addr), (sender, s_if, r_addr)):
+            if plat in rebooted:
+                plat.wait_adapter_up(iface)
+                plat.wait_peer(iface, peer)
         ports = self._ports(side, point, tests)
         for plat, _ in hosts:
             if plat.supports(SettingKind.FIREWALL) and ports:
@@ -68,7 +80,8 @@ class OsSettings:
                 self.tuning.apply(plat, SettingKind.FIREWALL, f"nicbench-{side.pair.name}",
                                   port_spec(sorted(ports)))
 
-    def _registry(self, point: Point, platforms: list[Platform]) -> None:
+    def _registry(self, point: Point, platforms: list[Platform]) -> list[WindowsPlatform]:
+        """Write the point's registry values; the hosts rebooted for them."""
         changed: list[Platform] = []
         for plat in platforms:
             wanted = self._wanted(plat, point)
@@ -99,14 +112,16 @@ class OsSettings:
                 moved = self.tuning.apply(plat, SettingKind.REGISTRY, name, str(value)) or moved
             if moved:
                 changed.append(plat)
-        if changed:
-            from nicbench.platforms.windows import WindowsPlatform, reboot_together
+        if not changed:
+            return []
+        from nicbench.platforms.windows import WindowsPlatform, reboot_together
 
-            wins = [p for p in changed if isinstance(p, WindowsPlatform)]
-            took = reboot_together(wins)
-            for host, seconds in took.items():
-                self.listener(ev.HostRebooted(host=host, seconds=seconds,
-                                              reason=f"registry values of {point.name}"))
+        wins = [p for p in changed if isinstance(p, WindowsPlatform)]
+        took = reboot_together(wins)
+        for host, seconds in took.items():
+            self.listener(ev.HostRebooted(host=host, seconds=seconds,
+                                          reason=f"registry values of {point.name}"))
+        return wins
 
     def _wanted(self, plat: Platform, point: Point) -> dict[str, int]:
         wanted = {}

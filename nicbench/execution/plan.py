@@ -47,6 +47,12 @@ from nicbench.tools.registry import TOOLS
 # and what a point costs to tune, check and restore, for the estimate.
 TRIAL_OVERHEAD_S = 0.1
 POINT_OVERHEAD_S = 1.0
+# What one powershell.exe start costs a Windows host: every Windows command is a process
+# of its own, a background tool one more (its WMI-created runner). "Hundreds of ms" is the
+# design's expectation (docs/windows.md, design 1), not yet measured on a real host; the
+# plan counts the starts its trials make and charges each this much.
+POWERSHELL_START_S = 0.3
+BACKGROUND_START = "Invoke-CimMethod -ClassName Win32_Process -MethodName Create"
 # A tool that does not say how long it runs (netPIPE, netio): a guess for the estimate,
 # bounded by the test's timeout.
 UNKNOWN_TOOL_S = 15.0
@@ -142,8 +148,9 @@ class PlanConnection(Connection):
 class _WindowsPlanAnswer:
     """Planning answers for a Windows host: the scripted Windows host (which answers the
     decoded scripts as real Windows prints them) with every frame size accepted, back
-    from a reboot at the first probe, and tools that print nothing; every script
-    recorded decoded. The probe after a restart is shown with the bounds of the wait it
+    from a reboot at the first probe, and servers that print a report (so a trial takes
+    its usual path, and the plan counts its usual process starts); every script recorded
+    decoded. The probe after a restart is shown with the bounds of the wait it
     stands for (``wait``: the platform's). A second probe for one restart means the wait
     is looping: the plan stops there, before it fills the memory with probes."""
 
@@ -208,16 +215,29 @@ class PlanHosts:
         from nicbench.remote.powershell import WindowsShell
 
         if self._pair is None:
-            self._pair = FakeWindowsPair()
+            self._pair = FakeWindowsPair(outside=self._outside)
         host = self._pair.add(FakeWindowsHost(
             name, {i: FakeAdapter(addresses=(a,), numeric=(1514, 16128, 1))
                    for i, a in interfaces.items()},
-            tool_run=lambda h, argv: ToolRun(), down_probes=0))
+            tool_run=lambda h, argv: ToolRun(server="(planned)\n"), down_probes=0))
         answer = _WindowsPlanAnswer(name, self.log, host)
         conn = ReplayConnection(name, WindowsShell(), answer)
         plat = WindowsPlatform(conn, tools=tools, options=self.options)
         answer.wait = lambda: f"wait for the reboot: this probe {plat.reboot_wait.text()}"
         return plat
+
+    def _outside(self, address: str) -> int | None:
+        """A planned Linux peer of a Windows host, as its pings see it: the MTU its
+        interface has at this point of the plan (1500 until it is planned)."""
+        for pair in self.inventory.pairs:
+            for side in (pair.a, pair.b):
+                if side.address == address and \
+                        self.inventory.host(side.host).os != "windows":
+                    plat = self._platforms.get(side.host)
+                    conn = plat.conn if plat is not None else None
+                    return conn.mtu.get(side.interface, 1500) \
+                        if isinstance(conn, PlanConnection) else 1500
+        return None
 
     def close(self) -> None:
         pass
@@ -319,6 +339,12 @@ class RunPlan:
     # trials and time (every test stable at its min), the above being the most.
     trials_min: int | None = None
     estimate_min_s: float | None = None
+    # Points the planning hosts refused, each with why: (pair, point, reason).
+    skipped: list[tuple[str, str, str]] = field(default_factory=list)
+    # powershell.exe starts the trials make on Windows hosts (every Windows command, and
+    # a background tool's runner), and the trials on pairs with a Windows host.
+    windows_starts: int = 0
+    windows_trials: int = 0
 
 
 @dataclass(frozen=True)
@@ -343,12 +369,15 @@ def same_commands(planned: str, ran: str) -> bool:
 def make_plan(profile: Profile, inventory: Inventory, pairs: list[str] | None = None,
               parallel: int = 1) -> RunPlan:
     log = PlanLog()
+    skipped: list[tuple[str, str, str]] = []
 
     def where(event: ev.Event) -> None:
         if isinstance(event, ev.PairStarted):
             log.where = f"{event.pair} setup"
         elif isinstance(event, ev.PointStarted):
             log.where = f"{event.pair} {event.point}"
+        elif isinstance(event, ev.PointSkipped):
+            skipped.append((event.pair, event.point, event.reason))
 
     with tempfile.TemporaryDirectory(prefix="nicbench-plan-") as tmp:
         hosts = PlanHosts(inventory, log, PlatformOptions.of(profile))
@@ -360,25 +389,43 @@ def make_plan(profile: Profile, inventory: Inventory, pairs: list[str] | None = 
         commands = [TrialCommands(r.pair, r.point, r.test, r.repetition, r.offered_bps,
                                   r.commands["server"], r.commands["client"])
                     for r in runner.run_dir.records() if r.commands]
+    starts = windows_starts(log.sent, inventory)
+    windows_trials = sum(1 for c in commands if _has_windows(inventory, c.pair))
+    starts_s = starts * POWERSHELL_START_S
     tool_s, estimate, schedule = _estimate(profile, inventory, chosen, parallel, trials,
-                                           profile.planned_trials)
-    plan = RunPlan(profile, chosen, log.sent, trials, tool_s, estimate, schedule, commands)
+                                           profile.planned_trials, starts_s)
+    plan = RunPlan(profile, chosen, log.sent, trials, tool_s, estimate, schedule, commands,
+                   skipped=skipped, windows_starts=starts, windows_trials=windows_trials)
     fewest = sum(measure_for(profile, t).planned_min() for t in profile.tests) \
         * len(profile.points) * len(chosen)
     if fewest != trials:
         plan.trials_min = fewest
         plan.estimate_min_s = _estimate(profile, inventory, chosen, parallel, fewest,
-                                        lambda t: measure_for(profile, t).planned_min())[1]
+                                        lambda t: measure_for(profile, t).planned_min(),
+                                        starts_s * fewest / max(1, trials))[1]
     return plan
 
 
+def windows_starts(sent: list[Sent], inventory: Inventory) -> int:
+    """powershell.exe starts of the planned trials on Windows hosts: each command one (a
+    command is a process of its own), a background tool's start one more (its runner)."""
+    windows = {h.name for h in inventory.hosts if h.os == "windows"}
+    return sum(1 + (BACKGROUND_START in s.command) for s in sent
+               if s.host in windows and " #" in s.where)
+
+
+def _has_windows(inventory: Inventory, pair: str) -> bool:
+    p = inventory.pair(pair)
+    return "windows" in (inventory.host(p.a.host).os, inventory.host(p.b.host).os)
+
 def _estimate(profile: Profile, inventory: Inventory, chosen: list[str], parallel: int,
-              trials: int, per_test: Callable[[TestSpec], int]
+              trials: int, per_test: Callable[[TestSpec], int], starts_s: float = 0.0
               ) -> tuple[float, float, list[Slot]]:
-    """Tool time, the whole run's time and the pairs' schedule for ``trials`` trials."""
+    """Tool time, the whole run's time and the pairs' schedule for ``trials`` trials
+    (``starts_s``: what the Windows hosts' process starts add)."""
     per_point = sum(per_test(t) * _tool_s(profile, t) for t in profile.tests)
     tool_s = per_point * len(profile.points) * len(chosen)
-    per_pair = (tool_s + trials * TRIAL_OVERHEAD_S
+    per_pair = (tool_s + trials * TRIAL_OVERHEAD_S + starts_s
                 + len(profile.points) * len(chosen) * POINT_OVERHEAD_S) / max(1, len(chosen))
     schedule = schedule_pairs(inventory, chosen, parallel, per_pair)
     return tool_s, max((s.end_s for s in schedule), default=0.0), schedule
@@ -436,15 +483,28 @@ def render(plan: RunPlan) -> list[str]:
                                  f"{duration_text(plan.estimate_min_s)} to ")
            + f"{duration_text(plan.estimate_s)} (tools {duration_text(plan.tool_s)}, "
            f"harness ~{TRIAL_OVERHEAD_S:g} s per trial and ~{POINT_OVERHEAD_S:g} s per "
-           "point; a UDP bisection's trials depend on what it measures)",
+           "point" + _windows_cost(plan) + "; a UDP bisection's trials depend on what it "
+           "measures)",
            "schedule: " + ", ".join(f"{s.pair} {duration_text(s.start_s)}-"
                                     f"{duration_text(s.end_s)}" for s in plan.schedule)]
+    # A point the hosts would refuse: planned, not run, and said why (the trials it
+    # would have run are in the count above, as a run counts them).
+    out += [f"skipped: {pair} {point}: {reason}" for pair, point, reason in plan.skipped]
     hosts = list(dict.fromkeys(s.host for s in plan.sent))
     for host in hosts:
         out += ["", f"== {host}"]
         mine = [s for s in plan.sent if s.host == host]
         out += _collapsed(mine)
     return out
+
+
+def _windows_cost(plan: RunPlan) -> str:
+    if not plan.windows_starts:
+        return ""
+    per = plan.windows_starts / max(1, plan.windows_trials)
+    return (f", plus on Windows {per:.3g} powershell.exe starts per trial at "
+            f"~{POWERSHELL_START_S:g} s each, {duration_text(plan.windows_starts * POWERSHELL_START_S)} "
+            "in all (an expected cost, not yet measured on a real host)")
 
 
 _REP = re.compile(r" #\d+")

@@ -10,7 +10,10 @@ firewall rules, files, background processes, and a boot time that changes when i
 reboots, and what nicbench leaves in the SSH user's TEMP: background directories with
 their "pid" file and pid files of running clients, each holding "<pid> <start time>" as
 the real scripts write them, which ``reap`` checks before it kills a process tree. A
-test scripts the hard parts: refused connections for N probes after a restart, a
+test scripts the hard parts: refused connections for N probes after a restart, a host
+still up for a while after ``shutdown /t 5``, a boot time that wobbles by a tick from
+one probe to the next, probes answering ``The RPC server is unavailable.`` while it
+boots, an adapter still Disconnected and a peer not answering just after the boot, a
 different host key, a host that never comes back, a connection that drops and comes
 back, a controller that dies mid-trial (``on_call``), and what each tool printed (real
 captures, through ``tools``).
@@ -25,6 +28,7 @@ is listed in tests/fixtures/windows/READERS.md.
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, UTC
@@ -32,6 +36,7 @@ from collections.abc import Callable, Mapping
 
 from nicbench.errors import ConnectError, HostKeyError
 from nicbench.platforms.base import PlatformOptions
+from nicbench.platforms.windows_commands import REG_KINDS, RegValue
 from nicbench.platforms.windows import WindowsPlatform
 from nicbench.remote.fake import Call, ReplayConnection, Reply
 from nicbench.remote.powershell import WindowsShell, list2cmdline
@@ -55,6 +60,8 @@ class FakeAdapter:
     provider: str = "Intel"
     driver_version: str = "12.19.2.45"
     description: str = "Intel(R) Ethernet Server Adapter I350-T2"
+    guid: str = ""                 # InterfaceGuid; given one by the host if left empty
+    if_index: int = 0              # likewise
 
     @property
     def nl_mtu(self) -> int:
@@ -98,7 +105,9 @@ class FakeWindowsHost:
     caption: str = "Microsoft Windows Server 2022 Standard"
     cpus: int = 4
     tool_run: Callable[[FakeWindowsHost, list[str]], ToolRun] | None = None
-    registry: dict[str, int] = field(default_factory=dict)
+    # Tcpip\Parameters values: an int is a REG_DWORD, any other type a RegValue.
+    registry: dict[str, int | RegValue] = field(default_factory=dict)
+    registry_error: str = ""       # every registry write answers this (exit 1)
     firewall: dict[str, str] = field(default_factory=dict)
     files: dict[str, bytes] = field(default_factory=dict)
     dirs: set[str] = field(default_factory=set)
@@ -108,27 +117,62 @@ class FakeWindowsHost:
     down_probes: int = 2           # refused connections after a restart before it is back
     new_host_key: bool = False     # it comes back with another key
     never_back: bool = False
+    up_after_shutdown: int = 0     # commands still answered after shutdown /t 5, before it goes
+    rpc_errors_after_boot: int = 0  # boot-time probes answering "The RPC server is unavailable."
+    boot_jitter: bool = False      # each boot-time probe reads 100 ns later (same boot)
+    adapter_down_after_boot: int = 0  # adapter queries answering Disconnected after a boot
+    peer_silent_after_boot: int = 0   # pings answering "Request timed out." after a boot
     connection_down: bool = False  # the SSH connection dropped: reconnect() brings it back
     # Called with every command before it is answered (a test's way to make the
     # controller die mid-trial: raise, and keep raising).
     on_call: Callable[[Call], None] | None = None
     log: list[str] = field(default_factory=list)   # labels, in order
+    # powershell.exe processes started on the host: one per command that reached it
+    # (each is its own `powershell.exe -EncodedCommand`), one more per background tool
+    # (its runner, created by WMI). What a trial costs in process starts is counted here.
+    powershell_starts: int = 0
     _down: int = 0
     _rebooting: bool = False
+    _up_left: int = 0
+    _rpc_left: int = 0
+    _jitter: int = 0
+    _adapter_down_left: int = 0
+    _silent_left: int = 0
     _pid: int = 4000
     _ticks: int = 0
     peers: FakeWindowsPair | None = None
+
+    def __post_init__(self) -> None:
+        for i, a in enumerate(self.adapters.values()):
+            a.guid = a.guid or f"{{4A7D1E0C-0000-4000-8000-{i + 1:012X}}}"
+            a.if_index = a.if_index or 7 + i
+
+    def find_adapter(self, by: str, ident: str) -> tuple[str, FakeAdapter] | None:
+        """Find-Adapter: exactly one adapter by GUID, ifIndex or name (exact)."""
+        found = [(n, a) for n, a in self.adapters.items()
+                 if (by == "guid" and a.guid.upper() == ident.upper())
+                 or (by == "index" and str(a.if_index) == ident)
+                 or (by == "name" and n.lower() == ident.lower())]
+        return found[0] if len(found) == 1 else None
+
+    def rename(self, old: str, new: str) -> None:
+        """Rename-NetAdapter: the same adapter (GUID, ifIndex) under another name."""
+        self.adapters = {new if n == old else n: a for n, a in self.adapters.items()}
 
     # -- the connection's answer ------------------------------------------------------------
     def __call__(self, call: Call) -> Reply:
         if self.on_call is not None:
             self.on_call(call)
         if self._rebooting:
-            self._probe_while_down()
+            if self._up_left > 0:
+                self._up_left -= 1      # shutdown /t 5: still up for a while
+            else:
+                self._probe_while_down()
         if self.connection_down:
             raise ConnectError(self.name, "the connection was lost", "the host may have "
                                "rebooted or dropped the connection")
         self.log.append(call.label)
+        self.powershell_starts += 1
         handler = _HANDLERS.get(call.label.split(" ")[0] if call.is_script else "native")
         if handler is None:
             raise AssertionError(f"{self.name}: no answer for {call.label!r}")
@@ -149,6 +193,9 @@ class FakeWindowsHost:
         self._rebooting = False
         self.boots += 1
         self.procs.clear()
+        self._rpc_left = self.rpc_errors_after_boot
+        self._adapter_down_left = self.adapter_down_after_boot
+        self._silent_left = self.peer_silent_after_boot
         if self.new_host_key:
             raise HostKeyError(self.name, f"host key of {self.name} differs from the one "
                                           "in known_hosts",
@@ -160,7 +207,7 @@ class FakeWindowsHost:
         # A different time for every boot, however many (a plan of many pairs reboots
         # each host dozens of times; a time that stopped changing would be waited for).
         boot = datetime(2026, 1, 1, 6, tzinfo=UTC) + timedelta(hours=self.boots - 1)
-        return boot.strftime("%Y-%m-%dT%H:%M:%S.0000000Z")
+        return boot.strftime("%Y-%m-%dT%H:%M:%S.") + f"{self._jitter:07d}Z"
 
     def new_proc(self, argv: list[str], workdir: str | None = None) -> Proc:
         self._pid += 4
@@ -195,12 +242,20 @@ def _host_facts(h: FakeWindowsHost, call: Call) -> Reply:
         "defender_realtime": True, "autotuning": "Normal", "temp": TEMP}) + "\n")
 
 
+def _no_adapter(call: Call) -> Reply:
+    by, ident = call.params["By"], call.params["Adapter"]
+    return "", f"no adapter with {by} {ident} (0 found; Get-NetAdapter lists them)\n", 1
+
+
 def _adapter(h: FakeWindowsHost, call: Call) -> Reply:
-    name = call.params["Name"]
-    a = h.adapters.get(name)
-    if a is None:
-        return ("", f"Get-NetAdapter : No MSFT_NetAdapter objects found with property 'Name' "
-                    f"equal to '{name}'.", 1)
+    found = h.find_adapter(call.params["By"], call.params["Adapter"])
+    if found is None:
+        return _no_adapter(call)
+    name, a = found
+    status = a.status
+    if h._adapter_down_left > 0:     # the driver is still starting after the boot
+        h._adapter_down_left -= 1
+        status = "Disconnected"
     adv = []
     if a.keyword:
         lo, hi, step = a.numeric or (None, None, None)
@@ -210,8 +265,8 @@ def _adapter(h: FakeWindowsHost, call: Call) -> Reply:
     adv.append({"keyword": "*LsoV2IPv4", "display": "Large Send Offload V2 (IPv4)",
                 "value": ["1"], "valid": ["0", "1"], "min": None, "max": None, "step": None})
     return _ok(json.dumps({
-        "name": name, "description": a.description, "status": a.status, "if_index": 7,
-        "guid": "{4A7D1E0C-0000-4000-8000-00000000000" + str(len(name) % 10) + "}",
+        "name": name, "description": a.description, "status": status,
+        "if_index": a.if_index, "guid": a.guid,
         "mac": "00-1B-21-00-00-01", "link_speed": "1 Gbps", "driver_provider": a.provider,
         "driver_version": a.driver_version, "driver_description": a.description,
         "driver_date": "2021-03-04", "nl_mtu": a.nl_mtu, "addresses": list(a.addresses),
@@ -219,8 +274,10 @@ def _adapter(h: FakeWindowsHost, call: Call) -> Reply:
 
 
 def _set_advanced(h: FakeWindowsHost, call: Call) -> Reply:
-    name = call.params["Name"]
-    a = h.adapters[name]
+    found = h.find_adapter(call.params["By"], call.params["Adapter"])
+    if found is None:
+        return _no_adapter(call)
+    name, a = found
     value = call.params["Value"]
     listed = value in a.valid if not a.numeric else \
         a.numeric[0] <= int(value) <= a.numeric[1]
@@ -236,16 +293,41 @@ def _set_advanced(h: FakeWindowsHost, call: Call) -> Reply:
 
 
 def _last_boot(h: FakeWindowsHost, call: Call) -> Reply:
+    if h._rpc_left > 0:       # sshd answers before WMI does
+        h._rpc_left -= 1
+        return ("", "Get-CimInstance : The RPC server is unavailable.\n"
+                    "At line:5 char:31\n", 1)
+    if h.boot_jitter:          # LastBootUpTime = now - uptime: it wobbles by a tick
+        h._jitter += 1
     return _ok(h.boot_time + "\n")
 
 
+def _typed(value: int | RegValue) -> RegValue:
+    return value if isinstance(value, RegValue) else RegValue("REG_DWORD", str(value))
+
+
 def _registry(h: FakeWindowsHost, call: Call) -> Reply:
-    name = call.params["Name"]
-    if call.params["Value"] == "":
+    """SET_REGISTRY: .NET's SetValue with the kind and data the script converts (a
+    REG_DWORD kept as an int, as tests write them), or DeleteValue."""
+    if h.registry_error:
+        return "", h.registry_error + "\n", 1
+    name, kind = call.params["Name"], call.params["Kind"]
+    if kind == "":
         h.registry.pop(name, None)
-    else:
-        h.registry[name] = int(call.params["Value"])
+        return _ok()
+    reg_kind = next(k for k, v in REG_KINDS.items() if v == kind)
+    value = RegValue(reg_kind, call.params["Data"])
+    h.registry[name] = int(value.data) if reg_kind == "REG_DWORD" else value
     return _ok()
+
+
+def _reg_get(h: FakeWindowsHost, call: Call) -> Reply:
+    """REG_GET: the value's .NET kind and raw data as JSON, or <absent>."""
+    name = call.params["Name"]
+    if name not in h.registry:
+        return _ok("<absent>\n")
+    value = _typed(h.registry[name])
+    return _ok(json.dumps({"kind": REG_KINDS[value.kind], "data": value.data}) + "\n")
 
 
 def _firewall(h: FakeWindowsHost, call: Call) -> Reply:
@@ -273,6 +355,7 @@ def _background(h: FakeWindowsHost, call: Call) -> Reply:
     exe, argline = _runner_params(call.params["Runner"])
     h.dirs.add(workdir)
     proc = h.new_proc([exe, *_split(argline)], workdir)
+    h.powershell_starts += 1             # the runner WMI creates
     h.files[workdir + "\\pid"] = f"{proc.pid} {proc.start}".encode()
     h.log.append(f"server {exe}")
     return _ok(f"{proc.pid} {workdir}\n")
@@ -395,8 +478,10 @@ def _wait_listening(h: FakeWindowsHost, call: Call) -> Reply:
 def _format_list(h: FakeWindowsHost, call: Call) -> Reply:
     """Get-NetAdapterAdvancedProperty ... | Format-List *, in the layout of the E810
     capture (tests/fixtures/windows/mfd__...), for the jumbo keyword only."""
-    name = call.params["Name"]
-    a = h.adapters[name]
+    found = h.find_adapter(call.params["By"], call.params["Adapter"])
+    if found is None:
+        return _no_adapter(call)
+    name, a = found
     if a.keyword is None:
         return _ok("\n")
     lo, hi, step = a.numeric or ("", "", "")
@@ -424,7 +509,9 @@ def _native(h: FakeWindowsHost, call: Call) -> Reply:
     if exe == "reg.exe":
         # reg.exe's layout (Win32-OpenSSH#936 capture): the key, then a value line each.
         values = {"Hostname": ("REG_SZ", h.name.upper()),
-                  **{k: ("REG_DWORD", f"{v:#x}") for k, v in h.registry.items()}}
+                  **{k: (_typed(v).kind, f"{int(_typed(v).data):#x}"
+                         if _typed(v).kind in ("REG_DWORD", "REG_QWORD") else _typed(v).data)
+                     for k, v in h.registry.items()}}
         if "/v" in args:
             name = args[args.index("/v") + 1]
             if name not in values:
@@ -434,8 +521,16 @@ def _native(h: FakeWindowsHost, call: Call) -> Reply:
                    + "".join(f"    {k}    {t}    {v}\n" for k, (t, v) in values.items()) + "\n")
     if exe == "ping.exe":
         peer = args[-1]
+        source = args[args.index("-S") + 1] if "-S" in args else None
+        if source is not None and not any(source in a.addresses for a in h.adapters.values()):
+            # ping.exe from an address the host does not have
+            return _ok(f"\nPinging {peer} from {source} with 32 bytes of data:\nPING: "
+                       "transmit failed. General failure. \n")
         size = int(args[args.index("-l") + 1]) if "-l" in args else 32
-        mtu = h.peers.path_mtu(h, peer) if h.peers else 1500
+        mtu = h.peers.path_mtu(h, peer, source) if h.peers else 1500
+        if h._silent_left > 0:
+            h._silent_left -= 1
+            mtu = None
         if mtu is None:
             return _ok(f"\nPinging {peer} with {size} bytes of data:\nRequest timed out.\n")
         if "-f" in args and size + 28 > mtu:
@@ -444,7 +539,7 @@ def _native(h: FakeWindowsHost, call: Call) -> Reply:
         return _ok(f"\nPinging {peer} with {size} bytes of data:\nReply from {peer}: "
                    f"bytes={size} time<1ms TTL=128\n")
     if exe == "shutdown.exe":
-        h._rebooting, h._down = True, 0
+        h._rebooting, h._down, h._up_left = True, 0, h.up_after_shutdown
         return _ok()
     if exe in ("hostname", "hostname.exe"):
         return _ok(h.name.upper() + "\n")
@@ -470,7 +565,7 @@ def _native(h: FakeWindowsHost, call: Call) -> Reply:
 
 _HANDLERS: dict[str, Callable[[FakeWindowsHost, Call], Reply]] = {
     "host-facts": _host_facts, "adapter": _adapter,
-    "last-boot": _last_boot, "delete": _registry, "firewall-get": _firewall,
+    "last-boot": _last_boot, "delete": _registry, "reg-get": _reg_get, "firewall-get": _firewall,
     "firewall-allow": _firewall, "firewall-remove": _firewall, "cpu-raw": _cpu,
     "start": _background, "alive": _alive, "ended": _ended, "stop-after-output": _stop,
     "kill-tree": _kill, "wait-gone": _wait, "collect": _collect, "cleanup": _cleanup,
@@ -497,6 +592,10 @@ class FakeWindowsPair:
     platforms: dict[str, WindowsPlatform] = field(default_factory=dict)
     connections: dict[str, ReplayConnection] = field(default_factory=dict)
     closed: int = 0
+    # Hosts beyond the scripted Windows ones (a Linux peer of a mixed pair): address ->
+    # the MTU its interface has now, None if no host has that address. A ping to such
+    # a peer is answered as that host would answer it.
+    outside: Callable[[str], int | None] | None = None
 
     def add(self, host: FakeWindowsHost) -> FakeWindowsHost:
         host.peers = self
@@ -515,13 +614,18 @@ class FakeWindowsPair:
     def close(self) -> None:
         self.closed += 1
 
-    def path_mtu(self, sender: FakeWindowsHost, peer: str) -> int | None:
-        mine = min((a.nl_mtu for a in sender.adapters.values()), default=1500)
+    def path_mtu(self, sender: FakeWindowsHost, peer: str,
+                 source: str | None = None) -> int | None:
+        """The MTU between the sender's adapter (the one holding ``source``; without
+        one, the smallest) and the adapter holding ``peer``; None: no such peer."""
+        mine = min((a.nl_mtu for a in sender.adapters.values()
+                    if source is None or source in a.addresses), default=1500)
         for h in self.hosts.values():
             for a in h.adapters.values():
                 if peer in a.addresses:
                     return min(mine, a.nl_mtu)
-        return None
+        theirs = self.outside(peer) if self.outside is not None else None
+        return None if theirs is None else min(mine, theirs)
 
     def server_of(self, sender: FakeWindowsHost) -> Proc | None:
         for h in self.hosts.values():
@@ -530,6 +634,29 @@ class FakeWindowsPair:
                 if live:
                     return live[-1]
         return None
+
+
+@dataclass
+class StartCounter:
+    """A Runner's listener that counts the powershell.exe starts each trial costs the
+    scripted hosts: their counters at each TrialStarted; a trial's starts are what the
+    counters moved by until the next one (so the last trial, followed by the point's
+    restore, is not counted)."""
+
+    pair: FakeWindowsPair
+    marks: list[tuple[str, dict[str, int]]] = field(default_factory=list)
+
+    def __call__(self, event: object) -> None:
+        from nicbench.execution import events as ev
+
+        if isinstance(event, ev.TrialStarted):
+            self.marks.append((event.test, {n: h.powershell_starts
+                                            for n, h in self.pair.hosts.items()}))
+
+    def per_trial(self) -> list[tuple[str, dict[str, int]]]:
+        """(test, host -> starts) of every trial but the last."""
+        return [(test, {n: after[n] - before[n] for n in before})
+                for (test, before), (_, after) in itertools.pairwise(self.marks)]
 
 
 def windows_pair(names: Mapping[str, tuple[str, str]], tool_run=None,
@@ -548,6 +675,7 @@ __all__ = [
     "FakeAdapter",
     "FakeWindowsHost",
     "FakeWindowsPair",
+    "StartCounter",
     "ToolRun",
     "list2cmdline",
     "windows_pair",

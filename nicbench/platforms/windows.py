@@ -10,25 +10,38 @@ restored ("absent" is a real original: restoring it deletes):
               IP MTU + 14). A value the driver does not list or range is refused with the
               driver's valid values; after the miniport restarts, the adapter must be Up
               and NlMtu must read frame - 14 (else a mismatch naming both numbers).
-``registry``  key: a ``Tcpip\\Parameters`` value (TcpWindowSize ...), REG_DWORD, read
-              with reg.exe. Takes effect at the next boot (Windows 2000/XP/2003).
+``registry``  key: a ``Tcpip\\Parameters`` value (TcpWindowSize ...); written as a
+              REG_DWORD, its original journaled with its type and raw data (REG_SZ,
+              REG_DWORD up to 0xffffffff, REG_QWORD, ..., or absent) and put back
+              exactly so (:class:`~.windows_commands.RegValue`); a restore that fails
+              says the reg.exe command to finish it by hand. Takes effect at the next
+              boot (Windows 2000/XP/2003).
 ``reboot``    a journal marker recorded before a host's registry values: applying it
               does nothing; restoring it (after those values, the journal restores in
               reverse) reboots the host and waits, so a crash between the two is
               recovered by ``nicbench restore``.
 ``firewall``  key: a rule name; value: the ports (TCP and UDP rules in group nicbench).
 
+Adapters: the inventory names one by its name (localized too), ifIndex or interface
+GUID; it is found once by that (exact comparison, never a wildcard), then named by its
+GUID (:meth:`adapter`, :meth:`ident`). Pings go from the test adapter's own address.
+
 Processes and files a trial leaves (a receiver's directory, a client's pid file, a
 tool's -xml file) are named under the SSH user's TEMP (:meth:`scratch_file`), so the
 journal holds full paths that :meth:`reap` finds from any later session.
 
 Reboot-wait (:meth:`begin_reboot`, :meth:`finish_reboot`): the boot time is read, the
-host told to restart, the connection closed; then the host is probed, every probe with
-its own timeout, until it answers with a changed boot time. A refused or timed-out
-connection is waited out; a changed host key is fatal (the SSH layer refuses it); past
-the profile's ``reboot_timeout_s`` (``options``, given when the platform is made) or
-past as many probes as that time holds (:class:`RebootWait`), the wait fails with one
-line saying so.
+host told to restart, the connection closed; then the host is followed down and up:
+probed, every probe with its own timeout, until it answers with a boot time later by
+more than the probe's own jitter (:data:`BOOT_JITTER_S`). Every failing probe is waited
+out: a refused, dropped or timed-out connection, and a host that answers before WMI is
+ready (``Get-CimInstance : The RPC server is unavailable.``, exit 1); a changed host key
+(or a refused login) is fatal. Past the profile's ``reboot_timeout_s`` (``options``,
+given when the platform is made) or past as many probes as that time holds
+(:class:`RebootWait`), the wait fails with one line saying so and the last answer. Then
+the adapter must be Up at the link it had (:meth:`wait_adapter_up`) and, before a point
+is measured, the peer must answer on the test link (:meth:`wait_peer`).
+:func:`reboot_together` waits for every host it restarted, however slow one of them is.
 """
 
 from __future__ import annotations
@@ -39,12 +52,13 @@ import ntpath
 import re
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import assert_never
 from collections.abc import Mapping, Sequence
 
-from nicbench.errors import (AuthError, CommandTimeout, ConnectError, HostKeyError,
-                             RemoteError, TrialError, TuningError, TuningErrorKind,
-                             UsageError)
+from nicbench.errors import (AuthError, CommandError, CommandTimeout, ConnectError, HostKeyError,
+                             NicbenchError, ParseError, RemoteError, TrialError, TuningError,
+                             TuningErrorKind, UsageError)
 from nicbench.platforms import windows_commands as wc
 from nicbench.platforms.base import CpuTimes, Platform, PlatformOptions, SettingKind
 from nicbench.remote.connection import Connection
@@ -57,6 +71,10 @@ PROBE_TIMEOUT_S = 10.0              # the first command after a boot can hang (P
 # wait that does not sleep (tests, a plan) still ends after a bounded number of them.
 MIN_PROBE_INTERVAL_S = 1.0
 ADAPTER_UP_TIMEOUT_S = 60.0
+# LastBootUpTime is worked out from the clock and the uptime, so two probes of one boot
+# can differ by a tick or so; a real reboot moves it by at least shutdown's /t 5 plus the
+# uptime before it. A move of this much or less is the same boot.
+BOOT_JITTER_S = 2.0
 # A reap command line, rendered, at most this long (cmd.exe takes 8191; the pid line
 # render_with_pid adds stays within the margin).
 REAP_LINE_MAX = 7600
@@ -96,6 +114,10 @@ class WindowsPlatform(Platform):
         self._host: wc.WindowsHost | None = None
         self._adapters: dict[str, wc.WindowsAdapter] = {}
         self._boot_before: str | None = None
+        self._links: dict[str, str] = {}     # adapter -> link speed before a reboot
+        # adapter (as the inventory names it) -> its interface GUID, once read: kept
+        # across reconnects and reboots (a GUID does not change; a name or ifIndex may)
+        self._guids: dict[str, str] = {}
         self._temp: str | None = None
         self.reboots = 0
 
@@ -125,14 +147,25 @@ class WindowsPlatform(Platform):
             autotuning=w.autotuning, cpu_counters=counters)
 
     def adapter(self, iface: str, fresh: bool = False) -> wc.WindowsAdapter:
+        """The adapter the inventory names ``iface`` (its name, ifIndex or GUID). Found
+        once by that, then by its interface GUID (:meth:`ident`), so a rename, a
+        localized name or an ifIndex that moved after a boot changes nothing."""
         if fresh or iface not in self._adapters:
-            res = self.conn.run(wc.adapter_argv(iface), warn=True)
+            res = self.conn.run(wc.adapter_argv(self.ident(iface)), warn=True)
             if not res.ok:
-                raise TuningError(self.host, "interface", iface, res.tail() or "not found",
-                                  "check pairs[].a/b.interface (Get-NetAdapter names it)",
+                raise TuningError(self.host, "interface", iface, _one_line(res.tail())
+                                  or "not found", "check pairs[].a/b.interface: a name, "
+                                  "ifIndex or InterfaceGuid that Get-NetAdapter lists",
                                   kind=TuningErrorKind.INTERFACE)
-            self._adapters[iface] = wc.read_adapter(res.stdout)
+            a = wc.read_adapter(res.stdout)
+            self._adapters[iface] = a
+            if a.guid and wc.WINDOWS_GUID_RE.fullmatch(a.guid):
+                self._guids.setdefault(iface, a.guid.upper())
         return self._adapters[iface]
+
+    def ident(self, iface: str) -> str:
+        """How the adapter ``iface`` is named in commands: its GUID once known."""
+        return self._guids.get(iface, iface)
 
     def interface_facts(self, iface: str) -> WindowsInterfaceFacts:
         a = self.adapter(iface, fresh=True)
@@ -146,7 +179,7 @@ class WindowsPlatform(Platform):
                     if p.keyword in ("*LsoV2IPv4", "*TCPChecksumOffloadIPv4", "*RSS",
                                      "*IPChecksumOffloadIPv4", "*InterruptModeration")}
         return WindowsInterfaceFacts(
-            name=iface, mtu=a.nl_mtu or 0, max_mtu=max_mtu, state=a.status.lower(),
+            name=a.name or iface, mtu=a.nl_mtu or 0, max_mtu=max_mtu, state=a.status.lower(),
             carrier=a.status == "Up", driver=a.driver_description or None,
             driver_version=a.driver_version or None, offloads=offloads,
             addresses=a.addresses, driver_provider=a.driver_provider or None,
@@ -195,7 +228,7 @@ class WindowsPlatform(Platform):
         if why:
             raise TuningError(self.host, setting, value, why,
                               "the driver does not offer this size")
-        res = self.conn.run(wc.set_advanced_argv(iface, jumbo.keyword, value,
+        res = self.conn.run(wc.set_advanced_argv(self.ident(iface), jumbo.keyword, value,
                                                  ADAPTER_UP_TIMEOUT_S),
                             warn=True, timeout=ADAPTER_UP_TIMEOUT_S + 30)
         if res.exit_status == 3:
@@ -220,8 +253,18 @@ class WindowsPlatform(Platform):
                               f"accepted, but the IP MTU reads back as {now.nl_mtu}, not "
                               f"{want_mtu}", kind=TuningErrorKind.MISMATCH)
 
+    def _source(self, iface: str, peer: str) -> str | None:
+        """The test adapter's address to ping ``peer`` from (None: the adapter cannot be
+        read; the ping then goes from wherever the host routes it, and the answer says
+        whether the peer is there at all)."""
+        try:
+            return wc.source_address(self.adapter(iface).addresses, peer)
+        except TuningError:
+            return None
+
     def verify_path_mtu(self, iface: str, peer: str, mtu: int) -> None:
-        res = self.conn.run(wc.ping_argv(peer, mtu - 28), warn=True, timeout=15)
+        res = self.conn.run(wc.ping_argv(peer, mtu - 28, self._source(iface, peer)),
+                            warn=True, timeout=15)
         replied, said = wc.read_ping(res.stdout + "\n" + res.stderr, peer)
         if not replied:
             raise TuningError(self.host, f"path MTU to {peer}", mtu,
@@ -230,34 +273,48 @@ class WindowsPlatform(Platform):
                               kind=TuningErrorKind.PATH)
 
     def reaches(self, iface: str, peer: str) -> bool:
-        res = self.conn.run(wc.ping_argv(peer), warn=True, timeout=15)
+        res = self.conn.run(wc.ping_argv(peer, source=self._source(iface, peer)), warn=True,
+                            timeout=15)
         return wc.read_ping(res.stdout, peer)[0]
 
     # -- registry ------------------------------------------------------------------------------
     def _get_registry(self, name: str) -> str | None:
-        res = self.conn.run(wc.reg_query_argv(name), warn=True)
-        if res.exit_status == 1:
-            return None   # reg.exe: "unable to find the specified registry key or value"
+        """The value's journal text (:meth:`RegValue.text`: type and raw data), None
+        if absent."""
+        res = self.conn.run(wc.reg_get_argv(name), warn=True)
         if not res.ok:
-            raise TuningError(self.host, f"registry {name}", "?", res.tail(),
+            raise TuningError(self.host, f"registry {name}", "?", _one_line(res.tail()),
                               kind=TuningErrorKind.OTHER)
-        return wc.read_reg_query(res.stdout, name)[1]
+        value = wc.read_reg_get(res.stdout)
+        return None if value is None else value.text()
 
     def _set_registry(self, name: str, value: str | None) -> None:
-        number = None if value is None else int(value)
-        if number is not None and not 0 <= number <= 0x7FFFFFFF:
-            raise TuningError(self.host, f"registry {name}", value,
-                              "not a REG_DWORD value nicbench writes (0 to 2147483647)",
-                              kind=TuningErrorKind.OTHER)
-        res = self.conn.run(wc.set_registry_argv(name, number), warn=True)
+        """Write ``name`` as ``value`` says, with its type (a journal's original goes back
+        exactly as it was; None deletes it). Every failure is a TuningError naming the
+        reg.exe command that finishes the job by hand."""
+        setting = f"registry {name}"
+        shown = value if value is not None else wc.ABSENT
+        try:
+            typed = None if value is None else wc.RegValue.parse(value)
+        except ValueError as exc:
+            raise TuningError(self.host, setting, shown, f"not a value nicbench can write "
+                              f"({exc})", "set it by hand with reg add",
+                              kind=TuningErrorKind.OTHER) from None
+        by_hand = f"to finish by hand: {wc.registry_by_hand(name, typed)}"
+        try:
+            res = self.conn.run(wc.set_registry_argv(name, typed), warn=True)
+            now = self._get_registry(name) if res.ok else None
+        except (CommandError, ParseError, UsageError, TuningError) as exc:
+            said = exc.kernel_message if isinstance(exc, TuningError) else str(exc)
+            raise TuningError(self.host, setting, shown, _one_line(said), by_hand,
+                              kind=TuningErrorKind.OTHER) from None
         if not res.ok:
-            raise TuningError(self.host, f"registry {name}", value, res.tail(),
+            raise TuningError(self.host, setting, shown, _one_line(res.tail()), by_hand,
                               kind=TuningErrorKind.OTHER)
-        now = self._get_registry(name)
         if now != value:
-            raise TuningError(self.host, f"registry {name}", value if value is not None
-                              else wc.ABSENT, f"reads back as {now if now is not None else wc.ABSENT}",
-                              kind=TuningErrorKind.MISMATCH)
+            raise TuningError(self.host, setting, shown,
+                              f"reads back as {now if now is not None else wc.ABSENT}",
+                              by_hand, kind=TuningErrorKind.MISMATCH)
 
     def registry_ignored(self, name: str) -> bool:
         return self.windows().ignores(name)
@@ -319,6 +376,7 @@ class WindowsPlatform(Platform):
         # The channel may drop as the host goes down (rig treats it as success).
         with contextlib.suppress(ConnectError, CommandTimeout):
             self.conn.run(wc.reboot_argv(), timeout=PROBE_TIMEOUT_S)
+        self._links = {name: a.link_speed for name, a in self._adapters.items()}
         self.conn.close()
         self._host = None
         self._adapters.clear()
@@ -328,28 +386,38 @@ class WindowsPlatform(Platform):
         return RebootWait(self.options.reboot_timeout_s, self.probe_interval_s)
 
     def finish_reboot(self, deadline: float | None = None) -> float:
-        """Wait until the host answers with a changed boot time; returns the seconds it
-        took. Each probe has its own timeout; ConnectError after the deadline or after
-        :attr:`RebootWait.max_probes` probes, whichever comes first."""
+        """Follow the host down and up: probe its boot time until it answers with one
+        later than before by more than the probe's own jitter (:data:`BOOT_JITTER_S`);
+        returns the seconds it took. Every probe has its own timeout, and every failure
+        of one is waited out (refused or dropped connections, a timeout, and what a host
+        that is still booting answers, ``Get-CimInstance : The RPC server is
+        unavailable.`` with exit 1), except another host key or a refused login.
+        ConnectError after the deadline or :attr:`RebootWait.max_probes` probes."""
         assert self._boot_before is not None, "begin_reboot first"
         wait = self.reboot_wait
         t0 = time.monotonic()
         deadline = deadline or t0 + wait.timeout_s
-        last = "no answer yet"
+        before = _boot_instant(self._boot_before)
+        last, went_down = "no answer yet", False
         for polls in range(1, wait.max_probes + 1):
             try:
                 boot = wc.read_last_boot(self.conn.run(wc.last_boot_argv(),
                                                        timeout=wait.probe_timeout_s).stdout)
-                if boot != self._boot_before:
+                moved = (_boot_instant(boot) - before).total_seconds()
+                if moved > BOOT_JITTER_S:
                     self._boot_before = None
                     self.reboots += 1
                     return time.monotonic() - t0
-                last = f"still up since {boot}"
+                last = (f"still up since {boot}" if not went_down else
+                        f"back, but still up since {boot}")
             except (HostKeyError, AuthError):
                 raise            # a different host answers, or our key is refused: stop
             except (ConnectError, CommandTimeout) as exc:
+                went_down = True
                 last = exc.one_line()
                 self.conn.close()
+            except (RemoteError, ParseError) as exc:
+                last = exc.one_line()    # up, but not ready to answer (WMI, RPC)
             if time.monotonic() >= deadline or polls == wait.max_probes:
                 break
             time.sleep(min(wait.interval_s, max(0.0, deadline - time.monotonic())))
@@ -360,6 +428,35 @@ class WindowsPlatform(Platform):
     def reboot(self) -> None:
         self.begin_reboot()
         self.finish_reboot()
+        for iface in list(self._links):
+            self.wait_adapter_up(iface)
+
+    def wait_adapter_up(self, iface: str, timeout_s: float = ADAPTER_UP_TIMEOUT_S) -> None:
+        """After a boot: the adapter is Up at the link speed it had before (the driver
+        may take a while after sshd answers); TuningError (interface) if not."""
+        want = self._links.get(iface) or None
+        status = "not asked"
+        for _ in range(_polls(timeout_s, self.probe_interval_s)):
+            a = self.adapter(iface, fresh=True)
+            status = a.status + (f" at {a.link_speed}" if a.link_speed else "")
+            if a.status == "Up" and (want is None or a.link_speed == want):
+                return
+            time.sleep(self.probe_interval_s)
+        raise TuningError(self.host, f"interface {iface} after a reboot", "Up" + (
+            f" at {want}" if want else ""), f"{timeout_s:g} s after the boot it is {status}",
+            "check the cable and the driver on the host's console",
+            kind=TuningErrorKind.INTERFACE)
+
+    def wait_peer(self, iface: str, peer: str, timeout_s: float = ADAPTER_UP_TIMEOUT_S) -> None:
+        """After a boot: ``peer`` answers a ping on the test link; TuningError (path)
+        if it does not within ``timeout_s``."""
+        for _ in range(_polls(timeout_s, self.probe_interval_s)):
+            if self.reaches(iface, peer):
+                return
+            time.sleep(self.probe_interval_s)
+        raise TuningError(self.host, f"the test link to {peer} after a reboot", "answering",
+                          f"no reply within {timeout_s:g} s",
+                          "check the peer and the cable", kind=TuningErrorKind.PATH)
 
     # -- measurement helpers ------------------------------------------------------------------
     def _cpu(self) -> tuple[CpuTimes, int]:
@@ -422,10 +519,50 @@ class WindowsPlatform(Platform):
         return shell.read_back(res.stdout) or None
 
 
+def _boot_instant(text: str) -> datetime:
+    try:
+        at = datetime.fromisoformat(text)
+        return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
+    except ValueError:
+        raise ParseError("windows", "a boot time like 2024-05-01T08:00:00.0000000Z",
+                         f"{text[:60]!r}") from None
+
+
+def _polls(timeout_s: float, interval_s: float) -> int:
+    """As many polls as ``timeout_s`` holds, counted as if at least
+    MIN_PROBE_INTERVAL_S apart (a wait that does not sleep still ends)."""
+    return math.ceil(timeout_s / max(interval_s, MIN_PROBE_INTERVAL_S)) + 1
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split()) or "no message"
+
+
 def reboot_together(platforms: Sequence[WindowsPlatform]) -> dict[str, float]:
     """Restart several hosts at once and wait for all, each within its own reboot
-    timeout counted from when the first was told; host -> seconds."""
+    timeout counted from when the first was told; host -> seconds. One host that is
+    slow, never comes back, or answers with another host key, does not cut short the
+    wait for the others: every host told is waited for, then the first failure is
+    raised (a lost host's message names the others lost too)."""
     t0 = time.monotonic()
+    failed: list[NicbenchError] = []
+    told = []
     for p in platforms:
-        p.begin_reboot()
-    return {p.host: p.finish_reboot(t0 + p.reboot_wait.timeout_s) for p in platforms}
+        try:
+            p.begin_reboot()
+            told.append(p)
+        except NicbenchError as exc:
+            failed.append(exc)
+    took = {}
+    for p in told:
+        try:
+            took[p.host] = p.finish_reboot(t0 + p.reboot_wait.timeout_s)
+        except NicbenchError as exc:
+            failed.append(exc)
+    if failed:
+        first = failed[0]
+        if type(first) is ConnectError and len(failed) > 1:
+            others = "; ".join(e.one_line() for e in failed[1:])
+            raise ConnectError(first.host, f"{first.message} (also: {others})", first.hint)
+        raise first
+    return took

@@ -113,8 +113,13 @@ def probes(platform: WindowsPlatform, interfaces: list[str], peers: list[str]) -
     ]
     for name in REGISTRY_VALUES:
         out.append(Probe(f"reg-query-{name}", wc.reg_query_argv(name),
-                         "a registry setting's original (exit 1: absent)", "read_reg_query",
-                         _reg_reader(name)))
+                         "a registry value as reg.exe prints it (exit 1: absent)",
+                         "read_reg_query", _reg_reader(name)))
+    for name in (n for n in REGISTRY_VALUES if n in wc.REGISTRY_NAMES):
+        out.append(Probe(f"reg-get-{name}", wc.reg_get_argv(name),
+                         "a registry setting's original, its type and raw data (what the "
+                         "journal keeps; <absent> if there is none)", "read_reg_get",
+                         wc.read_reg_get))
     out.append(Probe("firewall-get", wc.firewall_get_argv("nicbench-capture"),
                      "a firewall setting's original (a rule that does not exist)"))
     for i, iface in enumerate(interfaces, 1):

@@ -14,14 +14,16 @@ single-quoted literal): nothing is pasted into their text.
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from nicbench.config.fields import REGISTRY_NAMES, WINDOWS_GUID_RE, WINDOWS_IFINDEX_RE
 from nicbench.errors import ParseError
 from nicbench.platforms.base import CpuTimes
-from nicbench.remote.powershell import ps_script
+from nicbench.remote.powershell import WindowsScriptError, ps_script
 
 TCPIP_PARAMETERS = r"HKLM\SYSTEM\CurrentControlSet\Services\Tcpip\Parameters"
 # The jumbo keywords drivers use, in the order they are tried: the NDIS standard one,
@@ -146,11 +148,46 @@ def read_last_boot(text: str) -> str:
 
 
 # -- adapters ------------------------------------------------------------------------
-ADAPTER = r"""
-$a = Get-NetAdapter -Name $Name
+def adapter_by(ident: str) -> tuple[str, str]:
+    """How the inventory names an adapter: ("guid", "{...}"), ("index", "7") or
+    ("name", "Ethernet 2"). The platform names it by GUID once it knows it."""
+    if WINDOWS_GUID_RE.fullmatch(ident):
+        return "guid", ident.upper()
+    if WINDOWS_IFINDEX_RE.fullmatch(ident):
+        return "index", ident
+    return "name", ident
+
+
+def _adapter_params(ident: str) -> dict[str, str]:
+    by, value = adapter_by(ident)
+    return {"By": by, "Adapter": value}
+
+
+# The adapter nicbench means, found by exact comparison: Get-NetAdapter -Name and the
+# other cmdlets' -Name take wildcards, and a localized default name has one ('Local
+# Area Connection* 2'). Exactly one must match.
+FIND_ADAPTER = r"""
+function Find-Adapter {
+    $found = @(Get-NetAdapter | Where-Object {
+        if ($By -eq 'guid') { $_.InterfaceGuid -eq $Adapter }
+        elseif ($By -eq 'index') { $_.ifIndex -eq [int]$Adapter }
+        else { $_.Name -eq $Adapter }
+    })
+    if ($found.Count -ne 1) {
+        throw ('no adapter with ' + $By + ' ' + $Adapter + ' (' + $found.Count + ' found; Get-NetAdapter lists them)')
+    }
+    return $found[0]
+}
+function Get-AdvancedProperties($a) {
+    @(Get-NetAdapterAdvancedProperty -AllProperties -ErrorAction SilentlyContinue | Where-Object { $_.ifAlias -eq $a.Name })
+}
+"""
+
+ADAPTER = FIND_ADAPTER + r"""
+$a = Find-Adapter
 $ip = Get-NetIPInterface -InterfaceIndex $a.ifIndex -AddressFamily IPv4 -ErrorAction SilentlyContinue
 $addr = @(Get-NetIPAddress -InterfaceIndex $a.ifIndex -AddressFamily IPv4 -ErrorAction SilentlyContinue | ForEach-Object { [string]$_.IPAddress })
-$adv = @(Get-NetAdapterAdvancedProperty -Name $Name -AllProperties -ErrorAction SilentlyContinue | ForEach-Object {
+$adv = @(Get-AdvancedProperties $a | ForEach-Object {
     [ordered]@{keyword = [string]$_.RegistryKeyword; display = [string]$_.DisplayName
                value = @($_.RegistryValue | ForEach-Object { [string]$_ })
                valid = @($_.ValidRegistryValues | ForEach-Object { [string]$_ })
@@ -169,8 +206,9 @@ $adv = @(Get-NetAdapterAdvancedProperty -Name $Name -AllProperties -ErrorAction 
 """
 
 
-def adapter_argv(name: str) -> list[str]:
-    return ps_script(ADAPTER, "adapter", Name=name)
+def adapter_argv(ident: str) -> list[str]:
+    """The adapter's facts as JSON; ``ident`` its name, ifIndex or GUID."""
+    return ps_script(ADAPTER, "adapter", **_adapter_params(ident))
 
 
 @dataclass(frozen=True)
@@ -268,15 +306,15 @@ def read_adapter(text: str) -> WindowsAdapter:
                        if isinstance(r, dict)))
 
 
-ADVANCED_FORMAT_LIST = r"""
-Get-NetAdapterAdvancedProperty -Name $Name -AllProperties | Format-List -Property * | Out-String -Width 4096
+ADVANCED_FORMAT_LIST = FIND_ADAPTER + r"""
+Get-AdvancedProperties (Find-Adapter) | Format-List -Property * | Out-String -Width 4096
 """
 
 
-def advanced_format_list_argv(name: str) -> list[str]:
+def advanced_format_list_argv(ident: str) -> list[str]:
     """Every advanced property of an adapter as Format-List prints it (for captures:
     the form of the E810 fixture, read by :func:`read_format_list`)."""
-    return ps_script(ADVANCED_FORMAT_LIST, "adapter-format-list", Name=name)
+    return ps_script(ADVANCED_FORMAT_LIST, "adapter-format-list", **_adapter_params(ident))
 
 
 def read_format_list(text: str) -> list[dict[str, str]]:
@@ -303,19 +341,24 @@ def read_format_list(text: str) -> list[dict[str, str]]:
     return records
 
 
-SET_ADVANCED = r"""
-Set-NetAdapterAdvancedProperty -Name $Name -RegistryKeyword $Keyword -RegistryValue $Value
+SET_ADVANCED = FIND_ADAPTER + r"""
+$a = Find-Adapter
+$p = @(Get-AdvancedProperties $a | Where-Object { $_.RegistryKeyword -eq $Keyword })
+if ($p.Count -ne 1) { throw ('adapter ' + $a.Name + ' has no property ' + $Keyword) }
+$p[0] | Set-NetAdapterAdvancedProperty -RegistryValue $Value
 # The miniport restarts: wait (bounded) until the adapter is Up again.
-for ($i = 0; (Get-NetAdapter -Name $Name).Status -ne 'Up'; $i++) {
-    if ($i -ge [int]$UpPolls) { [Console]::Error.WriteLine("adapter $Name not Up after the change"); exit 3 }
+for ($i = 0; (Get-NetAdapter -InterfaceIndex $a.ifIndex).Status -ne 'Up'; $i++) {
+    if ($i -ge [int]$UpPolls) { [Console]::Error.WriteLine('adapter ' + $a.Name + ' not Up after the change'); exit 3 }
     Start-Sleep -Milliseconds 250
 }
 """
 
 
-def set_advanced_argv(name: str, keyword: str, value: str, up_timeout_s: float) -> list[str]:
-    return ps_script(SET_ADVANCED, f"set {keyword}", Name=name, Keyword=keyword, Value=value,
-                     UpPolls=max(1, round(up_timeout_s / 0.25)))
+def set_advanced_argv(ident: str, keyword: str, value: str, up_timeout_s: float) -> list[str]:
+    """Set one advanced property of the adapter ``ident`` (name, ifIndex or GUID), then
+    wait until it is Up again (exit 3 if not within ``up_timeout_s``)."""
+    return ps_script(SET_ADVANCED, f"set {keyword}", **_adapter_params(ident), Keyword=keyword,
+                     Value=value, UpPolls=max(1, round(up_timeout_s / 0.25)))
 
 
 def read_set_property_error(stderr: str) -> tuple[str, tuple[str, ...]]:
@@ -352,21 +395,157 @@ def read_reg_query(text: str, name: str) -> tuple[str, str]:
     raise ParseError("reg", f"a '{name}    REG_...' value line", "no such line")
 
 
-SET_REGISTRY = r"""
-$key = 'Registry::' + $Key
-if ($Value -eq '') {
-    Remove-ItemProperty -LiteralPath $key -Name $Name -ErrorAction SilentlyContinue
-} else {
-    $null = New-ItemProperty -LiteralPath $key -Name $Name -PropertyType DWord -Value ([int]$Value) -Force
+# reg.exe's type names (what a person types to put a value back) -> .NET's
+# RegistryValueKind, which the scripts use.
+REG_KINDS = {"REG_SZ": "String", "REG_EXPAND_SZ": "ExpandString", "REG_DWORD": "DWord",
+             "REG_QWORD": "QWord", "REG_MULTI_SZ": "MultiString", "REG_BINARY": "Binary"}
+_NET_KINDS = {v: k for k, v in REG_KINDS.items()}
+
+
+def check_registry_name(name: str) -> str:
+    """``name`` if nicbench may write it (:data:`REGISTRY_NAMES`), else
+    WindowsScriptError: the second wall behind the profile's validation."""
+    if name not in REGISTRY_NAMES:
+        raise WindowsScriptError(f"{name!r} is not a Tcpip\\Parameters value nicbench "
+                                 f"sets ({', '.join(REGISTRY_NAMES)})")
+    return name
+
+
+@dataclass(frozen=True)
+class RegValue:
+    """A registry value exactly as it was: its type and its raw data as text (REG_DWORD
+    and REG_QWORD: the unsigned number in decimal, 0xffffffff = 4294967295; REG_SZ and
+    REG_EXPAND_SZ: the string, unexpanded; REG_MULTI_SZ: a JSON list of strings;
+    REG_BINARY: base64 of the bytes).
+
+    In the journal (:meth:`text`) a REG_DWORD is its decimal number, as journals have
+    always held it and as a profile's value reads, and any other type is
+    ``TYPE:data`` (``REG_SZ:64K``), so the original goes back with its type."""
+
+    kind: str
+    data: str
+
+    def __post_init__(self) -> None:
+        if self.kind not in REG_KINDS:
+            raise ValueError(f"registry type {self.kind!r} is not one of "
+                             f"{', '.join(REG_KINDS)}")
+        if "\0" in self.data:
+            raise ValueError("registry data with a NUL cannot be sent to a script")
+        bits = {"REG_DWORD": 32, "REG_QWORD": 64}.get(self.kind)
+        if bits is not None and not (self.data.isascii() and self.data.isdigit()
+                                     and int(self.data) < 1 << bits):
+            raise ValueError(f"{self.data!r} is not a {self.kind} (0 to {(1 << bits) - 1})")
+        if self.kind == "REG_MULTI_SZ":
+            items = json.loads(self.data)
+            if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+                raise ValueError(f"{self.data!r} is not a JSON list of strings")
+        if self.kind == "REG_BINARY":
+            base64.b64decode(self.data, validate=True)
+
+    def text(self) -> str:
+        return self.data if self.kind == "REG_DWORD" else f"{self.kind}:{self.data}"
+
+    @classmethod
+    def parse(cls, text: str) -> RegValue:
+        """The journal's (or a profile's) text -> the value; ValueError if it is neither
+        a decimal REG_DWORD nor ``TYPE:data``."""
+        if text.isascii() and text.isdigit():
+            return cls("REG_DWORD", text)
+        kind, sep, data = text.partition(":")
+        if not sep or kind not in REG_KINDS:
+            raise ValueError(f"{text!r} is neither a REG_DWORD number nor TYPE:data")
+        return cls(kind, data)
+
+    def by_hand(self, name: str) -> str:
+        """The reg.exe command that writes this value (what a person runs when nicbench
+        could not)."""
+        data = self.data
+        if self.kind == "REG_MULTI_SZ":
+            data = "\\0".join(json.loads(self.data))
+        elif self.kind == "REG_BINARY":
+            data = base64.b64decode(self.data).hex()
+        return (f'reg add "{TCPIP_PARAMETERS}" /v {name} /t {self.kind} /d "{data}" /f')
+
+
+def registry_by_hand(name: str, value: RegValue | None) -> str:
+    """The reg.exe command that puts ``name`` back as ``value`` (None: deletes it)."""
+    if value is None:
+        return f'reg delete "{TCPIP_PARAMETERS}" /v {name} /f'
+    return value.by_hand(name)
+
+
+_REG_SUBKEY = TCPIP_PARAMETERS.split("\\", 1)[1]
+
+# .NET's registry API, not New-ItemProperty: it reads a value's type (GetValueKind) and
+# raw data (not expanded), and writes a DWORD of 0xffffffff as the Int32 -1 it is stored
+# as (New-ItemProperty refuses 4294967295 for a DWord).
+REG_GET = r"""
+$k = [Microsoft.Win32.Registry]::LocalMachine.OpenSubKey($Sub)
+if ($null -eq $k -or @($k.GetValueNames()) -notcontains $Name) { [Console]::Out.WriteLine('<absent>'); exit 0 }
+try {
+    $kind = [string]$k.GetValueKind($Name)
+    $v = $k.GetValue($Name, $null, [Microsoft.Win32.RegistryValueOptions]::DoNotExpandEnvironmentNames)
+} finally { $k.Close() }
+switch ($kind) {
+    'DWord' { $data = [string][BitConverter]::ToUInt32([BitConverter]::GetBytes([int]$v), 0) }
+    'QWord' { $data = [string][BitConverter]::ToUInt64([BitConverter]::GetBytes([long]$v), 0) }
+    'Binary' { $data = [Convert]::ToBase64String([byte[]]$v) }
+    'MultiString' { $data = ConvertTo-Json -Compress -InputObject @($v | ForEach-Object { [string]$_ }) }
+    default { $data = [string]$v }
 }
+[Console]::Out.WriteLine((ConvertTo-Json -Compress -InputObject ([ordered]@{kind = $kind; data = $data})))
+"""
+
+SET_REGISTRY = r"""
+$k = [Microsoft.Win32.Registry]::LocalMachine.CreateSubKey($Sub)
+try {
+    if ($Kind -eq '') {
+        $k.DeleteValue($Name, $false)
+    } else {
+        switch ($Kind) {
+            'DWord' { $v = [BitConverter]::ToInt32([BitConverter]::GetBytes([uint32]$Data), 0) }
+            'QWord' { $v = [BitConverter]::ToInt64([BitConverter]::GetBytes([uint64]$Data), 0) }
+            'Binary' { $v = [Convert]::FromBase64String($Data) }
+            'MultiString' { $v = [string[]]@(ConvertFrom-Json $Data | ForEach-Object { [string]$_ }) }
+            default { $v = [string]$Data }
+        }
+        $k.SetValue($Name, $v, [Microsoft.Win32.RegistryValueKind]$Kind)
+    }
+} finally { $k.Close() }
 """
 
 
-def set_registry_argv(name: str, value: int | None) -> list[str]:
-    """Write ``name`` as a REG_DWORD (None: delete it, the value was absent before)."""
+def reg_get_argv(name: str) -> list[str]:
+    """A ``Tcpip\\Parameters`` value's type and raw data as JSON, or ``<absent>``."""
+    return ps_script(REG_GET, "reg-get", Sub=_REG_SUBKEY, Name=check_registry_name(name))
+
+
+def read_reg_get(text: str) -> RegValue | None:
+    """:func:`reg_get_argv`'s answer -> the value, None if it is absent."""
+    if text.strip() == ABSENT:
+        return None
+    d = _json(text, "registry value")
+    if not isinstance(d, dict) or "kind" not in d or "data" not in d:
+        raise ParseError("windows", "a registry value as {kind, data}", "$")
+    kind = _NET_KINDS.get(str(d["kind"]))
+    if kind is None:
+        raise ParseError("windows", f"a registry type nicbench can put back "
+                                    f"({', '.join(REG_KINDS)})", f"kind {d['kind']!r}")
+    try:
+        return RegValue(kind, str(d["data"]))
+    except ValueError as exc:
+        raise ParseError("windows", f"{kind} data", str(exc)) from None
+
+
+def set_registry_argv(name: str, value: RegValue | int | None) -> list[str]:
+    """Write ``name`` with its type and data (an int: a REG_DWORD; None: delete it, the
+    value was absent before)."""
+    if isinstance(value, int):
+        value = RegValue("REG_DWORD", str(value))
     return ps_script(SET_REGISTRY, f"{'delete' if value is None else 'set'} {name}",
-                     Key=r"HKEY_LOCAL_MACHINE" + TCPIP_PARAMETERS[4:], Name=name,
-                     Value="" if value is None else int(value))
+                     Sub=_REG_SUBKEY, Name=check_registry_name(name),
+                     Kind="" if value is None else REG_KINDS[value.kind],
+                     Data="" if value is None else value.data)
 
 
 # -- firewall --------------------------------------------------------------------------
@@ -411,12 +590,37 @@ def port_spec(ports: tuple[int, ...] | list[int]) -> str:
 
 
 # -- ping --------------------------------------------------------------------------------
-def ping_argv(peer: str, payload: int | None = None) -> list[str]:
-    """One echo; with ``payload``, Don't Fragment set and that many data bytes."""
+def ping_argv(peer: str, payload: int | None = None, source: str | None = None) -> list[str]:
+    """One echo; with ``payload``, Don't Fragment set and that many data bytes; with
+    ``source``, sent from that address (``-S``: the test link's, so the echo proves that
+    link and not whatever route the host would pick)."""
     argv = ["ping.exe", "-n", "1", "-w", "2000"]
+    if source is not None:
+        argv += ["-S", source]
     if payload is not None:
         argv += ["-f", "-l", str(int(payload))]
     return [*argv, peer]
+
+
+def source_address(addresses: tuple[str, ...], peer: str) -> str | None:
+    """Of an adapter's IPv4 addresses, the one nearest ``peer`` (the longest common
+    prefix): the test link's own address to send from. None: the adapter has none."""
+    import ipaddress
+
+    try:
+        want = int(ipaddress.IPv4Address(peer))
+    except ValueError:
+        return None
+    best, best_bits = None, -1
+    for text in addresses:
+        try:
+            mine = int(ipaddress.IPv4Address(text))
+        except ValueError:
+            continue
+        bits = 32 - (mine ^ want).bit_length()
+        if bits > best_bits:
+            best, best_bits = text, bits
+    return best
 
 
 def read_ping(text: str, peer: str) -> tuple[bool, str]:

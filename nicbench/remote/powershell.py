@@ -67,7 +67,9 @@ def quote(word: str) -> str:
     """A PowerShell single-quoted literal: everything literal except ``'``, doubled.
 
     PowerShell also treats the typographic quotes U+2018/2019/201A/201B as single quotes
-    (about_Quoting_Rules), so they are doubled too."""
+    (about_Quoting_Rules), so they are doubled too. A NUL is refused: PowerShell ends
+    the command line there (WindowsScriptError)."""
+    _check_no_nul(str(word))
     return "'" + re.sub(r"(['\u2018\u2019\u201a\u201b])", r"\1\1", str(word)) + "'"
 
 
@@ -75,11 +77,21 @@ def ps_script(text: str, label: str, **params: object) -> list[str]:
     """The argv of a PowerShell script: ``text`` sees each keyword as ``$name``, a
     string. ``label`` is how the command is displayed (``Result.command``, errors)."""
     argv: list[str] = [SCRIPT_MARK, Script(text, label)]
+    _check_no_nul(text)
     for name, value in params.items():
         if not _PARAM_RE.match(name):
             raise WindowsScriptError(f"script parameter name {name!r}")
+        _check_no_nul(str(value), name)
         argv += [name, str(value)]
     return argv
+
+
+def _check_no_nul(text: str, what: str = "") -> None:
+    # No Windows command line can carry a NUL (CreateProcess takes a NUL-terminated
+    # string), so a value holding one would arrive cut short: refused when built.
+    if "\0" in text:
+        raise WindowsScriptError(f"{what + ': ' if what else ''}{text[:40]!r}: a NUL cannot "
+                                 "reach a Windows command")
 
 
 def is_script(argv: Argv) -> bool:
@@ -258,12 +270,27 @@ for ($i = 0; -not (Test-Path -LiteralPath $rc); $i++) {
 exit 0
 """
 
+# $ErrorActionPreference = 'Stop' is for cmdlets only. A native program inside a script is
+# run by this function, in its own scope with 'Continue', its stderr taken as text, and
+# judged by its exit code: with 'Stop', PowerShell 5.1 turns the first line a native
+# program writes on a redirected stderr into a terminating NativeCommandError
+# (PowerShell#3996, #14273; windows.md pitfall 4), so taskkill's "process not found"
+# would end a script that was only making sure. Returns the exit code.
+INVOKE_NATIVE = r"""
+function Invoke-Native {
+    $ErrorActionPreference = 'Continue'
+    $exe, $rest = $args
+    $null = & $exe @rest 2>&1
+    return $LASTEXITCODE
+}
+"""
+
 # No signals on Windows: a console tool without a console can only be ended by
 # TerminateProcess (taskkill /F), so servers must have printed their report first: this
 # waits for it. The file is opened with FileShare.ReadWrite because the tool still
 # writes it. Exit 0: seen and stopped; 4: seen, still running after the kill; 3: ended
 # without it; 1: not seen within the polls.
-STOP_AFTER_OUTPUT = r"""
+STOP_AFTER_OUTPUT = INVOKE_NATIVE + r"""
 $out = Join-Path $Dir 'out'
 $rc = Join-Path $Dir 'rc'
 $re = New-Object System.Text.RegularExpressions.Regex($Pattern, 'Multiline')
@@ -278,7 +305,7 @@ for ($i = 0; (Count-Matches) -lt [int]$Count; $i++) {
     if ($i -ge [int]$Polls) { exit 1 }
     Start-Sleep -Milliseconds ([int]$PollMs)
 }
-$null = & taskkill.exe /PID ([int]$Id) /T /F
+$null = Invoke-Native taskkill.exe /PID ([int]$Id) /T /F
 for ($i = 0; $i -lt 100; $i++) {
     if (-not (Get-Process -Id ([int]$Id) -ErrorAction SilentlyContinue)) { exit 0 }
     Start-Sleep -Milliseconds 10
@@ -287,9 +314,13 @@ exit 4
 """
 
 # By PID and its tree, never by image name (PKB's taskkill /IM would end other runs).
-KILL_TREE = r"""
-$null = & taskkill.exe /PID ([int]$Id) /T /F
-exit 0
+# taskkill's exit code: 0 stopped, 128 no such process (it had ended: fine); another is
+# said and returned.
+KILL_TREE = INVOKE_NATIVE + r"""
+$rc = Invoke-Native taskkill.exe /PID ([int]$Id) /T /F
+if ($rc -eq 0 -or $rc -eq 128) { exit 0 }
+[Console]::Error.WriteLine('taskkill /PID ' + $Id + ' exited ' + $rc)
+exit $rc
 """
 
 # Bytes, as base64: never re-encoded by PowerShell (5.1's Get-Content reads ANSI, ">"
@@ -334,7 +365,7 @@ PIDFILE_TAIL = "Remove-Item -LiteralPath $PidFile -Force -ErrorAction SilentlyCo
 # the start time written beside it; then the path is removed (retried while the dying
 # process still holds its files). One line per path: "stopped|gone|none PATH"; a path
 # that cannot be removed gets no line (the controller keeps it journaled).
-REAP = r"""
+REAP = INVOKE_NATIVE + r"""
 foreach ($p in ($Paths -split "`n")) {
     if ($p -eq '') { continue }
     try {
@@ -349,7 +380,7 @@ foreach ($p in ($Paths -split "`n")) {
             if ($words.Count -eq 2 -and [int]::TryParse($words[0], [ref]$id)) {
                 $proc = Get-Process -Id $id -ErrorAction SilentlyContinue
                 if ($proc -and [string]$proc.StartTime.ToFileTimeUtc() -eq $words[1]) {
-                    $null = & taskkill.exe /PID $id /T /F
+                    $null = Invoke-Native taskkill.exe /PID $id /T /F
                     $null = $proc.WaitForExit(5000)
                     $what = 'stopped'
                 }

@@ -116,8 +116,8 @@ def test_a_windows_plan_shows_the_decoded_scripts_of_the_whole_method():
         def last(*words: str, cmds: list[str] = cmds) -> int:
             return max(i for i, c in enumerate(cmds) if all(w in c for w in words))
 
-        registry = first("New-ItemProperty", "$Name = 'TcpWindowSize'")
-        assert first("New-ItemProperty", "$Name = 'Tcp1323Opts'") > registry
+        registry = first("$k.SetValue(", "$Name = 'TcpWindowSize'", "$Kind = 'DWord'")
+        assert first("$k.SetValue(", "$Name = 'Tcp1323Opts'", "$Kind = 'DWord'") > registry
         reboot = first("'shutdown.exe' '/r'")
         assert reboot > registry
         firewall = first("New-NetFirewallRule")
@@ -132,9 +132,9 @@ def test_a_windows_plan_shows_the_decoded_scripts_of_the_whole_method():
         assert reboot < ntttcp and jumbo < last("NTttcp.exe")
         assert firewall < iperf
         assert last("Set-NetAdapterAdvancedProperty", "$Value = '1514'") > jumbo  # back
-        # the value was absent before the run: put back means deleted ($Value = '')
-        assert last("$Name = 'Tcp1323Opts'", "$Value = ''\n") > \
-            first("$Name = 'Tcp1323Opts'", "$Value = '3'")
+        # the value was absent before the run: put back means deleted ($Kind = '')
+        assert last("$Name = 'Tcp1323Opts'", "$Kind = ''\n") > \
+            first("$Name = 'Tcp1323Opts'", "$Data = '3'")
         assert last("Remove-NetFirewallRule") > firewall
     assert any("more repetitions of the same" in line for line in render(plan))
 

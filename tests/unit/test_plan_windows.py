@@ -69,14 +69,14 @@ def test_a_windows_profile_plans_its_registry_one_reboot_per_group_and_the_resto
             last = -1
             for group, reboot in zip(groups, reboots, strict=False):
                 for key, value in group:
-                    at = _index(cmds, REGISTRY, f"$Name = '{key}'", f"$Value = '{value}'")
+                    at = _index(cmds, REGISTRY, f"$Name = '{key}'", f"$Data = '{value}'")
                     assert last < at < reboot, (pair, host, key)
                 last = reboot
             # The restore: every value the run wrote deleted (absent before), then the
             # reboot they need, the pair's last.
             names = {key for group in groups for key, _ in group}
             for key in names:
-                deleted = _index(cmds, REGISTRY, f"$Name = '{key}'", "$Value = ''\n")
+                deleted = _index(cmds, REGISTRY, f"$Name = '{key}'", "$Kind = ''\n")
                 assert reboots[-2] < deleted < reboots[-1], (pair, host, key)
     assert any("wait for the reboot" in line for line in render(plan))
 

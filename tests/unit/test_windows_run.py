@@ -210,10 +210,12 @@ class Killed(BaseException):
     """The controller is killed (kill -9): nothing it would still send reaches a host."""
 
 
-def killed_mid_trial(tmp_path, text: str = PROFILE) -> tuple[FakeWindowsPair, Path]:
+def killed_mid_trial(tmp_path, text: str = PROFILE,
+                     registry: dict | None = None) -> tuple[FakeWindowsPair, Path]:
     """A run killed while the first NTttcp sender runs: its receiver listens on wa (a
     WMI process outside the SSH session, so it outlives the controller), the client's
-    pid file is on wb, registry values and firewall rules are in force on both."""
+    pid file is on wb, registry values and firewall rules are in force on both (the
+    hosts' own ``registry`` values before the run, by host: none, unless given)."""
     dead = []
 
     def tool(host, argv):
@@ -224,6 +226,8 @@ def killed_mid_trial(tmp_path, text: str = PROFILE) -> tuple[FakeWindowsPair, Pa
 
     pair = windows_pair({"wa": ("Ethernet 2", "198.18.0.1"),
                          "wb": ("Ethernet 2", "198.18.0.2")}, tool_run=tool)
+    for name, values in (registry or {}).items():
+        pair.hosts[name].registry.update(values)
 
     def cut(call):
         if dead:
@@ -563,7 +567,9 @@ def test_after_a_jumbo_change_the_platform_waits_for_up_then_reads_the_ip_mtu():
     assert change.params["Value"] == "9014"                       # frame = IP MTU + 14
     # The script itself waits for Up, bounded by the platform's timeout in 250 ms polls,
     # and the call's own timeout leaves it that long.
-    assert "(Get-NetAdapter -Name $Name).Status -ne 'Up'" in change.script
+    assert "(Get-NetAdapter -InterfaceIndex $a.ifIndex).Status -ne 'Up'" in change.script
+    # by the GUID the first read of the adapter gave
+    assert (change.params["By"], change.params["Adapter"]) == ("guid", nic.guid)
     assert int(change.params["UpPolls"]) == round(ADAPTER_UP_TIMEOUT_S / 0.25)
     assert plat.conn.timeouts[calls.index(change)] > ADAPTER_UP_TIMEOUT_S
     # Then the adapter is read again: the keyword's value and NlMtu, frame - 14.

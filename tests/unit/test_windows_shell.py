@@ -244,12 +244,14 @@ def golden_commands() -> dict[str, str]:
         "adapter": wc.adapter_argv("Ethernet 2"),
         "set_jumbo": wc.set_advanced_argv("Ethernet 2", "*JumboPacket", "9014", 60),
         "reg_query": wc.reg_query_argv("TcpWindowSize"),
+        "reg_get": wc.reg_get_argv("TcpWindowSize"),
         "set_registry": wc.set_registry_argv("TcpWindowSize", 20971520),
+        "restore_registry_sz": wc.set_registry_argv("TcpWindowSize", wc.RegValue("REG_SZ", "64K")),
         "delete_registry": wc.set_registry_argv("Tcp1323Opts", None),
         "firewall_get": wc.firewall_get_argv("nicbench-p"),
         "firewall_allow": wc.firewall_set_argv("nicbench-p", "5001-5002,6001-6002"),
         "firewall_remove": wc.firewall_set_argv("nicbench-p", None),
-        "ping_df": wc.ping_argv("198.18.0.2", 8972),
+        "ping_df": wc.ping_argv("198.18.0.2", 8972, "198.18.0.1"),
         "cpu_raw": wc.cpu_raw_argv(),
         "wait_listening": wc.wait_listening_argv(5001, "tcp", 10),
         "tool_file": wc.tool_file_argv("NTttcp.exe"),
@@ -304,6 +306,7 @@ def test_a_fake_connection_with_the_windows_shell_shows_what_a_windows_host_woul
     conn = FakeConnection("w1", shell=WindowsShell(), default=("", "", 1))
     plat = WindowsPlatform(conn)                 # refused over a POSIX shell
     assert plat.reaches("Ethernet 2", "198.18.0.2") is False
-    assert conn.calls == [wc.ping_argv("198.18.0.2")]
-    assert conn.scripts == [SH.script(wc.ping_argv("198.18.0.2"))]
-    assert "& 'ping.exe' '-n' '1' '-w' '2000' '198.18.0.2'" in conn.scripts[0]
+    # the adapter is asked for its address to ping from; it is not there: no -S
+    assert conn.calls == [wc.adapter_argv("Ethernet 2"), wc.ping_argv("198.18.0.2")]
+    assert conn.scripts[1:] == [SH.script(wc.ping_argv("198.18.0.2"))]
+    assert "& 'ping.exe' '-n' '1' '-w' '2000' '198.18.0.2'" in conn.scripts[1]

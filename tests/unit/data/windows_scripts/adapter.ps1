@@ -1,12 +1,28 @@
 $ProgressPreference = 'SilentlyContinue'
 [Console]::OutputEncoding = New-Object System.Text.UTF8Encoding $false
-$Name = 'Ethernet 2'
+$By = 'name'
+$Adapter = 'Ethernet 2'
 $ErrorActionPreference = 'Stop'
 try {
-    $a = Get-NetAdapter -Name $Name
+    function Find-Adapter {
+        $found = @(Get-NetAdapter | Where-Object {
+            if ($By -eq 'guid') { $_.InterfaceGuid -eq $Adapter }
+            elseif ($By -eq 'index') { $_.ifIndex -eq [int]$Adapter }
+            else { $_.Name -eq $Adapter }
+        })
+        if ($found.Count -ne 1) {
+            throw ('no adapter with ' + $By + ' ' + $Adapter + ' (' + $found.Count + ' found; Get-NetAdapter lists them)')
+        }
+        return $found[0]
+    }
+    function Get-AdvancedProperties($a) {
+        @(Get-NetAdapterAdvancedProperty -AllProperties -ErrorAction SilentlyContinue | Where-Object { $_.ifAlias -eq $a.Name })
+    }
+
+    $a = Find-Adapter
     $ip = Get-NetIPInterface -InterfaceIndex $a.ifIndex -AddressFamily IPv4 -ErrorAction SilentlyContinue
     $addr = @(Get-NetIPAddress -InterfaceIndex $a.ifIndex -AddressFamily IPv4 -ErrorAction SilentlyContinue | ForEach-Object { [string]$_.IPAddress })
-    $adv = @(Get-NetAdapterAdvancedProperty -Name $Name -AllProperties -ErrorAction SilentlyContinue | ForEach-Object {
+    $adv = @(Get-AdvancedProperties $a | ForEach-Object {
         [ordered]@{keyword = [string]$_.RegistryKeyword; display = [string]$_.DisplayName
                    value = @($_.RegistryValue | ForEach-Object { [string]$_ })
                    valid = @($_.ValidRegistryValues | ForEach-Object { [string]$_ })

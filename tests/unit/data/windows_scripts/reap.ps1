@@ -4,6 +4,13 @@ $Paths = 'C:\Users\bench\AppData\Local\Temp\nicbench-p.frame1514.iperf.r1-0a1b2c
 C:\Users\bench\AppData\Local\Temp\nicbench-p.frame1514.iperf.r1-0a1b2c3d.pid'
 $ErrorActionPreference = 'Stop'
 try {
+    function Invoke-Native {
+        $ErrorActionPreference = 'Continue'
+        $exe, $rest = $args
+        $null = & $exe @rest 2>&1
+        return $LASTEXITCODE
+    }
+
     foreach ($p in ($Paths -split "`n")) {
         if ($p -eq '') { continue }
         try {
@@ -18,7 +25,7 @@ try {
                 if ($words.Count -eq 2 -and [int]::TryParse($words[0], [ref]$id)) {
                     $proc = Get-Process -Id $id -ErrorAction SilentlyContinue
                     if ($proc -and [string]$proc.StartTime.ToFileTimeUtc() -eq $words[1]) {
-                        $null = & taskkill.exe /PID $id /T /F
+                        $null = Invoke-Native taskkill.exe /PID $id /T /F
                         $null = $proc.WaitForExit(5000)
                         $what = 'stopped'
                     }

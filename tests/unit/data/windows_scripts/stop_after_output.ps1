@@ -8,6 +8,13 @@ $Polls = '40'
 $PollMs = '50'
 $ErrorActionPreference = 'Stop'
 try {
+    function Invoke-Native {
+        $ErrorActionPreference = 'Continue'
+        $exe, $rest = $args
+        $null = & $exe @rest 2>&1
+        return $LASTEXITCODE
+    }
+
     $out = Join-Path $Dir 'out'
     $rc = Join-Path $Dir 'rc'
     $re = New-Object System.Text.RegularExpressions.Regex($Pattern, 'Multiline')
@@ -22,7 +29,7 @@ try {
         if ($i -ge [int]$Polls) { exit 1 }
         Start-Sleep -Milliseconds ([int]$PollMs)
     }
-    $null = & taskkill.exe /PID ([int]$Id) /T /F
+    $null = Invoke-Native taskkill.exe /PID ([int]$Id) /T /F
     for ($i = 0; $i -lt 100; $i++) {
         if (-not (Get-Process -Id ([int]$Id) -ErrorAction SilentlyContinue)) { exit 0 }
         Start-Sleep -Milliseconds 10
