@@ -147,6 +147,9 @@ def cmd_status(args) -> int:
     from nicbench.execution.status import status
 
     st = status(args.dir)
+    for r in st.runs:
+        for line in r.unread:
+            console.warn(line)
     if args.json:
         out(json.dumps(st.to_json(), indent=1))
         return 0 if st.ok else 1

@@ -52,7 +52,7 @@ def build_report(dirs: list[str], out: str | None = None, *,
         if not single_file:
             write_figures(report, target)
         write_tables(report, target)
-        copy_runs(runs, target)
+        copy_runs(runs, target, warn or (lambda m: None))
         return write_page(report, target, single_file)
     except OSError as exc:
         raise NicbenchError(f"{exc.filename or target}: cannot write the report: "
