@@ -83,6 +83,38 @@ def load_any(path: str | Path, tools: ToolCatalog) -> inv_mod.Inventory | prof_m
                       "(tests:, source:, mtu: or points:)", file=where.default_file, line=1)
 
 
+def load_campaign_checked(path: str | Path, inventory: str | None, tools: ToolCatalog
+                          ) -> tuple[camp_mod.LoadedCampaign, inv_mod.Inventory]:
+    """A campaign file with the inventory it runs on (``inventory``: -i, else the file's
+    ``inventory:``, else inventory.yaml), every cross-reference checked: the runs' pairs
+    in that inventory, its hosts of the profiles' platforms. What ``campaign`` and
+    ``campaign --plan`` load, and ``validate`` checks: one function, so that validate
+    says ok exactly when the campaign would start."""
+    loaded = load_campaign(path, tools)
+    inv_path = loaded.inventory_path(inventory)
+    if not inventory and loaded.campaign.inventory:
+        _check_named_inventory(loaded, inv_path)
+    inv = load_inventory(inv_path, tools)
+    _raise_all(loaded.check_inventory(inv))
+    return loaded, inv
+
+
+def _check_named_inventory(loaded: camp_mod.LoadedCampaign, path: str) -> None:
+    """The campaign's ``inventory:`` names a file that is there and is an inventory, else
+    one error on that line of the campaign (not a page of the other file's keys)."""
+    try:
+        data, _ = load_yaml(path)
+    except ConfigError as exc:
+        raise loaded.where.error(("inventory",), f"{loaded.campaign.inventory!r}: "
+                                 f"{exc.message}") from None
+    if isinstance(data, dict) and not set(data) & _INVENTORY_KEYS:
+        what = ("a campaign" if "runs" in data else "a profile" if set(data) & _PROFILE_KEYS
+                else "not an inventory (no hosts:, adapters: or pairs:)")
+        if what.startswith("a "):
+            what += ", not an inventory"
+        raise loaded.where.error(("inventory",), f"{loaded.campaign.inventory!r} is {what}")
+
+
 def resolve_profile_path(name: str, search_dir: str | Path = "profiles") -> Path:
     """``quick`` or ``profiles/quick.yaml`` or any path -> an existing file."""
     p = Path(name)
