@@ -171,6 +171,22 @@ def decode_output(data: bytes) -> str:
     return text
 
 
+def open_new(path: str | Path, *, newline: str | None = None):
+    """``path`` opened for writing text as a new regular file: whatever is at that name (a
+    file, a symbolic link, a FIFO) is removed first and the file created with
+    ``O_EXCL | O_NOFOLLOW``, so nothing is ever written through a link planted in a
+    results directory (a link to /etc/passwd named like a raw output or summary.csv)."""
+    try:
+        if not stat.S_ISDIR(os.lstat(path).st_mode):
+            os.unlink(path)
+    except FileNotFoundError:
+        pass
+    flags = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+             | getattr(os, "O_CLOEXEC", 0))
+    fd = os.open(path, flags, 0o666)     # as open() does: the umask decides
+    return os.fdopen(fd, "w", encoding="utf-8", newline=newline)
+
+
 def write_atomic(path: str | Path, text: str, *, fsync: bool = False,
                  tmp: str | Path | None = None) -> None:
     """Write ``text`` to ``path`` through a temporary file beside it and a rename, so a
@@ -181,7 +197,7 @@ def write_atomic(path: str | Path, text: str, *, fsync: bool = False,
     path = Path(path)
     tmp_path = Path(tmp) if tmp is not None else path.with_name(path.name + ".tmp")
     try:
-        with open(tmp_path, "w", encoding="utf-8") as fh:
+        with open_new(tmp_path) as fh:
             fh.write(text)
             if fsync:
                 fh.flush()

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 
 from nicbench.errors import ResultsWriteError, UsageError
 from nicbench.results.records import FORMAT_VERSION, TrialKey, TrialRecord, current, settled
-from nicbench.textfile import TextFileError, open_regular, size_text
+from nicbench.textfile import TextFileError, open_new, open_regular, size_text
 from nicbench.results.plausible import RunFacts, impossible
 import contextlib
 
@@ -75,7 +75,8 @@ class RunDir:
         rel = f"raw/{trial_id}.{role}.txt"
         path = self.path / rel
         try:
-            path.write_text(text, encoding="utf-8")
+            with open_new(path) as fh:      # a link planted at its name is not written through
+                fh.write(text)
         except OSError as exc:
             path.unlink(missing_ok=True)
             raise write_error(self.path, exc) from exc
