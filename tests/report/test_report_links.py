@@ -184,3 +184,20 @@ def test_copy_file_refuses_a_link_and_a_fifo(tmp_path, secret):
                     "the files a results directory holds itself: skipped, not copied",
                     f"{tmp_path}/fifo: a FIFO (named pipe), not a regular file: skipped, "
                     "not copied"]
+
+
+def test_a_link_in_an_earlier_report_is_replaced_not_followed(copy_run, tmp_path):
+    """--out an earlier report whose figures/ is a link to another directory: the old
+    report's charts are removed there, never the *.svg of the link's target."""
+    run = cut(copy_run(RUN_A, "again"))
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep.svg").write_text("<svg/>")
+    out = tmp_path / "rep"
+    out.mkdir()
+    (out / "figures").symlink_to(victim)
+    got = nicbench("report", str(run), "--out", str(out), cwd=tmp_path)
+    assert got.returncode == 0, got.stderr
+    assert (victim / "keep.svg").read_text() == "<svg/>"
+    assert sorted(os.listdir(victim)) == ["keep.svg"]
+    assert (out / "figures").is_dir() and not (out / "figures").is_symlink()
