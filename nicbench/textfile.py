@@ -20,6 +20,7 @@ heartbeat, the morning summary, report.html, the lab's state) goes through
 from __future__ import annotations
 
 import codecs
+import errno
 import os
 import stat
 from pathlib import Path
@@ -41,7 +42,7 @@ def size_text(n: int) -> str:
     return f"{n} bytes"
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
     if stat.S_ISDIR(mode):
         return "a directory"
     if stat.S_ISFIFO(mode):
@@ -55,17 +56,29 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def open_regular(path: str | Path):
+LINK_REFUSED = ("a symbolic link, not followed: nicbench reads only the files a results "
+                "directory holds itself")
+
+
+def open_regular(path: str | Path, *, nofollow: bool = False):
     """A binary file object for ``path`` if it is a regular file; else TextFileError.
 
     Opened non-blocking and checked with fstat on the open descriptor, so a FIFO with no
     writer cannot hang the open and a file swapped after a stat is still caught.
+    ``nofollow`` (every file of a results directory): a symbolic link is refused, never
+    followed out of the directory (``O_NOFOLLOW``, so a link made after a check is too).
     OSError (missing file, permission) is left to the caller, who knows what to advise."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags | (getattr(os, "O_NOFOLLOW", 0) if nofollow else 0))
+    except OSError as exc:
+        if nofollow and exc.errno == errno.ELOOP and is_link(path):
+            raise TextFileError(LINK_REFUSED) from None
+        raise
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise TextFileError(f"{_kind(mode)}, not a regular file")
+            raise TextFileError(f"{file_kind(mode)}, not a regular file")
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:
@@ -73,10 +86,17 @@ def open_regular(path: str | Path):
         raise
 
 
-def read_bytes(path: str | Path, limit: int, too_big: str) -> bytes:
+def is_link(path: str | Path) -> bool:
+    try:
+        return stat.S_ISLNK(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def read_bytes(path: str | Path, limit: int, too_big: str, *, nofollow: bool = False) -> bytes:
     """The whole of a regular file of at most ``limit`` bytes; ``too_big`` says why a
-    larger one cannot be what it should be."""
-    with open_regular(path) as fh:
+    larger one cannot be what it should be. ``nofollow``: see :func:`open_regular`."""
+    with open_regular(path, nofollow=nofollow) as fh:
         return read_limited(fh, limit, too_big)
 
 
@@ -151,6 +171,22 @@ def decode_output(data: bytes) -> str:
     return text
 
 
+def open_new(path: str | Path, *, newline: str | None = None):
+    """``path`` opened for writing text as a new regular file: whatever is at that name (a
+    file, a symbolic link, a FIFO) is removed first and the file created with
+    ``O_EXCL | O_NOFOLLOW``, so nothing is ever written through a link planted in a
+    results directory (a link to /etc/passwd named like a raw output or summary.csv)."""
+    try:
+        if not stat.S_ISDIR(os.lstat(path).st_mode):
+            os.unlink(path)
+    except FileNotFoundError:
+        pass
+    flags = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+             | getattr(os, "O_CLOEXEC", 0))
+    fd = os.open(path, flags, 0o666)     # as open() does: the umask decides
+    return os.fdopen(fd, "w", encoding="utf-8", newline=newline)
+
+
 def write_atomic(path: str | Path, text: str, *, fsync: bool = False,
                  tmp: str | Path | None = None) -> None:
     """Write ``text`` to ``path`` through a temporary file beside it and a rename, so a
@@ -161,7 +197,7 @@ def write_atomic(path: str | Path, text: str, *, fsync: bool = False,
     path = Path(path)
     tmp_path = Path(tmp) if tmp is not None else path.with_name(path.name + ".tmp")
     try:
-        with open(tmp_path, "w", encoding="utf-8") as fh:
+        with open_new(tmp_path) as fh:
             fh.write(text)
             if fsync:
                 fh.flush()

@@ -12,7 +12,7 @@ import signal
 import sys
 
 from nicbench import __version__
-from nicbench.cli import console
+from nicbench.cli import console, paths
 from nicbench.errors import NicbenchError
 
 
@@ -47,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     # SIGTERM (kill, CI timeouts) unwinds like Ctrl-C, so every finally restores hosts.
     signal.signal(signal.SIGTERM, _term_as_interrupt)
     try:
+        paths.check_args(args)      # a path the OS cannot take: one line, exit 2
         return args.func(args)
     except NicbenchError as exc:
         for line in exc.lines():

@@ -60,19 +60,13 @@ def _build_report(run_dir: Path) -> Path:
 
 
 def cmd_campaign(args) -> int:
-    from nicbench.config.loader import load_campaign, load_inventory
+    from nicbench.config.loader import load_campaign_checked, resolve_profile_path
     from nicbench.tools.registry import CATALOG
-    from nicbench.errors import ConfigErrors
     from nicbench.execution.campaign import CampaignRunner, parse_shard
     from nicbench.results.morning import matrix
 
-    from nicbench.config.loader import resolve_profile_path
-
-    loaded = load_campaign(resolve_profile_path(args.file), CATALOG)
-    inv = load_inventory(loaded.inventory_path(args.inventory), CATALOG)
-    errors = loaded.check_inventory(inv)
-    if errors:
-        raise ConfigErrors(errors)
+    loaded, inv = load_campaign_checked(resolve_profile_path(args.file), args.inventory,
+                                        CATALOG)
     for name in args.pair or []:
         inv.pair(name)          # an unknown name is refused before anything is printed
     shard = parse_shard(args.shard) if args.shard else None
@@ -147,6 +141,9 @@ def cmd_status(args) -> int:
     from nicbench.execution.status import status
 
     st = status(args.dir)
+    for r in st.runs:
+        for line in r.unread:
+            console.warn(line)
     if args.json:
         out(json.dumps(st.to_json(), indent=1))
         return 0 if st.ok else 1

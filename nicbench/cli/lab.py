@@ -35,7 +35,16 @@ def _env_lab_spec(args):
 
 
 def _lab_dir(args) -> str:
-    return args.dir or os.environ.get("NICBENCH_LAB_DIR", ".lab")
+    """--dir (checked with the other paths), else $NICBENCH_LAB_DIR, else .lab: a
+    directory the lab writes its state and keys into."""
+    from nicbench.cli.paths import check_dir_to_write
+
+    if args.dir:
+        return args.dir
+    env = os.environ.get("NICBENCH_LAB_DIR")
+    if env:
+        check_dir_to_write(env, "NICBENCH_LAB_DIR=")
+    return env or ".lab"
 
 
 def cmd_lab_up(args) -> int:

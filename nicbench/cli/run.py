@@ -192,7 +192,7 @@ def cmd_restore(args) -> int:
     if not run_dir.path.is_dir():
         raise UsageError(f"{run_dir.path}: no such results directory")
     journal = run_dir.journal_file
-    if not journal.exists():
+    if not journal.exists() and not journal.is_symlink():   # a link is refused by the reader
         out("nothing to restore (no tuning journal: nothing is left changed by that run)")
         return 0
     session = TuningSession.load(journal, on_restore=_said_restored)

@@ -2,7 +2,9 @@
 touching a host.
 
 Each file is told apart by its keys (``hosts:`` ... an inventory; ``tests:`` ... a
-profile; ``runs:`` a campaign, its profiles loaded too) and validated exactly as
+profile; ``runs:`` a campaign, its profiles and its inventory loaded too, every
+cross-reference checked by the one function ``campaign`` and ``campaign --plan`` use,
+``loader.load_campaign_checked``) and validated exactly as
 ``check``, ``run`` and ``campaign`` load it; every problem of every
 file is one ``nicbench: error: file:line: key: message`` line. Exit 0 when all are valid,
 2 otherwise.
@@ -36,13 +38,17 @@ def summary(loaded) -> str:
 
 
 def cmd_validate(args) -> int:
-    from nicbench.config.loader import load_any
+    from nicbench.config.campaign import LoadedCampaign
+    from nicbench.config.loader import load_any, load_campaign_checked
     from nicbench.tools.registry import CATALOG
 
     bad = 0
     for name in args.files:
         try:
             loaded = load_any(name, CATALOG)
+            if isinstance(loaded, LoadedCampaign):
+                # exactly what `campaign` and `campaign --plan` check before they start
+                loaded, _ = load_campaign_checked(name, args.inventory, CATALOG)
         except ConfigError as exc:
             bad += 1
             for line in exc.lines():
@@ -57,4 +63,7 @@ def register(sub) -> None:
                                          "contacted)")
     va.add_argument("files", nargs="+", metavar="FILE",
                     help="inventory, profile or campaign files, told apart by their keys")
+    va.add_argument("-i", "--inventory", default=None,
+                    help="the inventory a campaign file is checked against, as `campaign "
+                         "-i` (default: its inventory:, else inventory.yaml)")
     va.set_defaults(func=cmd_validate)

@@ -141,6 +141,8 @@ class LoadedCampaign:
         for planned in self.runs:
             pairs = [p for p in inventory.pairs
                      if planned.pairs is None or p.name in planned.pairs]
+            if not pairs and planned.pairs is not None and not set(planned.pairs) & set(known):
+                continue        # every pair it names is unknown: said above, line by line
             if not pairs:
                 errors.append(self.where.error(("runs", planned.index),
                                                f"no pairs to run (the inventory {where_inv} "

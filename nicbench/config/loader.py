@@ -83,6 +83,38 @@ def load_any(path: str | Path, tools: ToolCatalog) -> inv_mod.Inventory | prof_m
                       "(tests:, source:, mtu: or points:)", file=where.default_file, line=1)
 
 
+def load_campaign_checked(path: str | Path, inventory: str | None, tools: ToolCatalog
+                          ) -> tuple[camp_mod.LoadedCampaign, inv_mod.Inventory]:
+    """A campaign file with the inventory it runs on (``inventory``: -i, else the file's
+    ``inventory:``, else inventory.yaml), every cross-reference checked: the runs' pairs
+    in that inventory, its hosts of the profiles' platforms. What ``campaign`` and
+    ``campaign --plan`` load, and ``validate`` checks: one function, so that validate
+    says ok exactly when the campaign would start."""
+    loaded = load_campaign(path, tools)
+    inv_path = loaded.inventory_path(inventory)
+    if not inventory and loaded.campaign.inventory:
+        _check_named_inventory(loaded, inv_path)
+    inv = load_inventory(inv_path, tools)
+    _raise_all(loaded.check_inventory(inv))
+    return loaded, inv
+
+
+def _check_named_inventory(loaded: camp_mod.LoadedCampaign, path: str) -> None:
+    """The campaign's ``inventory:`` names a file that is there and is an inventory, else
+    one error on that line of the campaign (not a page of the other file's keys)."""
+    try:
+        data, _ = load_yaml(path)
+    except ConfigError as exc:
+        raise loaded.where.error(("inventory",), f"{loaded.campaign.inventory!r}: "
+                                 f"{exc.message}") from None
+    if isinstance(data, dict) and not set(data) & _INVENTORY_KEYS:
+        what = ("a campaign" if "runs" in data else "a profile" if set(data) & _PROFILE_KEYS
+                else "not an inventory (no hosts:, adapters: or pairs:)")
+        if what.startswith("a "):
+            what += ", not an inventory"
+        raise loaded.where.error(("inventory",), f"{loaded.campaign.inventory!r} is {what}")
+
+
 def resolve_profile_path(name: str, search_dir: str | Path = "profiles") -> Path:
     """``quick`` or ``profiles/quick.yaml`` or any path -> an existing file."""
     p = Path(name)
@@ -137,19 +169,28 @@ def campaign_profile_path(value: str, base_dir: Path) -> Path:
     if "/" in value or value.endswith((".yaml", ".yml")):
         p = Path(value).expanduser()
         p = p if p.is_absolute() else base_dir / p
-        if not p.is_file():
-            raise ConfigError(f"profile file {p} not found")
+        if not _is_file(p):
+            raise ConfigError(f"profile file {str(p)[:200]} not found")
         return p
     dirs: list[Path] = []
     for d in (Path("profiles"), base_dir / "profiles", base_dir.parent / "profiles"):
         if d.resolve() not in [x.resolve() for x in dirs]:
             dirs.append(d)
     for d in dirs:
-        if (d / f"{value}.yaml").is_file():
+        if _is_file(d / f"{value}.yaml"):
             return d / f"{value}.yaml"
     known = sorted({x.stem for d in dirs if d.is_dir() for x in d.glob("*.yaml")})
-    raise ConfigError(f"profile '{value}' not found in {' or '.join(str(d) for d in dirs)} "
+    raise ConfigError(f"profile '{value[:80]}' not found in {' or '.join(str(d) for d in dirs)} "
                       f"(profiles: {', '.join(known) or 'none'})")
+
+
+def _is_file(path: Path) -> bool:
+    """Is there a file at ``path``? No for a name the OS cannot take (too long, a link
+    loop): the caller says it was not found."""
+    try:
+        return path.is_file()
+    except (OSError, RuntimeError):
+        return False
 
 
 def _load_with_extends(path: Path, chain: list[Path]) -> tuple[Any, Where]:
@@ -162,11 +203,17 @@ def _load_with_extends(path: Path, chain: list[Path]) -> tuple[Any, Where]:
     parent = (path.parent / parent_name)
     if not parent.suffix:
         parent = parent.with_suffix(".yaml")
-    if parent.resolve() in [p.resolve() for p in [*chain, path]]:
-        raise where.error(("extends",), f"extends loop through {parent_name}")
+    try:
+        if parent.resolve() in [p.resolve() for p in [*chain, path]]:
+            raise where.error(("extends",), f"extends loop through {parent_name}")
+        found = parent.exists()
+    except (OSError, RuntimeError) as exc:   # a name too long, a loop of symbolic links
+        why = getattr(exc, "strerror", None) or "a loop of symbolic links"
+        raise where.error(("extends",), f"parent profile {parent_name[:80]}: {why}") \
+            from None
     if len(chain) >= MAX_EXTENDS_DEPTH:
         raise where.error(("extends",), f"extends chain deeper than {MAX_EXTENDS_DEPTH}")
-    if not parent.exists():
+    if not found:
         raise where.error(("extends",), f"parent profile {parent} not found")
     base, base_where = _load_with_extends(parent, [*chain, path])
     # mtu: and points: are two spellings of one key: the child's replaces the parent's.

@@ -63,7 +63,7 @@ class Where:
 def _display_name(path: Path) -> str:
     try:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
+    except (ValueError, OSError, RuntimeError):   # elsewhere; a name too long; a link loop
         return str(path)
 
 

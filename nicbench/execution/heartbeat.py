@@ -178,7 +178,8 @@ def read(directory: str | Path) -> dict[str, Any] | None:
     regular file, larger than any heartbeat, not JSON)."""
     try:
         data = json.loads(decode_utf8(read_bytes(Path(directory) / HEARTBEAT_FILE,
-                                                 MAX_HEARTBEAT_BYTES, "not a heartbeat")))
+                                                 MAX_HEARTBEAT_BYTES, "not a heartbeat",
+                                                 nofollow=True)))
     except (OSError, TextFileError, json.JSONDecodeError):
         return None
     return data if isinstance(data, dict) else None

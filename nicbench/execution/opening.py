@@ -47,7 +47,7 @@ def open_run(run_dir: RunDir, profile: Profile, inventory: Inventory, pairs: lis
             tell(ev.Warning(f"{run_dir.trials_file}: its last line was torn (the run "
                             f"stopped mid-write); kept in {torn.name} and cut off, that "
                             "trial is measured again"))
-        stored = run_dir.done_keys(keep_failed)
+        stored = run_dir.done_keys(keep_failed, manifest=old)
     elif run_dir.trials_file.exists() and run_dir.trials_file.stat().st_size:
         raise UsageError(f"{run_dir.path} already holds trials: resume it with --resume or "
                          "choose another --out")

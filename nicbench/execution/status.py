@@ -52,6 +52,7 @@ class RunStatus:
     state: RunStateName
     pairs: list[PairStatus] = field(default_factory=list)
     report: str | None = None
+    unread: list[str] = field(default_factory=list)   # files not read (RunSnapshot.unread)
 
     @property
     def done(self) -> int:
@@ -151,7 +152,7 @@ def _run(path: Path, name: str, rs: RunState | None, live: dict | None) -> RunSt
     state = rs.state if rs else (RunStateName.DONE if ended else RunStateName.RUNNING)
     run = RunStatus(name=name or path.name, profile=rs.profile if rs else
                     (profile.name if profile else path.name), state=state,
-                    report=rs.report if rs else None)
+                    report=rs.report if rs else None, unread=list(snap.unread))
     beats = (live or {}).get("pairs", {}) if live and (live.get("run") in (None, name)
                                                        or rs is None) else {}
     for pair in pairs_planned:

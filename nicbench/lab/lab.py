@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import re
 import os
 import shutil
 import signal
@@ -110,7 +111,9 @@ class LabSpec:
     slot: int = 0             # management networks 198.19.<slot*16+i+1>.0/24
 
     def __post_init__(self):
-        if not (1 <= len(self.prefix) <= 6 and self.prefix.replace("-", "").isalnum()):
+        # ASCII only: the prefix names namespaces and interfaces, and one starting with
+        # "-" would reach `ip netns` as an option
+        if not re.fullmatch(r"[A-Za-z0-9]{1,6}", self.prefix):
             raise LabError(f"lab prefix {self.prefix!r} must be 1-6 letters or digits")
         if not 1 <= self.pairs <= 7:
             raise LabError(f"--pairs {self.pairs}: the lab makes 1 to 7 pairs")

@@ -24,6 +24,7 @@ the job: a pending entry is only ever dropped from the file once it has been put
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -33,7 +34,7 @@ from collections.abc import Callable, Collection, Mapping
 from nicbench.errors import NicbenchError, ResultsWriteError, UsageError
 from nicbench.interrupts import interrupts_held
 from nicbench.platforms.base import Platform, SettingKind
-from nicbench.textfile import write_atomic
+from nicbench.textfile import TextFileError, decode_utf8, read_bytes, write_atomic
 
 JOURNAL_VERSION = 2
 
@@ -269,6 +270,11 @@ class TuningSession:
         self.restore()
 
 
+# A journal holds one entry per setting changed and per file or process left on a host:
+# a few KB for a night. 16 MB is not a journal, and is refused before it is read whole.
+MAX_JOURNAL_BYTES = 16 << 20
+
+
 class JournalError(ResultsWriteError):
     """The journal could not be written, so nothing more may be changed on a host."""
 
@@ -278,14 +284,18 @@ class JournalError(ResultsWriteError):
 
 def read_journal_entries(path: str | Path) -> tuple[list[Change], list[Leftover]]:
     p = Path(path)
-    if not p.exists():
+    if not os.path.lexists(p):
         return [], []
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = json.loads(decode_utf8(read_bytes(p, MAX_JOURNAL_BYTES, "not a nicbench "
+                                                 "tuning journal", nofollow=True)))
         changes = [Change(**c) for c in data.get("changes", [])]
         leftovers = [Leftover(**x) for x in data.get("leftovers", [])]
+    except TextFileError as exc:
+        raise UsageError(f"{p}: {exc.message}: put the hosts' settings back by hand") \
+            from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, TypeError, ValueError,
-            AttributeError) as exc:
+            AttributeError, RecursionError) as exc:
         raise UsageError(f"{p}: not a nicbench tuning journal ({exc}): put the hosts' "
                          "settings back by hand") from None
     return changes, leftovers

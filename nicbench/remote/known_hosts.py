@@ -31,6 +31,7 @@ from pathlib import Path
 from collections.abc import Iterable
 
 from nicbench.errors import ConfigError
+from nicbench.textfile import TextFileError, open_regular
 
 MAX_BYTES = 16 * 1024 * 1024      # a known_hosts larger than this is not one
 KEY_TYPE_RE = re.compile(r"^[A-Za-z0-9@._+-]{1,64}$")
@@ -142,14 +143,17 @@ def read_file(path: str, host: str) -> list[Entry]:
     """The entries of one file; [] if it does not exist. Anything else that is not a
     known_hosts file is one ConfigError naming the file (and the line)."""
     p = Path(path)
-    if not p.exists():
-        return []
-    if p.is_dir():
-        raise _bad(host, path, "known_hosts is a directory, not a file (name the file "
-                               f"itself, e.g. {p / 'known_hosts'})")
     try:
-        with open(p, "rb") as fh:
+        # a regular file only: a FIFO would block, /dev/zero never end
+        with open_regular(p) as fh:
             data = fh.read(MAX_BYTES + 1)
+    except FileNotFoundError:
+        return []
+    except TextFileError as exc:
+        if exc.message.startswith("a directory"):
+            raise _bad(host, path, "known_hosts is a directory, not a file (name the file "
+                                   f"itself, e.g. {p / 'known_hosts'})") from None
+        raise _bad(host, path, f"known_hosts: {exc.message}") from None
     except OSError as exc:
         raise _bad(host, path, f"cannot read known_hosts: {exc.strerror or exc} (check its "
                                "permissions)") from exc

@@ -35,6 +35,7 @@ from pathlib import Path
 import paramiko
 
 from nicbench.config.fields import USER_RE
+from nicbench.textfile import TextFileError, open_regular
 from nicbench.config.jump import JumpSpec, is_host, parse_proxy_jump
 from nicbench.errors import ConfigError
 from nicbench.remote.ssh import MAX_HOPS, SshTarget
@@ -129,14 +130,18 @@ def _read_with_includes(path: Path, host: str, top: str, depth: int) -> list[str
 
 def _read_text(path: Path, host: str) -> str:
     where = str(path)
-    if not path.exists():
-        raise ConfigError("ssh config file not found (check hosts[].ssh.config)", file=where,
-                          key=host)
-    if path.is_dir():
-        raise ConfigError("ssh config is a directory (name the file, e.g. ~/.ssh/config)",
-                          file=where, key=host)
     try:
-        data = path.read_bytes()[:MAX_CONFIG_BYTES + 1]
+        # a regular file only, read bounded: a FIFO would block, /dev/zero never end
+        with open_regular(path) as fh:
+            data = fh.read(MAX_CONFIG_BYTES + 1)
+    except FileNotFoundError:
+        raise ConfigError("ssh config file not found (check hosts[].ssh.config)", file=where,
+                          key=host) from None
+    except TextFileError as exc:
+        if exc.message.startswith("a directory"):
+            raise ConfigError("ssh config is a directory (name the file, e.g. "
+                              "~/.ssh/config)", file=where, key=host) from None
+        raise ConfigError(f"ssh config: {exc.message}", file=where, key=host) from None
     except OSError as exc:
         raise ConfigError(f"cannot read the ssh config: {exc.strerror or exc}", file=where,
                           key=host) from exc

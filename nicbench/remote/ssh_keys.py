@@ -25,6 +25,7 @@ import paramiko
 from paramiko.agent import AgentKey, AgentSSH
 
 from nicbench.errors import ConfigError
+from nicbench.textfile import TextFileError, open_regular
 
 KEY_CLASSES: tuple[type[paramiko.PKey], ...] = (paramiko.Ed25519Key, paramiko.ECDSAKey,
                                                 paramiko.RSAKey)
@@ -52,15 +53,19 @@ def _bad(host: str, path: str, message: str) -> ConfigError:
 def load_key_file(path: str, host: str, *, required: bool) -> KeyFile | None:
     """The key in ``path``; None if it does not exist and is not ``required``."""
     p = Path(path)
-    if not p.exists():
-        if required:
-            raise _bad(host, path, "key file not found (check hosts[].ssh.key_file)")
-        return None
-    if p.is_dir():
-        raise _bad(host, path, "key file is a directory (name the private key file itself)")
     try:
-        with open(p, "rb") as fh:
+        # a regular file only: a FIFO would block, /dev/zero never end
+        with open_regular(p) as fh:
             data = fh.read(MAX_KEY_BYTES + 1)
+    except FileNotFoundError:
+        if required:
+            raise _bad(host, path, "key file not found (check hosts[].ssh.key_file)") from None
+        return None
+    except TextFileError as exc:
+        if exc.message.startswith("a directory"):
+            raise _bad(host, path, "key file is a directory (name the private key file "
+                                   "itself)") from None
+        raise _bad(host, path, f"key file: {exc.message}") from None
     except OSError as exc:
         raise _bad(host, path, f"cannot read the key file: {exc.strerror or exc} (check its "
                                "permissions)") from exc

@@ -52,7 +52,7 @@ def build_report(dirs: list[str], out: str | None = None, *,
         if not single_file:
             write_figures(report, target)
         write_tables(report, target)
-        copy_runs(runs, target)
+        copy_runs(runs, target, warn or (lambda m: None))
         return write_page(report, target, single_file)
     except OSError as exc:
         raise NicbenchError(f"{exc.filename or target}: cannot write the report: "
@@ -92,6 +92,10 @@ def _prepare_out(out: Path, runs: list[Run]) -> None:
         if any(p.name not in OURS for p in out.iterdir()):
             raise UsageError(f"--out {out}: exists and holds more than a report; choose a "
                              "new or empty directory")
+        # a link where our folders go is replaced, never followed (deleting in its target)
+        for sub in ("figures", "tables", "data"):
+            if (out / sub).is_symlink():
+                (out / sub).unlink()
         # an earlier report's files would linger unreferenced: remove them
         for sub, patterns in (("figures", ("*.svg", "*.png")), ("tables", ("*.csv",))):
             for pattern in patterns:

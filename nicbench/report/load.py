@@ -23,6 +23,7 @@ directory's name instead of the letter) gives a run a short label of its own.
 
 from __future__ import annotations
 
+import os
 import string
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,26 +101,28 @@ def load_run(path: str | Path, warn: Warn | None = None) -> Run:
     if not d.is_dir():
         raise UsageError(f"{d}: not a directory (give a results directory of nicbench run)")
     run_dir = RunDir(d)
-    if not run_dir.trials_file.is_file():
+    # a link or special file is there but refused by the reader, never followed
+    if not os.path.lexists(run_dir.trials_file):
         raise UsageError(f"{d}: not a results directory: no trials.jsonl "
                          "(give the --out directory of a nicbench run)")
-    # the records that stand: a resume that measured a configuration again appended to
-    # the file, and the engine's summary reads the same ones
-    records = current(run_dir.records(strict=True))
+    manifest = None
+    if os.path.lexists(run_dir.manifest_file):
+        manifest = Manifest.read(run_dir.manifest_file)
+    else:
+        warn(f"{run_dir.manifest_file}: missing: the report has no hosts, versions or link "
+             "rates for this run")
+    # the records that stand (a resume that measured a configuration again appended to
+    # the file, and the engine's summary reads the same ones), each checked against the
+    # manifest: a trial for a pair, adapter, point or test the run does not have is refused
+    records = current(run_dir.records(strict=True, manifest=manifest))
     torn = None
     if run_dir.torn_tail():
-        torn = run_dir.trials_file.read_text(encoding="utf-8").count("\n") + 1
+        torn = run_dir.line_count()
         warn(f"{run_dir.trials_file}:{torn}: torn last line skipped (the run stopped "
              "mid-write)")
     if not records:
         raise UsageError(f"{run_dir.trials_file}: no trial records (the run measured "
                          "nothing yet)")
-    manifest = None
-    if run_dir.manifest_file.exists():
-        manifest = Manifest.read(run_dir.manifest_file)
-    else:
-        warn(f"{run_dir.manifest_file}: missing: the report has no hosts, versions or link "
-             "rates for this run")
     summary = summary_rows(records, manifest.profile if manifest else None)
     return Run(path=d, manifest=manifest, records=records, summary=summary, torn_line=torn)
 

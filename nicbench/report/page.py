@@ -17,10 +17,10 @@ them). No path of the machine that made it appears in the page.
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from importlib import resources
 from pathlib import Path
+from collections.abc import Callable
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
@@ -30,6 +30,8 @@ from nicbench.report.load import Run
 from nicbench.report.model import BarPanel, Figure, HeatPanel, LinePanel, Report, ScatterPanel
 from nicbench.report.setup import data_dir
 from nicbench.report.theory import FLAG_MARGIN
+from nicbench.results.manifest import shareable
+from nicbench.results.runfiles import copy_file, copy_tree
 from nicbench.results.summary import write_csv
 from nicbench.textfile import write_atomic
 
@@ -50,7 +52,7 @@ SECTIONS = [
 NETPIPE_GROUPS = [("netpipe-plateau", "Sustained throughput per adapter and MTU"),
                   ("netpipe-mtu", "Per MTU, one curve per adapter"),
                   ("netpipe-adapter", "Per adapter, one curve per MTU")]
-RUN_FILES = ("manifest.json", "trials.jsonl", "summary.csv")
+RUN_FILES = ("trials.jsonl", "summary.csv")     # copied as they are; the manifest not
 
 
 def _environment() -> Environment:
@@ -152,25 +154,21 @@ def write_figures(report: Report, out: Path) -> None:
 
 
 # -- the runs' files ----------------------------------------------------------------------
-def _link_or_copy(src: str, dst: str) -> None:
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copy2(src, dst)
-
-
-def copy_runs(runs: list[Run], out: Path) -> None:
-    """Each run's trials, manifest, summary and raw outputs under data/ of the report."""
+def copy_runs(runs: list[Run], out: Path, warn: Callable[[str], None] | None = None) -> None:
+    """Each run's trials, summary and raw outputs under data/ of the report, and its
+    manifest without this machine's paths (``Manifest.shareable``). Only the regular
+    files the run directory holds itself: a link or special file is skipped with a
+    warning (``results/runfiles.py``), never followed."""
+    warn = warn or (lambda m: None)
     for run in runs:
         dst = out / data_dir(run)
         dst.mkdir(parents=True, exist_ok=True)
+        if run.manifest is not None:
+            write_atomic(dst / "manifest.json", shareable(run.path / "manifest.json"))
         for name in RUN_FILES:
-            src = run.path / name
-            if src.is_file() and not (dst / name).exists():
-                _link_or_copy(str(src), str(dst / name))
-        raw = run.path / "raw"
-        if raw.is_dir():
-            shutil.copytree(raw, dst / "raw", copy_function=_link_or_copy, dirs_exist_ok=True)
+            if os.path.lexists(run.path / name):
+                copy_file(run.path / name, dst / name, warn)
+        copy_tree(run.path / "raw", dst / "raw", warn)
 
 
 # -- HTML ---------------------------------------------------------------------------------

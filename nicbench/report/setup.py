@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 from collections import defaultdict
-from pathlib import PurePath
+from pathlib import Path, PurePath
 
 from nicbench.config.profile import UntilStable
 from nicbench.report.configs import Index, point_label
@@ -20,6 +20,12 @@ from nicbench.report.model import Command, RunSetup
 from nicbench.results.records import TrialRecord
 
 DATA_DIR = "data"
+
+
+def _copied(path: Path) -> bool:
+    """A raw output the report's data/ holds: a regular file, not a link (see
+    results/runfiles.py)."""
+    return path.is_file() and not path.is_symlink()
 
 
 def data_dir(run: Run) -> str:
@@ -58,7 +64,7 @@ def _run_setup(ix: Index, run: Run) -> RunSetup:
         first = recs[0]
         distinct = {(r.commands.get("server"), r.commands.get("client")) for r in recs}
         raw = next((f"{base}/{path}" for r in recs for path in r.raw.values()
-                    if (run.path / path).is_file()), "")
+                    if _copied(run.path / path)), "")
         commands.append(Command(
             entry=ix.entry_of[(run.index, pair)].label, point=point_label(point, first.mtu),
             test=test, server=first.commands.get("server", ""),

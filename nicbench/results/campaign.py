@@ -116,7 +116,8 @@ class CampaignState(_Model):
         path = Path(directory) / CAMPAIGN_FILE
         try:
             data = json.loads(decode_utf8(read_bytes(path, MAX_CAMPAIGN_BYTES,
-                                                     "not a nicbench campaign.json")))
+                                                     "not a nicbench campaign.json",
+                                                     nofollow=True)))
         except FileNotFoundError:
             raise UsageError(f"{path}: missing (not a campaign directory)") from None
         except TextFileError as exc:

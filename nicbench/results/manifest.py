@@ -110,7 +110,8 @@ class Manifest(BaseModel):
         path = Path(path)
         try:
             data = json.loads(decode_utf8(read_bytes(path, MAX_MANIFEST_BYTES,
-                                                     "not a nicbench manifest")))
+                                                     "not a nicbench manifest",
+                                                     nofollow=True)))
         except FileNotFoundError:
             raise UsageError(f"{path}: missing (not a nicbench results directory, or one "
                              "whose run never started)") from None
@@ -135,6 +136,33 @@ class Manifest(BaseModel):
             msg = err["msg"].removeprefix("Value error, ")
             raise UsageError(f"{path}: {where}: {msg}{more}: not a manifest this nicbench "
                              "can read") from None
+
+
+def shareable(path: str | Path) -> str:
+    """The manifest at ``path`` as a report's data/ keeps it, for others to read: its JSON
+    as written, without this machine's paths. ``inventory_dir`` (absolute) is left out,
+    and the profile's and inventory's files and the inventory's SSH files (key,
+    known_hosts, config) are named by their file names only. The tools' paths stay: they
+    are paths on the hosts measured, part of what the run was. Read as ``Manifest.read``
+    reads (a link is not followed); call it on a manifest that reads."""
+    data = json.loads(decode_utf8(read_bytes(path, MAX_MANIFEST_BYTES,
+                                             "not a nicbench manifest", nofollow=True)))
+    data.pop("inventory_dir", None)
+    for key in ("profile_file", "inventory_file"):
+        if key in data:
+            data[key] = _file_name(data[key])
+    inventory = data.get("inventory") if isinstance(data.get("inventory"), dict) else {}
+    for host in inventory.get("hosts") or []:
+        ssh = host.get("ssh") if isinstance(host, dict) else None
+        for key in ("key_file", "known_hosts", "config"):
+            if isinstance(ssh, dict) and ssh.get(key):
+                ssh[key] = _file_name(ssh[key])
+    return json.dumps(data, indent=1)
+
+
+def _file_name(path: object) -> str:
+    """The last part of a path written on any OS (``C:\\lab\\inv.yaml`` -> ``inv.yaml``)."""
+    return str(path or "").replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
 
 
 def differences(a: Any, b: Any, path: str = "") -> list[str]:

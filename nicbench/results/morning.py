@@ -87,7 +87,7 @@ def gather(directory: str | Path, state: CampaignState) -> Morning:
     cells: list[Cell] = []
     problems: list[str] = []
     for run in state.runs:
-        cells += _cells(directory, run)
+        cells += _cells(directory, run, problems)
         if run.state is RunStateName.FAILED:
             problems.append(f"run {run.name} failed: {run.error}")
         for p in run.restore_problems:
@@ -100,8 +100,9 @@ def gather(directory: str | Path, state: CampaignState) -> Morning:
     return Morning(state, cells, problems)
 
 
-def _cells(directory: Path, run: RunState) -> list[Cell]:
+def _cells(directory: Path, run: RunState, problems: list[str]) -> list[Cell]:
     snap = read_run(directory / run.name)
+    problems += [f"run {run.name}: not read: {line}" for line in snap.unread]
     profile = snap.profile
     labels: dict[str, str] = {}
     if snap.manifest is not None:

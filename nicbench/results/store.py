@@ -28,7 +28,8 @@ from collections.abc import Callable, Iterator
 
 from nicbench.errors import ResultsWriteError, UsageError
 from nicbench.results.records import FORMAT_VERSION, TrialKey, TrialRecord, current, settled
-from nicbench.textfile import TextFileError, open_regular, size_text
+from nicbench.textfile import TextFileError, open_new, open_regular, size_text
+from nicbench.results.plausible import RunFacts, impossible
 import contextlib
 
 # A trial record is a few KB (a netPIPE curve of a few hundred points at most): a line of
@@ -74,7 +75,8 @@ class RunDir:
         rel = f"raw/{trial_id}.{role}.txt"
         path = self.path / rel
         try:
-            path.write_text(text, encoding="utf-8")
+            with open_new(path) as fh:      # a link planted at its name is not written through
+                fh.write(text)
         except OSError as exc:
             path.unlink(missing_ok=True)
             raise write_error(self.path, exc) from exc
@@ -111,29 +113,37 @@ class RunDir:
             raise write_error(self.path, exc) from exc
         return kept
 
-    def records(self, *, strict: bool = False) -> Iterator[TrialRecord]:
+    def records(self, *, strict: bool = False, manifest: RunFacts | None = None,
+                skipped: list[str] | None = None) -> Iterator[TrialRecord]:
         """Every trial record, as written. A torn last line (a crash mid-write, no final
-        newline) is skipped. ``strict``: any other line that is not a trial record is an
-        error naming the file and line (a report must not silently drop a trial); else it
-        is skipped too."""
-        for _, rec in self.numbered_records(strict=strict):
+        newline) is skipped. ``strict``: any other line that is not a trial record, or
+        whose values no trial can have (``plausible.impossible``, against ``manifest``
+        where given), is an error naming the file and line (a report must not silently
+        drop a trial); else it is skipped too."""
+        for _, rec in self.numbered_records(strict=strict, manifest=manifest,
+                                            skipped=skipped):
             yield rec
 
-    def numbered_records(self, *, strict: bool = False) -> Iterator[tuple[int, TrialRecord]]:
+    def numbered_records(self, *, strict: bool = False, manifest: RunFacts | None = None,
+                         skipped: list[str] | None = None
+                         ) -> Iterator[tuple[int, TrialRecord]]:
         """(line number, record) for every record; see :meth:`records`. Whatever
-        ``strict`` says, trials.jsonl must be a regular file, no line may exceed
-        ``MAX_RECORD_BYTES``, and a record of a newer format is refused."""
+        ``strict`` says, trials.jsonl must be a regular file of this directory (not a
+        link), no line may exceed ``MAX_RECORD_BYTES``, and a record of a newer format is
+        refused. Not ``strict``: the line each complete line skipped would have raised is
+        added to ``skipped`` (for a reader that says what it could not count)."""
         if not self.trials_file.exists():
             return
         try:
-            fh = open_regular(self.trials_file)
+            fh = open_regular(self.trials_file, nofollow=True)
         except (OSError, TextFileError) as exc:
             raise UsageError(f"{self.trials_file}: cannot read: "
                              f"{getattr(exc, 'strerror', None) or exc}") from exc
         with fh:
-            yield from self._parse_lines(fh, strict)
+            yield from self._parse_lines(fh, strict, manifest, skipped)
 
-    def _parse_lines(self, fh, strict: bool) -> Iterator[tuple[int, TrialRecord]]:
+    def _parse_lines(self, fh, strict: bool, manifest: RunFacts | None,
+                     skipped: list[str] | None) -> Iterator[tuple[int, TrialRecord]]:
         where = self.trials_file
         for i, raw in enumerate(iter(lambda: fh.readline(MAX_RECORD_BYTES + 1), b""),
                                 start=1):
@@ -145,44 +155,82 @@ class RunDir:
             if not raw.strip():
                 continue
             try:
-                data = json.loads(raw.decode("utf-8"))
-                if not isinstance(data, dict):
-                    raise ValueError("not a JSON object")
-                version = data.get("format_version", 1)
-                if isinstance(version, int) and version > FORMAT_VERSION:
-                    raise UsageError(f"{where}:{i}: a trial record of format_version "
-                                     f"{version}, newer than this nicbench reads "
-                                     f"({FORMAT_VERSION}): read it with a newer nicbench")
-                _check_types(data)
-                rec = TrialRecord.from_dict(data)
-            except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
-                if torn or not strict:
-                    continue
-                why = (f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError)
-                       else "not UTF-8" if isinstance(exc, UnicodeDecodeError)
-                       else "nested too deep")
-                raise UsageError(f"{where}:{i}: not a JSON trial record ({why}): the file "
-                                 "is corrupt") from None
-            except (ValueError, TypeError, KeyError) as exc:
-                if not strict:
-                    continue
-                raise UsageError(f"{where}:{i}: not a nicbench trial record "
-                                 f"({_why(exc)}): the file is corrupt or from another "
-                                 "program") from None
+                rec = _record(raw, f"{where}:{i}", manifest)
+            except _BadLine as exc:
+                if torn and exc.unfinished:
+                    continue            # a crash mid-write: the caller says so if it will
+                if strict:
+                    raise UsageError(str(exc)) from None
+                if skipped is not None:
+                    skipped.append(str(exc))
+                continue
             yield i, rec
 
     def torn_tail(self) -> bool:
         """Does trials.jsonl end in a line without its newline (a crash mid-write)?"""
-        if not self.trials_file.exists() or not self.trials_file.stat().st_size:
-            return False
-        with open(self.trials_file, "rb") as fh:
+        try:
+            fh = open_regular(self.trials_file, nofollow=True)
+        except (OSError, TextFileError):
+            return False        # absent, or not a file of this directory: not read
+        with fh:
+            if not os.fstat(fh.fileno()).st_size:
+                return False
             fh.seek(-1, os.SEEK_END)
             return fh.read(1) != b"\n"
 
-    def done_keys(self, keep_failed: bool = False) -> set[TrialKey]:
+    def line_count(self) -> int:
+        """The lines of trials.jsonl, a last one without its newline included."""
+        n, last = 0, b"\n"
+        with open_regular(self.trials_file, nofollow=True) as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                n += chunk.count(b"\n")
+                last = chunk[-1:]
+        return n + (last != b"\n")
+
+    def done_keys(self, keep_failed: bool = False,
+                  manifest: RunFacts | None = None) -> set[TrialKey]:
         """The trials a resume does not run again (see records.settled). Read strictly, so
         that a corrupt line is refused rather than its trial measured again beside it."""
-        return {r.key for r in current(self.records(strict=True)) if settled(r, keep_failed)}
+        return {r.key for r in current(self.records(strict=True, manifest=manifest))
+                if settled(r, keep_failed)}
+
+
+class _BadLine(Exception):
+    """A line of trials.jsonl that is not a record nicbench could have written;
+    ``unfinished``: not even JSON (a torn last line may be that, and is skipped)."""
+
+    def __init__(self, message: str, unfinished: bool = False):
+        super().__init__(message)
+        self.unfinished = unfinished
+
+
+def _record(raw: bytes, where: str, manifest: RunFacts | None) -> TrialRecord:
+    """The record of one line, or _BadLine saying why not (``where``: file:line)."""
+    try:
+        data = json.loads(raw.decode("utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
+        version = data.get("format_version", 1)
+        if isinstance(version, int) and version > FORMAT_VERSION:
+            raise UsageError(f"{where}: a trial record of format_version {version}, newer "
+                             f"than this nicbench reads ({FORMAT_VERSION}): read it with a "
+                             "newer nicbench")
+        _check_types(data)
+        rec = TrialRecord.from_dict(data)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        why = (f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError)
+               else "not UTF-8" if isinstance(exc, UnicodeDecodeError)
+               else "nested too deep")
+        raise _BadLine(f"{where}: not a JSON trial record ({why}): the file is corrupt",
+                       unfinished=True) from None
+    except (ValueError, TypeError, KeyError) as exc:
+        raise _BadLine(f"{where}: not a nicbench trial record ({_why(exc)}): the file is "
+                       "corrupt or from another program") from None
+    bad = impossible(rec, manifest)
+    if bad is not None:
+        raise _BadLine(f"{where}: {bad}: not a trial nicbench could have measured (the "
+                       "file was edited or is corrupt)")
+    return rec
 
 
 # Check the stored types before building a record: a string where a rate belongs would

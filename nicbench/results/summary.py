@@ -19,6 +19,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from nicbench.config.profile import DEFAULT_LOSS_PCT, Profile, UntilStable
+from nicbench.textfile import open_new
 from nicbench.results.policy import first_stop, passes, rsd_pct, summarize
 from nicbench.results.records import Failure, Kind, Status, TrialRecord, current
 
@@ -162,7 +163,7 @@ def csv_cell(value: object) -> object:
 
 
 def write_csv(path: str | Path, columns: list[str], rows: Iterable[Iterable[object]]) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as fh:
+    with open_new(path, newline="") as fh:      # never written through a link
         out = csv.writer(fh)
         out.writerow(columns)
         for row in rows:

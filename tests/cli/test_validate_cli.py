@@ -89,3 +89,66 @@ def test_a_saved_run_is_read_back_with_the_rules_of_its_time(tmp_path):
                in line for line in lines), lines
     assert any("'std frames' is not a valid name" in line for line in lines), lines
     assert not any("sysctl.kernel.numa_balancing:" in line for line in lines)   # allowed
+
+
+# -- a campaign file: validate runs every check `campaign --plan` runs (issue 19) ---------
+def _campaign(tmp_path: Path, inventory: str | None, pairs: str = "[gbe]") -> Path:
+    shutil.copy(ROOT / "profiles" / "quick.yaml", tmp_path / "quick.yaml")
+    shutil.copy(ROOT / "inventory.yaml", tmp_path / "lab.yaml")
+    path = tmp_path / "night.yaml"
+    path.write_text("name: night\n" + (f"inventory: {inventory}\n" if inventory else "")
+                    + f"runs:\n  - profile: quick.yaml\n    pairs: {pairs}\n")
+    return path
+
+
+def _errors(capsys, *argv: str) -> tuple[int, list[str]]:
+    rc, _out, err = in_process(capsys, *argv)
+    assert "Traceback" not in err
+    return rc, err.splitlines()
+
+
+@pytest.mark.parametrize("inventory, pairs, expected", [
+    ("lab.yaml", "[gbe, nosuch]",
+     ["night.yaml:5: runs[0].pairs[1]: unknown pair 'nosuch' (pairs in lab.yaml: gbe, pci32, "
+      "nojumbo, stall, fe)"]),
+    ("lab.yaml", "[nosuch]",
+     ["night.yaml:5: runs[0].pairs[0]: unknown pair 'nosuch' (pairs in lab.yaml: gbe, pci32, "
+      "nojumbo, stall, fe)"]),
+    ("quick.yaml", "[gbe]", ["night.yaml:2: inventory: 'quick.yaml' is a profile, not an "
+                             "inventory"]),
+    ("night.yaml", "[gbe]", ["night.yaml:2: inventory: 'night.yaml' is a campaign, not an "
+                             "inventory"]),
+    ("nosuch.yaml", "[gbe]", ["night.yaml:2: inventory: 'nosuch.yaml': file not found"]),
+], ids=["unknown-pair", "only-unknown-pairs", "a-profile", "a-campaign", "missing"])
+def test_validate_refuses_a_campaign_exactly_as_campaign_plan_does(
+        tmp_path, capsys, monkeypatch, inventory, pairs, expected):
+    monkeypatch.chdir(tmp_path)
+    path = _campaign(tmp_path, inventory, pairs)
+    rc, errors = _errors(capsys, "validate", str(path))
+    assert rc == 2
+    assert len(errors) == len(expected)
+    for line, want in zip(errors, expected, strict=True):
+        assert line.startswith(f"nicbench: error: {want}"), line
+    # the same lines, word for word, from the command that would run it
+    rc_plan, plan_errors = _errors(capsys, "campaign", str(path), "--plan")
+    assert (rc_plan, plan_errors) == (rc, errors)
+
+
+def test_validate_checks_a_campaign_against_the_inventory_it_would_run_on(
+        tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = _campaign(tmp_path, None, "[fe]")
+    # no inventory: in the file and none here: the campaign could not start, nor is it ok
+    rc, errors = _errors(capsys, "validate", str(path))
+    assert rc == 2 and errors == [
+        "nicbench: error: inventory.yaml: file not found (check the path; for the local lab "
+        "the repository's inventory.yaml works after `nicbench lab up`)"]
+    rc, out, err = in_process(capsys, "validate", str(path), "-i", "lab.yaml")
+    assert (rc, err) == (0, "")
+    assert out == f"{path}: ok (campaign night: 1 run (quick), up to 1 pairs at once)\n"
+    small = tmp_path / "small.yaml"
+    small.write_text((ROOT / "inventory.yaml").read_text().replace("  - name: fe\n",
+                                                                     "  - name: fast-e\n"))
+    rc, errors = _errors(capsys, "validate", str(path), "-i", str(small))
+    assert rc == 2 and errors[0].startswith(
+        "nicbench: error: night.yaml:4: runs[0].pairs[0]: unknown pair 'fe'")

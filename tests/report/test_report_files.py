@@ -173,8 +173,20 @@ def test_the_runs_files_travel_with_the_report(rendered):
     for s in report.setup:
         d = page.parent / s.data_dir
         src = RUN_A if s.index == 0 else RUN_B
-        for name in ("trials.jsonl", "manifest.json", "summary.csv"):
+        for name in ("trials.jsonl", "summary.csv"):
             assert (d / name).read_bytes() == (src / name).read_bytes()
+        # the manifest as written, but without this machine's paths (the inventory's
+        # directory, its SSH files, where the profile and inventory were): file names only
+        copy, orig = (json.loads((x / "manifest.json").read_text()) for x in (d, src))
+        assert "/tmp/nbr-lab" in (src / "manifest.json").read_text()
+        assert "/" not in json.dumps({k: copy[k] for k in ("profile_file", "inventory_file")})
+        assert "inventory_dir" not in copy
+        for host in copy["inventory"]["hosts"]:
+            assert host["ssh"]["key_file"] == "id_ed25519"
+            assert host["ssh"]["known_hosts"] == "known_hosts"
+        for key in ("profile_file", "inventory_file", "inventory"):
+            orig.pop(key), copy.pop(key)
+        assert copy == orig
         raw = sorted(p.name for p in (src / "raw").iterdir())
         assert raw and sorted(p.name for p in (d / "raw").iterdir()) == raw
         # every raw output a command row links to is there

@@ -535,10 +535,14 @@ def test_a_faster_run_is_called_faster(copy_run):
             if r["pair"] != "gbe" or r["test"] != "iperf3-tcp" or r["kind"] != "repetition":
                 continue
             for k in range(copies):
-                out.append({**r, "repetition": r["repetition"] * 10 + k,
+                out.append({**r, "repetition": (r["repetition"] - 1) * copies + k + 1,
                             "trial_id": f"{r['trial_id']}.{k}",
                             "throughput_bps": r["throughput_bps"] * factor * (1 + k / 1e4)})
         (run / "trials.jsonl").write_text("".join(json.dumps(r) + "\n" for r in out))
+        # as if the profile had planned them: a repetition beyond its count is refused
+        manifest = json.loads((run / "manifest.json").read_text())
+        manifest["profile"]["repetitions"] *= copies
+        (run / "manifest.json").write_text(json.dumps(manifest))
         return run
 
     slow = repeat(RUN_B, "slow", 0.85, 2)     # 6 repetitions

@@ -385,6 +385,29 @@ def test_status_during_and_after_the_campaign(tmp_path):
     assert [r.name for r in one.runs] == ["pb"] and one.done == 2
 
 
+def test_a_link_in_a_run_is_not_read_by_status_or_the_morning_summary(tmp_path):
+    """trials.jsonl of one run replaced by a link to a file outside (issue 19): status
+    and the morning summary count nothing from it and say so, naming the file."""
+    from nicbench.results.campaign import CampaignState
+    from nicbench.results.morning import gather
+
+    runner, _, _ = campaign(tmp_path)
+    runner.run()
+    out = tmp_path / "out"
+    moved = tmp_path / "elsewhere.jsonl"
+    (out / "pb" / "trials.jsonl").rename(moved)
+    (out / "pb" / "trials.jsonl").symlink_to(moved)
+    said = (f"{out}/pb/trials.jsonl: cannot read: a symbolic link, not followed: nicbench "
+            "reads only the files a results directory holds itself")
+    st = status(out)
+    pb = next(r for r in st.runs if r.name == "pb")
+    assert pb.unread == [said] and pb.done == 0
+    assert next(r for r in st.runs if r.name == "pa").unread == []
+    m = gather(out, CampaignState.read(out))
+    assert f"run pb: not read: {said}" in m.problems
+    assert not any(c.run == "pb" and c.status == "ok" for c in m.cells)
+
+
 def test_status_tells_a_dead_controller_from_a_slow_one_and_a_finished_one():
     import os
     import socket

@@ -1,0 +1,154 @@
+"""Values no trial can have, refused as a record is read (``RunDir.numbered_records``), so
+that every command that reads runs (report, compare, resume, status) sees only records
+that could have been measured. The stored types are checked before (``store._check_types``:
+a finite number, a whole number); this checks what those numbers say:
+
+- a rate (throughput, sent, offered, a curve's points, a tool beside the test's own)
+  below 0 or above ``MAX_BPS``;
+- an ``ok`` trial without a throughput (the engine fails such a trial: ``no-result``);
+- an MTU outside 68 (IPv4's minimum, RFC 791) to 65536 (Linux loopback's default, above
+  any Ethernet jumbo frame);
+- a repetition below 1, or above the most trials its test plans (the manifest's profile:
+  its repetitions, an until-stable policy's max, a UDP search's rates); without a manifest,
+  above ``MAX_REPETITION``; a measured trial without a repetition number;
+- a raw output named outside the run's ``raw/`` directory;
+- with a manifest: a trial for a pair its inventory does not have, or for an adapter
+  that is not that pair's (the verdict would rank an adapter the run never measured).
+  A test the profile does not name is read (its repetitions bounded as without a
+  manifest): reports are made of runs combined by hand.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from nicbench.config.inventory import Inventory
+from nicbench.config.profile import Profile
+from nicbench.results.records import Kind, RoleResult, Status, TrialRecord
+
+
+class RunFacts(Protocol):
+    """What a record is checked against: a run's ``Manifest`` (named by its fields, as
+    the manifest's own module writes through the store)."""
+
+    @property
+    def inventory(self) -> Inventory: ...
+
+    @property
+    def profile(self) -> Profile: ...
+
+# 10 Tbit/s: over six times the fastest Ethernet standardised (1.6 Tbit/s, IEEE 802.3dj)
+# and a hundred times the fastest loopback or 100 GbE figure nicbench has stored. A rate
+# above it is a unit error or a corrupt file, not a measurement.
+MAX_BPS = 1e13
+MTU_MIN, MTU_MAX = 68, 65536
+# The most trials a profile can plan for one test at one point: a UDP sweep of 10001
+# rates, each offered 15 times, twice (a probe offered again); used without a manifest.
+MAX_REPETITION = 10_001 * 15 * 2
+
+
+def impossible(rec: TrialRecord, manifest: RunFacts | None = None) -> str | None:
+    """What is impossible about ``rec`` (one phrase), or None."""
+    return (_rates(rec) or _ok_without_figure(rec) or _mtu(rec) or _raw(rec)
+            or _repetition(rec, manifest.profile if manifest else None)
+            or (_names(rec, manifest) if manifest else None))
+
+
+def _rate(name: str, value: float | None) -> str | None:
+    if value is None:
+        return None
+    if value < 0:
+        return f"{name} {value!r} is negative"
+    if value > MAX_BPS:
+        return (f"{name} {value:.3g} bit/s is above {MAX_BPS:.0e} bit/s (10 Tbit/s), more "
+                "than any link carries")
+    return None
+
+
+def _rates(rec: TrialRecord) -> str | None:
+    named: list[tuple[str, float | None]] = [
+        ("throughput_bps", rec.throughput_bps), ("sent_bps", rec.sent_bps),
+        ("offered_bps", rec.offered_bps)]
+    for i, p in enumerate(rec.points):
+        named += [(f"points[{i}].throughput_bps", p.throughput_bps),
+                  (f"points[{i}].tx_bps", p.tx_bps), (f"points[{i}].rx_bps", p.rx_bps)]
+    for i, b in enumerate(rec.beside):
+        named += [(f"beside[{i}].throughput_bps", _number(b.throughput_bps)),
+                  (f"beside[{i}].sent_bps", _number(b.sent_bps))]
+    return next((why for name, value in named if (why := _rate(name, value))), None)
+
+
+def _number(value: object) -> float | None:
+    # a tool beside the test's own is read without the record's type check
+    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)
+                         and value == value and abs(value) != float("inf")):
+        return value
+    return float("inf")       # refused above as more than any link carries
+
+
+def _ok_without_figure(rec: TrialRecord) -> str | None:
+    if rec.status is Status.OK and rec.throughput_bps is None:
+        return "status ok without a throughput_bps (an ok trial has its figure)"
+    return None
+
+
+def _mtu(rec: TrialRecord) -> str | None:
+    if not MTU_MIN <= rec.mtu <= MTU_MAX:
+        return f"mtu {rec.mtu} is outside {MTU_MIN} to {MTU_MAX}"
+    return None
+
+
+def _raw(rec: TrialRecord) -> str | None:
+    owners: list[TrialRecord | RoleResult] = [rec, *rec.beside]
+    for owner in owners:
+        for role, rel in owner.raw.items():
+            if not _inside_raw(rel):
+                who = f"beside {owner.tool} " if isinstance(owner, RoleResult) else ""
+                return f"{who}raw.{role} {rel!r} is not a file under raw/"
+    return None
+
+
+def _inside_raw(rel: object) -> bool:
+    if not isinstance(rel, str) or "\\" in rel or "\0" in rel:
+        return False
+    parts = rel.split("/")
+    return len(parts) >= 2 and parts[0] == "raw" and all(p not in ("", ".", "..")
+                                                          for p in parts[1:])
+
+
+def _repetition(rec: TrialRecord, profile: Profile | None) -> str | None:
+    rep = rec.repetition
+    if rep is None:
+        if rec.kind in (Kind.REPETITION, Kind.UDP_SEARCH):
+            return f"a {rec.kind} trial without a repetition number"
+        return None
+    most = MAX_REPETITION
+    test = profile.test(rec.test) if profile is not None else None
+    if test is not None and profile is not None:
+        most = _most_trials(profile, test)
+    if not 1 <= rep <= most:
+        of = f" of test {rec.test!r} (at most {most})" if most != MAX_REPETITION \
+            else f" (1 to {most})"
+        return f"repetition {rep} is out of range{of}"
+    return None
+
+
+def _most_trials(profile: Profile, test) -> int:
+    search = test.udp_search
+    if search is None:
+        return profile.repetitions_for(test)
+    rates = (search.stop_bps - search.start_bps) // search.step_bps + 1
+    return (2 * rates + 1) * search.trials_per_rate     # each rate at most twice, + stop
+
+
+def _names(rec: TrialRecord, manifest: RunFacts) -> str | None:
+    inv = manifest.inventory
+    pairs = {p.name: p for p in inv.pairs}
+    pair = pairs.get(rec.pair)
+    if pair is None:
+        return (f"pair {rec.pair!r} is not in the run's manifest (its pairs: "
+                f"{', '.join(pairs) or 'none'})")
+    if rec.adapter != pair.adapter:
+        return (f"adapter {rec.adapter!r} is not the adapter of pair {rec.pair!r} (the "
+                f"manifest says {pair.adapter!r})")
+    return None
