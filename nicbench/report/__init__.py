@@ -31,14 +31,16 @@ from nicbench.report.svg import render_all
 from nicbench.report.theory import parse_link_rates
 
 Warn = Callable[[str], None]
-OURS = {"report.html", "report.html.tmp", "figures", "tables", "data"}
+OURS = {"report.html", "report.html.tmp", "figures", "tables", "data", "publication"}
+PUBLICATION = "publication"     # --figures: the charts as PNG/PDF/SVG files (figures/)
 
 
 def build_report(dirs: list[str], out: str | None = None, *,
                  link_rates: list[str] | tuple[str, ...] = (),
                  labels: list[str] | tuple[str, ...] = (), reference: str | None = None,
                  single_file: bool = False, warn: Warn | None = None,
-                 min_change_pct: float | None = None) -> Path:
+                 min_change_pct: float | None = None,
+                 figures: list[str] | tuple[str, ...] = ()) -> Path:
     rates = parse_link_rates(link_rates)
     runs = load_runs(dirs, warn, labels)
     ref = load_reference(reference) if reference else None
@@ -53,10 +55,15 @@ def build_report(dirs: list[str], out: str | None = None, *,
             write_figures(report, target)
         write_tables(report, target)
         copy_runs(runs, target)
-        return write_page(report, target, single_file)
+        page = write_page(report, target, single_file)
     except OSError as exc:
         raise NicbenchError(f"{exc.filename or target}: cannot write the report: "
                             f"{exc.strerror or exc}") from exc
+    if figures:
+        from nicbench.report.figures import FigureOptions, write_figures as publication
+        publication(report, runs, target / PUBLICATION, FigureOptions(
+            formats=list(figures), min_change_pct=min_change_pct))
+    return page
 
 
 def _default_out() -> Path:
@@ -97,8 +104,9 @@ def _prepare_out(out: Path, runs: list[Run]) -> None:
             for pattern in patterns:
                 for old in (out / sub).glob(pattern):
                     old.unlink()
-        if (out / "data").is_dir():
-            shutil.rmtree(out / "data")     # links to (or copies of) the runs' files
+        for sub in ("data", PUBLICATION):   # the runs' files; an earlier --figures
+            if (out / sub).is_dir():
+                shutil.rmtree(out / sub)
     try:
         (out / "tables").mkdir(parents=True, exist_ok=True)
     except OSError as exc:
