@@ -38,7 +38,7 @@ def draw(fig: Figure, colours: Colours) -> MplFigure:
             colour = colours.of(d.entry, d.colour)
             ax.plot([d.x], [d.y], linestyle="none", marker=marker(d.marker), color=colour,
                     markeredgecolor="#333333", markeredgewidth=0.4, markersize=5,
-                    gid=f"dot|{d.entry}")
+                    gid=f"dot|{d.entry}|{p.title}")
         ax.set_xlim(0, p.xmax or 100.0)
         ax.set_ylim(0, p.ymax or 1.0)
         ax.set_xlabel(p.xlabel)
