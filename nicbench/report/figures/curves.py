@@ -18,7 +18,8 @@ from matplotlib.transforms import ScaledTranslation
 
 from nicbench.report.colours import REFERENCE
 from nicbench.report.figures.frame import (DOUBLE, FLAG_BAND, SINGLE, add_legend, font_pt,
-                                           line_in, new_figure, size_pt, wrap)
+                                           handle, line_in, new_figure, place, size_pt,
+                                           text_width_in, wrap)
 from nicbench.report.figures.style import Colours, dash, marker
 from nicbench.report.model import Figure, LinePanel
 from nicbench.report.svg import size_text
@@ -37,9 +38,12 @@ def draw(fig: Figure, colours: Colours) -> MplFigure:
     width = DOUBLE if (cols > 1 or per_adapter) else SINGLE
     height = nrows * (PLOT_IN + legend_in + line_in(pt) * 4) + line_in(pt) * 2 \
         + line_in(pt) * len(fig.legend)
-    mfig = new_figure(width, height)
-    mfig.suptitle(wrap(fig.title, width, size_pt("figure.titlesize")), x=0.01, ha="left",
-                  fontweight="bold")
+    single = len(panels) == 1      # laid out by hand: one plot, its sizes known
+    mfig = new_figure(width, height, constrained=not single)
+    title = wrap(fig.title, width, size_pt("figure.titlesize"))
+    # placed by constrained layout on a grid, by hand on one plot
+    where = {"y": 1 - 0.04 / height, "va": "top"} if single else {}
+    mfig.suptitle(title, x=0.01, ha="left", fontweight="bold", **where)
     axes = mfig.subplots(nrows, cols, squeeze=False)
     for k, ax in enumerate(axes.flat):
         if k >= len(panels):
@@ -48,7 +52,19 @@ def draw(fig: Figure, colours: Colours) -> MplFigure:
         _panel(ax, panels[k], colours if per_adapter else None, pt)
         if panels[k].title in fig.title:     # said once, in the figure's title
             ax.set_title("")
-    add_legend(mfig, fig.legend, ncols=2 if width == DOUBLE else 1)
+    if not single:
+        add_legend(mfig, fig.legend, ncols=2 if width == DOUBLE else 1)
+        return mfig
+    line = line_in(pt)
+    top = line_in(size_pt("figure.titlesize")) * (title.count("\n") + 1) + 0.12 + (
+        line_in(size_pt("axes.titlesize")) if axes[0][0].get_title() else 0.0)
+    ticks = [f"{t:g}" for t in axes[0][0].get_yticks()]
+    left = line_in(size_pt("axes.labelsize")) + text_width_in(ticks, pt) + 0.12
+    below = line * 2.6 + legend_in + line * 1.25 * len(fig.legend) + 0.1
+    place(mfig, left, 0.2, top, below)
+    if fig.legend:
+        mfig.legend(handles=[handle(i) for i in fig.legend], loc="lower left",
+                    bbox_to_anchor=(0.01, 0.01), borderaxespad=0, borderpad=0)
     return mfig
 
 

@@ -82,11 +82,12 @@ def check_style(path: str) -> str:
 
 
 def strip_comment(line: str) -> str:
-    """``line`` without its comment: a # outside quotes ("#d55e00" is a colour)."""
-    quote = ""
+    """``line`` without its comment, as matplotlib reads a style file: from the first #
+    outside double quotes ("#d55e00" is a colour; '#d55e00' starts a comment there)."""
+    quote = False
     for i, ch in enumerate(line):
-        if ch in "'\"":
-            quote = "" if quote == ch else (quote or ch)
+        if ch == '"':
+            quote = not quote
         elif ch == "#" and not quote:
             return line[:i].strip()
     return line.strip()
