@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 from nicbench.errors import NicbenchError, UsageError
 from nicbench.report.build import build
-from nicbench.report.load import Run, load_runs
+from nicbench.report.load import Run, check_rate_names, load_runs
 from nicbench.report.page import copy_runs, write_figures, write_page, write_tables
 from nicbench.report.reference import load_reference
 from nicbench.report.svg import render_all
@@ -44,7 +44,7 @@ def build_report(dirs: list[str], out: str | None = None, *,
     rates = parse_link_rates(link_rates)
     runs = load_runs(dirs, warn, labels)
     ref = load_reference(reference) if reference else None
-    _check_rate_names(rates, runs)
+    check_rate_names(rates, runs)
     target = Path(out) if out else _default_out()
     _prepare_out(target, runs)
     report = build(runs, rates, ref, **({} if min_change_pct is None
@@ -73,17 +73,6 @@ def _default_out() -> Path:
         n += 1
         out = base.with_name(f"{base.name}-{n}")
     return out
-
-
-def _check_rate_names(rates: dict[str, float], runs: list[Run]) -> None:
-    known: set[str] = set()
-    for run in runs:
-        for r in run.records:
-            known.update((r.pair, r.adapter))
-    for name in rates:
-        if name not in known:
-            raise UsageError(f"--link-rate {name}=...: no pair or adapter named {name!r} in "
-                             f"these runs (pairs and adapters: {', '.join(sorted(known))})")
 
 
 def _prepare_out(out: Path, runs: list[Run]) -> None:

@@ -104,9 +104,8 @@ def figures_of(dirs: list[str], out: str, options: FigureOptions, *,
                link_rates: list[str] | tuple[str, ...] = (),
                labels: list[str] | tuple[str, ...] = (), warn: Warn | None = None) -> Written:
     """``nicbench figures``: the runs read, their report's models built, the files drawn."""
-    from nicbench.report import _check_rate_names
     from nicbench.report.build import build
-    from nicbench.report.load import load_runs
+    from nicbench.report.load import check_rate_names, load_runs
     from nicbench.report.theory import parse_link_rates
 
     rates = parse_link_rates(link_rates)
@@ -114,7 +113,7 @@ def figures_of(dirs: list[str], out: str, options: FigureOptions, *,
         from nicbench.report.figures.style import check_style
         check_style(options.style)
     runs = select(load_runs(dirs, warn, labels), options.adapters, options.tests)
-    _check_rate_names(rates, runs)
+    check_rate_names(rates, runs)
     target = Path(out)
     for run in runs:
         if target.resolve() == run.path.resolve():
@@ -138,9 +137,9 @@ def write_figures(report, runs: list[Run], out: Path, options: FigureOptions) ->
     colours = card_colours(report.entries, palette(styles))
     charts = []
     if len(runs) > 1:
-        from nicbench.report import compare
+        from nicbench.report.compare import MIN_CHANGE_PCT
         charts = comparison_charts(Index(runs, report.entries),
-                                   options.min_change_pct or compare.MIN_CHANGE_PCT)
+                                   options.min_change_pct or MIN_CHANGE_PCT)
     todo = units(report, charts)
     try:
         out.mkdir(parents=True, exist_ok=True)

@@ -99,7 +99,7 @@ def draw(fig: Figure, panel: int, colours: Colours) -> MplFigure:
     ax.set_ylim(len(p.rows) - 0.5, -0.5)
     ax.set_xlabel(p.xlabel)
     ax.grid(axis="y", visible=False)
-    left = text_width_in([r.label for r in p.rows], pt) + 15 / 72 + 0.05
+    left = text_width_in([r.label for r in p.rows], pt) + 15 / 72 + 0.1
     right = text_width_in([b.text for b in p.bars if b.value is not None],
                           size_pt("font.size")) + 4 / 72 + 0.05
     place(mfig, left, right, title_h, axis_h + legend_h + 0.1)

@@ -97,14 +97,20 @@ def draw(chart: ComparisonChart, panel: int, colours):
     """One point's panel: a bar per adapter from 0 (negative: slower), its interval."""
     from matplotlib.transforms import ScaledTranslation, blended_transform_factory
 
-    from nicbench.report.figures.frame import (DOUBLE, font_pt, line_in, new_figure, place,
-                                               size_pt, text_width_in)
+    from nicbench.report.figures.frame import (DOUBLE, font_pt, handle, line_in, new_figure,
+                                               place, size_pt, text_width_in)
+    from nicbench.report.model import LegendItem
     from nicbench.report.figures.style import marker
 
     p = chart.panels[panel]
     pt = font_pt()
     title_h = line_in(size_pt("axes.titlesize")) + 0.08
-    bottom = line_in(pt) * 1.3 + line_in(size_pt("axes.labelsize")) * 1.3 + 0.1
+    items = [LegendItem("the threshold either side (--min-change, at least the tool's "
+                        "printed resolution)", "#8c8c8c", "limit")]
+    if any(s.low_pct is not None for s in p.shifts):
+        items.append(LegendItem("95 % interval of the shift", "#000000", "whisker"))
+    bottom = line_in(pt) * 1.3 + line_in(size_pt("axes.labelsize")) * 1.3 + 0.1 \
+        + line_in(size_pt("legend.fontsize")) * 1.25 * len(items)
     mfig = new_figure(DOUBLE, line_in(pt) * max(1, len(p.rows)) + title_h + bottom + 0.1,
                       constrained=False)
     ax = mfig.add_subplot()
@@ -146,7 +152,9 @@ def draw(chart: ComparisonChart, panel: int, colours):
                 color=colours.of(r.entry, r.colour), markersize=4.5, linestyle="none",
                 clip_on=False)
     ax.set_xlabel(p.xlabel)
-    place(mfig, text_width_in([r.label for r in p.rows], pt) + 15 / 72 + 0.05,
+    place(mfig, text_width_in([r.label for r in p.rows], pt) + 15 / 72 + 0.1,
           text_width_in([s.text for s in p.shifts], size_pt("font.size")) + 4 / 72 + 0.05,
           title_h, bottom)
+    mfig.legend(handles=[handle(i) for i in items], loc="lower left",
+                bbox_to_anchor=(0.01, 0.01), borderaxespad=0, borderpad=0)
     return mfig

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure as MplFigure
+from matplotlib.transforms import ScaledTranslation, blended_transform_factory
 
 from nicbench.report.figures.frame import (DOUBLE, font_pt, line_in, new_figure, place,
                                            size_pt, text_width_in)
 from nicbench.report.figures.style import Colours, marker
 from nicbench.report.model import Figure, HeatPanel
-
-from matplotlib.transforms import ScaledTranslation, blended_transform_factory
 
 
 def draw(fig: Figure, colours: Colours) -> MplFigure:
@@ -48,6 +47,6 @@ def draw(fig: Figure, colours: Colours) -> MplFigure:
         ax.plot([0], [i], transform=trans, marker=marker(r.marker), color=colour,
                 markersize=4.5, linestyle="none", clip_on=False, gid=f"rowmarker|{r.key}")
     ax.set_xlabel(f"selected value, {p.unit}")
-    place(mfig, text_width_in([r.label for r in p.rows], pt) + 15 / 72 + 0.05, 0.1, title_h,
+    place(mfig, text_width_in([r.label for r in p.rows], pt) + 15 / 72 + 0.1, 0.1, title_h,
           bottom)
     return mfig
