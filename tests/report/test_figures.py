@@ -377,3 +377,22 @@ def drawn_some(report, runs, stems):
         first_adapter = first_adapter and u.family != "netpipe-adapter"
         with plt.style.context(styles):
             yield u, figure_of(u, colours), colours
+
+
+def test_the_house_style_ships_with_the_package_and_no_text_is_under_8_pt(roundup):
+    import tomllib
+
+    from nicbench.report.figures.style import house_style
+
+    assert Path(house_style()).is_file()
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())
+    assert "*.mplstyle" in project["tool"]["setuptools"]["package-data"][
+        "nicbench.report.figures"]       # so a wheel carries it, not only this checkout
+    runs, report = roundup
+    families = set()
+    for u, mfig, _ in drawn(report, runs):
+        if u.family in families:
+            continue
+        families.add(u.family)
+        sizes = {t.get_fontsize() for t in texts_of(mfig)}
+        assert sizes and min(sizes) >= 8.0, (u.stem, sorted(sizes))
