@@ -84,6 +84,15 @@ def test_every_family_is_written_as_png_and_pdf_with_its_data(tmp_path, capsys):
         assert name in stems
     table = pd.read_csv(out / "figures.csv")
     assert set(table["file"]) == stems
+    # again with fewer charts: what the first wrote and the second did not is gone
+    (out / "notes.txt").write_text("mine")
+    assert main(["figures", str(RUN_A), "--out", str(out), "--format", "png",
+                 "--tests", "iperf3-tcp"]) == 0
+    again = {p.stem for p in out.iterdir() if p.suffix in (".png", ".pdf")}
+    assert again and again < stems and all(s.startswith(("speed-iperf3", "cpu-iperf3",
+                                                         "cost-iperf3", "heatmap-iperf3"))
+                                           for s in again)
+    assert (out / "notes.txt").read_text() == "mine"
     gbe = table[(table["file"] == "speed-iperf3-tcp-mtu-1500")
                 & table["label"].str.startswith("LX-1000 Gigabit (veth tbf-1g) [A]")]
     assert len(gbe) == 1 and gbe["value"].iloc[0] > 900

@@ -143,6 +143,7 @@ def write_figures(report, runs: list[Run], out: Path, options: FigureOptions) ->
     todo = units(report, charts)
     try:
         out.mkdir(parents=True, exist_ok=True)
+        remove_earlier(out)
         files = render_all([Job(u, colours, styles, options.formats, options.dpi, str(out))
                             for u in todo], options.workers)
         rows = [row for u in todo for row in rows_of(u, colours)]
@@ -152,3 +153,18 @@ def write_figures(report, runs: list[Run], out: Path, options: FigureOptions) ->
         raise NicbenchError(f"{exc.filename or out}: cannot write the figures: "
                             f"{exc.strerror or exc}") from exc
     return Written(out=out, files=files, units=len(todo), csv=csv)
+
+
+def remove_earlier(out: Path) -> None:
+    """The files an earlier ``nicbench figures`` wrote into ``out`` (named in its
+    figures.csv), so that a chart no longer drawn does not linger; nothing else."""
+    import csv
+
+    listing = out / CSV_NAME
+    if not listing.is_file():
+        return
+    with listing.open(newline="", encoding="utf-8") as fh:
+        stems = {row.get("file") or "" for row in csv.DictReader(fh)}
+    for stem in stems - {""}:
+        for fmt in FORMATS:
+            (out / f"{stem}.{fmt}").unlink(missing_ok=True)
