@@ -18,7 +18,8 @@ from nicbench.errors import NicbenchError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from nicbench.cli import campaign, check, lab, parse, report, run, validate, windows
+    from nicbench.cli import (campaign, check, figures, lab, parse, report, run, validate,
+                              windows)
 
     p = argparse.ArgumentParser(
         prog="nicbench",
@@ -27,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"nicbench {__version__}")
     p.add_argument("--debug", action="store_true", help="show tracebacks of unexpected errors")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (lab, check, validate, report, run, campaign, parse, windows):
+    for module in (lab, check, validate, report, figures, run, campaign, parse, windows):
         module.register(sub)
     return p
 

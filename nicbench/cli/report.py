@@ -11,6 +11,7 @@ from nicbench.errors import UsageError
 
 def cmd_report(args) -> int:
     from nicbench.report import build_report
+    from nicbench.report.figures import parse_formats
     from nicbench.results.campaign import run_dirs
 
     if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
@@ -19,9 +20,13 @@ def cmd_report(args) -> int:
     # A campaign directory stands for its runs: the directories of several controllers
     # that shared a campaign (--shard) make one report.
     dirs = [str(d) for given in args.dirs for d in run_dirs(given)]
+    formats = parse_formats(args.figures, "--figures") if args.figures else []
     page = build_report(dirs, args.out, link_rates=args.link_rate, labels=args.label,
                         reference=args.reference, single_file=args.single_file,
-                        warn=console.warn, min_change_pct=_min_change(args.min_change))
+                        warn=console.warn, min_change_pct=_min_change(args.min_change),
+                        figures=formats)
+    if formats:
+        out(f"figures: {page.parent / 'publication'}")
     out(f"report: {page}")
     return 0
 
@@ -48,6 +53,10 @@ def register(sub) -> None:
                     help="the smallest change a comparison calls faster or slower, %% of "
                          "run A's median (default 1; never below the tool's printed "
                          "resolution)")
+    rp.add_argument("--figures", metavar="FMT[,FMT]",
+                    help="also every chart as publication files (png, pdf, svg; drawn by "
+                         "matplotlib in the house style) in OUT/publication/, as nicbench "
+                         "figures draws them")
     rp.set_defaults(func=cmd_report)
 
 

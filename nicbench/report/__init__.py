@@ -24,25 +24,27 @@ from collections.abc import Callable
 
 from nicbench.errors import NicbenchError, UsageError
 from nicbench.report.build import build
-from nicbench.report.load import Run, load_runs
+from nicbench.report.load import Run, check_rate_names, load_runs
 from nicbench.report.page import copy_runs, write_figures, write_page, write_tables
 from nicbench.report.reference import load_reference
 from nicbench.report.svg import render_all
 from nicbench.report.theory import parse_link_rates
 
 Warn = Callable[[str], None]
-OURS = {"report.html", "report.html.tmp", "figures", "tables", "data"}
+OURS = {"report.html", "report.html.tmp", "figures", "tables", "data", "publication"}
+PUBLICATION = "publication"     # --figures: the charts as PNG/PDF/SVG files (figures/)
 
 
 def build_report(dirs: list[str], out: str | None = None, *,
                  link_rates: list[str] | tuple[str, ...] = (),
                  labels: list[str] | tuple[str, ...] = (), reference: str | None = None,
                  single_file: bool = False, warn: Warn | None = None,
-                 min_change_pct: float | None = None) -> Path:
+                 min_change_pct: float | None = None,
+                 figures: list[str] | tuple[str, ...] = ()) -> Path:
     rates = parse_link_rates(link_rates)
     runs = load_runs(dirs, warn, labels)
     ref = load_reference(reference) if reference else None
-    _check_rate_names(rates, runs)
+    check_rate_names(rates, runs)
     target = Path(out) if out else _default_out()
     _prepare_out(target, runs)
     report = build(runs, rates, ref, **({} if min_change_pct is None
@@ -53,10 +55,15 @@ def build_report(dirs: list[str], out: str | None = None, *,
             write_figures(report, target)
         write_tables(report, target)
         copy_runs(runs, target, warn or (lambda m: None))
-        return write_page(report, target, single_file)
+        page = write_page(report, target, single_file)
     except OSError as exc:
         raise NicbenchError(f"{exc.filename or target}: cannot write the report: "
                             f"{exc.strerror or exc}") from exc
+    if figures:
+        from nicbench.report.figures import FigureOptions, write_figures as publication
+        publication(report, runs, target / PUBLICATION, FigureOptions(
+            formats=list(figures), min_change_pct=min_change_pct))
+    return page
 
 
 def _default_out() -> Path:
@@ -66,17 +73,6 @@ def _default_out() -> Path:
         n += 1
         out = base.with_name(f"{base.name}-{n}")
     return out
-
-
-def _check_rate_names(rates: dict[str, float], runs: list[Run]) -> None:
-    known: set[str] = set()
-    for run in runs:
-        for r in run.records:
-            known.update((r.pair, r.adapter))
-    for name in rates:
-        if name not in known:
-            raise UsageError(f"--link-rate {name}=...: no pair or adapter named {name!r} in "
-                             f"these runs (pairs and adapters: {', '.join(sorted(known))})")
 
 
 def _prepare_out(out: Path, runs: list[Run]) -> None:
@@ -93,7 +89,7 @@ def _prepare_out(out: Path, runs: list[Run]) -> None:
             raise UsageError(f"--out {out}: exists and holds more than a report; choose a "
                              "new or empty directory")
         # a link where our folders go is replaced, never followed (deleting in its target)
-        for sub in ("figures", "tables", "data"):
+        for sub in ("figures", "tables", "data", PUBLICATION):
             if (out / sub).is_symlink():
                 (out / sub).unlink()
         # an earlier report's files would linger unreferenced: remove them
@@ -101,8 +97,9 @@ def _prepare_out(out: Path, runs: list[Run]) -> None:
             for pattern in patterns:
                 for old in (out / sub).glob(pattern):
                     old.unlink()
-        if (out / "data").is_dir():
-            shutil.rmtree(out / "data")     # links to (or copies of) the runs' files
+        for sub in ("data", PUBLICATION):   # the runs' files; an earlier --figures
+            if (out / sub).is_dir():
+                shutil.rmtree(out / sub)
     try:
         (out / "tables").mkdir(parents=True, exist_ok=True)
     except OSError as exc:

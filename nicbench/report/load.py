@@ -175,3 +175,15 @@ def _apply_labels(runs: list[Run], labels: Sequence[str]) -> None:
     dup = next((t for t in texts if texts.count(t) > 1), None)
     if dup is not None:
         raise UsageError(f"--label: two runs are labelled {dup!r}; give each its own label")
+
+
+def check_rate_names(rates: dict[str, float], runs: list[Run]) -> None:
+    """Every --link-rate NAME is a pair or an adapter of these runs."""
+    known: set[str] = set()
+    for run in runs:
+        for r in run.records:
+            known.update((r.pair, r.adapter))
+    for name in rates:
+        if name not in known:
+            raise UsageError(f"--link-rate {name}=...: no pair or adapter named {name!r} in "
+                             f"these runs (pairs and adapters: {', '.join(sorted(known))})")

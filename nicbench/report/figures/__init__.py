@@ -1,0 +1,170 @@
+"""Publication figures: the report's charts drawn by matplotlib as PNG, PDF or SVG files.
+
+::
+
+    style.py       the house style (house.mplstyle), a user's style over it, card colours
+    plan.py        which files: a unit per file (a ranking per point, else a figure), and
+                   the rows of figures.csv
+    bars.py        rankings: speed, CPU, netPIPE's plateau, published figures
+    heat.py        the heatmap
+    curves.py      netPIPE per adapter and per MTU
+    scatter.py     speed against CPU
+    comparison.py  run against run (its model from the comparison table's rows)
+    draw.py        units -> files, in two processes, each drawn once
+
+Every chart is drawn from the figure models ``nicbench report`` builds
+(``report/build.py``), so numbers, order, colours and the flags of values above the
+wire's limit are the HTML's. ``nicbench figures`` and ``nicbench report --figures`` call
+:func:`figures_of` and :func:`write_figures`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from nicbench.errors import NicbenchError, UsageError
+from nicbench.report.load import Run
+
+FORMATS = ("png", "pdf", "svg")
+CSV_NAME = "figures.csv"
+Warn = Callable[[str], None]
+
+
+@dataclass
+class FigureOptions:
+    formats: list[str] = field(default_factory=lambda: ["png", "pdf"])
+    style: str | None = None            # a user's .mplstyle over the house style
+    dpi: int | None = None              # None: the style's savefig.dpi
+    adapters: list[str] = field(default_factory=list)
+    tests: list[str] = field(default_factory=list)
+    min_change_pct: float | None = None
+    workers: int = 2
+
+
+@dataclass
+class Written:
+    out: Path
+    files: list[str]
+    units: int
+    csv: Path
+
+
+def parse_formats(text: str, option: str = "--format") -> list[str]:
+    formats = [f.strip().lower().lstrip(".") for f in text.split(",") if f.strip()]
+    bad = [f for f in formats if f not in FORMATS]
+    if not formats or bad:
+        raise UsageError(f"{option} {text!r}: give one or more of {', '.join(FORMATS)}, "
+                         "separated by commas (e.g. png,pdf)")
+    return list(dict.fromkeys(formats))
+
+
+def parse_dpi(text: str | None) -> int | None:
+    if text is None:
+        return None
+    try:
+        dpi = int(text)
+    except ValueError:
+        dpi = 0
+    if not 50 <= dpi <= 1200:
+        raise UsageError(f"--dpi {text!r}: give a whole number of dots per inch from 50 to "
+                         "1200 (300 is print resolution)")
+    return dpi
+
+
+def select(runs: list[Run], adapters: list[str], tests: list[str]) -> list[Run]:
+    """The runs cut to the adapters (inventory id or pair) and tests asked for."""
+    if not adapters and not tests:
+        return runs
+    known_a = {n for run in runs for r in run.records for n in (r.adapter, r.pair)}
+    known_t = {r.test for run in runs for r in run.records}
+    for name in adapters:
+        if name not in known_a:
+            raise UsageError(f"--adapters {name}: no adapter or pair of that name in these "
+                             f"runs (they have: {', '.join(sorted(known_a))})")
+    for name in tests:
+        if name not in known_t:
+            raise UsageError(f"--tests {name}: no test of that name in these runs (they "
+                             f"have: {', '.join(sorted(known_t))})")
+
+    def keep(pair: str, adapter: str, test: str) -> bool:
+        return ((not adapters or pair in adapters or adapter in adapters)
+                and (not tests or test in tests))
+
+    out = []
+    for run in runs:
+        out.append(replace(
+            run, records=[r for r in run.records if keep(r.pair, r.adapter, r.test)],
+            summary=[s for s in run.summary if keep(s.pair, s.adapter, s.test)]))
+    return out
+
+
+def figures_of(dirs: list[str], out: str, options: FigureOptions, *,
+               link_rates: list[str] | tuple[str, ...] = (),
+               labels: list[str] | tuple[str, ...] = (), warn: Warn | None = None) -> Written:
+    """``nicbench figures``: the runs read, their report's models built, the files drawn."""
+    from nicbench.report.build import build
+    from nicbench.report.load import check_rate_names, load_runs
+    from nicbench.report.theory import parse_link_rates
+
+    rates = parse_link_rates(link_rates)
+    if options.style:
+        from nicbench.report.figures.style import check_style
+        check_style(options.style)
+    runs = select(load_runs(dirs, warn, labels), options.adapters, options.tests)
+    check_rate_names(rates, runs)
+    target = Path(out)
+    for run in runs:
+        if target.resolve() == run.path.resolve():
+            raise UsageError(f"--out {out}: that is a results directory; choose another")
+    report = build(runs, rates)
+    return write_figures(report, runs, target, options)
+
+
+def write_figures(report, runs: list[Run], out: Path, options: FigureOptions) -> Written:
+    """The files of every unit of ``report`` (and the comparison's, for several runs) in
+    ``out``, and figures.csv of what they plot."""
+    import pandas as pd
+
+    from nicbench.report.configs import Index
+    from nicbench.report.figures.comparison import comparison_charts
+    from nicbench.report.figures.draw import Job, render_all
+    from nicbench.report.figures.plan import CSV_COLUMNS, rows_of, units
+    from nicbench.report.figures.style import card_colours, palette, style_files
+
+    styles = style_files(options.style)
+    colours = card_colours(report.entries, palette(styles))
+    charts = []
+    if len(runs) > 1:
+        from nicbench.report.compare import MIN_CHANGE_PCT
+        charts = comparison_charts(Index(runs, report.entries),
+                                   options.min_change_pct or MIN_CHANGE_PCT)
+    todo = units(report, charts)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        remove_earlier(out)
+        files = render_all([Job(u, colours, styles, options.formats, options.dpi, str(out))
+                            for u in todo], options.workers)
+        rows = [row for u in todo for row in rows_of(u, colours)]
+        csv = out / CSV_NAME
+        pd.DataFrame(rows, columns=CSV_COLUMNS).to_csv(csv, index=False)
+    except OSError as exc:
+        raise NicbenchError(f"{exc.filename or out}: cannot write the figures: "
+                            f"{exc.strerror or exc}") from exc
+    return Written(out=out, files=files, units=len(todo), csv=csv)
+
+
+def remove_earlier(out: Path) -> None:
+    """The files an earlier ``nicbench figures`` wrote into ``out`` (named in its
+    figures.csv), so that a chart no longer drawn does not linger; nothing else."""
+    import csv
+
+    listing = out / CSV_NAME
+    if not listing.is_file():
+        return
+    with listing.open(newline="", encoding="utf-8") as fh:
+        stems = {row.get("file") or "" for row in csv.DictReader(fh)}
+    for stem in stems - {""}:
+        for fmt in FORMATS:
+            (out / f"{stem}.{fmt}").unlink(missing_ok=True)

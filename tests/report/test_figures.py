@@ -1,0 +1,407 @@
+"""``nicbench figures``: the report's charts drawn by matplotlib.
+
+What a figure plots is read back from its artists (bar patches, errorbar segments, Line2D
+data, the heatmap's image), never from pixels, and compared with the report's figure
+model; a user's style is seen in the artists; at 50 adapters no text touches another
+(matplotlib's own text extents)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from nicbench.cli import main
+
+DATA = Path(__file__).parent / "data"
+ROUNDUP, RUN_A, RUN_B = DATA / "roundup", DATA / "run-a", DATA / "run-b"
+REPO = Path(__file__).resolve().parents[2]
+
+
+def drawn(report, runs, styles=None):
+    """Every unit of ``report`` (and the comparison's) with its matplotlib figure."""
+    import matplotlib.pyplot as plt
+
+    from nicbench.report.configs import Index
+    from nicbench.report.figures.comparison import comparison_charts
+    from nicbench.report.figures.draw import figure_of
+    from nicbench.report.figures.plan import units
+    from nicbench.report.figures.style import card_colours, palette, style_files
+
+    styles = styles or style_files(None)
+    colours = card_colours(report.entries, palette(styles))
+    charts = comparison_charts(Index(runs, report.entries)) if len(runs) > 1 else []
+    out = []
+    for u in units(report, charts):
+        with plt.style.context(styles):
+            out.append((u, figure_of(u, colours), colours))
+    return out
+
+
+@pytest.fixture(scope="module")
+def roundup():
+    from nicbench.report.build import build
+    from nicbench.report.load import load_runs
+
+    runs = load_runs([ROUNDUP])
+    return runs, build(runs)
+
+
+@pytest.fixture(scope="module")
+def compared():
+    from nicbench.report.build import build
+    from nicbench.report.load import load_runs
+
+    runs = load_runs([RUN_A, RUN_B])
+    return runs, build(runs)
+
+
+def by_gid(mfig, prefix):
+    return {a.get_gid(): a for a in mfig.findobj(lambda a: str(a.get_gid() or "")
+                                                 .startswith(prefix))}
+
+
+# -- files ---------------------------------------------------------------------------------
+def test_every_family_is_written_as_png_and_pdf_with_its_data(tmp_path, capsys):
+    import pandas as pd
+
+    out = tmp_path / "figs"
+    assert main(["figures", str(RUN_A), str(RUN_B), "--out", str(out),
+                 "--format", "png,pdf"]) == 0
+    assert capsys.readouterr().out.startswith("figures: ")
+    files = {p.name for p in out.iterdir()}
+    stems = {Path(f).stem for f in files if not f.endswith(".csv")}
+    for stem in stems:
+        assert {f"{stem}.png", f"{stem}.pdf"} <= files
+        assert (out / f"{stem}.pdf").read_bytes().startswith(b"%PDF")
+        assert (out / f"{stem}.png").read_bytes().startswith(b"\x89PNG")
+    families = {s.split("-")[0] for s in stems}
+    assert families == {"speed", "cpu", "cost", "heatmap", "netpipe", "comparison"}
+    for name in ("netpipe-adapter-0-gbe", "netpipe-mtu-9000-mtu9000",
+                 "netpipe-plateau-mtu-1500", "speed-iperf3-tcp-mtu-9000",
+                 "comparison-iperf3-tcp-mtu-1500"):
+        assert name in stems
+    table = pd.read_csv(out / "figures.csv")
+    assert set(table["file"]) == stems
+    # again with fewer charts: what the first wrote and the second did not is gone
+    (out / "notes.txt").write_text("mine")
+    assert main(["figures", str(RUN_A), "--out", str(out), "--format", "png",
+                 "--tests", "iperf3-tcp"]) == 0
+    again = {p.stem for p in out.iterdir() if p.suffix in (".png", ".pdf")}
+    assert again and again < stems and all(s.startswith(("speed-iperf3", "cpu-iperf3",
+                                                         "cost-iperf3", "heatmap-iperf3"))
+                                           for s in again)
+    assert (out / "notes.txt").read_text() == "mine"
+    gbe = table[(table["file"] == "speed-iperf3-tcp-mtu-1500")
+                & table["label"].str.startswith("LX-1000 Gigabit (veth tbf-1g) [A]")]
+    assert len(gbe) == 1 and gbe["value"].iloc[0] > 900
+
+
+def test_pdf_fonts_are_embedded_truetype(tmp_path):
+    import shutil
+    import subprocess
+
+    if not shutil.which("pdffonts"):
+        pytest.skip("pdffonts (poppler-utils) not installed: run scripts/setup.sh")
+    out = tmp_path / "figs"
+    assert main(["figures", str(ROUNDUP), "--out", str(out), "--format", "pdf",
+                 "--tests", "iperf3-tcp", "--adapters", "gbe"]) == 0
+    listing = subprocess.run(["pdffonts", str(out / "speed-iperf3-tcp-mtu-1500.pdf")],
+                             capture_output=True, text=True, check=True).stdout
+    fonts = listing.splitlines()[2:]
+    assert fonts and all(" yes " in line and "TrueType" in line for line in fonts), listing
+
+
+# -- plotted data equals the model's ----------------------------------------------------------
+def test_bars_plot_the_models_values_whiskers_and_limits(roundup):
+    from nicbench.report.model import BarPanel
+
+    runs, report = roundup
+    seen = set()
+    for u, mfig, colours in drawn(report, runs):
+        if u.family not in ("speed", "cpu", "netpipe-plateau"):
+            continue
+        seen.add(u.family)
+        p = u.figure.panels[u.panel]
+        assert isinstance(p, BarPanel)
+        bars = by_gid(mfig, "bar|")
+        expected = [b for b in p.bars if b.value is not None]
+        assert len(bars) == len(expected), u.stem
+        for b in expected:
+            rect = bars[f"bar|{b.row}|{b.series}"]
+            assert rect.get_width() == pytest.approx(b.value), u.stem
+            row = next(r for r in p.rows if r.key == b.row)
+            from matplotlib.colors import to_hex
+            assert to_hex(rect.get_facecolor(), keep_alpha=False) == colours.of(row.entry,
+                                                                                b.fill)
+        # rows top to bottom in the model's order (the ranking)
+        ax = mfig.axes[0]
+        assert [t.get_text() for t in ax.get_yticklabels()] == [r.label for r in p.rows]
+        whiskers = sorted((round(min(s[0][0], s[1][0]), 6), round(max(s[0][0], s[1][0]), 6))
+                          for eb in ax.containers if hasattr(eb, "lines") and eb.lines[2]
+                          for s in eb.lines[2][0].get_segments())
+        assert whiskers == sorted((round(b.lo, 6), round(b.hi, 6)) for b in expected
+                                  if b.lo is not None and b.hi is not None), u.stem
+        limits = by_gid(mfig, "limits")
+        want = sorted(b.limit for b in expected if b.limit is not None)
+        got = sorted(limits["limits"].get_xdata()) if limits else []
+        assert got == pytest.approx(want), u.stem
+    assert seen == {"speed", "cpu", "netpipe-plateau"}
+
+
+def test_flagged_bars_are_outlined_and_marked_as_the_model_says(roundup):
+    runs, report = roundup
+    flagged = 0
+    for u, mfig, _ in drawn(report, runs):
+        if u.family != "netpipe-plateau":
+            continue
+        p = u.figure.panels[u.panel]
+        bars = by_gid(mfig, "bar|")
+        values = by_gid(mfig, "value|")
+        for b in p.bars:
+            if b.value is None:
+                continue
+            rect = bars[f"bar|{b.row}|{b.series}"]
+            assert (rect.get_linestyle() == "--") == bool(b.flag)
+            assert values[f"value|{b.row}|{b.series}"].get_text() == b.text
+            flagged += bool(b.flag)
+    assert flagged        # the lab's netPIPE plateaus above the wire's limit: never ranked
+
+
+def test_curves_scatter_heatmap_and_comparison_plot_the_models_data(roundup, compared):
+    from matplotlib.colors import to_hex
+
+    from nicbench.report.figures.comparison import ComparisonChart
+
+    runs, report = roundup
+    families = set()
+    for u, mfig, colours in drawn(report, runs):
+        if u.family in ("netpipe-adapter", "netpipe-mtu"):
+            lines = by_gid(mfig, "curve|")
+            curves = [c for p in u.figure.panels for c in p.curves if c.points]
+            assert len(lines) == len(curves)
+            for c in curves:
+                line = lines[f"curve|{c.entry}|{c.label}"]
+                assert list(line.get_xdata()) == pytest.approx([x for x, _ in c.points])
+                assert list(line.get_ydata()) == pytest.approx([y for _, y in c.points])
+        elif u.family == "cost":
+            dots = by_gid(mfig, "dot|")
+            assert len(dots) == sum(len(p.dots) for p in u.figure.panels)
+            for p in u.figure.panels:
+                for d in p.dots:
+                    dot = dots[f"dot|{d.entry}|{p.title}"]
+                    assert (dot.get_xdata()[0], dot.get_ydata()[0]) == pytest.approx((d.x, d.y))
+                    assert to_hex(dot.get_color()) == colours.of(d.entry, d.colour)
+        elif u.family == "heatmap":
+            image = mfig.axes[0].get_images()[0].get_array()
+            cells = u.figure.panels[0].cells
+            for i, line in enumerate(cells):
+                for j, cell in enumerate(line):
+                    assert to_hex(tuple(image[i][j][:3])) == cell.fill
+        else:
+            continue
+        families.add(u.family)
+    assert families == {"netpipe-adapter", "netpipe-mtu", "cost", "heatmap"}
+    runs, report = compared
+    checked = 0
+    for u, mfig, _ in drawn(report, runs):
+        if not isinstance(u.figure, ComparisonChart):
+            continue
+        p = u.figure.panels[u.panel]
+        bars = by_gid(mfig, "bar|")
+        for s in p.shifts:
+            if s.change_pct is None:
+                assert f"bar|{s.row}|" not in bars      # above the limit: never a bar
+            else:
+                assert bars[f"bar|{s.row}|"].get_width() == pytest.approx(s.change_pct)
+                checked += 1
+    assert checked
+
+
+# -- style -----------------------------------------------------------------------------------
+def test_a_user_style_changes_fonts_and_the_cards_palette(roundup, tmp_path):
+    from matplotlib.colors import to_hex
+
+    from nicbench.report.colours import PALETTE
+    from nicbench.report.figures.style import check_style, style_files
+
+    user = tmp_path / "journal.mplstyle"
+    mine = ["#111111", "#222222", "#333333", "#444444", "#555555"]     # written without #
+    user.write_text("font.size: 11  # the journal's body size\nytick.labelsize: 11\n"
+                    "axes.prop_cycle: cycler(color=[" + ", ".join(f"'{c[1:]}'" for c in mine)
+                    + "])\n")
+    runs, report = roundup
+    styles = style_files(check_style(str(user)))
+    for u, mfig, _ in drawn(report, runs, styles):
+        if u.stem != "speed-iperf3-tcp-mtu-1500":
+            continue
+        ax = mfig.axes[0]
+        assert {t.get_fontsize() for t in ax.get_yticklabels()} == {11.0}
+        for r in u.figure.panels[u.panel].rows:
+            entry = report.entry(r.entry)
+            want = mine[PALETTE.index(entry.base_colour) % len(mine)]
+            rect = by_gid(mfig, f"bar|{r.key}|").get(f"bar|{r.key}|")
+            if rect is not None:
+                assert to_hex(rect.get_facecolor(), keep_alpha=False) == want
+        break
+    else:
+        pytest.fail("no speed chart at MTU 1500")
+    for u, mfig, _ in drawn(report, runs):      # the house style: 8 pt, the report's colours
+        if u.stem == "speed-iperf3-tcp-mtu-1500":
+            assert {t.get_fontsize() for t in mfig.axes[0].get_yticklabels()} == {8.0}
+            break
+
+
+@pytest.mark.parametrize("text, message", [
+    ("font.sizzle: 3\n", "journal.mplstyle:1: font.sizzle: not a matplotlib setting"),
+    ("font.size: 9\naxes.facecolor: nocolour\n", "journal.mplstyle:2: axes.facecolor"),
+    ("axes.prop_cycle: cycler(color=['#d55e00'])\n", "journal.mplstyle:1: axes.prop_cycle"),
+])
+def test_a_bad_style_file_is_one_line_exit_2(tmp_path, capsys, text, message):
+    style = tmp_path / "journal.mplstyle"
+    style.write_text(text)
+    rc = main(["figures", str(RUN_A), "--out", str(tmp_path / "o"), "--style", str(style)])
+    err = capsys.readouterr().err
+    assert rc == 2 and len(err.splitlines()) == 1 and message in err, err
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--format", "png,gif"], "--format 'png,gif'"),
+    (["--dpi", "5"], "--dpi '5'"),
+    (["--adapters", "nosuch"], "--adapters nosuch: no adapter or pair"),
+    (["--tests", "nosuch"], "--tests nosuch: no test"),
+])
+def test_bad_options_are_one_line_exit_2(tmp_path, capsys, args, message):
+    rc = main(["figures", str(RUN_A), "--out", str(tmp_path / "o"), *args])
+    err = capsys.readouterr().err
+    assert rc == 2 and len(err.splitlines()) == 1 and message in err, err
+
+
+def test_report_figures_writes_them_beside_the_page(tmp_path, capsys):
+    out = tmp_path / "rep"
+    args = ["report", str(RUN_A), "--out", str(out), "--figures", "svg"]
+    assert main(args) == 0
+    pub = out / "publication"
+    assert (pub / "figures.csv").is_file()
+    assert (pub / "speed-iperf3-tcp-mtu-1500.svg").is_file()
+    (pub / "stale.svg").write_text("<svg/>")
+    assert main(args) == 0                      # again into the same report: replaced
+    assert not (pub / "stale.svg").exists()
+    capsys.readouterr()
+
+
+# -- 50 adapters: no label over another --------------------------------------------------------
+@pytest.fixture(scope="module")
+def fifty(tmp_path_factory):
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        from report_scale import clone_run
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    from nicbench.report.build import build
+    from nicbench.report.load import load_runs
+
+    run = tmp_path_factory.mktemp("fifty") / "run"
+    run.mkdir()
+    clone_run(ROUNDUP, run, 50)
+    runs = load_runs([run])
+    return runs, build(runs)
+
+
+def ticks_drawn(axis, limits):
+    """The tick labels matplotlib draws: those of ticks inside the view."""
+    lo, hi = sorted(limits)
+    return [t.label1 for t in axis.get_major_ticks()
+            if lo - 1e-9 <= t.get_loc() <= hi + 1e-9 and t.label1.get_visible()]
+
+
+def texts_of(mfig):
+    out = []
+    for t in mfig.texts:
+        out.append(t)
+    for leg in mfig.legends:
+        out += leg.get_texts()
+    for ax in mfig.axes:
+        if not ax.get_visible():
+            continue
+        out += [ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label]
+        out += ticks_drawn(ax.xaxis, ax.get_xlim()) + ticks_drawn(ax.yaxis, ax.get_ylim())
+        out += ax.texts
+        if ax.get_legend() is not None:
+            out += ax.get_legend().get_texts()
+    return [t for t in out if t.get_visible() and t.get_text().strip()]
+
+
+def test_no_label_overlaps_another_at_50_adapters(fifty):
+    from nicbench.report.figures.draw import freeze_layout
+
+    runs, report = fifty
+    wanted = {"speed-iperf3-tcp-mtu-1500", "cpu-iperf2-tcp-mtu-9000", "heatmap-iperf3-tcp",
+              "netpipe-plateau-mtu-16000", "netpipe-mtu-1500-mtu1500", "cost-iperf3-tcp"}
+    adapter_charts = 0
+    checked = set()
+    for u, mfig, _ in drawn_some(report, runs, wanted):
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        canvas = FigureCanvasAgg(mfig)
+        freeze_layout(mfig)
+        mfig.draw_without_rendering()
+        renderer = canvas.get_renderer()
+        page = mfig.bbox
+        boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in texts_of(mfig)]
+        for text, box in boxes:
+            assert box.x0 >= page.x0 - 1 and box.x1 <= page.x1 + 1 and \
+                box.y0 >= page.y0 - 1 and box.y1 <= page.y1 + 1, (u.stem, text)
+        boxes.sort(key=lambda tb: tb[1].y0)
+        for i, (ta, a) in enumerate(boxes):
+            for tb, b in boxes[i + 1:]:
+                if b.y0 >= a.y1 - 0.5:
+                    break
+                overlap_x = min(a.x1, b.x1) - max(a.x0, b.x0)
+                overlap_y = min(a.y1, b.y1) - max(a.y0, b.y0)
+                assert overlap_x <= 0.5 or overlap_y <= 0.5, (u.stem, ta, tb)
+        checked.add(u.stem if u.family != "netpipe-adapter" else "netpipe-adapter")
+        adapter_charts += u.family == "netpipe-adapter"
+    assert checked == wanted | {"netpipe-adapter"}
+    assert len(report.entries) == 50
+
+
+def drawn_some(report, runs, stems):
+    """The units named (and the first netPIPE chart of an adapter), drawn."""
+    import matplotlib.pyplot as plt
+
+    from nicbench.report.figures.draw import figure_of
+    from nicbench.report.figures.plan import units
+    from nicbench.report.figures.style import card_colours, palette, style_files
+
+    styles = style_files(None)
+    colours = card_colours(report.entries, palette(styles))
+    first_adapter = True
+    for u in units(report, []):
+        take = u.stem in stems or (u.family == "netpipe-adapter" and first_adapter)
+        if not take:
+            continue
+        first_adapter = first_adapter and u.family != "netpipe-adapter"
+        with plt.style.context(styles):
+            yield u, figure_of(u, colours), colours
+
+
+def test_the_house_style_ships_with_the_package_and_no_text_is_under_8_pt(roundup):
+    import tomllib
+
+    from nicbench.report.figures.style import house_style
+
+    assert Path(house_style()).is_file()
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())
+    assert "*.mplstyle" in project["tool"]["setuptools"]["package-data"][
+        "nicbench.report.figures"]       # so a wheel carries it, not only this checkout
+    runs, report = roundup
+    families = set()
+    for u, mfig, _ in drawn(report, runs):
+        if u.family in families:
+            continue
+        families.add(u.family)
+        sizes = {t.get_fontsize() for t in texts_of(mfig)}
+        assert sizes and min(sizes) >= 8.0, (u.stem, sorted(sizes))
