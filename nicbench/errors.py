@@ -7,6 +7,7 @@
     │   │                           local file one names: ssh_config, known_hosts, key; exit 2
     │   └── ConfigErrors            several ConfigError found in one load, reported together
     ├── UsageError                  the command line or the request does not fit; exit 2
+    │   └── NotReadyError           no pair of a run is ready (check's reasons); exit 2
     ├── RemoteError                 talking to a host failed (names the host)
     │   ├── ConnectError            host (or a jump host on the way) unreachable / refused / DNS
     │   ├── AuthError               SSH authentication refused
@@ -65,6 +66,23 @@ class NicbenchError(Exception):
 
 class UsageError(NicbenchError):
     exit_code = 2
+
+
+class NotReadyError(UsageError):
+    """No pair of a run is ready to measure (a tool missing, an interface absent): the
+    run is refused before it changes anything, with ``nicbench check``'s reason for each
+    pair, one line each."""
+
+    def __init__(self, problems: Iterable[str], profile: str):
+        self.problems = list(problems)
+        super().__init__(f"no pair is ready to run {profile}; nothing was changed: "
+                         + "; ".join(self.problems))
+        self.profile = profile
+
+    def lines(self) -> list[str]:
+        return [*self.problems,
+                f"no pair is ready to run {self.profile}: nothing was changed (see "
+                f"`nicbench check --profile {self.profile}`)"]
 
 
 class ConfigError(NicbenchError):

@@ -18,12 +18,13 @@ from typing import Any
 from nicbench.config.profile import Role
 from nicbench.errors import (CommandTimeout, ConnectError, HostKeyError, NicbenchError,
                              RemoteError)
+from nicbench.execution.conformance import LinkWindow, hold_to_plan
 from nicbench.execution.judge import Outcome, error_words, judge
 from nicbench.execution.trialcontext import (LISTEN_TIMEOUT_S, TrialContext, client_timeout_s,
                                              server_end)
 from nicbench.interrupts import interrupts_held
-from nicbench.platforms.base import (ClientRun, Finishing, Platform, ServerEnd, ServerStart,
-                                     cpu_split)
+from nicbench.platforms.base import (ClientRun, Finishing, Platform, ServerEnd, ServerFinish,
+                                     ServerStart, cpu_split)
 from nicbench.remote.command import display
 from nicbench.remote.connection import Background
 from nicbench.results.records import Failure, TrialRecord
@@ -79,6 +80,14 @@ class RoleRun:
         return TOOLS[self.tool].driver
 
     @property
+    def links(self) -> tuple[str | None, str | None]:
+        """The test interfaces whose counters this role's calls read (receiver, sender):
+        the load's, which the trial is held to (tools beside it share the same link)."""
+        if self.role is not Role.LOAD:
+            return None, None
+        return self.ctx.receiver_iface, self.ctx.sender_iface
+
+    @property
     def raw_prefix(self) -> str:
         """Its raw files' role in their names: the load's as they always were."""
         return "" if self.role is Role.LOAD else f"{self.role}-"
@@ -116,7 +125,8 @@ class RoleRun:
         self.server_asked = True     # from here a lost connection may leave a server behind
         with interrupts_held():      # a Ctrl-C here would leave a server nobody stops
             started = self.receiver.start_server(plan.server, self.server_dir, plan.port,
-                                                 plan.listen_protocol, LISTEN_TIMEOUT_S)
+                                                 plan.listen_protocol, LISTEN_TIMEOUT_S,
+                                                 link=self.links[0])
             self.server = started.server
         self.started = started
         if not started.listening and not started.ended:
@@ -142,14 +152,14 @@ class RoleRun:
         two are on different connections it waits there while the client runs)."""
         assert self.server is not None
         self.state = ClientState.RUNNING
-        self.finishing = self.receiver.begin_finish(self.server, self.end)
+        self.finishing = self.receiver.begin_finish(self.server, self.end, link=self.links[0])
 
     def run_client(self) -> None:
         """The client, to its end (or killed at its time)."""
         plan = self.plan
         try:
             ran = self.sender.run_client(plan.client, self.client_timeout, self.client_pid,
-                                         plan.client_outfile)
+                                         plan.client_outfile, link=self.links[1])
         except CommandTimeout as exc:
             self.client_text = exc.result.stdout + exc.result.stderr
             self.out.fail(Failure.TIMEOUT, f"timeout: the sender ran past "
@@ -212,6 +222,21 @@ class RoleRun:
             rec.cpu_receiver_tool_pct, rec.cpu_receiver_other_pct = rcv.tool, rcv.other
         judge(self.out, self.driver, ran.result, self.client_text, self.server_text,
               self.outfile_text)
+        if isinstance(self.out, TrialRecord):
+            self._hold_to_plan(finish)
+
+    def _hold_to_plan(self, finish: ServerFinish) -> None:
+        """The load's trial, judged ok, held to its plan and its link's counters."""
+        assert isinstance(self.out, TrialRecord) and self.ran is not None
+        r_if, s_if = self.links
+        windows = []
+        if r_if is not None:
+            windows.append(LinkWindow(self.receiver.host, r_if,
+                                      self.started.link if self.started else None,
+                                      finish.link))
+        if s_if is not None:
+            windows.append(LinkWindow(self.sender.host, s_if, self.ran.link0, self.ran.link1))
+        hold_to_plan(self.out, self.plan.expected_s, windows)
 
     # -- after ---------------------------------------------------------------------
     def stop(self) -> None:

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from collections.abc import Callable, Mapping, Sequence
 
 from nicbench.errors import CommandTimeout, TuningError, TuningErrorKind
-from nicbench.platforms.base import (CpuTimes, HostFacts, InterfaceFacts, Platform,
-                                     PlatformOptions)
+from nicbench.platforms.base import (CpuTimes, HostFacts, InterfaceFacts, LinkCounters,
+                                     Platform, PlatformOptions)
 from nicbench.platforms.linux import LinuxPlatform
 from nicbench.remote.connection import DEFAULT_TIMEOUT_S, Background
 from nicbench.remote.fake import FakeConnection
@@ -35,6 +35,11 @@ class Answer:
     exit_status: int = 0
     timeout: bool = False
     outfile: str | None = None
+    # What the test link did while the tool ran (faults a test asks for): the bytes it
+    # carried each way (plenty by default: headers and all), and how many times its
+    # carrier went down and came back.
+    moved_bytes: int = 1 << 40
+    carrier_flaps: int = 0
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,19 @@ class FakeInterface:
     state: str = "up"
     # A refusal the kernel would print for MTUs above max_mtu.
     refusal: str = "RTNETLINK answers: Invalid argument"
+    # Its counters (link_counters), which each tool run moves as its Answer says;
+    # counters=False: an OS that gives none.
+    counters: bool = True
+    carrier_changes: int = 1
+    carrier_down: int = 0
+    tx_bytes: int = 0
+    rx_bytes: int = 0
+
+    def carried(self, answer: Answer) -> None:
+        self.tx_bytes += answer.moved_bytes
+        self.rx_bytes += answer.moved_bytes
+        self.carrier_changes += 2 * answer.carrier_flaps
+        self.carrier_down += answer.carrier_flaps
 
 
 class FakeBackground(Background):
@@ -119,6 +137,7 @@ class FakePlatform(LinuxPlatform):
         self._pid = 1000
         self._busy = 0.0
         self.lost = False   # set by a test: the host stops answering
+        self.missing: set[str] = set()   # set by a test: tools not installed here
         self.lost_for = 0   # ... and comes back at the next reconnect, this many times
 
     def reconnect(self, timeout_s: float) -> None:
@@ -193,12 +212,20 @@ class FakePlatform(LinuxPlatform):
         return InterfaceFacts(name=iface, mtu=i.mtu, max_mtu=i.max_mtu, state=i.state,
                               carrier=i.state == "up", addresses=i.addresses)
 
+    def link_counters(self, iface: str) -> LinkCounters | None:
+        self._alive()
+        i = self._iface(iface)
+        if not i.counters:
+            return None
+        return LinkCounters(carrier_changes=i.carrier_changes, carrier_down=i.carrier_down,
+                            up=i.state == "up", tx_bytes=i.tx_bytes, rx_bytes=i.rx_bytes)
+
     def cpu_times(self) -> CpuTimes:
         self._busy += 1.0
         return CpuTimes(busy=self._busy, total=self._busy * 4)
 
     def probe_version(self, tool: str, exe: str) -> str | None:
-        return "fake"
+        return None if tool in self.missing else "fake"
 
     def scratch_file(self, name: str) -> str:
         return f"/fake/{name}"
@@ -225,6 +252,9 @@ class FakePlatform(LinuxPlatform):
         answer = self.hosts.answer(call)
         if receiver is not None:
             receiver.output = answer.server
+        for plat in (self, receiver.platform if receiver is not None else None):
+            for i in (plat.interfaces.values() if plat is not None else ()):
+                i.carried(answer)
         self.hosts.outfiles[self.host] = answer.outfile
         result = make_result(self.host, argv, stdout=answer.client,
                              exit_status=None if answer.timeout else answer.exit_status,

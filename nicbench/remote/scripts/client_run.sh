@@ -5,7 +5,8 @@
 # stderr on marked lines: the host's (/proc/stat) before and after the client, and the
 # client's own CPU time once it has ended (this shell's cutime + cstime, /proc/$$/stat
 # fields 16 and 17, in clock ticks: the client is its only child that runs for long;
-# read with builtins, no process more). The figures file, if any, follows the client's own output on
+# read with builtins, no process more), each reading with the counters of every network
+# interface (links.sh). The figures file, if any, follows the client's own output on
 # stdout after a marker line, and is removed. Exits with the client's status.
 pf=$1
 of=$2
@@ -13,10 +14,12 @@ shift 2
 starttime "$$"
 if [ -n "$pf" ]; then echo "$$ $ST" >"$pf" || exit 97; fi
 read -r stat </proc/stat
+links @@nicbench-link0@@ >&2
 echo "@@nicbench-cpu0@@ $stat" >&2
 "$@"
 rc=$?
 read -r stat </proc/stat
+links @@nicbench-link1@@ >&2
 read -r self <"/proc/$$/stat"
 echo "@@nicbench-cpu1@@ $stat" >&2
 r=${self##*) }
