@@ -13,6 +13,7 @@
     │   ├── AuthError               SSH authentication refused
     │   ├── HostKeyError            host key unknown, different or revoked (at any hop)
     │   ├── CommandTimeout          a command ran past its timeout (carries the Result)
+    │   ├── OutputTooLarge          a command printed more than nicbench reads (ditto)
     │   └── CommandFailed           a command exited non-zero (carries the Result)
     ├── TuningError                 a host refused a setting (carries the kernel's words)
     ├── ResultsWriteError           the results directory cannot be written (disk full)
@@ -166,6 +167,16 @@ class CommandTimeout(CommandError):
     def __init__(self, result: Result, timeout_s: float):
         self.timeout_s = timeout_s
         super().__init__(result, f"`{result.command}` timed out after {timeout_s:g} s and was killed")
+
+
+class OutputTooLarge(CommandError):
+    """A command printed more than nicbench reads of one reply (``limits.py``): it was
+    killed, and ``result`` holds the head of its output (``result.truncated``)."""
+
+    def __init__(self, result: Result, limit_bytes: int):
+        self.limit_bytes = limit_bytes
+        super().__init__(result, f"`{result.command}` printed more than {limit_bytes} bytes "
+                                 "and was killed")
 
 
 class CommandFailed(CommandError):

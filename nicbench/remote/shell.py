@@ -18,6 +18,8 @@ from importlib import resources
 from typing import Protocol
 from collections.abc import Sequence
 
+from nicbench.limits import ERROR_BYTES, MAX_OUTPUT_BYTES
+
 Argv = Sequence[str]
 
 
@@ -79,7 +81,10 @@ class Shell(Protocol):
 
 @cache
 def _script(name: str) -> str:
-    return (resources.files("nicbench.remote") / "scripts" / name).read_text(encoding="utf-8")
+    text = (resources.files("nicbench.remote") / "scripts" / name).read_text(encoding="utf-8")
+    # nicbench's own limits, never anything from an inventory or a profile
+    return text.replace("@MAX_OUTPUT_BYTES_AND_ONE@", str(MAX_OUTPUT_BYTES + 1)) \
+        .replace("@ERROR_BYTES@", str(ERROR_BYTES))
 
 
 # Scripts that ask whether a process group is alive get the group in $PG and the alive()

@@ -118,9 +118,28 @@ def test_a_pair_whose_tool_is_missing_is_refused_before_anything_changes(lab, tm
 
 
 # -- 17. a tool that prints more than nicbench keeps ---------------------------------------
-def test_a_tool_printing_over_the_cap_fails_with_the_cap_and_leaves_nothing(lab, tmp_path):
-    from nicbench.limits import MAX_OUTPUT_BYTES
+CHATTY = """\
+#!/bin/sh
+# iperf3, and then 20 MB more on its client's stdout (a tool left in a verbose mode)
+iperf3 "$@"
+rc=$?
+case " $* " in *" -c "*) head -c 20000000 /dev/zero | tr '\\0' x ;; esac
+exit "$rc"
+"""
 
+
+def test_a_tool_printing_over_the_cap_fails_with_the_cap_and_leaves_nothing(lab, tmp_path):
+    from nicbench.limits import MAX_OUTPUT_BYTES, TRUNCATED_MARK
+
+    chatty = tmp_path / "chatty-iperf3"
+    chatty.write_text(CHATTY)
+    chatty.chmod(0o755)
+    link = gbe(lab)
+
+    def chatty_tool(data):
+        for host in data["hosts"]:
+            host["tools"] = {"iperf3": str(chatty)}
+    inv = inventory_copy(lab, chatty_tool)
     prof = write_profile(tmp_path, """\
         name: f17
         source: nicbench fault test
@@ -128,22 +147,55 @@ def test_a_tool_printing_over_the_cap_fails_with_the_cap_and_leaves_nothing(lab,
         timeout_s: 60
         mtu: [1500]
         tests:
-          - {name: f17-tcp, tool: iperf2, params: {duration_s: 3, interval_s: 0.0005,
-                                                  port: 5817}}
+          - {name: f17-tcp, tool: iperf3, params: {duration_s: 1, port: 5817}}
         """)
     out = tmp_path / "run"
-    proc = cli("run", str(prof), "-i", str(lab.inventory_file), "--pair", "gbe",
-               "--out", str(out), timeout=180)
-    assert proc.returncode == 0, proc.stderr
+    try:
+        proc = cli("run", str(prof), "-i", str(inv), "--pair", "gbe", "--out", str(out),
+                   timeout=180)
+    finally:
+        inv.unlink(missing_ok=True)
+    assert proc.returncode == 1, proc.stderr       # the pair measured nothing
     (rec,) = records(out)
     assert (rec["status"], rec["failure"]) == ("failed", "output-cap"), rec
-    assert "nicbench keeps at most 8 MB of a tool's output" in rec["reason"]
-    kept = [out / p for p in rec["raw"].values()]
-    assert kept and all(p.stat().st_size <= MAX_OUTPUT_BYTES for p in kept)
-    assert any(p.read_text(errors="replace").rstrip().endswith("[truncated by nicbench]")
-               for p in kept)
-    link = gbe(lab)
-    assert processes(link.host_b.name, "iperf -c") == []
-    assert processes(link.host_a.name, "iperf -s") == []
+    assert rec["reason"] == ("client output over 8 MB (nicbench keeps at most 8 MB of a "
+                             "tool's output)")
+    kept = (out / rec["raw"]["client"]).read_text()
+    assert kept.endswith("x" * 1000 + TRUNCATED_MARK)
+    assert len(kept) == MAX_OUTPUT_BYTES + len(TRUNCATED_MARK)
+    assert processes(link.host_b.name, "chatty-iperf3") == []
+    assert processes(link.host_b.name, "iperf3 -c") == []
+    assert processes(link.host_a.name, "iperf3 -s") == []
     assert leftovers("f17-tcp") == []
 
+
+@pytest.mark.parametrize("warm", [False, True], ids=["channel", "warm-shell"])
+def test_an_endless_reply_over_ssh_is_cut_at_the_cap_in_bounded_memory(lab, warm):
+    import tracemalloc
+
+    from nicbench.config.loader import load_inventory
+    from nicbench.errors import OutputTooLarge
+    from nicbench.limits import CAPTURE_LIMIT_BYTES
+    from nicbench.platforms.hosts import HostPool
+    from nicbench.tools.registry import CATALOG
+
+    host = gbe(lab).host_b.name
+    with HostPool(load_inventory(str(lab.inventory_file), CATALOG)) as pool:
+        conn = pool.platform(host).conn
+        conn.run(["true"], warm=warm)           # connected before memory is counted
+        tracemalloc.start()
+        try:
+            with pytest.raises(OutputTooLarge) as err:
+                conn.run(["sh", "-c", "exec yes nicbench-f17-chatter"], timeout=120,
+                         warn=True, warm=warm)
+            _now, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        res = err.value.result
+        assert res.truncated and len(res.stdout) <= CAPTURE_LIMIT_BYTES
+        assert res.stdout.startswith("nicbench-f17-chatter\n")
+        # Endless: holding it all would never end; the reply, its text and the Result's
+        # raw bytes are a few copies of the limit.
+        assert peak < 4 * CAPTURE_LIMIT_BYTES, peak
+        assert conn.run(["echo", "still here"], warm=warm).stdout == "still here\n"
+    wait_for(lambda: processes(host, "nicbench-f17-chatter") == [], 10, "the command killed")
