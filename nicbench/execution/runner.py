@@ -48,6 +48,7 @@ guard their own.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -59,7 +60,8 @@ from nicbench.config.profile import Profile, check_platforms
 from nicbench.errors import NotReadyError, ResultsWriteError, UsageError
 from nicbench.execution import events as ev
 from nicbench.execution.context import HostLost, RunContext, TrialFn
-from nicbench.execution.opening import RestorePending, open_run, recover_previous
+from nicbench.execution.opening import (Opened, RestorePending, open_run,
+                                        recover_previous, refuse_unopenable)
 from nicbench.execution.ossettings import OsSettings
 from nicbench.execution.pair import PairRun
 from nicbench.execution.readiness import NotReady, pairs_not_ready
@@ -130,16 +132,7 @@ class Runner:
 
     # -- the run --------------------------------------------------------------------------
     def run(self) -> RunDir:
-        hosts = self._hosts or HostPool(self.inventory, trust_new_keys=self._trust_new_keys,
-                                        options=PlatformOptions.of(self.profile))
-        try:
-            not_ready = self._not_ready(hosts)
-            opened = open_run(self.run_dir, self.profile, self.inventory, self.pairs,
-                              resume=self.resume, keep_failed=self.keep_failed,
-                              tell=self.listener)
-        except BaseException:
-            hosts.close()
-            raise
+        hosts, opened, not_ready = self._start()
         self.manifest, self.done = opened.manifest, opened.stored
         self.tuning = TuningSession.load(self.run_dir.journal_file, on_restore=self._restored)
         context = RunContext(
@@ -155,6 +148,8 @@ class Runner:
         try:
             if self.tuning.hosts():
                 recover_previous(self.run_dir, self.tuning, hosts, self.listener)
+            if not_ready is None:     # a resume: asked once what a crash left is put back
+                not_ready = self._not_ready(hosts)
             self.listener(ev.RunStarted(out=str(self.run_dir.path), profile=self.profile.name,
                                         pairs=tuple(p.name for p in self.pairs),
                                         total=self.progress.total, resumed=self.resume,
@@ -171,6 +166,37 @@ class Runner:
             finally:
                 hosts.close()
         return self.run_dir
+
+    def _start(self) -> tuple[Hosts, Opened, dict[str, NotReady] | None]:
+        """The hosts, the results directory opened, and the pairs not ready (None: not
+        asked yet). What the directory refuses is said before any host is asked
+        anything: a resume is opened first (its directory is there already); a new
+        run's directory is made, and taken away again if no pair is ready."""
+        if self.resume:
+            opened = self._open()
+            return self._make_hosts(), opened, None
+        made = not self.run_dir.path.exists()
+        refuse_unopenable(self.run_dir, self.profile, self.inventory, resume=False)
+        self.run_dir.create()
+        hosts = self._make_hosts()
+        try:
+            not_ready = self._not_ready(hosts)
+            return hosts, self._open(), not_ready
+        except BaseException:
+            hosts.close()
+            if made:
+                for empty in (self.run_dir.raw_dir, self.run_dir.path):
+                    with contextlib.suppress(OSError):
+                        empty.rmdir()
+            raise
+
+    def _make_hosts(self) -> Hosts:
+        return self._hosts or HostPool(self.inventory, trust_new_keys=self._trust_new_keys,
+                                       options=PlatformOptions.of(self.profile))
+
+    def _open(self) -> Opened:
+        return open_run(self.run_dir, self.profile, self.inventory, self.pairs,
+                        resume=self.resume, keep_failed=self.keep_failed, tell=self.listener)
 
     def _not_ready(self, hosts: Hosts) -> dict[str, NotReady]:
         """The pairs not ready to measure, with why; NotReadyError if none is."""
