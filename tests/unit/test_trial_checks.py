@@ -143,3 +143,39 @@ def test_a_pair_whose_every_trial_failed_makes_the_run_end_in_error(tmp_path):
     runner.run()
     assert list(runner.unmeasured) == ["p"]
     assert runner.unmeasured["p"].startswith("no trial measured (first: ")
+
+
+# -- the Linux trial scripts read the counters in the calls a trial makes anyway ----------
+def test_the_linux_trial_calls_read_the_test_interface_s_counters(tmp_path):
+    import socket
+    import uuid
+    from pathlib import Path as P
+
+    from nicbench.platforms.base import ServerEnd
+    from nicbench.platforms.linux import LinuxPlatform
+    from nicbench.remote.local import LocalConnection
+
+    names = sorted(p.name for p in P("/sys/class/net").iterdir() if p.name != "lo")
+    if not names:
+        pytest.skip("this machine has no network interface but lo")
+    iface = names[0]
+    tx0 = int(P(f"/sys/class/net/{iface}/statistics/tx_bytes").read_text())
+    plat = LinuxPlatform(LocalConnection())
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    listener = ["python3", "-c", "import socket,time; s=socket.socket(); "
+                f"s.bind(('127.0.0.1', {port})); s.listen(); time.sleep(30)"]
+    started = plat.start_server(listener, f"/tmp/nicbench-test-{uuid.uuid4().hex}", port,
+                                "tcp", 5.0, link=iface)
+    ran = plat.run_client(["true"], 10, None, None, link=iface)
+    done = plat.finish_server(started.server, ServerEnd(False, None, 1, 0.0, "KILL"),
+                              link=iface)
+    for counters in (started.link, ran.link0, ran.link1, done.link):
+        assert counters is not None
+        assert counters.tx_bytes is not None and counters.tx_bytes >= tx0
+        assert counters.carrier_changes is not None
+    assert ran.result.stderr == ""            # the readings are not the client's output
+    assert plat.link_counters(iface) is not None
+    assert plat.link_counters("nicbench-no-such-if") is None
+    assert plat.run_client(["true"], 10, None, None).link0 is None   # not asked for
