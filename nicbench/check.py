@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 
 from nicbench.config.inventory import Inventory, Pair
 from nicbench.config.profile import Profile, check_platforms
-from nicbench.errors import NicbenchError
+from nicbench.errors import NicbenchError, TuningError, TuningErrorKind
+from nicbench.execution.sides import Hosts
 from nicbench.platforms.hosts import HostPool
 from nicbench.results.facts import LinkState
 from nicbench.tools.registry import TOOLS
@@ -45,14 +46,19 @@ class PairReport:
     sides: list[SideReport]
     problems: list[str]
     skipped: list[str] = field(default_factory=list)   # profile points the adapter refuses
+    # A test interface is missing or down (a run records the pair as "interface").
+    no_interface: bool = False
 
     @property
     def ready(self) -> bool:
         return not self.problems
 
 
-def check_pair(pool: HostPool, pair: Pair, required_tools: tuple[str, ...]) -> PairReport:
+def check_pair(pool: Hosts, pair: Pair, required_tools: tuple[str, ...]) -> PairReport:
+    """One pair's report (``nicbench check``, and ``nicbench run`` before it changes
+    anything: execution/readiness.py)."""
     sides, problems = [], []
+    no_interface = False
     for name, side, peer in (("a", pair.a, pair.b), ("b", pair.b, pair.a)):
         rep = SideReport(host=side.host, interface=side.interface, address=side.address)
         sides.append(rep)
@@ -63,6 +69,7 @@ def check_pair(pool: HostPool, pair: Pair, required_tools: tuple[str, ...]) -> P
             rep.driver = " ".join(x for x in (facts.driver, facts.driver_version) if x) or None
             rep.mtu, rep.max_mtu, rep.state = facts.mtu, facts.max_mtu, facts.state
             if facts.link is LinkState.DOWN:
+                no_interface = True
                 problems.append(f"{pair.name}: {side.host} {side.interface} is {facts.state} "
                                 f"(bring the link up; check the cable)")
             if side.address not in facts.addresses:
@@ -81,8 +88,11 @@ def check_pair(pool: HostPool, pair: Pair, required_tools: tuple[str, ...]) -> P
                 problems.append(f"{pair.name}: {side.host} cannot reach {peer.address} over "
                                 f"{side.interface} (check addresses and the test link)")
         except NicbenchError as exc:
+            no_interface |= isinstance(exc, TuningError) and \
+                exc.kind is TuningErrorKind.INTERFACE
             problems.append(f"{pair.name}: {exc.one_line()}")
-    return PairReport(pair=pair.name, adapter=pair.adapter, sides=sides, problems=problems)
+    return PairReport(pair=pair.name, adapter=pair.adapter, sides=sides, problems=problems,
+                      no_interface=no_interface)
 
 
 

@@ -7,11 +7,13 @@
     │   │                           local file one names: ssh_config, known_hosts, key; exit 2
     │   └── ConfigErrors            several ConfigError found in one load, reported together
     ├── UsageError                  the command line or the request does not fit; exit 2
+    │   └── NotReadyError           no pair of a run is ready (check's reasons); exit 2
     ├── RemoteError                 talking to a host failed (names the host)
     │   ├── ConnectError            host (or a jump host on the way) unreachable / refused / DNS
     │   ├── AuthError               SSH authentication refused
     │   ├── HostKeyError            host key unknown, different or revoked (at any hop)
     │   ├── CommandTimeout          a command ran past its timeout (carries the Result)
+    │   ├── OutputTooLarge          a command printed more than nicbench reads (ditto)
     │   └── CommandFailed           a command exited non-zero (carries the Result)
     ├── TuningError                 a host refused a setting (carries the kernel's words)
     ├── ResultsWriteError           the results directory cannot be written (disk full)
@@ -65,6 +67,23 @@ class NicbenchError(Exception):
 
 class UsageError(NicbenchError):
     exit_code = 2
+
+
+class NotReadyError(UsageError):
+    """No pair of a run is ready to measure (a tool missing, an interface absent): the
+    run is refused before it changes anything, with ``nicbench check``'s reason for each
+    pair, one line each."""
+
+    def __init__(self, problems: Iterable[str], profile: str):
+        self.problems = list(problems)
+        super().__init__(f"no pair is ready to run {profile}; nothing was changed: "
+                         + "; ".join(self.problems))
+        self.profile = profile
+
+    def lines(self) -> list[str]:
+        return [*self.problems,
+                f"no pair is ready to run {self.profile}: nothing was changed (see "
+                f"`nicbench check --profile {self.profile}`)"]
 
 
 class ConfigError(NicbenchError):
@@ -148,6 +167,16 @@ class CommandTimeout(CommandError):
     def __init__(self, result: Result, timeout_s: float):
         self.timeout_s = timeout_s
         super().__init__(result, f"`{result.command}` timed out after {timeout_s:g} s and was killed")
+
+
+class OutputTooLarge(CommandError):
+    """A command printed more than nicbench reads of one reply (``limits.py``): it was
+    killed, and ``result`` holds the head of its output (``result.truncated``)."""
+
+    def __init__(self, result: Result, limit_bytes: int):
+        self.limit_bytes = limit_bytes
+        super().__init__(result, f"`{result.command}` printed more than {limit_bytes} bytes "
+                                 "and was killed")
 
 
 class CommandFailed(CommandError):

@@ -8,6 +8,7 @@ import sys
 
 from nicbench.cli.console import mbit, out
 from nicbench.errors import ParseError
+from nicbench.limits import MAX_OUTPUT_BYTES
 from nicbench.textfile import TextFileError, decode_output, read_bytes, read_limited
 from nicbench.tools.base import ParsedRun
 from nicbench.tools.registry import DETECT_ORDER, TOOLS
@@ -27,11 +28,8 @@ def parse_text(tool: str, text: str) -> ParsedRun:
     return TOOLS[tool].parse(text)
 
 
-# One run's output is KB (a netPIPE sweep, a few hundred lines) to a few MB (iperf3 -J of an
-# hour with per-second intervals). The parsers read line by line in Python: at 8 MB the
-# slowest takes about 5 s and the hungriest under 200 MB, inside the 10 s and 300 MB a bad
-# input may cost; a larger file is refused before it is read.
-MAX_OUTPUT_BYTES = 8 << 20
+# A larger file than nicbench keeps of any tool's output (nicbench/limits.py, where the
+# figure is explained) is refused before it is read.
 
 
 def read_output(tool: str, name: str) -> str:

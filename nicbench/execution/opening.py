@@ -32,25 +32,35 @@ class Opened:
     stored: set[TrialKey]      # what a resume finds standing (empty for a new run)
 
 
-def open_run(run_dir: RunDir, profile: Profile, inventory: Inventory, pairs: list[Pair], *,
-             resume: bool, keep_failed: bool, tell: ev.Listener) -> Opened:
-    old: Manifest | None = None
-    stored: set[TrialKey] = set()
+def refuse_unopenable(run_dir: RunDir, profile: Profile, inventory: Inventory, *,
+                      resume: bool) -> Manifest | None:
+    """What :func:`open_run` refuses, found by reading only (before any host is asked
+    anything): a resume of what is not a run, or of another method's run; a new run
+    into a directory that holds trials. The manifest a resume continues."""
     if resume:
         if not run_dir.manifest_file.exists():
             raise UsageError(f"{run_dir.path}: no manifest.json, so not a run that can be "
                              "resumed (start a new run with --out)")
         old = Manifest.read(run_dir.manifest_file)
         _refuse_another_method(run_dir, old, profile, inventory)
+        return old
+    if run_dir.trials_file.exists() and run_dir.trials_file.stat().st_size:
+        raise UsageError(f"{run_dir.path} already holds trials: resume it with --resume or "
+                         "choose another --out")
+    return None
+
+
+def open_run(run_dir: RunDir, profile: Profile, inventory: Inventory, pairs: list[Pair], *,
+             resume: bool, keep_failed: bool, tell: ev.Listener) -> Opened:
+    stored: set[TrialKey] = set()
+    old = refuse_unopenable(run_dir, profile, inventory, resume=resume)
+    if resume:
         torn = run_dir.repair_torn_tail()
         if torn is not None:
             tell(ev.Warning(f"{run_dir.trials_file}: its last line was torn (the run "
                             f"stopped mid-write); kept in {torn.name} and cut off, that "
                             "trial is measured again"))
         stored = run_dir.done_keys(keep_failed, manifest=old)
-    elif run_dir.trials_file.exists() and run_dir.trials_file.stat().st_size:
-        raise UsageError(f"{run_dir.path} already holds trials: resume it with --resume or "
-                         "choose another --out")
     run_dir.create()
     manifest = Manifest(
         run_id=old.run_id if old else new_run_id(), nicbench_version=__version__,

@@ -57,6 +57,15 @@ class PairRun:
         finally:
             self.run.tell(ev.PairEnded(pair=self.pair.name, state=state))
 
+    def not_ready(self, failure: Failure, reason: str) -> None:
+        """The pair, found not ready before the run changed anything: every
+        configuration not measured yet is recorded as not measurable, with why."""
+        self.run.tell(ev.PairStarted(pair=self.pair.name))
+        with self.run.lock:
+            self.run.unmeasured[self.pair.name] = reason
+        self.give_up(self.run.profile.points, failure, reason)
+        self.run.tell(ev.PairEnded(pair=self.pair.name, state=ev.PairState.FAILED))
+
     def measure(self) -> None:
         run, pair = self.run, self.pair
         run.tell(ev.PairStarted(pair=pair.name))
@@ -113,13 +122,14 @@ class PairRun:
             tuning.restore(next_point)
 
     def trial_context(self, sides: PairSides, point: Point) -> TrialContext:
-        (receiver, _, r_addr), (sender, _, s_addr) = sides.ends
+        (receiver, r_if, r_addr), (sender, s_if, s_addr) = sides.ends
         return TrialContext(run_dir=self.run.run_dir, run_id=self.run.run_id,
                             pair=self.pair.name, adapter=self.adapter_id,
                             adapter_label=self.adapter_label, point=point.name,
                             mtu=point.ip_mtu, receiver=receiver, sender=sender,
                             receiver_addr=r_addr, sender_addr=s_addr,
-                            journal=self.run.tuning, point_vars=dict(point.vars))
+                            journal=self.run.tuning, point_vars=dict(point.vars),
+                            receiver_iface=r_if, sender_iface=s_if)
 
     def stands(self, point: Point, test: TestSpec) -> bool:
         """Does every trial of ``test`` at ``point`` stand already (stored, or a record

@@ -382,6 +382,7 @@ def make_plan(profile: Profile, inventory: Inventory, pairs: list[str] | None = 
     with tempfile.TemporaryDirectory(prefix="nicbench-plan-") as tmp:
         hosts = PlanHosts(inventory, log, PlatformOptions.of(profile))
         runner = Runner(profile, inventory, Path(tmp) / "run", pairs=pairs, hosts=hosts,
+                        check_ready=False,
                         trial=PlanTrial(log), listener=where)
         runner.run()
         chosen = [p.name for p in runner.pairs]

@@ -17,13 +17,15 @@ from typing import Any
 
 from nicbench.config.profile import Role
 from nicbench.errors import (CommandTimeout, ConnectError, HostKeyError, NicbenchError,
-                             RemoteError)
+                             OutputTooLarge, RemoteError)
+from nicbench.execution.conformance import LinkWindow, hold_to_plan
 from nicbench.execution.judge import Outcome, error_words, judge
 from nicbench.execution.trialcontext import (LISTEN_TIMEOUT_S, TrialContext, client_timeout_s,
                                              server_end)
 from nicbench.interrupts import interrupts_held
-from nicbench.platforms.base import (ClientRun, Finishing, Platform, ServerEnd, ServerStart,
-                                     cpu_split)
+from nicbench.limits import MAX_OUTPUT_BYTES, TRUNCATED_MARK, over_cap
+from nicbench.platforms.base import (ClientRun, Finishing, Platform, ServerEnd, ServerFinish,
+                                     ServerStart, cpu_split)
 from nicbench.remote.command import display
 from nicbench.remote.connection import Background
 from nicbench.results.records import Failure, TrialRecord
@@ -44,7 +46,16 @@ def failure_of(exc: NicbenchError) -> Failure:
     """The failure of a trial that an error stopped."""
     if isinstance(exc, (ConnectError, HostKeyError)):
         return Failure.HOST_LOST
+    if isinstance(exc, OutputTooLarge):
+        return Failure.OUTPUT_CAP
     return Failure.REMOTE if isinstance(exc, RemoteError) else Failure.TOOL_ERROR
+
+
+def reason_of(exc: NicbenchError) -> str:
+    """The reason of a trial that an error stopped, in one line."""
+    if isinstance(exc, OutputTooLarge):
+        return over_cap(f"{exc.result.host}: `{exc.result.command[:60]}`")
+    return exc.one_line()
 
 
 class RoleRun:
@@ -77,6 +88,14 @@ class RoleRun:
     @property
     def driver(self) -> Driver:
         return TOOLS[self.tool].driver
+
+    @property
+    def links(self) -> tuple[str | None, str | None]:
+        """The test interfaces whose counters this role's calls read (receiver, sender):
+        the load's, which the trial is held to (tools beside it share the same link)."""
+        if self.role is not Role.LOAD:
+            return None, None
+        return self.ctx.receiver_iface, self.ctx.sender_iface
 
     @property
     def raw_prefix(self) -> str:
@@ -116,7 +135,8 @@ class RoleRun:
         self.server_asked = True     # from here a lost connection may leave a server behind
         with interrupts_held():      # a Ctrl-C here would leave a server nobody stops
             started = self.receiver.start_server(plan.server, self.server_dir, plan.port,
-                                                 plan.listen_protocol, LISTEN_TIMEOUT_S)
+                                                 plan.listen_protocol, LISTEN_TIMEOUT_S,
+                                                 link=self.links[0])
             self.server = started.server
         self.started = started
         if not started.listening and not started.ended:
@@ -142,18 +162,21 @@ class RoleRun:
         two are on different connections it waits there while the client runs)."""
         assert self.server is not None
         self.state = ClientState.RUNNING
-        self.finishing = self.receiver.begin_finish(self.server, self.end)
+        self.finishing = self.receiver.begin_finish(self.server, self.end, link=self.links[0])
 
     def run_client(self) -> None:
         """The client, to its end (or killed at its time)."""
         plan = self.plan
         try:
             ran = self.sender.run_client(plan.client, self.client_timeout, self.client_pid,
-                                         plan.client_outfile)
-        except CommandTimeout as exc:
+                                         plan.client_outfile, link=self.links[1])
+        except (CommandTimeout, OutputTooLarge) as exc:
             self.client_text = exc.result.stdout + exc.result.stderr
-            self.out.fail(Failure.TIMEOUT, f"timeout: the sender ran past "
-                                           f"{self.client_timeout:g} s and was killed")
+            if isinstance(exc, OutputTooLarge):
+                self.out.fail(Failure.OUTPUT_CAP, over_cap("client"))
+            else:
+                self.out.fail(Failure.TIMEOUT, f"timeout: the sender ran past "
+                                               f"{self.client_timeout:g} s and was killed")
             self._reap()
             self.state = ClientState.REAPED
             return
@@ -179,7 +202,7 @@ class RoleRun:
 
     def fail_by(self, exc: NicbenchError) -> None:
         if self.out.failure is None:
-            self.out.fail(failure_of(exc), exc.one_line())
+            self.out.fail(failure_of(exc), reason_of(exc))
 
     def wait(self) -> None:
         """Its client thread ended (bounded: the client's own call has its timeout)."""
@@ -210,8 +233,27 @@ class RoleRun:
                 rec.cpu_receiver_pct = rcv.busy
             rec.cpu_sender_tool_pct, rec.cpu_sender_other_pct = snd.tool, snd.other
             rec.cpu_receiver_tool_pct, rec.cpu_receiver_other_pct = rcv.tool, rcv.other
+        over = [end for end, text in self._texts() if len(text) > MAX_OUTPUT_BYTES]
+        if over:      # not parsed: the head of an output is not the tool's result
+            self.out.fail(Failure.OUTPUT_CAP, over_cap(over[0]))
+            return
         judge(self.out, self.driver, ran.result, self.client_text, self.server_text,
               self.outfile_text)
+        if isinstance(self.out, TrialRecord):
+            self._hold_to_plan(finish)
+
+    def _hold_to_plan(self, finish: ServerFinish) -> None:
+        """The load's trial, judged ok, held to its plan and its link's counters."""
+        assert isinstance(self.out, TrialRecord) and self.ran is not None
+        r_if, s_if = self.links
+        windows = []
+        if r_if is not None:
+            windows.append(LinkWindow(self.receiver.host, r_if,
+                                      self.started.link if self.started else None,
+                                      finish.link))
+        if s_if is not None:
+            windows.append(LinkWindow(self.sender.host, s_if, self.ran.link0, self.ran.link1))
+        hold_to_plan(self.out, self.plan.expected_s, windows)
 
     # -- after ---------------------------------------------------------------------
     def stop(self) -> None:
@@ -246,11 +288,20 @@ class RoleRun:
             gone.append((self.receiver, self.server_dir))
         return gone
 
+    def _texts(self) -> list[tuple[str, str]]:
+        return [(end, text) for end, text in (("client", self.client_text),
+                                              ("server", self.server_text),
+                                              ("outfile", self.outfile_text)) if text]
+
     def store_raw(self, trial_id: str) -> None:
-        self.out.raw = {end: self.ctx.run_dir.write_raw(trial_id, self.raw_prefix + end, text)
-                        for end, text in (("client", self.client_text),
-                                          ("server", self.server_text),
-                                          ("outfile", self.outfile_text)) if text}
+        """Each end's output in raw/: at most the first MAX_OUTPUT_BYTES of it, marked
+        where it was cut."""
+        self.out.raw = {
+            end: self.ctx.run_dir.write_raw(
+                trial_id, self.raw_prefix + end,
+                text if len(text) <= MAX_OUTPUT_BYTES
+                else text[:MAX_OUTPUT_BYTES] + TRUNCATED_MARK)
+            for end, text in self._texts()}
 
     def _reap(self) -> None:
         """Remove what a killed command left at once (else the run's end does it)."""

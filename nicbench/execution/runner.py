@@ -23,7 +23,10 @@ What it survives (docs/reliability.md lists each with its test):
   skips every trial that stands (a success, or a refusal by the driver or kernel);
   failures, give-ups and points skipped for reasons that may pass are measured again
   unless ``keep_failed``; a resume with another profile or inventory is refused;
-- a missing or down test interface fails that pair and the run goes on;
+- a pair not ready (a tool missing, an interface absent or down: ``nicbench check``'s
+  reasons) is recorded as not measurable before anything changes and the others run; a
+  run with no pair ready is refused (exit 2); a pair that measured nothing makes the run
+  end in error (``unmeasured``, exit 1);
 - a host whose SSH connection drops is reconnected (bounded by the inventory's
   ``ssh.reconnect_s``), its settings in force are checked and put back if they were lost,
   and the trial is retried once; a host that does not come back is recorded as lost for
@@ -45,20 +48,23 @@ guard their own.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from nicbench.config.inventory import Inventory, Pair
 from nicbench.config.profile import Profile, check_platforms
-from nicbench.errors import ResultsWriteError, UsageError
+from nicbench.errors import NotReadyError, ResultsWriteError, UsageError
 from nicbench.execution import events as ev
 from nicbench.execution.context import HostLost, RunContext, TrialFn
-from nicbench.execution.opening import RestorePending, open_run, recover_previous
+from nicbench.execution.opening import (Opened, RestorePending, open_run,
+                                        recover_previous, refuse_unopenable)
 from nicbench.execution.ossettings import OsSettings
 from nicbench.execution.pair import PairRun
+from nicbench.execution.readiness import NotReady, pairs_not_ready
 from nicbench.execution.schedule import Schedule
 from nicbench.execution.sides import Hosts
 from nicbench.execution.store import Progress, Recorder, Subscriber
@@ -67,7 +73,7 @@ from nicbench.platforms.base import PlatformOptions
 from nicbench.platforms.hosts import HostPool
 from nicbench.platforms.tuning import Change, Problem, TuningSession
 from nicbench.results.manifest import Manifest
-from nicbench.results.records import TrialKey
+from nicbench.results.records import Failure, TrialKey, TrialRecord, current
 from nicbench.results.store import RunDir
 from nicbench.results.summary import SummaryRow, summary_rows, write_summary
 
@@ -82,7 +88,8 @@ class Runner:
                  keep_failed: bool = False, listener: ev.Listener = ev.ignore,
                  hosts: Hosts | None = None, trust_new_keys: bool = False,
                  trial: TrialFn = run_trial, parallel: int = 1,
-                 stop: threading.Event | None = None, sinks: Sequence[Subscriber] = ()):
+                 stop: threading.Event | None = None, sinks: Sequence[Subscriber] = (),
+                 check_ready: bool = True):
         self.profile = profile
         self.inventory = inventory
         self.pairs = [inventory.pair(p) for p in pairs] if pairs else list(inventory.pairs)
@@ -102,6 +109,9 @@ class Runner:
         self.trial = trial
         self._hosts = hosts
         self._trust_new_keys = trust_new_keys
+        # Ask whether each pair is ready (execution/readiness) before anything changes;
+        # --plan, whose hosts are healthy by construction, does not.
+        self.check_ready = check_ready
         # Told each record as it is stored, in file order (a results store, a live view).
         self.sinks = list(sinks)
         self.run_dir = RunDir(out)
@@ -122,12 +132,8 @@ class Runner:
 
     # -- the run --------------------------------------------------------------------------
     def run(self) -> RunDir:
-        opened = open_run(self.run_dir, self.profile, self.inventory, self.pairs,
-                          resume=self.resume, keep_failed=self.keep_failed,
-                          tell=self.listener)
+        hosts, opened, not_ready = self._start()
         self.manifest, self.done = opened.manifest, opened.stored
-        hosts = self._hosts or HostPool(self.inventory, trust_new_keys=self._trust_new_keys,
-                                        options=PlatformOptions.of(self.profile))
         self.tuning = TuningSession.load(self.run_dir.journal_file, on_restore=self._restored)
         context = RunContext(
             profile=self.profile, inventory=self.inventory, run_dir=self.run_dir,
@@ -142,11 +148,18 @@ class Runner:
         try:
             if self.tuning.hosts():
                 recover_previous(self.run_dir, self.tuning, hosts, self.listener)
+            if not_ready is None:     # a resume: asked once what a crash left is put back
+                not_ready = self._not_ready(hosts)
             self.listener(ev.RunStarted(out=str(self.run_dir.path), profile=self.profile.name,
                                         pairs=tuple(p.name for p in self.pairs),
                                         total=self.progress.total, resumed=self.resume,
                                         parallel=self.parallel))
-            self._run_pairs(context, hosts)
+            for pair in self.pairs:
+                if pair.name in not_ready:
+                    why = not_ready[pair.name]
+                    PairRun(context, hosts, pair).not_ready(why.failure, why.reason)
+            self._run_pairs(context, hosts,
+                            [p for p in self.pairs if p.name not in not_ready])
         finally:
             try:
                 self._finish(context)
@@ -154,7 +167,48 @@ class Runner:
                 hosts.close()
         return self.run_dir
 
-    def _run_pairs(self, context: RunContext, hosts: Hosts) -> None:
+    def _start(self) -> tuple[Hosts, Opened, dict[str, NotReady] | None]:
+        """The hosts, the results directory opened, and the pairs not ready (None: not
+        asked yet). What the directory refuses is said before any host is asked
+        anything: a resume is opened first (its directory is there already); a new
+        run's directory is made, and taken away again if no pair is ready."""
+        if self.resume:
+            opened = self._open()
+            return self._make_hosts(), opened, None
+        made = not self.run_dir.path.exists()
+        refuse_unopenable(self.run_dir, self.profile, self.inventory, resume=False)
+        self.run_dir.create()
+        hosts = self._make_hosts()
+        try:
+            not_ready = self._not_ready(hosts)
+            return hosts, self._open(), not_ready
+        except BaseException:
+            hosts.close()
+            if made:
+                for empty in (self.run_dir.raw_dir, self.run_dir.path):
+                    with contextlib.suppress(OSError):
+                        empty.rmdir()
+            raise
+
+    def _make_hosts(self) -> Hosts:
+        return self._hosts or HostPool(self.inventory, trust_new_keys=self._trust_new_keys,
+                                       options=PlatformOptions.of(self.profile))
+
+    def _open(self) -> Opened:
+        return open_run(self.run_dir, self.profile, self.inventory, self.pairs,
+                        resume=self.resume, keep_failed=self.keep_failed, tell=self.listener)
+
+    def _not_ready(self, hosts: Hosts) -> dict[str, NotReady]:
+        """The pairs not ready to measure, with why; NotReadyError if none is."""
+        if not self.check_ready:
+            return {}
+        found = pairs_not_ready(self.profile, self.pairs, hosts)
+        if len(found) == len(self.pairs):
+            raise NotReadyError([f"{p}: {why.reason}" for p, why in found.items()],
+                                self.profile.name)
+        return found
+
+    def _run_pairs(self, context: RunContext, hosts: Hosts, pairs: list[Pair]) -> None:
         """Every pair, host-disjoint ones at once up to ``parallel``; raises
         KeyboardInterrupt when stopped before the end."""
         def holds(pair: Pair) -> tuple[str, str]:
@@ -168,7 +222,7 @@ class Runner:
 
         Schedule(holds=holds, work=lambda pair: PairRun(context, hosts, pair).alone(),
                  parallel=self.parallel, stop=self.stop, on_stopping=stopping
-                 ).run(self.pairs)
+                 ).run(pairs)
         if self.stop.is_set():
             raise KeyboardInterrupt
 
@@ -192,10 +246,29 @@ class Runner:
         except ResultsWriteError as exc:
             self.listener(ev.Warning(exc.one_line()))
             self.summary = summary_rows(self.run_dir.records(), self.profile)
+        if not self.stop.is_set():
+            for pair, why in measured_nothing(self.run_dir.records(), self.pairs).items():
+                self.unmeasured.setdefault(pair, why)
 
     def _restored(self, change: Change) -> None:
         self.listener(ev.SettingRestored(host=change.host, kind=change.kind, key=change.key,
                                          value=change.original))
+
+
+def measured_nothing(records: Iterable[TrialRecord], pairs: Sequence[Pair]) -> dict[str, str]:
+    """pair name -> why, for each pair of which no trial that stands measured (a point
+    the driver or kernel refused is a result: a pair with one measured something)."""
+    found: dict[str, TrialRecord | None] = {p.name: None for p in pairs}
+    for rec in current(records):
+        if rec.pair not in found:
+            continue
+        if rec.ok or rec.failure is Failure.REFUSED:
+            found.pop(rec.pair)
+        elif found[rec.pair] is None:
+            found[rec.pair] = rec
+    return {pair: "no trial measured"
+            + (f" (first: {rec.failure}: {rec.reason})" if rec is not None else "")
+            for pair, rec in found.items()}
 
 
 def run_profile(profile: Profile, inventory: Inventory, out: str | Path, **kw: Any) -> RunDir:

@@ -24,7 +24,7 @@ from typing import Any
 from nicbench.config.profile import BesideSpec, Role
 from nicbench.errors import NicbenchError, ResultsWriteError, TrialError
 from nicbench.execution.judge import DEAD_LINK_BPS
-from nicbench.execution.roles import RoleRun, failure_of
+from nicbench.execution.roles import RoleRun, failure_of, reason_of
 from nicbench.execution.trialcontext import (LISTEN_TIMEOUT_S, SERVER_EXIT_WAIT_S,
                                              TIMEOUT_MARGIN_S, TrialContext,
                                              client_timeout_s, server_end, trial_names)
@@ -71,7 +71,7 @@ def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: in
         raise       # the run cannot store results: stop it, do not record a failure
     except NicbenchError as exc:
         if rec.failure is None:
-            rec.fail(failure_of(exc), exc.one_line())
+            rec.fail(failure_of(exc), reason_of(exc))
         return rec
     finally:
         for role in roles:

@@ -39,6 +39,10 @@ class TrialContext:
     # The point's variables (points[].vars): what "$name" in the params of the tools
     # beside a test's own stands for (the test's own params come resolved).
     point_vars: dict[str, Any] = field(default_factory=dict)
+    # The test interfaces, whose counters hold a trial to its plan (execution/conformance);
+    # None: not read.
+    receiver_iface: str | None = None
+    sender_iface: str | None = None
 
     def expect(self, *items: tuple[Platform, str, str, int | None]) -> None:
         """Journal (platform, path, what, port) of each path before anything makes it."""

@@ -119,14 +119,30 @@ def cpu_split(before: CpuTimes | None, after: CpuTimes | None,
 
 
 @dataclass(frozen=True)
+class LinkCounters:
+    """A test interface's counters at one moment (Linux: /sys/class/net/IF): how often
+    its carrier changed and went down, whether it is up, and the bytes it sent and
+    received. A field the OS does not give is None; a platform that reads none of them
+    gives no LinkCounters at all (None: "not available", never a failure)."""
+
+    carrier_changes: int | None = None
+    carrier_down: int | None = None
+    up: bool | None = None
+    tx_bytes: int | None = None
+    rx_bytes: int | None = None
+
+
+@dataclass(frozen=True)
 class ServerStart:
     """A trial's server, started: did something listen on its port, had it ended
-    already (it could not bind), and the host's CPU time as the transfer starts."""
+    already (it could not bind), the host's CPU time as the transfer starts, and the
+    counters of the test interface asked for (``link``) then."""
 
     server: Background
     listening: bool
     ended: bool
     cpu: CpuTimes | None
+    link: LinkCounters | None = None
 
 
 @dataclass(frozen=True)
@@ -141,6 +157,10 @@ class ClientRun:
     cpu1: CpuTimes | None
     outfile: str | None
     tool_ticks: float | None = None
+    # The test interface's counters just before and after the client (None: not asked
+    # for, or not available on this OS).
+    link0: LinkCounters | None = None
+    link1: LinkCounters | None = None
 
 
 @dataclass(frozen=True)
@@ -169,6 +189,7 @@ class ServerFinish:
     # (an overlapped finish; else the server's start is the window's start).
     cpu0: CpuTimes | None = None
     tool_ticks: float | None = None   # the server's own CPU time (units of ``cpu``)
+    link: LinkCounters | None = None  # the test interface's counters with ``cpu``
 
 
 class Finishing:
@@ -179,14 +200,16 @@ class Finishing:
 
     overlapped = False     # already on its way while the client runs
 
-    def __init__(self, platform: Platform, server: Background, end: ServerEnd):
+    def __init__(self, platform: Platform, server: Background, end: ServerEnd,
+                 link: str | None = None):
         self.platform = platform
         self.server = server
         self.end = end
+        self.link = link
 
     def result(self) -> ServerFinish:
         """The finish, once the client has ended (however it ended)."""
-        return self.platform.finish_server(self.server, self.end)
+        return self.platform.finish_server(self.server, self.end, link=self.link)
 
     def under_way(self) -> bool:
         """Is it running now, on its own (an overlapped finish before its end)?"""
@@ -267,27 +290,35 @@ class Platform(ABC):
     # The defaults compose the seam's single operations (several calls); a platform may
     # do each step in one call (Linux: remote/scripts/server_start.sh, client_run.sh,
     # server_finish.sh), which is most of a trial's cost beyond the tool's own run.
+    # ``link``: a test interface whose counters (:meth:`link_counters`) the step reads as
+    # well, where the platform can; the trial holds the transfer to them.
     def start_server(self, argv: Sequence[str], workdir: str, port: int, protocol: str,
-                     listen_timeout_s: float) -> ServerStart:
+                     listen_timeout_s: float, link: str | None = None) -> ServerStart:
         server = self.start(argv, workdir)
         try:
             self.wait_listening(port, protocol, listen_timeout_s)
         except TrialError:
             return ServerStart(server, listening=False, ended=server.ended(), cpu=None)
         ended = server.ended()
-        return ServerStart(server, True, ended, None if ended else self._cpu_or_none())
+        if ended:
+            return ServerStart(server, True, ended, None)
+        return ServerStart(server, True, ended, self._cpu_or_none(), self._link_or_none(link))
 
     def run_client(self, argv: Sequence[str], timeout: float, pidfile: str | None,
-                   outfile: str | None) -> ClientRun:
+                   outfile: str | None, link: str | None = None) -> ClientRun:
         """Run the client (CommandTimeout if it runs past ``timeout``)."""
+        link0 = self._link_or_none(link)
         cpu0 = self._cpu_or_none()
         res = self.run(argv, timeout=timeout, warn=True, pidfile=pidfile)
         cpu1 = self._cpu_or_none()
+        link1 = self._link_or_none(link)
         text = self.read_and_remove(outfile) if outfile else None
-        return ClientRun(res, cpu0, cpu1, text)
+        return ClientRun(res, cpu0, cpu1, text, link0=link0, link1=link1)
 
-    def finish_server(self, server: Background, end: ServerEnd) -> ServerFinish:
+    def finish_server(self, server: Background, end: ServerEnd,
+                      link: str | None = None) -> ServerFinish:
         cpu = self._cpu_or_none()
+        counters = self._link_or_none(link)
         if end.exits:
             ended = server.ended(wait_s=end.wait_s)
         elif end.report_re:
@@ -297,18 +328,33 @@ class Platform(ABC):
             ended = server.wait(end.wait_s)
         if not ended:
             server.stop(grace_s=2.0, signal=end.stop_signal)
-        return ServerFinish(server.collect(), cpu)
+        return ServerFinish(server.collect(), cpu, link=counters)
 
-    def begin_finish(self, server: Background, end: ServerEnd) -> Finishing:
+    def begin_finish(self, server: Background, end: ServerEnd,
+                     link: str | None = None) -> Finishing:
         """Called as the client is about to start: the server's finish, which the trial
         asks for once the client has ended. Here it all happens then."""
-        return Finishing(self, server, end)
+        return Finishing(self, server, end, link)
 
     def _cpu_or_none(self) -> CpuTimes | None:
         try:
             return self.cpu_times()
         except NicbenchError:
             return None
+
+    def _link_or_none(self, iface: str | None) -> LinkCounters | None:
+        if iface is None:
+            return None
+        try:
+            return self.link_counters(iface)
+        except NicbenchError:
+            return None
+
+    def link_counters(self, iface: str) -> LinkCounters | None:
+        """The test interface's counters now; None where this OS gives none (the checks
+        that need them are then not available, never failed). A platform whose trial
+        steps are single calls reads them inside those calls (Linux) instead."""
+        return None
 
     @abstractmethod
     def scratch_file(self, name: str) -> str:

@@ -18,7 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 from nicbench.errors import CommandTimeout, TuningError, TuningErrorKind
 from nicbench.platforms.base import (ClientRun, CpuTimes, HostFacts, InterfaceFacts,
-                                     Platform, PlatformOptions, ServerEnd, ServerFinish)
+                                     LinkCounters, Platform, PlatformOptions, ServerEnd,
+                                     ServerFinish)
 from nicbench.platforms.linux import LinuxPlatform
 from nicbench.remote.connection import DEFAULT_TIMEOUT_S, Background
 from nicbench.remote.fake import FakeConnection
@@ -55,6 +56,11 @@ class Answer:
     outfile: str | None = None
     sender: FakeCpu | None = None
     receiver: FakeCpu | None = None
+    # What the test link did while the tool ran (faults a test asks for): the bytes it
+    # carried each way (plenty by default: headers and all), and how many times its
+    # carrier went down and came back.
+    moved_bytes: int = 1 << 40
+    carrier_flaps: int = 0
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,19 @@ class FakeInterface:
     state: str = "up"
     # A refusal the kernel would print for MTUs above max_mtu.
     refusal: str = "RTNETLINK answers: Invalid argument"
+    # Its counters (link_counters), which each tool run moves as its Answer says;
+    # counters=False: an OS that gives none.
+    counters: bool = True
+    carrier_changes: int = 1
+    carrier_down: int = 0
+    tx_bytes: int = 0
+    rx_bytes: int = 0
+
+    def carried(self, answer: Answer) -> None:
+        self.tx_bytes += answer.moved_bytes
+        self.rx_bytes += answer.moved_bytes
+        self.carrier_changes += 2 * answer.carrier_flaps
+        self.carrier_down += answer.carrier_flaps
 
 
 class FakeBackground(Background):
@@ -130,13 +149,14 @@ class FakePlatform(LinuxPlatform):
     _client_ticks: float | None     # the client's CPU time, where an answer gave it
 
     def run_client(self, argv: Sequence[str], timeout: float, pidfile: str | None,
-                   outfile: str | None) -> ClientRun:
+                   outfile: str | None, link: str | None = None) -> ClientRun:
         self._client_ticks = None
-        ran = Platform.run_client(self, argv, timeout, pidfile, outfile)
+        ran = Platform.run_client(self, argv, timeout, pidfile, outfile, link)
         return replace(ran, tool_ticks=self._client_ticks)
 
-    def finish_server(self, server: Background, end: ServerEnd) -> ServerFinish:
-        finish = Platform.finish_server(self, server, end)
+    def finish_server(self, server: Background, end: ServerEnd,
+                      link: str | None = None) -> ServerFinish:
+        finish = Platform.finish_server(self, server, end, link)
         ticks = server.tool_ticks if isinstance(server, FakeBackground) else None
         return replace(finish, tool_ticks=ticks)
 
@@ -156,6 +176,7 @@ class FakePlatform(LinuxPlatform):
         self._client_ticks = None
         self.cpu_given = False     # an answer gave this host's CPU: counters move by runs only
         self.lost = False   # set by a test: the host stops answering
+        self.missing: set[str] = set()   # set by a test: tools not installed here
         self.lost_for = 0   # ... and comes back at the next reconnect, this many times
 
     def reconnect(self, timeout_s: float) -> None:
@@ -230,6 +251,14 @@ class FakePlatform(LinuxPlatform):
         return InterfaceFacts(name=iface, mtu=i.mtu, max_mtu=i.max_mtu, state=i.state,
                               carrier=i.state == "up", addresses=i.addresses)
 
+    def link_counters(self, iface: str) -> LinkCounters | None:
+        self._alive()
+        i = self._iface(iface)
+        if not i.counters:
+            return None
+        return LinkCounters(carrier_changes=i.carrier_changes, carrier_down=i.carrier_down,
+                            up=i.state == "up", tx_bytes=i.tx_bytes, rx_bytes=i.rx_bytes)
+
     def cpu_times(self) -> CpuTimes:
         if not self.cpu_given:
             self._busy += 1.0
@@ -245,7 +274,7 @@ class FakePlatform(LinuxPlatform):
         return cpu.tool * FAKE_RUN_TICKS / 100.0
 
     def probe_version(self, tool: str, exe: str) -> str | None:
-        return "fake"
+        return None if tool in self.missing else "fake"
 
     def scratch_file(self, name: str) -> str:
         return f"/fake/{name}"
@@ -276,6 +305,9 @@ class FakePlatform(LinuxPlatform):
                 receiver.tool_ticks = receiver.platform.spend(answer.receiver)
         if answer.sender is not None:
             self._client_ticks = self.spend(answer.sender)
+        for plat in (self, receiver.platform if receiver is not None else None):
+            for i in (plat.interfaces.values() if plat is not None else ()):
+                i.carried(answer)
         self.hosts.outfiles[self.host] = answer.outfile
         result = make_result(self.host, argv, stdout=answer.client,
                              exit_status=None if answer.timeout else answer.exit_status,

@@ -18,8 +18,9 @@ from collections.abc import Mapping, Sequence
 from nicbench.errors import (CommandTimeout, NicbenchError, RemoteError, TrialError,
                              TuningError, TuningErrorKind)
 from nicbench.platforms.base import (ClientRun, CpuTimes, Finishing, HostFacts,
-                                     InterfaceFacts, Platform, PlatformOptions, ServerEnd,
-                                     ServerFinish, ServerStart, SettingKind, same_sysctl_value)
+                                     InterfaceFacts, LinkCounters, Platform, PlatformOptions,
+                                     ServerEnd, ServerFinish, ServerStart, SettingKind,
+                                     same_sysctl_value)
 from nicbench.remote.command import display
 from nicbench.remote.connection import Background, Connection
 from nicbench.remote.result import make_result
@@ -106,6 +107,39 @@ def parse_proc_stat(text: str) -> CpuTimes:
 _CPU_MARK = re.compile(r"^@@nicbench-cpu(?P<n>[01])@@ (?P<stat>.*?)\n?$")
 _TOOL_MARK = re.compile(r"^@@nicbench-tool@@ (?P<ticks>\d+)\n?$")
 _OUTFILE_MARK = "\n@@nicbench-outfile@@\n"
+_LINK_MARK = re.compile(r"^@@nicbench-link(?P<n>[01])@@ (?P<iface>\S+) (?P<cc>\S+) (?P<cd>\S+) "
+                        r"(?P<state>\S+) (?P<tx>\S+) (?P<rx>\S+)\n?$")
+# Counters of every interface of a host at one reading ("0" before, "1" after), by name.
+Links = dict[str, dict[str, LinkCounters]]
+
+
+def _count(word: str) -> int | None:
+    return int(word) if word.isdigit() else None
+
+
+def link_line(line: str, links: Links) -> bool:
+    """A line links.sh printed, kept in ``links``; False for any other line."""
+    m = _LINK_MARK.match(line)
+    if m is None:
+        return False
+    state = m["state"]
+    links.setdefault(m["n"], {})[m["iface"]] = LinkCounters(
+        carrier_changes=_count(m["cc"]), carrier_down=_count(m["cd"]),
+        up=None if state in ("-", "unknown") else state == "up",
+        tx_bytes=_count(m["tx"]), rx_bytes=_count(m["rx"]))
+    return True
+
+
+def parse_links(text: str) -> Links:
+    """Every links.sh line of ``text`` (other lines are passed over)."""
+    links: Links = {}
+    for line in text.splitlines():
+        link_line(line, links)
+    return links
+
+
+def _pick(links: Links, n: str, iface: str | None) -> LinkCounters | None:
+    return None if iface is None else links.get(n, {}).get(iface)
 
 
 def _sh(script: str, *args: object) -> list[str]:
@@ -120,14 +154,15 @@ def _stat_line(lines: list[str]) -> CpuTimes | None:
         return None
 
 
-def parse_client_cpu(stderr: str) -> tuple[CpuTimes | None, CpuTimes | None, float | None,
-                                           str]:
+def parse_client_cpu(stderr: str, links: Links | None = None) -> tuple[
+        CpuTimes | None, CpuTimes | None, float | None, str]:
     """client_run.sh's error output -> the host's CPU time before and after the client,
     the client's own CPU time (clock ticks; None: not printed), and the client's own
-    error output without those marked lines."""
+    error output without those marked lines; the interfaces' counters go to ``links``."""
     cpu: dict[str, CpuTimes | None] = {"0": None, "1": None}
     ticks = None
     err = []
+    links = {} if links is None else links
     for line in stderr.splitlines(keepends=True):
         m = _CPU_MARK.match(line)
         t = None if m else _TOOL_MARK.match(line)
@@ -135,14 +170,15 @@ def parse_client_cpu(stderr: str) -> tuple[CpuTimes | None, CpuTimes | None, flo
             cpu[m["n"]] = _stat_line([m["stat"]])
         elif t:
             ticks = float(t["ticks"])
-        else:
+        elif not (line.startswith("@@nicbench-link") and link_line(line, links)):
             err.append(line)
     return cpu["0"], cpu["1"], ticks, "".join(err)
 
 
 def parse_finish_cpu(stdout: str) -> tuple[CpuTimes | None, CpuTimes | None, str]:
     """server_finish.sh's output -> the host's CPU time as the transfer began (None: the
-    finish was sent after it), as it ended, and the server's collected sections."""
+    finish was sent after it), as it ended, and the server's collected sections (the
+    interfaces' counters in the part before them: :func:`finish_links`)."""
     head, _, collected = stdout.partition("@@nicbench-out@@\n")
     cpu: dict[str, CpuTimes | None] = {"0": None, "1": None}
     for line in head.splitlines():
@@ -150,6 +186,11 @@ def parse_finish_cpu(stdout: str) -> tuple[CpuTimes | None, CpuTimes | None, str
         if m:
             cpu[m["n"]] = _stat_line([m["stat"]])
     return cpu["0"], cpu["1"], collected
+
+
+def finish_links(stdout: str) -> Links:
+    """The interfaces' counters server_finish.sh printed before the server's sections."""
+    return parse_links(stdout.partition("@@nicbench-out@@\n")[0])
 
 
 def _float(ticks: int | None) -> float | None:
@@ -325,7 +366,7 @@ class LinuxPlatform(Platform):
 
     # -- a trial's three steps, one call each (see Platform.start_server) -------------
     def start_server(self, argv: Sequence[str], workdir: str, port: int, protocol: str,
-                     listen_timeout_s: float) -> ServerStart:
+                     listen_timeout_s: float, link: str | None = None) -> ServerStart:
         polls = max(1, round(listen_timeout_s / 0.002))   # a poll: one `listening` (ss), no sleep
         res = self.conn.run(_sh("server_start.sh", workdir, str(int(port)), protocol,
                                 polls, *argv), timeout=listen_timeout_s * 2 + 10,
@@ -339,33 +380,43 @@ class LinuxPlatform(Platform):
         except (IndexError, ValueError) as exc:
             raise RemoteError(self.host, f"could not start `{display(argv)}`: unexpected "
                                          f"reply {res.stdout.strip()[:200]!r}") from exc
-        return ServerStart(server, listening, ended, _stat_line(lines[3:4]))
+        return ServerStart(server, listening, ended, _stat_line(lines[3:4]),
+                           _pick(parse_links("\n".join(lines[4:])), "0", link))
 
     def run_client(self, argv: Sequence[str], timeout: float, pidfile: str | None,
-                   outfile: str | None) -> ClientRun:
+                   outfile: str | None, link: str | None = None) -> ClientRun:
         # The script keeps the pid file itself (one shell less than Connection.run's
         # pidfile wrapper): its pid is the one the SSH layer kills on a timeout.
         res = self.conn.run(_sh("client_run.sh", pidfile or "", outfile or "", *argv),
                             timeout=timeout, warn=True, warm=True)
-        cpu0, cpu1, ticks, err = parse_client_cpu(res.stderr)
+        links: Links = {}
+        cpu0, cpu1, ticks, err = parse_client_cpu(res.stderr, links)
         out, mark, filed = res.stdout.partition(_OUTFILE_MARK)
         clean = replace(res, stdout=out, stderr=err, argv=tuple(argv), command=display(argv))
-        return ClientRun(clean, cpu0, cpu1, (filed or None) if mark else None, ticks)
+        return ClientRun(clean, cpu0, cpu1, (filed or None) if mark else None, ticks,
+                         link0=_pick(links, "0", link), link1=_pick(links, "1", link))
 
-    def finish_server(self, server: Background, end: ServerEnd) -> ServerFinish:
-        return self._finish(server, end, overlapped=False)
+    def finish_server(self, server: Background, end: ServerEnd,
+                      link: str | None = None) -> ServerFinish:
+        return self._finish(server, end, overlapped=False, link=link)
 
-    def begin_finish(self, server: Background, end: ServerEnd) -> Finishing:
+    def link_counters(self, iface: str) -> LinkCounters | None:
+        res = self.conn.run(_sh("links.sh", "@@nicbench-link0@@"), warn=True)
+        return _pick(parse_links(res.stdout), "0", iface)
+
+    def begin_finish(self, server: Background, end: ServerEnd,
+                     link: str | None = None) -> Finishing:
         # Overlapped where the server's end can be waited for while its client runs: the
         # finish is sent as the client starts and sleeps on the receiver through the
         # transfer, so it is all but done when the client returns (one remote call less
         # after each transfer, and iperf 2's report, printed on its reporter's next 16 ms
         # tick, comes while the client still lingers on its own tick).
         if end.client_s:
-            return _OverlappedFinish(self, server, end)
-        return super().begin_finish(server, end)
+            return _OverlappedFinish(self, server, end, link)
+        return super().begin_finish(server, end, link)
 
-    def _finish(self, server: Background, end: ServerEnd, overlapped: bool) -> ServerFinish:
+    def _finish(self, server: Background, end: ServerEnd, overlapped: bool,
+                link: str | None = None) -> ServerFinish:
         # A server that exits by itself is waited for at a fine grain (a test for a file);
         # a report a little less often (each look runs grep; iperf 2 prints it on its
         # reporter's next 16 ms tick after the transfer); a settle time coarsely.
@@ -386,9 +437,10 @@ class LinuxPlatform(Platform):
                    end.report_count, polls, end.stop_signal, f"{poll:g}", f"{nap:g}", hold)
         limit = nap + fine_s + coarse_s
         res = self.conn.run(argv, timeout=limit + 15, warn=True, warm=True)
-        return self._finished(server, res.stdout)
+        return self._finished(server, res.stdout, link)
 
-    def _finished(self, server: Background, stdout: str) -> ServerFinish:
+    def _finished(self, server: Background, stdout: str,
+                  link: str | None = None) -> ServerFinish:
         """What server_finish.sh printed: its CPU lines (cpu0 only where it slept through
         the transfer), then the server's collected sections."""
         cpu0, cpu1, collected = parse_finish_cpu(stdout)
@@ -397,7 +449,8 @@ class LinuxPlatform(Platform):
                              started_at=server.started_at)
         server.finished(result)
         return ServerFinish(result, cpu=cpu1, cpu0=cpu0,
-                            tool_ticks=_float(collected_ticks(collected)))
+                            tool_ticks=_float(collected_ticks(collected)),
+                            link=_pick(finish_links(stdout), "1", link))
 
     def wake_finish(self, server: Background) -> None:
         """Tell an overlapped finish that its client has ended: stop the server now."""
@@ -429,8 +482,9 @@ class _OverlappedFinish(Finishing):
 
     platform: LinuxPlatform
 
-    def __init__(self, platform: LinuxPlatform, server: Background, end: ServerEnd):
-        super().__init__(platform, server, end)
+    def __init__(self, platform: LinuxPlatform, server: Background, end: ServerEnd,
+                 link: str | None = None):
+        super().__init__(platform, server, end, link)
         self._done: ServerFinish | None = None
         self._error: BaseException | None = None
         self._woken = False
@@ -440,7 +494,8 @@ class _OverlappedFinish(Finishing):
 
     def _work(self) -> None:
         try:
-            self._done = self.platform._finish(self.server, self.end, overlapped=True)
+            self._done = self.platform._finish(self.server, self.end, overlapped=True,
+                                               link=self.link)
         except BaseException as exc:     # handed to the trial's thread by result()
             self._error = exc
 

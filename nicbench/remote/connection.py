@@ -14,7 +14,8 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
-from nicbench.errors import CommandFailed, CommandTimeout, RemoteError
+from nicbench.errors import CommandFailed, CommandTimeout, OutputTooLarge, RemoteError
+from nicbench.limits import CAPTURE_LIMIT_BYTES
 from nicbench.remote.command import display
 from nicbench.remote.result import Result, make_result
 from nicbench.remote.shell import PosixShell, Shell
@@ -31,6 +32,10 @@ def _words(argv: Sequence[object]) -> list[str]:
 class Connection(ABC):
     """A host's commands. ``shell`` renders every argv for the host (POSIX sh unless told
     otherwise)."""
+
+    # The most of one reply's stdout, and of its stderr, read from a host: a command that
+    # prints more is killed (Result.truncated, OutputTooLarge).
+    max_output = CAPTURE_LIMIT_BYTES
 
     def __init__(self, host: str, shell: Shell | None = None):
         self.host = host
@@ -50,7 +55,8 @@ class Connection(ABC):
     def run(self, argv: Sequence[str], *, timeout: float = DEFAULT_TIMEOUT_S,
             warn: bool = False, hint: str = "", pidfile: str | None = None,
             warm: bool = False) -> Result:
-        """Run a command. Raises CommandTimeout on timeout (always), CommandFailed on a
+        """Run a command. Raises CommandTimeout on timeout (always), OutputTooLarge when it
+        printed more than ``max_output`` (always: it was killed), CommandFailed on a
         non-zero exit unless ``warn`` (then the caller inspects ``result.exit_status``).
         ``pidfile``: a path on the host that holds the command's pid while it runs
         (removed when it ends), so a controller that dies leaves a way to stop it.
@@ -61,6 +67,8 @@ class Connection(ABC):
                             else self._exec(words, timeout, pidfile))
         if result.timed_out:
             raise CommandTimeout(result, timeout)
+        if result.truncated:
+            raise OutputTooLarge(result, self.max_output)
         if not warn and not result.ok:
             raise CommandFailed(result, hint)
         return result

@@ -27,15 +27,19 @@ class Result:
     # (stdout, stderr) as the host sent them, before decoding and tidying, where the
     # connection keeps them (SSH, replay): what `nicbench windows capture` saves.
     raw: tuple[bytes, bytes] | None = field(default=None, repr=False, compare=False)
+    # It printed more than the connection reads of one reply (limits.CAPTURE_LIMIT_BYTES)
+    # and was killed: stdout and stderr hold the head of what it printed.
+    truncated: bool = False
 
     @property
     def ok(self) -> bool:
-        return self.exit_status == 0 and not self.timed_out
+        return self.exit_status == 0 and not self.timed_out and not self.truncated
 
     def tail(self, lines: int = 3) -> str:
-        """The last few non-empty lines of stderr, else of stdout, on one line."""
+        """The last few non-empty lines of stderr, else of stdout, on one line (looked
+        for in their last 64 KB: a reply may be megabytes of short lines)."""
         for text in (self.stderr, self.stdout):
-            kept = [ln.strip() for ln in text.splitlines() if ln.strip()]
+            kept = [ln.strip() for ln in text[-65536:].splitlines() if ln.strip()]
             if kept:
                 return " | ".join(kept[-lines:])
         return ""

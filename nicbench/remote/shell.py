@@ -18,6 +18,8 @@ from importlib import resources
 from typing import Protocol
 from collections.abc import Sequence
 
+from nicbench.limits import ERROR_BYTES, MAX_OUTPUT_BYTES
+
 Argv = Sequence[str]
 
 
@@ -79,7 +81,10 @@ class Shell(Protocol):
 
 @cache
 def _script(name: str) -> str:
-    return (resources.files("nicbench.remote") / "scripts" / name).read_text(encoding="utf-8")
+    text = (resources.files("nicbench.remote") / "scripts" / name).read_text(encoding="utf-8")
+    # nicbench's own limits, never anything from an inventory or a profile
+    return text.replace("@MAX_OUTPUT_BYTES_AND_ONE@", str(MAX_OUTPUT_BYTES + 1)) \
+        .replace("@ERROR_BYTES@", str(ERROR_BYTES))
 
 
 # Scripts that ask whether a process group is alive get the group in $PG and the alive()
@@ -106,15 +111,17 @@ def posix_scripts() -> dict[str, str]:
     plain = ("pid_exec.sh", "kill_group.sh", "ended.sh",
              "read_and_remove.sh", "cleanup.sh", "server_wake.sh")
     grouped = ("alive_now.sh", "wait_gone.sh", "stop_after_output.sh")
-    timed = ("pid_tracked.sh", "reap.sh", "client_run.sh")
+    timed = ("pid_tracked.sh", "reap.sh")
     return {**{n: _script(n) for n in plain}, **{n: _with_alive(n) for n in grouped},
             **{n: _with_starttime(n) for n in timed},
+            "client_run.sh": _script("links.sh") + _with_starttime("client_run.sh"),
+            "links.sh": _script("links.sh") + 'links "$1"\n',
             "background.sh": _with_starttime("start_bg.sh") + _script("background.sh"),
             "server_start.sh": _with_starttime("start_bg.sh") + _script("listening.sh")
-            + _script("server_start.sh"),
+            + _script("links.sh") + _script("server_start.sh"),
             "collect.sh": _script("collect_dir.sh") + _script("collect.sh"),
             "server_finish.sh": _GROUP_PRELUDE + _script("alive.sh") + _script("collect_dir.sh")
-            + _script("server_finish.sh")}
+            + _script("links.sh") + _script("server_finish.sh")}
 
 
 class PosixShell:

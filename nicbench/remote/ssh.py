@@ -35,6 +35,7 @@ from collections.abc import Sequence
 import paramiko
 
 from nicbench.errors import AuthError, ConnectError, HostKeyError, RemoteError
+from nicbench.remote.capture import Capture
 from nicbench.remote.command import display
 from nicbench.remote.connection import Connection
 from nicbench.remote.known_hosts import KnownHosts, host_key_name
@@ -408,7 +409,8 @@ class SshConnection(Connection):
         except (paramiko.SSHException, OSError, EOFError) as exc:
             raise self._channel_failed(exc) from exc
 
-        out, err = bytearray(), bytearray()
+        cout, cerr = Capture(self.max_output), Capture(self.max_output)
+        out, err = cout.data, cerr.data
         deadline = t0 + timeout
         timed_out = False
         # The exit status does not end the wait for output, so poll: fast at first (most commands
@@ -420,13 +422,13 @@ class SshConnection(Connection):
         # away, so after the exit status, wait for EOF at most EOF_GRACE_S of silence.
         quiet_since: float | None = None
         try:
-            while True:
+            while not (cout.over or cerr.over):
                 if chan.recv_ready():
-                    out += chan.recv(65536)
+                    cout.add(chan.recv(65536))
                     poll, quiet_since = 0.001, None
                     continue
                 if chan.recv_stderr_ready():
-                    err += chan.recv_stderr(65536)
+                    cerr.add(chan.recv_stderr(65536))
                     poll, quiet_since = 0.001, None
                     continue
                 if chan.exit_status_ready():
@@ -459,22 +461,24 @@ class SshConnection(Connection):
             self._kill_remote(out)
             chan.close()
             raise
-        if timed_out:
+        if timed_out or cout.over or cerr.over:
             self._kill_remote(out)
-            status = None
-        else:
-            # Drain what arrived together with the exit status.
-            while chan.recv_ready():
-                out += chan.recv(65536)
-            while chan.recv_stderr_ready():
-                err += chan.recv_stderr(65536)
-            status = chan.recv_exit_status()
-            if status == -1 and _dropped(session):
-                # The channel closed without an exit status because the connection went
-                # (the session's sshd was killed, the host went down), not the command.
-                raise self._lost(argv)
+            chan.close()
+            return _result(self.host, argv, out, err, None, t0, started, timed_out,
+                           truncated=cout.over or cerr.over)
+        # Drain what arrived together with the exit status.
+        while chan.recv_ready() and not cout.add(chan.recv(65536)):
+            pass
+        while chan.recv_stderr_ready() and not cerr.add(chan.recv_stderr(65536)):
+            pass
+        status = chan.recv_exit_status()
+        if status == -1 and _dropped(session):
+            # The channel closed without an exit status because the connection went
+            # (the session's sshd was killed, the host went down), not the command.
+            raise self._lost(argv)
         chan.close()
-        return _result(self.host, argv, out, err, status, t0, started, timed_out)
+        return _result(self.host, argv, out, err, status, t0, started,
+                       truncated=cout.over or cerr.over)
 
     # A connection that failed under a command is closed (its warm shell with it) before
     # the error is raised; the next call connects again.
@@ -580,23 +584,38 @@ class WarmShell:
         self.chan.sendall((f"(exec setsid {command} </dev/null 2>&3 3>&-); "
                            f"printf '\\n{mark} %s\\n' \"$?\"; printf '\\n{mark}\\n' >&3\n"
                            ).encode())
-        out, err = bytearray(), bytearray()
+        cout, cerr = Capture(conn.max_output), Capture(conn.max_output)
+        out, err = cout.data, cerr.data
         deadline = t0 + timeout
         poll = 0.001
         done: re.Match[bytes]
+        found: re.Match[bytes] | None = None
+        err_end = -1
+        # Where the markers are looked for: in what came since the last look (and the
+        # length of a marker before it), never the whole reply again.
+        looked_out = looked_err = 0
         try:
             while True:
+                got = False
                 if self.chan.recv_ready():
-                    out += self.chan.recv(65536)
+                    got = cout.add(self.chan.recv(65536)) or True
+                elif self.chan.recv_stderr_ready():
+                    got = cerr.add(self.chan.recv_stderr(65536)) or True
+                if cout.over or cerr.over:
+                    conn._kill_remote(out)
+                    self.close()     # the rest of its reply still comes: this shell is done
+                    return _result(conn.host, argv, out, err, None, t0, started,
+                                   truncated=True)
+                if got:
                     poll = 0.001
                     continue
-                if self.chan.recv_stderr_ready():
-                    err += self.chan.recv_stderr(65536)
-                    poll = 0.001
-                    continue
-                found = end_out.search(out)
-                err_end = err.find(end_err) if found else -1
-                if found and err_end >= 0:
+                if found is None:
+                    found = end_out.search(out, max(0, looked_out - len(mark) - 32))
+                    looked_out = len(out)
+                if found is not None and err_end < 0:
+                    err_end = err.find(end_err, max(0, looked_err - len(end_err)))
+                    looked_err = len(err)
+                if found is not None and err_end >= 0:
                     done = found
                     break
                 if self.chan.closed or self.chan.exit_status_ready() or \
@@ -623,14 +642,16 @@ class WarmShell:
 
 
 def _result(host: str, argv: Sequence[str], out: bytes | bytearray, err: bytes | bytearray,
-            status: int | None, t0: float, started: float, timed_out: bool = False) -> Result:
+            status: int | None, t0: float, started: float, timed_out: bool = False,
+            truncated: bool = False) -> Result:
     """A command's Result from what its channel carried: the first line of its output is
     the pid the wrapper printed (what a timeout kills), not the command's."""
-    raw_out = bytes(out).partition(b"\n")[2]
+    pid_end = out.find(b"\n")
+    raw_out = bytes(memoryview(out)[pid_end + 1:]) if pid_end >= 0 else b""
     return make_result(host, argv, stdout=raw_out.decode("utf-8", "replace"),
                        stderr=bytes(err).decode("utf-8", "replace"), exit_status=status,
                        duration_s=time.monotonic() - t0, timed_out=timed_out,
-                       started_at=started, raw=(raw_out, bytes(err)))
+                       started_at=started, raw=(raw_out, bytes(err)), truncated=truncated)
 
 
 def _await_output(chan: paramiko.Channel, timeout: float) -> bytes:

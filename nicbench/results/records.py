@@ -53,6 +53,7 @@ class Failure(StrEnum):
     PATH_CHECK = "path-check"           # the setting was taken, the path did not carry it
     TUNING = "tuning"                   # a setting could not be read or applied otherwise
     INTERFACE = "interface"             # the test interface is missing or down
+    NOT_READY = "not-ready"             # the pair failed `nicbench check` before the run
     TIMEOUT = "timeout"                 # the tool ran past its time and was killed
     TOOL_ERROR = "tool-error"           # the tool printed its own error
     EXIT_STATUS = "exit-status"         # the tool exited non-zero without a readable error
@@ -60,6 +61,10 @@ class Failure(StrEnum):
     NO_RESULT = "no-result"             # readable output without a throughput
     DEAD_LINK = "dead-link"             # the transfer moved almost nothing
     NO_RECEIVER_REPORT = "no-receiver-report"   # the receiver never saw the transfer end
+    LINK_DOWN = "link-down"             # the test link's carrier changed during the trial
+    OVERRAN = "overran"                 # the tool ran far past its planned duration
+    SHORT_TRANSFER = "short-transfer"   # the link carried far less than the tool says
+    OUTPUT_CAP = "output-cap"           # the tool printed more than nicbench keeps
     SERVER_ENDED = "server-ended"       # the receiver's server ended before the transfer
     NOT_LISTENING = "not-listening"     # the receiver's server never listened
     HOST_LOST = "host-lost"             # a host stopped answering
@@ -83,6 +88,8 @@ class Failure(StrEnum):
                 return "not tuned"
             case Failure.INTERFACE:
                 return "no link"
+            case Failure.NOT_READY:
+                return "not ready"
             case Failure.TIMEOUT:
                 return "timed out"
             case Failure.TOOL_ERROR:
@@ -95,6 +102,14 @@ class Failure(StrEnum):
                 return "no result"
             case Failure.DEAD_LINK | Failure.NO_RECEIVER_REPORT:
                 return "stalled"
+            case Failure.LINK_DOWN:
+                return "link down"
+            case Failure.OVERRAN:
+                return "ran long"
+            case Failure.SHORT_TRANSFER:
+                return "short transfer"
+            case Failure.OUTPUT_CAP:
+                return "too much output"
             case Failure.SERVER_ENDED | Failure.NOT_LISTENING:
                 return "receiver failed"
             case Failure.HOST_LOST:

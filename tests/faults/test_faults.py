@@ -441,13 +441,15 @@ def test_a_failed_path_check_is_measured_again_on_resume(lab, tmp_path, big_ping
     out = tmp_path / "run"
     proc = cli("run", str(prof), "-i", str(lab.inventory_file), "--pair", "gbe",
                "--out", str(out))
-    assert proc.returncode == 0, proc.stderr
+    # The pair measured nothing: never exit 0 (test_trial_checks.py, row 16).
+    assert proc.returncode == 1, proc.stderr
+    assert "pair gbe could not be measured: no trial measured (first: path-check" in proc.stderr
     (rec,) = records(out)
     assert (rec["kind"], rec["failure"]) == ("skipped", "path-check")   # not "refused"
     assert "no reply to a 9000-byte packet with DF set" in rec["reason"]
     proc = cli("run", str(prof), "-i", str(lab.inventory_file), "--pair", "gbe",
                "--resume", str(out))
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr
     assert "== gbe mtu9000" in proc.stdout            # tried again, not taken as final
     assert [r["failure"] for r in records(out)] == ["path-check", "path-check"]
     assert all(mtu(h, gbe(lab).ifname) == 1500 for h in hosts(lab))

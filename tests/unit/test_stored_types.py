@@ -274,9 +274,11 @@ def test_tuning_failures_map_as_the_runner_mapped_their_words():
 def test_failure_words_are_the_words_the_charts_always_said():
     assert {f.value: f.word for f in Failure} == {
         "refused": "refused", "path-check": "path check failed", "tuning": "not tuned",
-        "interface": "no link", "timeout": "timed out", "tool-error": "tool error",
+        "interface": "no link", "not-ready": "not ready", "timeout": "timed out", "tool-error": "tool error",
         "exit-status": "failed", "unparsed": "unreadable", "no-result": "no result",
         "dead-link": "stalled", "no-receiver-report": "stalled",
+        "link-down": "link down", "overran": "ran long", "short-transfer": "short transfer",
+        "output-cap": "too much output",
         "server-ended": "receiver failed", "not-listening": "receiver failed",
         "host-lost": "host lost", "remote": "host error", "given-up": "given up",
         "not-run": "not run"}

@@ -7,7 +7,8 @@
 # settle: wait the polls out. Then, if it still runs, signal it (and KILL it after a
 # second). A tool that has ended has closed its sockets; should anything still hold the
 # port (a child it left), the next trial's server_start.sh waits for it. Prints the first
-# line of /proc/stat (the host's CPU time as the transfer has just ended) after a marker,
+# line of /proc/stat (the host's CPU time as the transfer has just ended) after a marker
+# and the network interfaces' counters (links.sh),
 # then the output, error output, exit status (empty if it was stopped) and the server's
 # CPU time in sections (collect_dir). Sent while the client runs, it first prints the
 # line as its sleep starts, after a marker of its own: the receiver's CPU is then read
@@ -37,6 +38,7 @@ tool_ended() {
 cpu_now() {
     read -r stat </proc/stat
     echo "@@nicbench-cpu1@@ $stat"
+    links @@nicbench-link1@@
 }
 woke=
 if [ "$nap" = 0 ]; then

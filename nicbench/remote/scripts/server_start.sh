@@ -6,7 +6,8 @@
 # Starts it as background.sh does (start_bg), then waits until something listens on the
 # port, and prints:
 # "<pid> <dir>", "listening yes|no", "ended yes|no", the first line of /proc/stat (the
-# host's CPU time as the transfer is about to start).
+# host's CPU time as the transfer is about to start), then the network interfaces'
+# counters (links.sh).
 # There is no look at the port before the start (one exec of ss, a tenth of a trial's
 # harness time): the first look after it is done before the tool can have bound (the
 # wrapper's two execs, the tool's own exec and start: 4 ms and more, against about 2 ms
@@ -58,3 +59,4 @@ echo "listening $up"
 if [ -s "$d/rc" ]; then echo "ended yes"; else echo "ended no"; fi
 read -r stat </proc/stat
 echo "$stat"
+links @@nicbench-link0@@
