@@ -54,9 +54,11 @@ class PairReport:
         return not self.problems
 
 
-def check_pair(pool: Hosts, pair: Pair, required_tools: tuple[str, ...]) -> PairReport:
+def check_pair(pool: Hosts, pair: Pair, required_tools: tuple[str, ...], *,
+               every_tool: bool = True) -> PairReport:
     """One pair's report (``nicbench check``, and ``nicbench run`` before it changes
-    anything: execution/readiness.py)."""
+    anything: execution/readiness.py, which asks only for the tools the run needs:
+    ``every_tool=False``; a version probe is a process start, costly on Windows)."""
     sides, problems = [], []
     no_interface = False
     for name, side, peer in (("a", pair.a, pair.b), ("b", pair.b, pair.a)):
@@ -76,7 +78,7 @@ def check_pair(pool: Hosts, pair: Pair, required_tools: tuple[str, ...]) -> Pair
                 problems.append(f"{pair.name}: {side.host} {side.interface} does not have "
                                 f"{side.address} (pairs[].{name}.address in the inventory, or "
                                 f"configure it on the host)")
-            for tool in TOOLS:
+            for tool in (TOOLS if every_tool else required_tools):
                 # A tool with no executable for this OS (netPIPE on Windows) is "-".
                 rep.tools[tool] = plat.tool_version(tool) if tool in plat.tools else None
             for tool in required_tools:

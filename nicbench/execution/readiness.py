@@ -33,7 +33,7 @@ def pairs_not_ready(profile: Profile, pairs: Sequence[Pair],
     """pair name -> why it is not ready, for the pairs that are not."""
     out = {}
     for pair in pairs:
-        report = check_pair(hosts, pair, profile.tools())
+        report = check_pair(hosts, pair, profile.tools(), every_tool=False)
         if not report.ready:
             prefix = f"{pair.name}: "
             out[pair.name] = NotReady(

@@ -122,6 +122,8 @@ class MixedHosts:
         if argv[1:] == ["-v"]:                          # the version banner
             return ToolRun(client="iperf version 2.0.13 (21 Jan 2019) pthreads")
         self.lb.servers[-1].output = IPERF_SERVER       # lb's iperf server reports
+        for iface in self.lb.interfaces.values():       # what it received crossed eth1
+            iface.carried(Answer(client=IPERF_CLIENT))
         return ToolRun(client=IPERF_CLIENT)
 
 
