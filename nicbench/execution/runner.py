@@ -47,7 +47,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,7 @@ from nicbench.platforms.base import PlatformOptions
 from nicbench.platforms.hosts import HostPool
 from nicbench.platforms.tuning import Change, Problem, TuningSession
 from nicbench.results.manifest import Manifest
+from nicbench.results.dirlock import owned
 from nicbench.results.records import TrialKey
 from nicbench.results.store import RunDir
 from nicbench.results.summary import SummaryRow, summary_rows, write_summary
@@ -114,6 +116,7 @@ class Runner:
         self.lost: dict[str, str] = {}         # host -> why it was given up
         self.unmeasured: dict[str, str] = {}   # pair -> why none of it could be measured
         self.done: set[TrialKey] = set()
+        self._unwritable = False               # the run stopped on its directory's error
 
     def listener(self, event: ev.Event) -> None:
         """Tell the run's listener, one event at a time whichever pair's thread it is."""
@@ -121,7 +124,24 @@ class Runner:
             self._listener(event)
 
     # -- the run --------------------------------------------------------------------------
+    @contextmanager
+    def owning(self) -> Iterator[None]:
+        """Own the results directory (made first if new) for the block: a second
+        nicbench on it is refused before it reads or writes anything there
+        (:mod:`nicbench.results.dirlock`). :meth:`run` takes it too; a caller may hold it
+        around more than the run (the CLI, for the whole command)."""
+        if not self.resume:
+            self.run_dir.make()
+        elif not self.run_dir.path.is_dir():
+            raise UsageError(f"{self.run_dir.path}: no such results directory to resume")
+        with owned(self.run_dir.path):
+            yield
+
     def run(self) -> RunDir:
+        with self.owning():
+            return self._run()
+
+    def _run(self) -> RunDir:
         opened = open_run(self.run_dir, self.profile, self.inventory, self.pairs,
                           resume=self.resume, keep_failed=self.keep_failed,
                           tell=self.listener)
@@ -147,6 +167,11 @@ class Runner:
                                         total=self.progress.total, resumed=self.resume,
                                         parallel=self.parallel))
             self._run_pairs(context, hosts)
+        except ResultsWriteError:
+            # The run ends saying why the directory cannot be written: the end's own
+            # writes there fail for the same cause and are not said again.
+            self._unwritable = True
+            raise
         finally:
             try:
                 self._finish(context)
@@ -179,7 +204,7 @@ class Runner:
         self.problems = tuning.restore()
         for p in self.problems:
             self.listener(ev.Warning(f"not put back: {p}"))
-        if tuning.journal_error:
+        if tuning.journal_error and not self._unwritable:
             self.listener(ev.Warning(tuning.journal_error))
         manifest.ended_at = time.time()
         for host, notes in context.os_settings.notes.items():
@@ -190,7 +215,8 @@ class Runner:
             manifest.write(self.run_dir.manifest_file)
             self.summary = write_summary(self.run_dir, self.profile)
         except ResultsWriteError as exc:
-            self.listener(ev.Warning(exc.one_line()))
+            if not self._unwritable:
+                self.listener(ev.Warning(exc.one_line()))
             self.summary = summary_rows(self.run_dir.records(), self.profile)
 
     def _restored(self, change: Change) -> None:
