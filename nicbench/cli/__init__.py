@@ -37,16 +37,19 @@ def _term_as_interrupt(*_):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        if args.command in ("lab", "windows"):
-            parser.parse_args([args.command, "--help"])
-        parser.print_help()
-        return 2
-    # SIGTERM (kill, CI timeouts) unwinds like Ctrl-C, so every finally restores hosts.
+    # SIGTERM (kill, CI timeouts) unwinds like Ctrl-C, so every finally restores hosts;
+    # set first, so that a signal while the modules load is one line too.
     signal.signal(signal.SIGTERM, _term_as_interrupt)
+    debug = False
     try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        debug = args.debug
+        if not getattr(args, "func", None):
+            if args.command in ("lab", "windows"):
+                parser.parse_args([args.command, "--help"])
+            parser.print_help()
+            return 2
         return args.func(args)
     except NicbenchError as exc:
         for line in exc.lines():
@@ -58,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:  # a bug: say so in one line unless --debug
-        if args.debug:
+        if debug:
             raise
         print(f"nicbench: internal error: {type(exc).__name__}: {exc} "
               "(run with --debug for a traceback and report it)", file=sys.stderr)
