@@ -70,7 +70,7 @@ from nicbench.platforms.tuning import Change, Problem, TuningSession
 from nicbench.results.manifest import Manifest
 from nicbench.results.dirlock import owned
 from nicbench.results.records import TrialKey
-from nicbench.results.store import RunDir
+from nicbench.results.store import RunDir, ScratchRunDir
 from nicbench.results.summary import SummaryRow, summary_rows, write_summary
 
 __all__ = ["HostLost", "Hosts", "Progress", "RestorePending", "Runner", "run_profile"]
@@ -84,7 +84,8 @@ class Runner:
                  keep_failed: bool = False, listener: ev.Listener = ev.ignore,
                  hosts: Hosts | None = None, trust_new_keys: bool = False,
                  trial: TrialFn = run_trial, parallel: int = 1,
-                 stop: threading.Event | None = None, sinks: Sequence[Subscriber] = ()):
+                 stop: threading.Event | None = None, sinks: Sequence[Subscriber] = (),
+                 scratch: bool = False):
         self.profile = profile
         self.inventory = inventory
         self.pairs = [inventory.pair(p) for p in pairs] if pairs else list(inventory.pairs)
@@ -106,7 +107,10 @@ class Runner:
         self._trust_new_keys = trust_new_keys
         # Told each record as it is stored, in file order (a results store, a live view).
         self.sinks = list(sinks)
-        self.run_dir = RunDir(out)
+        # A scratch run (``--plan``'s, over planning hosts, into a temporary directory)
+        # keeps its trials in memory, no journal file and no summary: nobody reads them.
+        self.scratch = scratch
+        self.run_dir = ScratchRunDir(out) if scratch else RunDir(out)
         self.progress = Progress(total=profile.trials_per_point * len(profile.points)
                                  * len(self.pairs))
         self.manifest: Manifest | None = None
@@ -148,7 +152,8 @@ class Runner:
         self.manifest, self.done = opened.manifest, opened.stored
         hosts = self._hosts or HostPool(self.inventory, trust_new_keys=self._trust_new_keys,
                                         options=PlatformOptions.of(self.profile))
-        self.tuning = TuningSession.load(self.run_dir.journal_file, on_restore=self._restored)
+        self.tuning = TuningSession(None, on_restore=self._restored) if self.scratch else \
+            TuningSession.load(self.run_dir.journal_file, on_restore=self._restored)
         context = RunContext(
             profile=self.profile, inventory=self.inventory, run_dir=self.run_dir,
             manifest=self.manifest, tuning=self.tuning,
@@ -213,7 +218,8 @@ class Runner:
         manifest.lost_hosts = dict(self.lost)
         try:
             manifest.write(self.run_dir.manifest_file)
-            self.summary = write_summary(self.run_dir, self.profile)
+            if not self.scratch:
+                self.summary = write_summary(self.run_dir, self.profile)
         except ResultsWriteError as exc:
             if not self._unwritable:
                 self.listener(ev.Warning(exc.one_line()))

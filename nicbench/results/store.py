@@ -191,6 +191,34 @@ class RunDir:
         return {r.key for r in current(self.records(strict=True)) if settled(r, keep_failed)}
 
 
+_RECORD_FIELDS = tuple(f.name for f in fields(TrialRecord))
+
+
+class ScratchRunDir(RunDir):
+    """A run's directory whose trials stay in memory, for a run nobody reads back
+    (``--plan``'s, over planning hosts): no trials.jsonl, nothing fsynced, no raw files;
+    the records are read back as stored, in order."""
+
+    def __init__(self, path: str | Path):
+        super().__init__(path)
+        # Each record as its values (a fifth of a record's size: a plan of 10,000
+        # points keeps 30,000 of them), made a record again when read back.
+        self._kept: list[tuple] = []
+
+    def append(self, record: TrialRecord) -> None:
+        self._kept.append(tuple(getattr(record, name) for name in _RECORD_FIELDS))
+
+    def write_raw(self, trial_id: str, role: str, text: str) -> str:
+        return f"raw/{trial_id}.{role}.txt"
+
+    def numbered_records(self, *, strict: bool = False) -> Iterator[tuple[int, TrialRecord]]:
+        for i, values in enumerate(list(self._kept), start=1):
+            yield i, TrialRecord(**dict(zip(_RECORD_FIELDS, values, strict=True)))
+
+    def torn_tail(self) -> bool:
+        return False
+
+
 # Check the stored types before building a record: a string where a rate belongs would
 # only fail later, in a statistic or a chart, as an internal error.
 def _check_types(data: dict) -> None:
