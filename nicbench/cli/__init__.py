@@ -7,14 +7,18 @@ problem on stderr and the error's exit code; never a traceback (``--debug`` show
 
 from __future__ import annotations
 
-import argparse
-import signal
 import sys
 
-from nicbench import __version__
-from nicbench.cli import console
-from nicbench.errors import NicbenchError
+try:
+    import argparse
+    import signal
 
+    from nicbench import __version__
+    from nicbench.cli import console
+    from nicbench.errors import NicbenchError
+except KeyboardInterrupt:       # Ctrl-C while the command loads: one line, no traceback
+    sys.stderr.write("nicbench: interrupted; host settings were restored\n")
+    raise SystemExit(130) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
