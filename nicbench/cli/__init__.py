@@ -7,14 +7,18 @@ problem on stderr and the error's exit code; never a traceback (``--debug`` show
 
 from __future__ import annotations
 
-import argparse
-import signal
 import sys
 
-from nicbench import __version__
-from nicbench.cli import console, paths
-from nicbench.errors import NicbenchError
+try:
+    import argparse
+    import signal
 
+    from nicbench import __version__
+    from nicbench.cli import console, paths
+    from nicbench.errors import NicbenchError
+except KeyboardInterrupt:       # Ctrl-C while the command loads: one line, no traceback
+    sys.stderr.write("nicbench: interrupted; host settings were restored\n")
+    raise SystemExit(130) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,16 +42,19 @@ def _term_as_interrupt(*_):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        if args.command in ("lab", "windows"):
-            parser.parse_args([args.command, "--help"])
-        parser.print_help()
-        return 2
-    # SIGTERM (kill, CI timeouts) unwinds like Ctrl-C, so every finally restores hosts.
+    # SIGTERM (kill, CI timeouts) unwinds like Ctrl-C, so every finally restores hosts;
+    # set first, so that a signal while the modules load is one line too.
     signal.signal(signal.SIGTERM, _term_as_interrupt)
+    debug = False
     try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        debug = args.debug
+        if not getattr(args, "func", None):
+            if args.command in ("lab", "windows"):
+                parser.parse_args([args.command, "--help"])
+            parser.print_help()
+            return 2
         paths.check_args(args)      # a path the OS cannot take: one line, exit 2
         return args.func(args)
     except NicbenchError as exc:
@@ -60,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:  # a bug: say so in one line unless --debug
-        if args.debug:
+        if debug:
             raise
         print(f"nicbench: internal error: {type(exc).__name__}: {exc} "
               "(run with --debug for a traceback and report it)", file=sys.stderr)

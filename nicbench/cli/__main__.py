@@ -2,6 +2,10 @@
 
 import sys
 
-from nicbench.cli import main
+try:
+    from nicbench.cli import main
+except KeyboardInterrupt:      # Ctrl-C before main() holds it: one line, no traceback
+    print("nicbench: interrupted; host settings were restored", file=sys.stderr)
+    sys.exit(130)
 
 sys.exit(main())

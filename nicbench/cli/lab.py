@@ -18,16 +18,22 @@ def _env_slot() -> int:
     return int(raw)
 
 
-def _env_lab_spec(args):
+def _env_lab_spec(args, recorded: dict | None = None):
+    """The lab the command line and the environment ask for; what they leave out comes
+    from ``recorded`` (the spec in the lab's state.json) when there is one, else the
+    defaults, so that `lab up` rebuilds a damaged lab as it was made."""
     from nicbench.lab.lab import LabSpec
 
+    was = recorded or {}
     adapters = tuple(a for a in (getattr(args, "adapters", None) or "").split(",") if a)
     pairs = getattr(args, "pairs", None)
     try:
-        return LabSpec(prefix=os.environ.get("NICBENCH_LAB_PREFIX", "nb"), slot=_env_slot(),
-                       pairs=LabSpec.pairs if pairs is None else pairs,
-                       rate=getattr(args, "rate", None) or None,
-                       adapters=adapters or LabSpec.adapters)
+        return LabSpec(
+            prefix=os.environ.get("NICBENCH_LAB_PREFIX", was.get("prefix", "nb")),
+            slot=_env_slot() if "NICBENCH_LAB_SLOT" in os.environ else was.get("slot", 0),
+            pairs=pairs if pairs is not None else was.get("pairs", LabSpec.pairs),
+            rate=getattr(args, "rate", None) or was.get("rate"),
+            adapters=adapters or tuple(was.get("adapters", LabSpec.adapters)))
     except LabError as exc:
         # Everything LabSpec checks came from the environment or the command line.
         raise UsageError(f"{exc} (from NICBENCH_LAB_PREFIX, NICBENCH_LAB_SLOT or the "
@@ -50,11 +56,33 @@ def _lab_dir(args) -> str:
 def cmd_lab_up(args) -> int:
     from nicbench.lab.lab import Lab
 
-    lab = Lab(_env_lab_spec(args), _lab_dir(args), progress=lambda m: out(f"lab: {m}"))
+    directory = _lab_dir(args)
+    state = Lab(_env_lab_spec(args), directory).read_state()
+    lab = Lab(_env_lab_spec(args, _recorded(state, directory)), directory,
+              progress=lambda m: out(f"lab: {m}"))
     lab.up()
     out(f"lab up: {len(lab.spec.hosts())} hosts, {len(lab.spec.links())} test links; "
          f"inventory {lab.inventory_file}")
     return 0
+
+
+def _recorded(state, directory: str) -> dict | None:
+    """The spec a lab's state.json recorded, checked as a whole (a hand-edited or
+    foreign file is one line saying how to start afresh)."""
+    from nicbench.lab.lab import LabSpec
+
+    if state is None:
+        return None
+    spec = state.spec
+    try:
+        if not isinstance(spec, dict):
+            raise TypeError("not a mapping")
+        LabSpec(**{**spec, "adapters": tuple(spec.get("adapters", ()))})
+    except (LabError, TypeError, ValueError) as exc:
+        raise UsageError(f"{directory}/state.json: its lab spec cannot be used ({exc}): "
+                         f"take the lab down (nicbench lab down --dir {directory}) and "
+                         "bring it up again") from None
+    return spec
 
 
 def cmd_lab_down(args) -> int:

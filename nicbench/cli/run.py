@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import time
 from pathlib import Path
 from typing import Any
@@ -106,16 +107,25 @@ def cmd_run(args) -> int:
     out_dir = args.out or args.resume or \
         f"reports/{profile.name}-{time.strftime('%Y%m%d-%H%M%S')}"
     out(f"nicbench run {profile.name} -> {out_dir}")
-    with RunPrinter() as printer, Pulse(profile.name, printer) as pulse:
-        runner = Runner(profile, inv, out_dir, pairs=args.pair, resume=bool(args.resume),
-                        keep_failed=args.keep_failed, listener=pulse,
-                        trust_new_keys=args.trust_new_host_keys, parallel=args.parallel)
-        try:
-            run_dir = runner.run()
-        except KeyboardInterrupt:
-            pulse.ending = "interrupted"
-            _left_changed(runner)
-            raise
+    printer = RunPrinter()
+    pulse = Pulse(profile.name, printer)
+    runner = Runner(profile, inv, out_dir, pairs=args.pair, resume=bool(args.resume),
+                    keep_failed=args.keep_failed, listener=pulse,
+                    trust_new_keys=args.trust_new_host_keys, parallel=args.parallel)
+    with runner.owning():       # the directory is this command's until it ends
+        with printer, pulse:
+            try:
+                run_dir = runner.run()
+            except KeyboardInterrupt:
+                pulse.ending = "interrupted"
+                _left_changed(runner)
+                _say_resume(args, runner)
+                raise
+        return _ended(args, runner, run_dir)
+
+
+def _ended(args, runner, run_dir) -> int:
+    """The summary table, the report if asked, and what was not measured or put back."""
     rows = [[r.pair, r.point, r.test, r.status, f"{r.n_ok}/{r.n_ok + r.n_failed}", r.select,
              mbit(r.selected_bps), mbit(r.median_bps),
              "-" if r.cpu_local_pct is None else f"{r.cpu_local_pct:.0f}",
@@ -135,8 +145,8 @@ def cmd_run(args) -> int:
         console.error(f"pair {pair} could not be measured: {why}")
     for host, why in runner.lost.items():
         console.error(f"{host} was lost during the run ({why}): its pairs were not measured "
-                      f"to the end; resume with `nicbench run {args.profile} --resume "
-                      f"{run_dir.path}` once it answers")
+                      f"to the end; resume with `{resume_command(args, run_dir.path)}` once "
+                      "it answers")
     left = _left_changed(runner)
     return 1 if left or runner.lost or runner.unmeasured else 0
 
@@ -169,6 +179,30 @@ class Pulse:
             self.heartbeat.close("finished" if exc_type is None else self.ending)
 
 
+def resume_command(args, directory) -> str:
+    """The command that continues this run: its profile, inventory and pairs as given."""
+    words = ["nicbench", "run", args.profile]
+    if args.inventory != "inventory.yaml":
+        words += ["-i", args.inventory]
+    for pair in args.pair or []:
+        words += ["--pair", pair]
+    if args.parallel > 1:
+        words += ["--parallel", str(args.parallel)]
+    return shlex.join([*words, "--resume", str(directory)])
+
+
+def _say_resume(args, runner) -> None:
+    """After Ctrl-C or SIGTERM: how to continue, once the run has stored something
+    (before that, the same command starts it again)."""
+    trials = runner.run_dir.trials_file
+    try:
+        stored = trials.stat().st_size > 0
+    except OSError:
+        return
+    if stored:
+        console.warn(f"run interrupted: continue it with `{resume_command(args, runner.run_dir.path)}`")
+
+
 def _left_changed(runner) -> bool:
     """Say what the run could not put back, and how to do it later."""
     for p in runner.problems:
@@ -182,15 +216,22 @@ def _left_changed(runner) -> bool:
 
 def cmd_restore(args) -> int:
     """Put back what a run's journal holds, on the hosts as the run recorded them."""
-    from nicbench.platforms.base import PlatformOptions
-    from nicbench.platforms.hosts import HostPool
-    from nicbench.platforms.tuning import TuningSession
-    from nicbench.results.manifest import Manifest
+    from nicbench.results.dirlock import owned
     from nicbench.results.store import RunDir
 
     run_dir = RunDir(args.dir)
     if not run_dir.path.is_dir():
         raise UsageError(f"{run_dir.path}: no such results directory")
+    with owned(run_dir.path):       # never beside a run or another restore of it
+        return _restore(run_dir, args)
+
+
+def _restore(run_dir, args) -> int:
+    from nicbench.platforms.base import PlatformOptions
+    from nicbench.platforms.hosts import HostPool
+    from nicbench.platforms.tuning import TuningSession
+    from nicbench.results.manifest import Manifest
+
     journal = run_dir.journal_file
     if not journal.exists() and not journal.is_symlink():   # a link is refused by the reader
         out("nothing to restore (no tuning journal: nothing is left changed by that run)")

@@ -31,17 +31,16 @@ carries the campaign's counts and ETA rather than the run's.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import random
 import socket
 import threading
 import time
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 from nicbench.config.campaign import LoadedCampaign, PlannedRun
 from nicbench.config.inventory import Inventory
@@ -50,11 +49,11 @@ from nicbench.execution import events as ev
 from nicbench.execution.heartbeat import HEARTBEAT_FILE, Heartbeat
 from nicbench.execution.runner import Hosts, RestorePending, Runner
 from nicbench.results import morning
+from nicbench.results.dirlock import owned
 from nicbench.results.campaign import (CampaignState, CampaignStateName, OnFinish, RunState,
                                       RunStateName, is_campaign)
 
 TAIL_CHARS = 2000
-LOCK_FILE = "controller.lock"
 
 
 @dataclass(frozen=True)
@@ -145,7 +144,9 @@ class CampaignRunner:
         """Run every run not done yet; returns the exit status (0: everything measured,
         1: not). Ctrl-C: the summary is written, then KeyboardInterrupt is raised."""
         self.dir.mkdir(parents=True, exist_ok=True)
-        with self._controller_lock():
+        # One controller per campaign directory: a second one, or a resume while the
+        # first still runs, is refused rather than racing it.
+        with owned(self.dir):
             state = self.state = self._open()
             self._heartbeat = Heartbeat(self.dir / HEARTBEAT_FILE, kind="campaign",
                                         name=state.name).start()
@@ -172,21 +173,6 @@ class CampaignRunner:
                 self._finish(ending)
         assert self.exit_status is not None
         return self.exit_status
-
-    @contextmanager
-    def _controller_lock(self) -> Iterator[None]:
-        """One controller per campaign directory (on this machine): a second one, or a
-        resume while the first still runs, is refused rather than racing it."""
-        with open(self.dir / LOCK_FILE, "a+") as fh:
-            try:
-                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise UsageError(f"{self.dir}: another nicbench controller is running this "
-                                 f"campaign (see `nicbench status {self.dir}`)") from None
-            try:
-                yield
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
 
     def _open(self) -> CampaignState:
         c = self.loaded.campaign

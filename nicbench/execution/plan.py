@@ -34,9 +34,10 @@ from nicbench.execution.trial import (LISTEN_TIMEOUT_S, TrialContext, beside_par
                                       client_timeout_s, server_end, trial_names)
 from nicbench.platforms import PLATFORMS
 from nicbench.platforms.base import Platform, PlatformOptions
+from nicbench.platforms.linux import LinuxPlatform
 from nicbench.remote.command import display
 from nicbench.remote.connection import Connection
-from nicbench.remote.result import Result, make_result
+from nicbench.remote.result import Result
 from nicbench.remote.shell import SHELLS, posix_scripts
 from nicbench.results.records import Kind, RoleResult, Status, TrialRecord
 from nicbench.tools.base import UdpStats
@@ -103,9 +104,11 @@ class PlanConnection(Connection):
     def _exec(self, argv: Sequence[str], timeout: float,
               pidfile: str | None = None) -> Result:
         words = list(argv)
-        self.log.sent.append(Sent(self.host, self.log.where, shown(words)))
+        command = shown(words)     # nicbench's scripts by name, here and in errors
+        self.log.sent.append(Sent(self.host, self.log.where, command))
         out, rc = self._answer(words)
-        return make_result(self.host, words, stdout=out, exit_status=rc)
+        return Result(host=self.host, command=command, stdout=out, stderr="",
+                      exit_status=rc, duration_s=0.0, argv=tuple(words))
 
     def _answer(self, w: list[str]) -> tuple[str, int]:
         script = _SCRIPT_NAMES.get(w[2], "") if w[:2] == ["sh", "-c"] and len(w) > 2 else ""
@@ -202,8 +205,10 @@ class PlanHosts:
                 self._platforms[name] = self._windows(name, interfaces, host.tools)
             else:
                 conn = PlanConnection(name, self.log, interfaces, "posix")
-                self._platforms[name] = PLATFORMS[host.os](conn, tools=host.tools,
-                                                           options=self.options)
+                plat = PLATFORMS[host.os](conn, tools=host.tools, options=self.options)
+                if isinstance(plat, LinuxPlatform):
+                    plat.finish_on_a_thread = False
+                self._platforms[name] = plat
         return self._platforms[name]
 
     def _windows(self, name: str, interfaces: dict[str, str],
@@ -379,17 +384,22 @@ def make_plan(profile: Profile, inventory: Inventory, pairs: list[str] | None = 
         elif isinstance(event, ev.PointSkipped):
             skipped.append((event.pair, event.point, event.reason))
 
+    commands: list[TrialCommands] = []
+
+    def planned(r: TrialRecord) -> None:     # each record as stored, in file order
+        if r.commands:
+            commands.append(TrialCommands(r.pair, r.point, r.test, r.repetition,
+                                          r.offered_bps, r.commands["server"],
+                                          r.commands["client"]))
+
     with tempfile.TemporaryDirectory(prefix="nicbench-plan-") as tmp:
         hosts = PlanHosts(inventory, log, PlatformOptions.of(profile))
         runner = Runner(profile, inventory, Path(tmp) / "run", pairs=pairs, hosts=hosts,
-                        check_ready=False,
-                        trial=PlanTrial(log), listener=where)
+                        check_ready=False, trial=PlanTrial(log), listener=where,
+                        sinks=[planned], scratch=True)
         runner.run()
         chosen = [p.name for p in runner.pairs]
         trials = runner.progress.total
-        commands = [TrialCommands(r.pair, r.point, r.test, r.repetition, r.offered_bps,
-                                  r.commands["server"], r.commands["client"])
-                    for r in runner.run_dir.records() if r.commands]
     starts = windows_starts(log.sent, inventory)
     windows_trials = sum(1 for c in commands if _has_windows(inventory, c.pair))
     starts_s = starts * POWERSHELL_START_S

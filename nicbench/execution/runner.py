@@ -51,7 +51,8 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -73,8 +74,9 @@ from nicbench.platforms.base import PlatformOptions
 from nicbench.platforms.hosts import HostPool
 from nicbench.platforms.tuning import Change, Problem, TuningSession
 from nicbench.results.manifest import Manifest
+from nicbench.results.dirlock import LOCK_FILE, owned
 from nicbench.results.records import Failure, TrialKey, TrialRecord, current
-from nicbench.results.store import RunDir
+from nicbench.results.store import RunDir, ScratchRunDir
 from nicbench.results.summary import SummaryRow, summary_rows, write_summary
 
 __all__ = ["HostLost", "Hosts", "Progress", "RestorePending", "Runner", "run_profile"]
@@ -89,7 +91,7 @@ class Runner:
                  hosts: Hosts | None = None, trust_new_keys: bool = False,
                  trial: TrialFn = run_trial, parallel: int = 1,
                  stop: threading.Event | None = None, sinks: Sequence[Subscriber] = (),
-                 check_ready: bool = True):
+                 check_ready: bool = True, scratch: bool = False):
         self.profile = profile
         self.inventory = inventory
         self.pairs = [inventory.pair(p) for p in pairs] if pairs else list(inventory.pairs)
@@ -114,7 +116,10 @@ class Runner:
         self.check_ready = check_ready
         # Told each record as it is stored, in file order (a results store, a live view).
         self.sinks = list(sinks)
-        self.run_dir = RunDir(out)
+        # A scratch run (``--plan``'s, over planning hosts, into a temporary directory)
+        # keeps its trials in memory, no journal file and no summary: nobody reads them.
+        self.scratch = scratch
+        self.run_dir = ScratchRunDir(out) if scratch else RunDir(out)
         self.progress = Progress(total=profile.trials_per_point * len(profile.points)
                                  * len(self.pairs))
         self.manifest: Manifest | None = None
@@ -124,6 +129,7 @@ class Runner:
         self.lost: dict[str, str] = {}         # host -> why it was given up
         self.unmeasured: dict[str, str] = {}   # pair -> why none of it could be measured
         self.done: set[TrialKey] = set()
+        self._unwritable = False               # the run stopped on its directory's error
 
     def listener(self, event: ev.Event) -> None:
         """Tell the run's listener, one event at a time whichever pair's thread it is."""
@@ -131,10 +137,46 @@ class Runner:
             self._listener(event)
 
     # -- the run --------------------------------------------------------------------------
+    @contextmanager
+    def owning(self) -> Iterator[None]:
+        """Own the results directory (made first if new) for the block: a second
+        nicbench on it is refused before it reads or writes anything there
+        (:mod:`nicbench.results.dirlock`). :meth:`run` takes it too; a caller may hold it
+        around more than the run (the CLI, for the whole command). A directory this
+        block made and left holding nothing (a run refused before it began) is taken
+        away again, while it is still owned."""
+        made = False
+        if not self.resume:
+            made = not self.run_dir.path.exists()
+            self.run_dir.make()
+        elif not self.run_dir.path.is_dir():
+            raise UsageError(f"{self.run_dir.path}: no such results directory to resume")
+        with owned(self.run_dir.path):
+            try:
+                yield
+            finally:
+                if made:
+                    self._unmake()
+
+    def _unmake(self) -> None:
+        """Remove the results directory if it holds nothing but its lock (and raw/)."""
+        path = self.run_dir.path
+        with contextlib.suppress(OSError):
+            if self.run_dir.raw_dir.is_dir() and not any(self.run_dir.raw_dir.iterdir()):
+                self.run_dir.raw_dir.rmdir()
+            if {p.name for p in path.iterdir()} <= {LOCK_FILE}:
+                (path / LOCK_FILE).unlink(missing_ok=True)
+                path.rmdir()
+
     def run(self) -> RunDir:
+        with self.owning():
+            return self._run()
+
+    def _run(self) -> RunDir:
         hosts, opened, not_ready = self._start()
         self.manifest, self.done = opened.manifest, opened.stored
-        self.tuning = TuningSession.load(self.run_dir.journal_file, on_restore=self._restored)
+        self.tuning = TuningSession(None, on_restore=self._restored) if self.scratch else \
+            TuningSession.load(self.run_dir.journal_file, on_restore=self._restored)
         context = RunContext(
             profile=self.profile, inventory=self.inventory, run_dir=self.run_dir,
             manifest=self.manifest, tuning=self.tuning,
@@ -160,6 +202,11 @@ class Runner:
                     PairRun(context, hosts, pair).not_ready(why.failure, why.reason)
             self._run_pairs(context, hosts,
                             [p for p in self.pairs if p.name not in not_ready])
+        except ResultsWriteError:
+            # The run ends saying why the directory cannot be written: the end's own
+            # writes there fail for the same cause and are not said again.
+            self._unwritable = True
+            raise
         finally:
             try:
                 self._finish(context)
@@ -171,11 +218,11 @@ class Runner:
         """The hosts, the results directory opened, and the pairs not ready (None: not
         asked yet). What the directory refuses is said before any host is asked
         anything: a resume is opened first (its directory is there already); a new
-        run's directory is made, and taken away again if no pair is ready."""
+        run's directory, made by :meth:`owning`, is taken away again there if no pair
+        is ready."""
         if self.resume:
             opened = self._open()
             return self._make_hosts(), opened, None
-        made = not self.run_dir.path.exists()
         refuse_unopenable(self.run_dir, self.profile, self.inventory, resume=False)
         self.run_dir.create()
         hosts = self._make_hosts()
@@ -184,10 +231,6 @@ class Runner:
             return hosts, self._open(), not_ready
         except BaseException:
             hosts.close()
-            if made:
-                for empty in (self.run_dir.raw_dir, self.run_dir.path):
-                    with contextlib.suppress(OSError):
-                        empty.rmdir()
             raise
 
     def _make_hosts(self) -> Hosts:
@@ -233,7 +276,7 @@ class Runner:
         self.problems = tuning.restore()
         for p in self.problems:
             self.listener(ev.Warning(f"not put back: {p}"))
-        if tuning.journal_error:
+        if tuning.journal_error and not self._unwritable:
             self.listener(ev.Warning(tuning.journal_error))
         manifest.ended_at = time.time()
         for host, notes in context.os_settings.notes.items():
@@ -242,9 +285,11 @@ class Runner:
         manifest.lost_hosts = dict(self.lost)
         try:
             manifest.write(self.run_dir.manifest_file)
-            self.summary = write_summary(self.run_dir, self.profile)
+            if not self.scratch:
+                self.summary = write_summary(self.run_dir, self.profile)
         except ResultsWriteError as exc:
-            self.listener(ev.Warning(exc.one_line()))
+            if not self._unwritable:
+                self.listener(ev.Warning(exc.one_line()))
             self.summary = summary_rows(self.run_dir.records(), self.profile)
         if not self.stop.is_set():
             for pair, why in measured_nothing(self.run_dir.records(), self.pairs).items():

@@ -205,6 +205,9 @@ def mtu_refusal(stderr: str, stdout: str = "") -> str:
 class LinuxPlatform(Platform):
     os_name = "linux"
     SETTING_KINDS = (SettingKind.SYSCTL,)
+    # An overlapped finish waits on the receiver on a thread of its own; a plan's
+    # hosts, which answer at once, have it sent in the trial's thread.
+    finish_on_a_thread = True
 
     def __init__(self, conn: Connection, tools: Mapping[str, str] | None = None,
                  options: PlatformOptions | None = None):
@@ -490,7 +493,10 @@ class _OverlappedFinish(Finishing):
         self._woken = False
         self._thread = threading.Thread(target=self._work, daemon=True,
                                         name=f"finish {platform.host}")
-        self._thread.start()
+        if platform.finish_on_a_thread:
+            self._thread.start()
+        else:
+            self._work()        # a planning host answers at once: no thread to wait for
 
     def _work(self) -> None:
         try:
@@ -511,7 +517,8 @@ class _OverlappedFinish(Finishing):
         # Its exit or report comes right after the transfer: most often before the
         # client's own call has returned. Else it gets the same wait as a finish sent
         # after the client, then the server is stopped.
-        self._thread.join(self.end.wait_s)
+        if self._thread.ident is not None:
+            self._thread.join(self.end.wait_s)
         if self._thread.is_alive():
             self._wake()
         while self._thread.is_alive():   # bounded by the call's own timeout

@@ -17,6 +17,7 @@ naming the file and line, never an internal error or a half-read run.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -60,16 +61,20 @@ class RunDir:
     def summary_file(self) -> Path:
         return self.path / "summary.csv"
 
-    def create(self) -> RunDir:
+    def make(self, *, raw: bool = False) -> RunDir:
+        """The directory (and with ``raw`` its raw/), made if new."""
         if self.path.exists() and not self.path.is_dir():
             raise UsageError(f"{self.path}: exists and is not a directory: a results "
                              "directory is a new name or the directory of an earlier run")
         try:
-            self.raw_dir.mkdir(parents=True, exist_ok=True)
+            (self.raw_dir if raw else self.path).mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise UsageError(f"{self.path}: cannot make the results directory: "
                              f"{exc.strerror or exc}") from exc
         return self
+
+    def create(self) -> RunDir:
+        return self.make(raw=True)
 
     def write_raw(self, trial_id: str, role: str, text: str) -> str:
         rel = f"raw/{trial_id}.{role}.txt"
@@ -78,7 +83,8 @@ class RunDir:
             with open_new(path) as fh:      # a link planted at its name is not written through
                 fh.write(text)
         except OSError as exc:
-            path.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):      # read-only or gone: nothing to remove
+                path.unlink(missing_ok=True)
             raise write_error(self.path, exc) from exc
         return rel
 
@@ -233,6 +239,36 @@ def _record(raw: bytes, where: str, manifest: RunFacts | None) -> TrialRecord:
     return rec
 
 
+_RECORD_FIELDS = tuple(f.name for f in fields(TrialRecord))
+
+
+class ScratchRunDir(RunDir):
+    """A run's directory whose trials stay in memory, for a run nobody reads back
+    (``--plan``'s, over planning hosts): no trials.jsonl, nothing fsynced, no raw files;
+    the records are read back as stored, in order."""
+
+    def __init__(self, path: str | Path):
+        super().__init__(path)
+        # Each record as its values (a fifth of a record's size: a plan of 10,000
+        # points keeps 30,000 of them), made a record again when read back.
+        self._kept: list[tuple] = []
+
+    def append(self, record: TrialRecord) -> None:
+        self._kept.append(tuple(getattr(record, name) for name in _RECORD_FIELDS))
+
+    def write_raw(self, trial_id: str, role: str, text: str) -> str:
+        return f"raw/{trial_id}.{role}.txt"
+
+    def numbered_records(self, *, strict: bool = False, manifest: RunFacts | None = None,
+                         skipped: list[str] | None = None
+                         ) -> Iterator[tuple[int, TrialRecord]]:
+        for i, values in enumerate(list(self._kept), start=1):
+            yield i, TrialRecord(**dict(zip(_RECORD_FIELDS, values, strict=True)))
+
+    def torn_tail(self) -> bool:
+        return False
+
+
 # Check the stored types before building a record: a string where a rate belongs would
 # only fail later, in a statistic or a chart, as an internal error.
 def _check_types(data: dict) -> None:
@@ -277,15 +313,26 @@ def _why(exc: Exception) -> str:
 
 
 def write_error(path: Path, exc: OSError) -> ResultsWriteError:
-    """A ResultsWriteError that says why, and how much room is left where it matters."""
-    why = exc.strerror or str(exc)
-    try:
-        free = shutil.disk_usage(path).free
-        why += f" ({free / 1e6:.1f} MB free on its file system)"
-    except OSError:
-        pass
-    return ResultsWriteError(path, why + ": free some space (or choose another --out), "
-                             "then continue the run with --resume")
+    """A ResultsWriteError that names the real cause (full, read-only, no permission,
+    gone) and what to do about it."""
+    return ResultsWriteError(path, _cause(path, exc))
+
+
+def _cause(path: Path, exc: OSError) -> str:
+    said = exc.strerror or str(exc)
+    resume = "then continue the run with --resume"
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        with contextlib.suppress(OSError):
+            said += f" ({shutil.disk_usage(path).free / 1e6:.1f} MB free on its file system)"
+        return f"{said}: free some space (or choose another --out), {resume}"
+    if exc.errno == errno.EROFS:
+        return f"its file system is read-only ({said}): make it writable again, {resume}"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return f"no permission to write in it ({said}): give this user write access, {resume}"
+    if exc.errno == errno.ENOENT or not path.is_dir():
+        return ("the directory is gone (deleted or moved during the run): what it held went "
+                "with it; start the run again (or resume it where it was moved to)")
+    return f"{said}: {resume} once it can be written"
 
 
 def new_run_id() -> str:

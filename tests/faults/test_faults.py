@@ -441,7 +441,7 @@ def test_a_failed_path_check_is_measured_again_on_resume(lab, tmp_path, big_ping
     out = tmp_path / "run"
     proc = cli("run", str(prof), "-i", str(lab.inventory_file), "--pair", "gbe",
                "--out", str(out))
-    # The pair measured nothing: never exit 0 (test_trial_checks.py, row 16).
+    # The pair measured nothing: never exit 0 (test_trial_checks.py, row 20).
     assert proc.returncode == 1, proc.stderr
     assert "pair gbe could not be measured: no trial measured (first: path-check" in proc.stderr
     (rec,) = records(out)

@@ -1,5 +1,5 @@
 """Faults a trial or a run is checked against before anything counts, caused for real on
-the session lab through the CLI (docs/reliability.md, rows 15-17): the test link set down
+the session lab through the CLI (docs/reliability.md, rows 19-21): the test link set down
 during a trial, a tool missing on one host, and a tool that prints more than nicbench
 keeps."""
 
@@ -28,7 +28,7 @@ def operstate(ns: str, ifname: str) -> str:
     return json.loads(out)[0]["operstate"]
 
 
-# -- 15. the test link goes down during a trial --------------------------------------------
+# -- 19. the test link goes down during a trial --------------------------------------------
 def test_a_link_down_during_a_trial_fails_it_and_resume_measures_it_again(lab, tmp_path):
     link = gbe(lab)
     receiver, sender = link.host_a.name, link.host_b.name
@@ -79,7 +79,7 @@ def test_a_link_down_during_a_trial_fails_it_and_resume_measures_it_again(lab, t
     assert leftovers("f15-tcp") == []
 
 
-# -- 16. a tool missing on one host --------------------------------------------------------
+# -- 20. a tool missing on one host --------------------------------------------------------
 def test_a_pair_whose_tool_is_missing_is_refused_before_anything_changes(lab, tmp_path):
     sender = gbe(lab).host_b.name
 
@@ -117,7 +117,7 @@ def test_a_pair_whose_tool_is_missing_is_refused_before_anything_changes(lab, tm
 # found by the same check before the run; unit: test_trial_checks.py.
 
 
-# -- 17. a tool that prints more than nicbench keeps ---------------------------------------
+# -- 21. a tool that prints more than nicbench keeps ---------------------------------------
 CHATTY = """\
 #!/bin/sh
 # iperf3, and then 20 MB more on its client's stdout (a tool left in a verbose mode)

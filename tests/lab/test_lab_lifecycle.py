@@ -238,3 +238,39 @@ def test_not_root_is_one_clear_lab_error(action, labtests_lock, tmp_path):
                            "and runs sshd): run nicbench lab as root\n")
     assert not (tmp_path / "lab").exists()
     assert not {f"{PREFIX}-a", f"{PREFIX}-b"} & netns_names()
+
+
+# -- a damaged lab is made again as it was ------------------------------------------------
+def test_up_rebuilds_a_damaged_two_pair_lab_with_its_two_pairs(labtests_lock, tmp_path):
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("NICBENCH_")},
+           "NICBENCH_LAB_PREFIX": PREFIX, "NICBENCH_LAB_SLOT": str(SLOT),
+           "NICBENCH_LAB_DIR": str(tmp_path / "lab")}
+    names = {f"{PREFIX}-{x}" for x in "abcd"}
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "nicbench.cli", "lab", *args],
+                              cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=300)
+
+    try:
+        made = cli("up", "--pairs", "2", "--adapters", "gbe")
+        assert made.returncode == 0, made.stderr
+        assert names <= netns_names()
+        subprocess.run(["ip", "netns", "del", f"{PREFIX}-c"], check=True, timeout=10)
+        again = cli("up")                       # no options: as it was made
+        assert again.returncode == 0, again.stderr
+        assert "replacing an existing or half-made lab" in again.stdout
+        assert "lab up: 4 hosts, 2 test links" in again.stdout, again.stdout
+        assert names <= netns_names()
+        spec = json.loads((tmp_path / "lab" / "state.json").read_text())["spec"]
+        assert (spec["pairs"], spec["adapters"]) == (2, ["gbe"])
+        inventory = (tmp_path / "lab" / "inventory.yaml").read_text()
+        assert "name: p1-gbe" in inventory and "name: p2-gbe" in inventory, inventory
+        status = cli("status")
+        assert status.returncode == 0 and "lab is up" in status.stdout, status.stdout
+    finally:
+        down = cli("down")
+    assert down.returncode == 0, down.stderr
+    assert not names & netns_names()
+    assert not [l for l in root_links() if l.startswith(f"{PREFIX}m")]
+    assert sshd_pids_of(tmp_path / "lab") == []
