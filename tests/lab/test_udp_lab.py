@@ -30,8 +30,9 @@ the figures read again from the raw files are the stored ones, the loss is lost/
 the receiver's own counts, and what arrived is (total - lost) datagrams of L bytes. A
 figure SHORT of the physics (less than G arriving from a rate above it; loss, or less than
 was offered arriving, from a rate under it) is judged on a quiet machine;
-the machine's load is measured outside the tools (``loadcheck.machine_load``: /proc/stat of
-the whole machine, while nothing of the test runs) and a miss on a busy machine is skipped
+the machine's load is measured outside the tools (``loadcheck.Beside``: /proc/stat of the
+whole machine before the run and beside it, less the lab's and the test's own processes)
+and a miss on a busy machine is skipped
 with its figures, together with the receiver namespace's own count of datagrams its
 sockets had no room for (``Udp: RcvbufErrors`` in /proc/net/snmp, read before and after
 each trial): datagrams lost to a starved receiver, not to the link.
@@ -54,7 +55,7 @@ from pathlib import Path
 
 import pytest
 
-from loadcheck import machine_load
+from loadcheck import Beside, lab_namespaces
 from nicbench.config.loader import load_profile
 from nicbench.execution import events as ev
 from nicbench.execution.measure import measure_for
@@ -181,8 +182,8 @@ FIXED = f"""\
 
 
 def test_iperf2_and_iperf3_udp_obey_the_links_physics(lab, lab_inventory, tmp_path):
-    idle = machine_load()
-    _profile, run_dir, counters, _ = run_profile(lab, lab_inventory, tmp_path, FIXED)
+    with Beside(lab_namespaces(lab)) as load:
+        _profile, run_dir, counters, _ = run_profile(lab, lab_inventory, tmp_path, FIXED)
     recs = {r.test: r for r in run_dir.records() if r.kind is Kind.REPETITION}
     assert sorted(recs) == ["iperf2-over", "iperf2-under", "iperf3-over", "iperf3-under"]
     short: list[str] = []
@@ -220,12 +221,11 @@ def test_iperf2_and_iperf3_udp_obey_the_links_physics(lab, lab_inventory, tmp_pa
         if not fine:
             short.append(figures)
     if short:
-        load = machine_load()
-        if load.busy or idle.busy:
-            pytest.skip(f"short of the link's physics on a busy machine ({idle} before, "
-                        f"{load} after), not judged: " + "; ".join(short))
-        raise AssertionError(f"short of the link's physics on a quiet machine ({idle} "
-                             f"before, {load} after): " + "; ".join(short))
+        if load.busy:
+            pytest.skip(f"short of the link's physics with other load on the machine "
+                        f"({load.short()}), not judged: " + "; ".join(short))
+        raise AssertionError(f"short of the link's physics on a quiet machine "
+                             f"({load.short()}): " + "; ".join(short))
 
 
 SEARCH_START, SEARCH_STOP, SEARCH_STEP = 30_000_000, 130_000_000, 5_000_000
@@ -249,8 +249,8 @@ SEARCH = f"""\
 
 def test_the_udp_search_finds_the_links_rate_in_the_planned_trials(lab, lab_inventory,
                                                                     tmp_path):
-    idle = machine_load()
-    profile, run_dir, counters, done = run_profile(lab, lab_inventory, tmp_path, SEARCH)
+    with Beside(lab_namespaces(lab)) as load:
+        profile, run_dir, counters, done = run_profile(lab, lab_inventory, tmp_path, SEARCH)
     (test,) = profile.tests
     planned = measure_for(profile, test).planned()
     assert planned == profile.planned_trials(test) == 7   # 21 rates: 5 halvings + 2
@@ -281,9 +281,8 @@ def test_the_udp_search_finds_the_links_rate_in_the_planned_trials(lab, lab_inve
     if found is not None and found >= wire * (1 - TOL) - SEARCH_STEP and len(probes) <= planned:
         assert result.best_bps == pytest.approx(found, rel=0.005), figures
         return
-    load = machine_load()
-    if load.busy or idle.busy:
-        pytest.skip(f"the search missed the link on a busy machine ({idle} before, {load} "
-                    f"after), not judged: {figures}")
-    raise AssertionError(f"the search missed the link on a quiet machine ({idle} before, "
-                         f"{load} after): {figures}")
+    if load.busy:
+        pytest.skip(f"the search missed the link with other load on the machine "
+                    f"({load.short()}), not judged: {figures}")
+    raise AssertionError(f"the search missed the link on a quiet machine ({load.short()}): "
+                         f"{figures}")

@@ -2,7 +2,7 @@
 reads): a command that prints more is killed as soon as its reply passes the limit, the
 head of it is kept and marked, and the controller never holds more than the limit of it.
 Run for real on this machine's shell (LocalConnection: the same scripts a host runs);
-the SSH channels are tested the same way on the lab (tests/faults/test_trial_checks.py).
+the SSH channels are tested the same way on the lab (tests/faults/test_trial_faults.py).
 """
 
 from __future__ import annotations
