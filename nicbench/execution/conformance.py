@@ -24,7 +24,7 @@ reads none, a counter that went backwards) is not available: never a failure.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from nicbench.platforms.base import LinkCounters
@@ -45,12 +45,22 @@ class LinkWindow:
     after: LinkCounters | None
 
 
+_Check = Callable[[TrialRecord, "float | None", Sequence[LinkWindow]],
+                  "tuple[Failure, str] | None"]
+
+
 def hold_to_plan(rec: TrialRecord, planned_s: float | None,
                  links: Sequence[LinkWindow]) -> None:
-    """Fail an ok trial that lost its link, overran its plan or moved too little."""
-    if rec.status is not Status.OK:
+    """Fail an ok trial that lost its link, overran its plan or moved too little; a
+    trial failed as a dead link whose carrier went down says so (the cause, not the
+    symptom)."""
+    if rec.status is Status.OK:
+        checks: tuple[_Check, ...] = (_link_down, _overran, _short)
+    elif rec.failure is Failure.DEAD_LINK:
+        checks = (_link_down,)
+    else:
         return
-    for check in (_link_down, _overran, _short):
+    for check in checks:
         found = check(rec, planned_s, links)
         if found is not None:
             rec.fail(*found)

@@ -450,7 +450,7 @@ class SshConnection(Connection):
                     break
                 came = _await_output(chan, min(left, poll))
                 if came:
-                    out += came
+                    cout.add(came)     # within the cap, as every read
                     poll, quiet_since = 0.001, None
                     continue
                 poll = min(poll * 2, MAX_POLL_S)
@@ -628,7 +628,7 @@ class WarmShell:
                     return _result(conn.host, argv, out, err, None, t0, started, True)
                 came = _await_output(self.chan, min(left, poll))
                 if came:
-                    out += came
+                    cout.add(came)     # within the cap, as every read
                     poll = 0.001
                     continue
                 poll = min(poll * 2, MAX_POLL_S)

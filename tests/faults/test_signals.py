@@ -86,6 +86,13 @@ def test_a_signal_mid_run_restores_and_ends_with_the_resume_line(lab, tmp_path, 
     assert sorted(r["repetition"] for r in recs if r["status"] == "ok") == list(range(1, 7))
 
 
+def _connected(pid: int) -> bool:
+    """Has process ``pid`` an established TCP connection (to the lab's sshd)?"""
+    ss = subprocess.run(["ss", "-Htnp", "state", "established"], capture_output=True,
+                        text=True, timeout=10)
+    return f"pid={pid}," in ss.stdout
+
+
 @pytest.fixture
 def frozen_sshd(lab):
     """The receiver's sshd stopped (SIGSTOP): a connection is accepted by the kernel and
@@ -106,7 +113,10 @@ def test_a_signal_while_connecting_is_one_line_without_a_traceback(lab, tmp_path
     proc = start("run", str(prof), "-i", str(lab.inventory_file), "--pair", "gbe",
                  "--out", str(out))
     try:
-        wait_for(lambda: (out / "manifest.json").exists(), 60, "the run opened")
+        # the run has made its directory and waits on a connection the sshd never answers
+        # (its manifest is written only once the pair is found ready, over SSH)
+        wait_for(lambda: (out / "raw").is_dir() and _connected(proc.pid), 60,
+                 "the run connecting to the stopped sshd")
         proc.send_signal(sig)
     finally:
         stdout, err = ended(proc)

@@ -130,7 +130,9 @@ def test_a_probe_that_cannot_start_fails_the_trial(lab, tmp_path):
     with port_held(receiver, TAKEN_PORT):
         proc = nicbench("run", str(prof), "-i", str(lab.inventory_file), "--pair", "gbe",
                         "--out", str(out), timeout=120)
-    assert proc.returncode == 0, proc.stderr
+    # its one trial failed, so the pair measured nothing: the run ends in error (exit 1)
+    assert proc.returncode == 1, proc.stderr
+    assert "pair gbe could not be measured: no trial measured" in proc.stderr, proc.stderr
     [rec] = [TrialRecord.from_dict(json.loads(line))
              for line in (out / "trials.jsonl").read_text().splitlines()]
     [probe] = rec.beside

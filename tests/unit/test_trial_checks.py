@@ -179,3 +179,26 @@ def test_the_linux_trial_calls_read_the_test_interface_s_counters(tmp_path):
     assert plat.link_counters(iface) is not None
     assert plat.link_counters("nicbench-no-such-if") is None
     assert plat.run_client(["true"], 10, None, None).link0 is None   # not asked for
+
+
+def test_a_dead_link_whose_carrier_went_down_says_the_link_went_down(tmp_path):
+    """A link set down early in a trial leaves a transfer of almost nothing, which the
+    judge fails as a dead link; the carrier counters say why, and the reason is theirs."""
+    from nicbench.execution.conformance import LinkWindow, hold_to_plan
+    from nicbench.platforms.base import LinkCounters
+
+    (rec,) = run(tmp_path, fake(lambda call: Answer(client=IPERF3_TCP)))
+    before = LinkCounters(carrier_changes=4, carrier_down=2, up=True, tx_bytes=0, rx_bytes=0)
+    after = LinkCounters(carrier_changes=6, carrier_down=3, up=True, tx_bytes=9, rx_bytes=9)
+    rec.fail(Failure.DEAD_LINK, "transfer moved almost nothing (438982 bit/s)")
+    hold_to_plan(rec, 2.0, [LinkWindow("hb", "t0", before, before),
+                            LinkWindow("ha", "t0", before, after)])
+    assert (rec.failure, rec.reason) == (
+        Failure.LINK_DOWN, "link down during the trial (ha t0: carrier lost 1 time)")
+    # without a carrier change the dead link stays a dead link; other failures are kept
+    rec.fail(Failure.DEAD_LINK, "transfer moved almost nothing (438982 bit/s)")
+    hold_to_plan(rec, 2.0, [LinkWindow("ha", "t0", before, before)])
+    assert rec.failure is Failure.DEAD_LINK
+    rec.fail(Failure.TIMEOUT, "client did not finish")
+    hold_to_plan(rec, 2.0, [LinkWindow("ha", "t0", before, after)])
+    assert rec.failure is Failure.TIMEOUT
