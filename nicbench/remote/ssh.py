@@ -41,6 +41,7 @@ from nicbench.remote.known_hosts import KnownHosts, host_key_name
 from nicbench.remote.result import Result, make_result
 from nicbench.remote.shell import SHELLS
 from nicbench.remote.ssh_keys import Agents, Identity, agent_socket, identities
+from nicbench.remote.ssh_powershell import WarmPowerShell
 import contextlib
 
 
@@ -348,14 +349,20 @@ def _nodelay_on_jump_host(hop: _Hop, tr: paramiko.Transport) -> None:
 # -- running commands ------------------------------------------------------------------------
 
 class SshConnection(Connection):
-    def __init__(self, target: SshTarget, *, trust_new_keys: bool = False):
+    """``warm_powershell``: a Windows host runs every command in one PowerShell session
+    kept for the run (``ssh_powershell``); False: a powershell.exe per command."""
+
+    def __init__(self, target: SshTarget, *, trust_new_keys: bool = False,
+                 warm_powershell: bool = True):
         super().__init__(target.name, SHELLS[target.shell]())
         self.target = target
         self.trust_new_keys = trust_new_keys
         self._session: SshSession | None = None
         self._lock = threading.Lock()
-        self._warm: WarmShell | None = None
+        self._warm: WarmShell | WarmPowerShell | None = None
         self._warm_lock = threading.Lock()
+        self.warm_all = warm_powershell and self.shell.name == "powershell"
+        self.warm_lost = False      # said once; every later command is a process of its own
 
     def _connect(self) -> SshSession:
         """The established connection, made (again) if there is none or it has dropped."""
@@ -492,16 +499,53 @@ class SshConnection(Connection):
         if warm is not None:
             warm.close()
 
-    def _exec_warm(self, argv: Sequence[str], timeout: float) -> Result:
-        if self.shell.name != "posix" or not self._warm_lock.acquire(blocking=False):
-            return self._exec(argv, timeout)     # another thread has the warm shell
+    def _exec_warm(self, argv: Sequence[str], timeout: float,
+                   pidfile: str | None = None) -> Result:
+        if self.warm_all:
+            return self._exec_powershell(argv, timeout, pidfile)
+        if self.shell.name != "posix" or pidfile is not None or \
+                not self._warm_lock.acquire(blocking=False):
+            return self._exec(argv, timeout, pidfile)   # another thread has the warm shell
         try:
             session = self._connect()
             try:
-                if self._warm is None or not self._warm.usable(session):
+                if not isinstance(self._warm, WarmShell) or not self._warm.usable(session):
                     self._drop_warm()
                     self._warm = WarmShell(session, self.target.connect_timeout_s)
                 return self._warm.run(argv, self.shell.render_with_pid(argv), timeout, self)
+            except _Lost:
+                raise self._lost(argv) from None
+            except (paramiko.SSHException, OSError, EOFError) as exc:
+                raise self._channel_failed(exc) from exc
+            except BaseException:
+                self._drop_warm()     # Ctrl-C or an error: its state is unknown, start anew
+                raise
+        finally:
+            self._warm_lock.release()
+
+    def _exec_powershell(self, argv: Sequence[str], timeout: float,
+                         pidfile: str | None) -> Result:
+        """A Windows command in the host's warm PowerShell (started by the first command,
+        again after a timeout or a reconnect), or in a powershell.exe of its own once the
+        session was lost, or while another thread uses it."""
+        from nicbench.remote.powershell import WindowsShell
+        from nicbench.remote.warm_powershell import SessionLost, fall_back
+
+        if self.warm_lost or not self._warm_lock.acquire(blocking=False):
+            return self._exec(argv, timeout, pidfile)
+        shell = self.shell
+        assert isinstance(shell, WindowsShell)
+        try:
+            session = self._connect()
+            try:
+                if not isinstance(self._warm, WarmPowerShell) or \
+                        not self._warm.usable(session):
+                    self._drop_warm()
+                    self._warm = WarmPowerShell(session, self.target.connect_timeout_s)
+                return self._warm.run(argv, shell.warm_script(argv, pidfile), timeout, self)
+            except SessionLost as exc:
+                self._drop_warm()
+                return fall_back(self, exc, argv, lambda: self._exec(argv, timeout, pidfile))
             except _Lost:
                 raise self._lost(argv) from None
             except (paramiko.SSHException, OSError, EOFError) as exc:
