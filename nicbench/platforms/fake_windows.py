@@ -95,7 +95,8 @@ class Proc:
     err: bytes = b""
     rc: int | None = None
     alive: bool = True
-    killed_by: str | None = None   # "kill-tree" (a trial stopping it) or "reap"
+    killed_by: str | None = None   # "kill-tree" (a trial stopping it), "reap", "session"
+    in_session: bool = False       # started by the warm session: ends with it
 
 
 @dataclass
@@ -212,8 +213,12 @@ class FakeWindowsHost:
         return body + out_end, err.encode("utf-8") + err_end
 
     def close_session(self) -> None:
-        """Its channel closed (a timeout killed its tree, the connection closed)."""
+        """Its channel closed (a timeout killed its tree, the connection closed): what it
+        started ends with it (Win32-OpenSSH's job object, #1195)."""
         self.session_pid = None
+        for p in self.procs.values():
+            if p.in_session and p.alive:
+                _terminate(p, "session")
 
     def _answer(self, call: Call, start: bool) -> Reply:
         if self.on_call is not None:
@@ -225,7 +230,7 @@ class FakeWindowsHost:
                 self.session_pid = None
                 self._probe_while_down()
         if self.connection_down:
-            self.session_pid = None
+            self.close_session()
             raise ConnectError(self.name, "the connection was lost", "the host may have "
                                "rebooted or dropped the connection")
         self.log.append(call.label)
@@ -417,6 +422,7 @@ def _background(h: FakeWindowsHost, call: Call) -> Reply:
                              "command")
     h.dirs.add(workdir)
     proc = h.new_proc([exe, *_split(argline)], workdir)
+    proc.in_session = h._in_session
     # BACKGROUND: in the warm session, the session starts the tool itself (no process
     # but the tool's); in a powershell.exe of its own, WMI creates a runner for it.
     h.powershell_starts += not h._in_session
@@ -612,6 +618,7 @@ def _native(h: FakeWindowsHost, call: Call) -> Reply:
     client = None
     if call.pidfile is not None:       # the client keeps "<pid> <start>" there while it runs
         client = h.new_proc(list(call.argv))
+        client.in_session = h._in_session
         h.files[call.pidfile] = f"{client.pid} {client.start}".encode()
     run = h.tool_run(h, list(call.argv))
     server = h.peers.server_of(h) if h.peers else None

@@ -7,10 +7,14 @@ POSIX hosts, so that a command costs no process start (a few hundred ms each on 
 console host reads stdin as if typed at a prompt, statement by statement, so a multi-line
 statement needs an empty line after it (PowerShell#3223), ``$ErrorActionPreference =
 'Stop'`` is ignored (#21808) and a parse error of the last statement gives no failing exit
-(#21784). The session prints :data:`READY`, then reads one line per script from
-``[Console]::In``: ``<nonce> <base64 of the UTF-8 script>``. It writes the script into a
+(#21784). Under ``-EncodedCommand`` stdin is not read unless ``$Input`` is enumerated
+(PowerShell#9497, PowerShell-Docs#7028): the session reads it itself. It prints
+:data:`READY`, then reads one line per script from ``[Console]::In``: ``<nonce> <base64 of the UTF-8 script>``. It writes the script into a
 file of its own in TEMP, UTF-8 *with* a BOM (Windows PowerShell 5.1 reads a BOM-less .ps1
-in the ANSI code page), and runs it with ``& file``. Run as a script file, a script's
+in the ANSI code page), and runs it with ``& file``; what the script puts on its pipeline (a native command's
+output, a string) is written with ``[Console]::Out`` as its own writes are, the one
+writer the end marker goes through, so the marker cannot overtake the script's output in
+another buffer. Run as a script file, a script's
 ``exit N`` ends that script only and sets ``$LASTEXITCODE`` to N; the same ``exit`` in a
 script block made from text would end the session itself (about_Language_Keywords,
 ``exit``; microsoft/winappCli#698 shows both). A script's ``$ErrorActionPreference`` and
@@ -93,7 +97,7 @@ try {
         [IO.File]::WriteAllText($nicbenchFile, $nicbenchText, $nicbenchBom)
         $global:LASTEXITCODE = 0
         try {
-            & $nicbenchFile | Out-Default
+            & $nicbenchFile | Out-String -Stream -Width 4096 | ForEach-Object { [Console]::Out.WriteLine($_) }
         } catch {
             [Console]::Error.WriteLine(($_ | Out-String).Trim())
             $global:LASTEXITCODE = 1
