@@ -38,18 +38,16 @@ from nicbench.errors import AuthError, ConnectError, HostKeyError, RemoteError
 from nicbench.remote.command import display
 from nicbench.remote.connection import Connection
 from nicbench.remote.known_hosts import KnownHosts, host_key_name
-from nicbench.remote.result import Result, make_result
+from nicbench.remote.result import Result
 from nicbench.remote.shell import SHELLS
 from nicbench.remote.ssh_keys import Agents, Identity, agent_socket, identities
+from nicbench.remote.ssh_channel import (MAX_POLL_S, _await_output, _Lost, _result,
+                                         _transport)
 from nicbench.remote.ssh_powershell import WarmPowerShell
 import contextlib
 
 
 EOF_GRACE_S = 1.0
-# How late, at most, the end of a long command is noticed: its exit status does not end
-# the wait for output. 50 ms cost every 1-second trial up to 50 ms; 5 ms costs ~200 cheap wakeups a
-# second while a command runs.
-MAX_POLL_S = 0.005
 MAX_HOPS = 8                # jump hosts and the host itself
 _GONE_HINT = "the host may have rebooted or dropped the connection"
 
@@ -664,44 +662,3 @@ class WarmShell:
             raise
         return _result(conn.host, argv, out[:done.start()], err[:err_end],
                        int(done.group(1)), t0, started)
-
-
-def _result(host: str, argv: Sequence[str], out: bytes | bytearray, err: bytes | bytearray,
-            status: int | None, t0: float, started: float, timed_out: bool = False) -> Result:
-    """A command's Result from what its channel carried: the first line of its output is
-    the pid the wrapper printed (what a timeout kills), not the command's."""
-    raw_out = bytes(out).partition(b"\n")[2]
-    return make_result(host, argv, stdout=raw_out.decode("utf-8", "replace"),
-                       stderr=bytes(err).decode("utf-8", "replace"), exit_status=status,
-                       duration_s=time.monotonic() - t0, timed_out=timed_out,
-                       started_at=started, raw=(raw_out, bytes(err)))
-
-
-def _await_output(chan: paramiko.Channel, timeout: float) -> bytes:
-    """Up to ``timeout`` s for the channel's next output: what came (b"" if nothing did,
-    or its output has ended). Not select() on the channel: its fileno() makes a pipe that
-    paramiko's Channel.close() closes without the lock its transport thread holds while it
-    writes to that pipe for arriving data, so a close as data came (a timed-out command's
-    marker, killed) raised EBADF in the transport thread (which then dropped the
-    connection) or wrote into whatever file had just taken the descriptor's number."""
-    if chan.eof_received:
-        time.sleep(timeout)          # no more output; its exit status or close is polled
-        return b""
-    chan.settimeout(timeout)
-    try:
-        return chan.recv(65536)
-    except TimeoutError:
-        return b""
-    finally:
-        chan.settimeout(None)        # its other calls (sendall) block as before
-
-
-class _Lost(Exception):
-    """The SSH connection died while a command ran."""
-
-
-def _transport(session: SshSession) -> paramiko.Transport:
-    tr = session.transport
-    if not tr.is_active():   # closed under us: the caller's except clauses treat it as lost
-        raise paramiko.SSHException("the SSH connection is closed")
-    return tr

@@ -7,16 +7,14 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import paramiko
 
 from nicbench.remote.result import Result
+from nicbench.remote.ssh_channel import (MAX_POLL_S, Killer, Transported, _await_output,
+                                         _Lost, _result, _transport)
 from nicbench.remote.warm_powershell import (SessionLost, ended, frame, is_ready, new_nonce,
                                              session_command)
-
-if TYPE_CHECKING:
-    from nicbench.remote.ssh import SshConnection, SshSession
 
 # powershell.exe loads .NET before it reads a line: the first start after a boot can take
 # seconds (the design's expectation, unmeasured). A session not ready by then is lost.
@@ -26,10 +24,8 @@ READY_TIMEOUT_S = 30.0
 class WarmPowerShell:
     """One ``powershell.exe`` running :data:`warm_powershell.SESSION` on one channel."""
 
-    def __init__(self, session: SshSession, open_timeout_s: float,
+    def __init__(self, session: Transported, open_timeout_s: float,
                  ready_timeout_s: float = READY_TIMEOUT_S):
-        from nicbench.remote.ssh import _await_output, _transport
-
         self.transport = _transport(session)
         try:
             self.chan = self.transport.open_session(timeout=open_timeout_s)
@@ -56,7 +52,7 @@ class WarmPowerShell:
             out += _await_output(self.chan, min(left, 0.05))
         self.calls = 0
 
-    def usable(self, session: SshSession) -> bool:
+    def usable(self, session: Transported) -> bool:
         return (session.transport is self.transport and self.transport.is_active()
                 and not self.chan.closed and not self.chan.exit_status_ready())
 
@@ -67,9 +63,7 @@ class WarmPowerShell:
             self.chan.close()
 
     def run(self, argv: Sequence[str], script: str, timeout: float,
-            conn: SshConnection) -> Result:
-        from nicbench.remote.ssh import MAX_POLL_S, _await_output, _Lost, _result
-
+            conn: Killer) -> Result:
         self.calls += 1
         nonce = new_nonce()
         started = time.time()
