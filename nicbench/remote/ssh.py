@@ -31,6 +31,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from collections.abc import Sequence
+from typing import Any
 
 import paramiko
 
@@ -526,13 +527,11 @@ class SshConnection(Connection):
         """A Windows command in the host's warm PowerShell (started by the first command,
         again after a timeout or a reconnect), or in a powershell.exe of its own once the
         session was lost, or while another thread uses it."""
-        from nicbench.remote.powershell import WindowsShell
         from nicbench.remote.warm_powershell import SessionLost, fall_back
 
         if self.warm_lost or not self._warm_lock.acquire(blocking=False):
             return self._exec(argv, timeout, pidfile)
-        shell = self.shell
-        assert isinstance(shell, WindowsShell)
+        shell: Any = self.shell          # a WindowsShell: it has warm_script
         try:
             session = self._connect()
             try:

@@ -15,8 +15,10 @@ from dataclasses import replace
 
 import pytest
 
+from nicbench.errors import CommandTimeout, ConnectError
 from nicbench.platforms.hosts import ssh_target
 from nicbench.remote import ssh_powershell
+from nicbench.remote.shell import PosixShell
 from nicbench.remote.ssh import SshConnection
 from nicbench.remote.ssh_powershell import WarmPowerShell
 from nicbench.remote.warm_powershell import END, READY, SessionLost
@@ -107,3 +109,61 @@ def test_a_session_that_cannot_start_is_lost_before_anything_ran(conn, monkeypat
                                           r"was ready \(powershell.exe: not found\)") as info:
         session(conn)
     assert not info.value.ran
+
+
+class StandInShell(PosixShell):
+    """POSIX rendering, with what the Windows shell adds for its session: each command
+    as a script that prints its pid first (the stand-in runs it as sh)."""
+
+    def warm_script(self, argv, pidfile=None) -> str:
+        return 'echo "$$"\nexec ' + self.render(argv) + "\n"
+
+
+@pytest.fixture
+def warm_conn(conn):
+    conn.shell = StandInShell()
+    conn.warm_all = True            # as for a Windows host: every command in the session
+    return conn
+
+
+def session_pid(conn) -> str:
+    return conn.run(["sh", "-c", 'echo "$PPID"']).stdout.strip()
+
+
+def parent(conn) -> str:
+    return conn.run(["sh", "-c", 'ps -o comm= -p "$PPID"']).stdout.strip()
+
+
+def test_every_command_of_a_connection_goes_through_one_session(warm_conn):
+    pids = {session_pid(warm_conn) for _ in range(4)}
+    assert len(pids) == 1 and parent(warm_conn) == "sh"     # the stand-in session
+    res = warm_conn.run(["sh", "-c", "echo out; echo err >&2; exit 3"], warn=True)
+    assert (res.stdout, res.stderr, res.exit_status) == ("out\n", "err\n", 3)
+    assert session_pid(warm_conn) in pids and warm_conn.notices == []
+
+
+def test_a_timeout_drops_the_session_and_the_next_command_starts_another(warm_conn):
+    before = session_pid(warm_conn)
+    with pytest.raises(CommandTimeout):
+        warm_conn.run(["sleep", "30"], timeout=1.0)
+    after = session_pid(warm_conn)
+    assert after != before and not warm_conn.warm_lost and warm_conn.notices == []
+
+
+def test_a_session_that_dies_under_a_command_is_said_once_then_commands_run_alone(
+        warm_conn, capsys):
+    first = session_pid(warm_conn)
+    with pytest.raises(ConnectError, match="warm PowerShell session ended while"):
+        warm_conn.run(["sh", "-c", 'kill -9 "$PPID"'])
+    assert warm_conn.warm_lost and len(warm_conn.notices) == 1
+    assert parent(warm_conn) == "sshd"             # its own channel's, no session's
+    assert session_pid(warm_conn) != first and parent(warm_conn) == "sshd"
+    assert len(warm_conn.notices) == 1
+    assert capsys.readouterr().err.count("the warm PowerShell session ended") == 1
+
+
+def test_a_session_that_cannot_start_runs_the_command_alone(warm_conn, monkeypatch):
+    monkeypatch.setattr(ssh_powershell, "session_command", lambda: "exit 127")
+    assert warm_conn.run(["echo", "still"]).stdout == "still\n"
+    assert warm_conn.run(["echo", "again"]).stdout == "again\n"
+    assert len(warm_conn.notices) == 1 and "could not start" in warm_conn.notices[0]
