@@ -1,7 +1,9 @@
 """Windows PowerShell 5.1 over OpenSSH: how an argv list or a script reaches a Windows
 host, and the scripts that run, watch and stop background tools there.
 
-Every command is sent as ``powershell.exe -NoLogo -NoProfile -NonInteractive
+A command runs in the host's warm PowerShell session where the connection keeps one
+(``warm_powershell``: :meth:`WindowsShell.warm_script` is what the session runs), else,
+and to start that session, as ``powershell.exe -NoLogo -NoProfile -NonInteractive
 -ExecutionPolicy Bypass -EncodedCommand <base64 of UTF-16LE script>``. The argument holds
 only ``[A-Za-z0-9+/=]``, so it crosses cmd.exe (OpenSSH's default shell), PowerShell as
 DefaultShell and sshd's own re-quoting unchanged (Win32-OpenSSH#1082, #1273, #936; the
