@@ -160,3 +160,20 @@ def test_the_session_runs_each_script_from_a_file_never_as_a_script_block():
         assert banned not in SESSION
     assert "UTF8Encoding $true" in SESSION       # a BOM: 5.1 reads BOM-less .ps1 as ANSI
     assert "[Console]::In.ReadLine()" in SESSION
+
+
+def test_a_capture_through_the_session_saves_what_the_session_ran_and_answered(tmp_path):
+    from nicbench.platforms import windows_capture
+
+    pair = FakeWindowsPair()
+    h = pair.add(FakeWindowsHost("wa", {"Ethernet 2": FakeAdapter(addresses=("198.18.0.1",))},
+                                 tool_run=runs(0)))
+    plat = pair.platform("wa")
+    got = windows_capture.capture(plat, tmp_path / "cap", ["Ethernet 2"], ["198.18.0.2"])
+    assert h.sessions == 1 and h.powershell_starts == 1 and got
+    sh = WindowsShell()
+    for n, call in enumerate(pair.connections["wa"].calls, 1):
+        saved = next((tmp_path / "cap").glob(f"{n:02d}-*.ps1"))
+        assert saved.read_text(encoding="utf-8") == sh.warm_script(call.argv) == call.script
+        out = saved.with_suffix(".stdout").read_bytes()
+        assert END.encode() not in out and not out.startswith(str(h.session_pid).encode())
