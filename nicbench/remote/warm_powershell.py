@@ -25,6 +25,11 @@ next script. After the script, the session writes an empty line and
 output (a tool's, a value that came back) can end a frame early: it would have to know a
 nonce chosen after it was written.
 
+The script file is removed after each script, and when the session ends; one left by
+a session killed mid-script (a timeout) is removed by the next session on the host,
+once no process has the pid in its name. Each background tool's watcher runspace is
+disposed at the next start after its tool ended.
+
 **What a script sees there** (:meth:`WindowsShell.warm_script`): the pid line first (the
 session's ``$PID``: killing its tree on a timeout ends the script's work and the session),
 the body the one-process form runs, then ``exit 0`` (a script that ends without ``exit``
@@ -70,50 +75,56 @@ $NicbenchSession = $true
 $NicbenchWatchers = @()
 function Start-NicbenchBackground($Dir, $Exe, $ArgLine) {
     [IO.File]::WriteAllText((Join-Path $Dir 'in'), '')
-    $start = @{FilePath = $Exe; WorkingDirectory = $Dir; NoNewWindow = $true; PassThru = $true
-               RedirectStandardInput = (Join-Path $Dir 'in')
-               RedirectStandardOutput = (Join-Path $Dir 'out'); RedirectStandardError = (Join-Path $Dir 'err')}
-    if ($ArgLine) { $start.ArgumentList = $ArgLine }
-    $p = Start-Process @start
+    $s = @{FilePath = $Exe; WorkingDirectory = $Dir; NoNewWindow = $true; PassThru = $true
+           RedirectStandardInput = (Join-Path $Dir 'in')
+           RedirectStandardOutput = (Join-Path $Dir 'out'); RedirectStandardError = (Join-Path $Dir 'err')}
+    if ($ArgLine) { $s.ArgumentList = $ArgLine }
+    $global:NicbenchWatchers = @($global:NicbenchWatchers | Where-Object {
+        if ($_.H.IsCompleted) { $_.P.Dispose(); $false } else { $true } })
+    $p = Start-Process @s
     $null = $p.Handle
     $w = [PowerShell]::Create()
     $null = $w.AddScript('param($p, $f) $p.WaitForExit(); [IO.File]::WriteAllText($f, [string]$p.ExitCode)')
     $null = $w.AddArgument($p).AddArgument((Join-Path $Dir 'rc'))
-    $global:NicbenchWatchers += @(@{PowerShell = $w; Handle = $w.BeginInvoke()})
+    $global:NicbenchWatchers += @(@{P = $w; H = $w.BeginInvoke()})
     return [int]$p.Id
 }
-$nicbenchFile = Join-Path ([IO.Path]::GetTempPath()) ('nicbench-warm-' + $PID + '.ps1')
-$nicbenchBom = New-Object System.Text.UTF8Encoding $true
+$nbTemp = [IO.Path]::GetTempPath()
+foreach ($nbOld in @(Get-ChildItem -LiteralPath $nbTemp -Filter 'nicbench-warm-*.ps1')) {
+    $nbId = 0
+    if ([int]::TryParse($nbOld.BaseName.Substring(14), [ref]$nbId) -and -not (Get-Process -Id $nbId -ErrorAction Ignore)) {
+        Remove-Item -LiteralPath $nbOld.FullName -Force -ErrorAction Ignore
+    }
+}
+$nbFile = Join-Path $nbTemp ('nicbench-warm-' + $PID + '.ps1')
+$nbBom = New-Object System.Text.UTF8Encoding $true
 [Console]::Out.WriteLine('@@nicbench-warm-ready')
 [Console]::Out.Flush()
 try {
-    while ($true) {
-        $nicbenchLine = [Console]::In.ReadLine()
-        if ($null -eq $nicbenchLine) { break }
-        $nicbenchWords = $nicbenchLine.Trim().Split(' ')
-        if ($nicbenchWords.Count -ne 2) { continue }
-        $nicbenchNonce = $nicbenchWords[0]
-        $nicbenchText = [Text.Encoding]::UTF8.GetString([Convert]::FromBase64String($nicbenchWords[1]))
-        [IO.File]::WriteAllText($nicbenchFile, $nicbenchText, $nicbenchBom)
+    while ($null -ne ($nbLine = [Console]::In.ReadLine())) {
+        $nbWords = $nbLine.Trim().Split(' ')
+        if ($nbWords.Count -ne 2) { continue }
+        [IO.File]::WriteAllText($nbFile, [Text.Encoding]::UTF8.GetString([Convert]::FromBase64String($nbWords[1])), $nbBom)
         $global:LASTEXITCODE = 0
         try {
-            & $nicbenchFile | Out-String -Stream -Width 4096 | ForEach-Object { [Console]::Out.WriteLine($_) }
+            & $nbFile | Out-String -Stream -Width 4096 | ForEach-Object { [Console]::Out.WriteLine($_) }
         } catch {
             [Console]::Error.WriteLine(($_ | Out-String).Trim())
             $global:LASTEXITCODE = 1
         }
-        $nicbenchRc = 0
-        if ($null -ne $global:LASTEXITCODE) { $nicbenchRc = [int]$global:LASTEXITCODE }
+        Remove-Item -LiteralPath $nbFile -Force -ErrorAction Ignore
+        $nbRc = 0
+        if ($null -ne $global:LASTEXITCODE) { $nbRc = [int]$global:LASTEXITCODE }
         [Console]::Out.Flush()
         [Console]::Out.WriteLine()
-        [Console]::Out.WriteLine('@@nicbench-end ' + $nicbenchNonce + ' ' + $nicbenchRc)
+        [Console]::Out.WriteLine('@@nicbench-end ' + $nbWords[0] + ' ' + $nbRc)
         [Console]::Out.Flush()
         [Console]::Error.WriteLine()
-        [Console]::Error.WriteLine('@@nicbench-end ' + $nicbenchNonce)
+        [Console]::Error.WriteLine('@@nicbench-end ' + $nbWords[0])
         [Console]::Error.Flush()
     }
 } finally {
-    Remove-Item -LiteralPath $nicbenchFile -Force -ErrorAction SilentlyContinue
+    Remove-Item -LiteralPath $nbFile -Force -ErrorAction Ignore
 }
 """
 

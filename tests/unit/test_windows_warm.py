@@ -155,7 +155,7 @@ def test_the_session_runs_each_script_from_a_file_never_as_a_script_block():
     assert problems(SESSION) == []
     root = PARSER.parse(SESSION.encode()).root_node
     invoked = [c.strip() for c in _calls(root) if c.startswith("&")]
-    assert invoked == ["& $nicbenchFile"]
+    assert invoked == ["& $nbFile"]
     for banned in ("[scriptblock]::Create", "Invoke-Expression", "iex ", "-Command -"):
         assert banned not in SESSION
     assert "UTF8Encoding $true" in SESSION       # a BOM: 5.1 reads BOM-less .ps1 as ANSI
