@@ -177,3 +177,20 @@ def test_a_capture_through_the_session_saves_what_the_session_ran_and_answered(t
         assert saved.read_text(encoding="utf-8") == sh.warm_script(call.argv) == call.script
         out = saved.with_suffix(".stdout").read_bytes()
         assert END.encode() not in out and not out.startswith(str(h.session_pid).encode())
+
+
+def test_no_script_sets_a_preference_beyond_its_own_scope():
+    # A script file's assignments live in its own script scope (about_Scopes); only a
+    # global: or script: prefix, or dot-sourcing, would carry one into the session and
+    # the next script. Every builder's script as the session runs it is checked.
+    from test_windows_grammar import HARMLESS, builders
+
+    sh = WindowsShell()
+    for name, build in builders(HARMLESS).items():
+        text = sh.warm_script(build())
+        for leak in ("$global:ErrorActionPreference", "$script:ErrorActionPreference",
+                     "$global:ProgressPreference", "Set-Variable"):
+            assert leak not in text, (name, leak)
+        assert not any(line.lstrip().startswith(". ") for line in text.splitlines()), name
+    assert "$global:ErrorActionPreference" not in SESSION
+    assert "& $nbFile" in SESSION and ". $nbFile" not in SESSION
