@@ -1,16 +1,20 @@
 """Process starts per trial on Windows hosts, counted through the scripted Windows host.
 
-Every command nicbench sends to Windows is a ``powershell.exe -EncodedCommand`` of its
-own, and a background tool one more (its runner, created by WMI); the design expects
-each start to cost a few hundred ms there (docs/windows.md, design 1), against 0.03 s of
-harness per trial on Linux. This runs one point of NTttcp and iperf 2 trials (3 each)
-through the real Runner, WindowsPlatform and WindowsShell against the scripted hosts of
-``nicbench/platforms/fake_windows.py`` (answering with the real captures the unit tests
-use), counts each host's starts between one trial's start and the next, and prints them
-with what ``--plan`` charges for them. No lab, no root, no Windows: it counts commands,
-it does not time them. The last line is the figures, for machines:
+A run keeps one warm PowerShell per Windows host (nicbench/remote/warm_powershell.py): every
+command is a framed script in it, and it starts the background tools itself, so a trial
+starts no process; the session is started by the host's first command and again after
+each reboot. Without it (the fallback once a session is lost), every command is a
+``powershell.exe -EncodedCommand`` of its own and a background tool one more (its
+WMI-created runner). The design expects each start to cost a few hundred ms there
+(docs/windows.md, design 1), against 0.03 s of harness per trial on Linux. This runs one
+point of NTttcp and iperf 2 trials (3 each) through the real Runner, WindowsPlatform and
+WindowsShell against the scripted hosts of ``nicbench/platforms/fake_windows.py``
+(answering with the real captures the unit tests use), both ways, counts each host's
+starts between one trial's start and the next, and prints them with what ``--plan``
+charges. No lab, no root, no Windows: it counts starts, it does not time them. The last
+line is the figures, for machines:
 
-    windows_starts: receiver=... sender=... per_trial=... plan_per_trial=... seconds_each=...
+    windows_starts: receiver=... sender=... per_trial=... sessions=... plan_starts=... plan_per_trial=... alone_per_trial=... seconds_each=...
 
     python bench/windows_starts.py
 """
@@ -65,6 +69,15 @@ INVENTORY = {
                "b": {"host": "wb", "interface": "Ethernet 2", "address": "198.18.0.2"}}]}
 
 
+def per_trial(profile, inventory, tools, run_dir: Path, warm: bool):
+    pair = windows_pair({"wa": ("Ethernet 2", "198.18.0.1"),
+                         "wb": ("Ethernet 2", "198.18.0.2")}, tool_run=tools)
+    pair.warm = warm
+    counter = StartCounter(pair)
+    Runner(profile, inventory, run_dir, hosts=pair, listener=counter).run()
+    return counter.per_trial(), sum(h.sessions for h in pair.hosts.values())
+
+
 def main() -> int:
     text = {k: p.read_bytes() for k, p in CAPTURES.items()}
 
@@ -79,20 +92,21 @@ def main() -> int:
         path = Path(tmp) / "profile.yaml"
         path.write_text(textwrap.dedent(PROFILE))
         profile = load_profile(path, CATALOG)
-        pair = windows_pair({"wa": ("Ethernet 2", "198.18.0.1"),
-                             "wb": ("Ethernet 2", "198.18.0.2")}, tool_run=tools)
-        counter = StartCounter(pair)
-        Runner(profile, inventory, Path(tmp) / "run", hosts=pair, listener=counter).run()
+        warm, sessions = per_trial(profile, inventory, tools, Path(tmp) / "warm", True)
+        alone, _ = per_trial(profile, inventory, tools, Path(tmp) / "alone", False)
         plan = make_plan(profile, inventory)
-    per_trial = counter.per_trial()
-    for test, starts in per_trial:
-        print(f"  {test:10} receiver wa {starts['wa']:2}  sender wb {starts['wb']:2}")
-    receiver = statistics.mean(s["wa"] for _, s in per_trial)
-    sender = statistics.mean(s["wb"] for _, s in per_trial)
-    planned = plan.windows_starts / max(1, plan.windows_trials)
+    print("  test       warm session        a process per command")
+    for (test, starts), (_, old) in zip(warm, alone, strict=True):
+        print(f"  {test:10} receiver {starts['wa']:2} sender {starts['wb']:2}   "
+              f"receiver {old['wa']:2} sender {old['wb']:2}")
+    receiver = statistics.mean(s["wa"] for _, s in warm)
+    sender = statistics.mean(s["wb"] for _, s in warm)
+    before = statistics.mean(s["wa"] + s["wb"] for _, s in alone)
+    planned = plan.windows_trial_starts / max(1, plan.windows_trials)
     print(f"windows_starts: receiver={receiver:.3g} sender={sender:.3g} "
-          f"per_trial={receiver + sender:.3g} plan_per_trial={planned:.3g} "
-          f"seconds_each={POWERSHELL_START_S:g}")
+          f"per_trial={receiver + sender:.3g} sessions={sessions} "
+          f"plan_starts={plan.windows_starts} plan_per_trial={planned:.3g} "
+          f"alone_per_trial={before:.3g} seconds_each={POWERSHELL_START_S:g}")
     return 0
 
 

@@ -48,12 +48,14 @@ from nicbench.tools.registry import TOOLS
 # and what a point costs to tune, check and restore, for the estimate.
 TRIAL_OVERHEAD_S = 0.1
 POINT_OVERHEAD_S = 1.0
-# What one powershell.exe start costs a Windows host: every Windows command is a process
-# of its own, a background tool one more (its WMI-created runner). "Hundreds of ms" is the
-# design's expectation (docs/windows.md, design 1), not yet measured on a real host; the
-# plan counts the starts its trials make and charges each this much.
+# What one powershell.exe start costs a Windows host. "Hundreds of ms" is the design's
+# expectation (docs/windows.md, design 1), not yet measured on a real host. A run starts
+# one warm PowerShell per host (remote/warm_powershell.py), which runs every command and
+# starts the background tools itself: a host's starts are its sessions, one at its first
+# command and one more after each reboot (the session ends with the connection); a trial
+# makes none. The plan counts them and charges each this much.
 POWERSHELL_START_S = 0.3
-BACKGROUND_START = "Invoke-CimMethod -ClassName Win32_Process -MethodName Create"
+RESTART = "shutdown.exe"
 # A tool that does not say how long it runs (netPIPE, netio): a guess for the estimate,
 # bounded by the test's timeout.
 UNKNOWN_TOOL_S = 15.0
@@ -346,10 +348,11 @@ class RunPlan:
     estimate_min_s: float | None = None
     # Points the planning hosts refused, each with why: (pair, point, reason).
     skipped: list[tuple[str, str, str]] = field(default_factory=list)
-    # powershell.exe starts the trials make on Windows hosts (every Windows command, and
-    # a background tool's runner), and the trials on pairs with a Windows host.
+    # powershell.exe starts on Windows hosts: in all (each host's warm sessions), and in
+    # the trials (none: the sessions run them); the trials on pairs with a Windows host.
     windows_starts: int = 0
     windows_trials: int = 0
+    windows_trial_starts: int = 0
 
 
 @dataclass(frozen=True)
@@ -406,23 +409,26 @@ def make_plan(profile: Profile, inventory: Inventory, pairs: list[str] | None = 
     tool_s, estimate, schedule = _estimate(profile, inventory, chosen, parallel, trials,
                                            profile.planned_trials, starts_s)
     plan = RunPlan(profile, chosen, log.sent, trials, tool_s, estimate, schedule, commands,
-                   skipped=skipped, windows_starts=starts, windows_trials=windows_trials)
+                   skipped=skipped, windows_starts=starts, windows_trials=windows_trials,
+                   windows_trial_starts=0)
     fewest = sum(measure_for(profile, t).planned_min() for t in profile.tests) \
         * len(profile.points) * len(chosen)
     if fewest != trials:
         plan.trials_min = fewest
         plan.estimate_min_s = _estimate(profile, inventory, chosen, parallel, fewest,
                                         lambda t: measure_for(profile, t).planned_min(),
-                                        starts_s * fewest / max(1, trials))[1]
+                                        starts_s)[1]
     return plan
 
 
 def windows_starts(sent: list[Sent], inventory: Inventory) -> int:
-    """powershell.exe starts of the planned trials on Windows hosts: each command one (a
-    command is a process of its own), a background tool's start one more (its runner)."""
+    """powershell.exe starts a run makes on its Windows hosts: each host's warm session,
+    started by its first command, and again after each reboot (one per restart sent).
+    Nothing else starts one: the sessions run every command and start the background
+    tools themselves (counted through the scripted host: test_windows_starts.py)."""
     windows = {h.name for h in inventory.hosts if h.os == "windows"}
-    return sum(1 + (BACKGROUND_START in s.command) for s in sent
-               if s.host in windows and " #" in s.where)
+    mine = [s for s in sent if s.host in windows]
+    return len({s.host for s in mine}) + sum(f"\n& '{RESTART}' " in s.command for s in mine)
 
 
 def _has_windows(inventory: Inventory, pair: str) -> bool:
@@ -512,10 +518,12 @@ def render(plan: RunPlan) -> list[str]:
 def _windows_cost(plan: RunPlan) -> str:
     if not plan.windows_starts:
         return ""
-    per = plan.windows_starts / max(1, plan.windows_trials)
-    return (f", plus on Windows {per:.3g} powershell.exe starts per trial at "
-            f"~{POWERSHELL_START_S:g} s each, {duration_text(plan.windows_starts * POWERSHELL_START_S)} "
-            "in all (an expected cost, not yet measured on a real host)")
+    per = plan.windows_trial_starts / max(1, plan.windows_trials)
+    return (f", plus on Windows {plan.windows_starts} powershell.exe starts (one PowerShell "
+            f"per host, again after each reboot; {per:.3g} per trial) at "
+            f"~{POWERSHELL_START_S:g} s each, "
+            f"{duration_text(plan.windows_starts * POWERSHELL_START_S)} in all (an expected "
+            "cost, not yet measured on a real host)")
 
 
 _REP = re.compile(r" #\d+")

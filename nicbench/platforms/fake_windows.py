@@ -40,6 +40,7 @@ from nicbench.platforms.windows_commands import REG_KINDS, RegValue
 from nicbench.platforms.windows import WindowsPlatform
 from nicbench.remote.fake import Call, ReplayConnection, Reply
 from nicbench.remote.powershell import WindowsShell, list2cmdline
+from nicbench.remote.warm_powershell import SessionLost, end_lines, read_frame
 
 REG_ABSENT = "ERROR: The system was unable to find the specified registry key or value.\n"
 TEMP = "C:\\Users\\bench\\AppData\\Local\\Temp\\"
@@ -94,7 +95,8 @@ class Proc:
     err: bytes = b""
     rc: int | None = None
     alive: bool = True
-    killed_by: str | None = None   # "kill-tree" (a trial stopping it) or "reap"
+    killed_by: str | None = None   # "kill-tree" (a trial stopping it), "reap", "session"
+    in_session: bool = False       # started by the warm session: ends with it
 
 
 @dataclass
@@ -131,6 +133,15 @@ class FakeWindowsHost:
     # (each is its own `powershell.exe -EncodedCommand`), one more per background tool
     # (its runner, created by WMI). What a trial costs in process starts is counted here.
     powershell_starts: int = 0
+    # The warm PowerShell session (warm_powershell.SESSION) a warm connection keeps: its
+    # pid while it runs, how many were started, and a test's ways to break it: it
+    # cannot start at all, or it ends under its N-th script.
+    session_pid: int | None = None
+    sessions: int = 0
+    warm_refused: bool = False
+    session_dies_at: int | None = None
+    session_scripts: int = 0
+    _in_session: bool = False      # the command at hand runs in the session
     _down: int = 0
     _rebooting: bool = False
     _up_left: int = 0
@@ -161,18 +172,70 @@ class FakeWindowsHost:
 
     # -- the connection's answer ------------------------------------------------------------
     def __call__(self, call: Call) -> Reply:
+        """A command in a powershell.exe of its own."""
+        return self._answer(call, start=True)
+
+    def open_session(self) -> None:
+        """A warm connection starts its session: one powershell.exe that will run every
+        later command (SessionLost: it cannot start, nothing ran)."""
+        if self._rebooting and self._up_left <= 0:
+            self._probe_while_down()
+        if self.connection_down:
+            raise ConnectError(self.name, "the connection was lost", "the host may have "
+                               "rebooted or dropped the connection")
+        self.powershell_starts += 1
+        self.sessions += 1
+        if self.warm_refused:
+            raise SessionLost("could not start: powershell.exe ended before it was ready "
+                              "(Program 'powershell.exe' failed to run)")
+        self._pid += 4
+        self.session_pid = self._pid
+
+    def session_call(self, call: Call, line: bytes) -> tuple[bytes, bytes]:
+        """One framed script in the session, as SESSION handles it: the line split into
+        nonce and script, the script's output after the session's pid line, then the
+        end markers with the nonce and its exit status; none when it does not end (a
+        timeout). A session that died raises SessionLost (ran: its outcome unknown)."""
+        if self.session_pid is None:
+            raise SessionLost("ended while a command ran", ran=True)
+        nonce, script = read_frame(line)
+        if script != call.script:
+            raise AssertionError(f"{self.name}: the frame does not carry the script sent")
+        self.session_scripts += 1
+        if self.session_dies_at == self.session_scripts:
+            self.session_pid = None
+            raise SessionLost("ended while a command ran", ran=True)
+        out, err, rc = self._answer(call, start=False)
+        body = (f"{self.session_pid}\r\n" + out).encode("utf-8")
+        if rc is None:
+            return body, err.encode("utf-8")
+        out_end, err_end = end_lines(nonce, rc)
+        return body + out_end, err.encode("utf-8") + err_end
+
+    def close_session(self) -> None:
+        """Its channel closed (a timeout killed its tree, the connection closed): what it
+        started ends with it (Win32-OpenSSH's job object, #1195)."""
+        self.session_pid = None
+        for p in self.procs.values():
+            if p.in_session and p.alive:
+                _terminate(p, "session")
+
+    def _answer(self, call: Call, start: bool) -> Reply:
         if self.on_call is not None:
             self.on_call(call)
         if self._rebooting:
             if self._up_left > 0:
                 self._up_left -= 1      # shutdown /t 5: still up for a while
             else:
+                self.session_pid = None
                 self._probe_while_down()
         if self.connection_down:
+            self.close_session()
             raise ConnectError(self.name, "the connection was lost", "the host may have "
                                "rebooted or dropped the connection")
         self.log.append(call.label)
-        self.powershell_starts += 1
+        self.powershell_starts += start
+        self._in_session = not start
         handler = _HANDLERS.get(call.label.split(" ")[0] if call.is_script else "native")
         if handler is None:
             raise AssertionError(f"{self.name}: no answer for {call.label!r}")
@@ -193,6 +256,7 @@ class FakeWindowsHost:
         self._rebooting = False
         self.boots += 1
         self.procs.clear()
+        self.session_pid = None
         self._rpc_left = self.rpc_errors_after_boot
         self._adapter_down_left = self.adapter_down_after_boot
         self._silent_left = self.peer_silent_after_boot
@@ -353,9 +417,15 @@ def _background(h: FakeWindowsHost, call: Call) -> Reply:
     if h.exists(workdir):
         return "", f"{workdir} exists already\n", 97
     exe, argline = _runner_params(call.params["Runner"])
+    if (exe, argline) != (call.params["Exe"], call.params["ArgLine"]):
+        raise AssertionError(f"{h.name}: the runner and the session would start another "
+                             "command")
     h.dirs.add(workdir)
     proc = h.new_proc([exe, *_split(argline)], workdir)
-    h.powershell_starts += 1             # the runner WMI creates
+    proc.in_session = h._in_session
+    # BACKGROUND: in the warm session, the session starts the tool itself (no process
+    # but the tool's); in a powershell.exe of its own, WMI creates a runner for it.
+    h.powershell_starts += not h._in_session
     h.files[workdir + "\\pid"] = f"{proc.pid} {proc.start}".encode()
     h.log.append(f"server {exe}")
     return _ok(f"{proc.pid} {workdir}\n")
@@ -548,6 +618,7 @@ def _native(h: FakeWindowsHost, call: Call) -> Reply:
     client = None
     if call.pidfile is not None:       # the client keeps "<pid> <start>" there while it runs
         client = h.new_proc(list(call.argv))
+        client.in_session = h._in_session
         h.files[call.pidfile] = f"{client.pid} {client.start}".encode()
     run = h.tool_run(h, list(call.argv))
     server = h.peers.server_of(h) if h.peers else None
@@ -596,6 +667,9 @@ class FakeWindowsPair:
     # the MTU its interface has now, None if no host has that address. A ping to such
     # a peer is answered as that host would answer it.
     outside: Callable[[str], int | None] | None = None
+    # One warm PowerShell per host, as SshConnection keeps by default; False: every
+    # command a powershell.exe of its own (the fallback, and the form the goldens pin).
+    warm: bool = True
 
     def add(self, host: FakeWindowsHost) -> FakeWindowsHost:
         host.peers = self
@@ -604,7 +678,7 @@ class FakeWindowsPair:
 
     def platform(self, name: str) -> WindowsPlatform:
         if name not in self.platforms:
-            conn = ReplayConnection(name, WindowsShell(), self.hosts[name])
+            conn = ReplayConnection(name, WindowsShell(), self.hosts[name], warm=self.warm)
             self.connections[name] = conn
             plat = WindowsPlatform(conn, options=self.options)
             plat.probe_interval_s = 0.0

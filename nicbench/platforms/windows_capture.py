@@ -217,8 +217,10 @@ def capture(platform: WindowsPlatform, out: str | Path, interfaces: list[str],
     lost: str | None = None
     for n, probe in enumerate(probes(platform, interfaces, peers), 1):
         stem = f"{n:02d}-{probe.name}"
-        (path / f"{stem}.ps1").write_text(shell.script_with_pid(probe.argv), encoding="utf-8")
+        (path / f"{stem}.ps1").write_text(_sent(platform, probe.argv), encoding="utf-8")
         got = _run(platform, probe, lost)
+        # a session lost at this command ran it alone: the script as it was sent
+        (path / f"{stem}.ps1").write_text(_sent(platform, probe.argv), encoding="utf-8")
         if got.error is not None and got.error.startswith("connection lost"):
             lost = lost or got.error       # the rest would only repeat it
         (path / f"{stem}.stdout").write_bytes(got.stdout)
@@ -238,6 +240,16 @@ def capture(platform: WindowsPlatform, out: str | Path, interfaces: list[str],
     (path / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n",
                                         encoding="utf-8")
     return done
+
+
+def _sent(platform: WindowsPlatform, argv: list[str]) -> str:
+    """The script a command is sent as: in the host's warm session (its form there), or
+    in a powershell.exe of its own."""
+    conn, shell = platform.conn, platform.conn.shell
+    assert isinstance(shell, WindowsShell)
+    if getattr(conn, "warm_all", False) and not getattr(conn, "warm_lost", False):
+        return shell.warm_script(argv)
+    return shell.script_with_pid(argv)
 
 
 def _text(raw: bytes) -> str:

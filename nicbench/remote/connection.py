@@ -10,6 +10,7 @@ the same over SSH and locally.
 from __future__ import annotations
 
 import dataclasses
+import sys
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -36,10 +37,21 @@ class Connection(ABC):
     # The most of one reply's stdout, and of its stderr, read from a host: a command that
     # prints more is killed (Result.truncated, OutputTooLarge).
     max_output = CAPTURE_LIMIT_BYTES
+    # Every command goes through the warm session where the connection keeps one for
+    # all of them (a Windows host: one powershell.exe for the run), not only ``warm=True``.
+    warm_all = False
 
     def __init__(self, host: str, shell: Shell | None = None):
         self.host = host
         self.shell: Shell = shell or PosixShell()
+        self.notices: list[str] = []
+
+    def notify(self, text: str) -> None:
+        """Say something the user should know about this host's connection once (a
+        warm session lost, commands now slower): kept in ``notices`` and printed as a
+        warning line."""
+        self.notices.append(text)
+        print(f"nicbench: warning: {self.host}: {text}", file=sys.stderr, flush=True)
 
     @abstractmethod
     def _exec(self, argv: Sequence[str], timeout: float,
@@ -47,10 +59,12 @@ class Connection(ABC):
         """Run argv, wait at most ``timeout`` s; on timeout kill it and mark the Result.
         ``pidfile``: keep the command's pid in that file on the host while it runs."""
 
-    def _exec_warm(self, argv: Sequence[str], timeout: float) -> Result:
+    def _exec_warm(self, argv: Sequence[str], timeout: float,
+                   pidfile: str | None = None) -> Result:
         """Like ``_exec``, through a shell kept running between calls where the connection
-        has one (SSH to POSIX hosts): the same result, at less cost per call."""
-        return self._exec(argv, timeout)
+        has one (SSH to POSIX hosts, one PowerShell per Windows host): the same result, at
+        less cost per call."""
+        return self._exec(argv, timeout, pidfile)
 
     def run(self, argv: Sequence[str], *, timeout: float = DEFAULT_TIMEOUT_S,
             warn: bool = False, hint: str = "", pidfile: str | None = None,
@@ -63,7 +77,8 @@ class Connection(ABC):
         ``warm``: the command is one of a trial's few, where a new channel per call is
         most of the harness's cost (see ``ssh.WarmShell``); it reads no input."""
         words = _words(argv)
-        result = self._tidy(self._exec_warm(words, timeout) if warm and pidfile is None
+        result = self._tidy(self._exec_warm(words, timeout, pidfile)
+                            if self.warm_all or (warm and pidfile is None)
                             else self._exec(words, timeout, pidfile))
         if result.timed_out:
             raise CommandTimeout(result, timeout)

@@ -1,7 +1,9 @@
 """Windows PowerShell 5.1 over OpenSSH: how an argv list or a script reaches a Windows
 host, and the scripts that run, watch and stop background tools there.
 
-Every command is sent as ``powershell.exe -NoLogo -NoProfile -NonInteractive
+A command runs in the host's warm PowerShell session where the connection keeps one
+(``warm_powershell``: :meth:`WindowsShell.warm_script` is what the session runs), else,
+and to start that session, as ``powershell.exe -NoLogo -NoProfile -NonInteractive
 -ExecutionPolicy Bypass -EncodedCommand <base64 of UTF-16LE script>``. The argument holds
 only ``[A-Za-z0-9+/=]``, so it crosses cmd.exe (OpenSSH's default shell), PowerShell as
 DefaultShell and sshd's own re-quoting unchanged (Win32-OpenSSH#1082, #1273, #936; the
@@ -209,16 +211,25 @@ def decode_file_bytes(data: bytes) -> str:
 # before this runs; the script makes it and writes "<pid> <start time>" into its "pid"
 # (the start time as a FILETIME, UTC), so a later reap can tell the runner from another
 # process that reused its pid. Exit 97: the directory or the process could not be made.
+#
+# In the host's warm PowerShell session ($NicbenchSession, warm_powershell.SESSION), which
+# lives as long as the run's connection, the session starts the tool itself with no
+# runner process (its Start-NicbenchBackground); a start that fails exits 97.
 BACKGROUND = r"""
 if (Test-Path -LiteralPath $Dir) { [Console]::Error.WriteLine($Dir + ' exists already'); exit 97 }
 $null = [IO.Directory]::CreateDirectory($Dir)
-$line = $PowerShell + ' ' + [Convert]::ToBase64String([Text.Encoding]::Unicode.GetBytes($Runner))
-$r = Invoke-CimMethod -ClassName Win32_Process -MethodName Create -Arguments @{CommandLine = $line; CurrentDirectory = $Dir}
-if ($r.ReturnValue -ne 0) {
-    [Console]::Error.WriteLine('Win32_Process.Create failed: ' + $r.ReturnValue)
-    exit 97
+if ($NicbenchSession) {
+    try { $id = Start-NicbenchBackground $Dir $Exe $ArgLine }
+    catch { [Console]::Error.WriteLine('cannot start ' + $Exe + ': ' + $_); exit 97 }
+} else {
+    $line = $PowerShell + ' ' + [Convert]::ToBase64String([Text.Encoding]::Unicode.GetBytes($Runner))
+    $r = Invoke-CimMethod -ClassName Win32_Process -MethodName Create -Arguments @{CommandLine = $line; CurrentDirectory = $Dir}
+    if ($r.ReturnValue -ne 0) {
+        [Console]::Error.WriteLine('Win32_Process.Create failed: ' + $r.ReturnValue)
+        exit 97
+    }
+    $id = [int]$r.ProcessId
 }
-$id = [int]$r.ProcessId
 $st = ''
 $p = Get-Process -Id $id -ErrorAction SilentlyContinue
 if ($p) { $st = [string]$p.StartTime.ToFileTimeUtc() }
@@ -434,6 +445,13 @@ class WindowsShell:
         """What ``render_with_pid`` sends (what a Connection runs), decoded."""
         return PROLOGUE + PID_LINE + self._body_with_pid(argv, pidfile)
 
+    def warm_script(self, argv: Argv, pidfile: str | None = None) -> str:
+        """What a warm session (``warm_powershell``) runs for ``argv``: the pid line (the
+        session's: its tree is what a timeout kills), the body ``render_with_pid`` sends,
+        then ``exit 0`` for a script that ends without one. The prologue is the
+        session's, set once."""
+        return PID_LINE + self._body_with_pid(argv, pidfile) + "exit 0\n"
+
     def decode(self, line: str) -> str:
         """The script a command line this shell rendered runs (the inverse of render)."""
         return decode_command(line)
@@ -453,8 +471,9 @@ class WindowsShell:
         # cost 2.7 characters per character twice, past cmd.exe's 8191.
         runner = PROLOGUE + script_body(ps_script(
             RUNNER, "runner", Exe=argv[0], ArgLine=list2cmdline(argv[1:])))
-        return ps_script(BACKGROUND, f"start {argv[0]}", Dir=workdir,
-                         PowerShell=" ".join(POWERSHELL), Runner=runner)
+        return ps_script(BACKGROUND, f"start {argv[0]}", Dir=workdir, Exe=argv[0],
+                         ArgLine=list2cmdline(argv[1:]), PowerShell=" ".join(POWERSHELL),
+                         Runner=runner)
 
     def reap_argv(self, paths: Sequence[str]) -> list[str]:
         for path in paths:

@@ -27,10 +27,12 @@ import logging
 import re
 import socket
 import threading
+import contextlib
 import time
 import uuid
-from dataclasses import dataclass
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import paramiko
 
@@ -39,17 +41,15 @@ from nicbench.remote.capture import Capture
 from nicbench.remote.command import display
 from nicbench.remote.connection import Connection
 from nicbench.remote.known_hosts import KnownHosts, host_key_name
-from nicbench.remote.result import Result, make_result
+from nicbench.remote.result import Result
 from nicbench.remote.shell import SHELLS
+from nicbench.remote.ssh_channel import (MAX_POLL_S, _await_output, _Lost, _result,
+                                         _transport)
 from nicbench.remote.ssh_keys import Agents, Identity, agent_socket, identities
-import contextlib
+from nicbench.remote.ssh_powershell import WarmPowerShell
 
 
 EOF_GRACE_S = 1.0
-# How late, at most, the end of a long command is noticed: its exit status does not end
-# the wait for output. 50 ms cost every 1-second trial up to 50 ms; 5 ms costs ~200 cheap wakeups a
-# second while a command runs.
-MAX_POLL_S = 0.005
 MAX_HOPS = 8                # jump hosts and the host itself
 _GONE_HINT = "the host may have rebooted or dropped the connection"
 
@@ -349,14 +349,20 @@ def _nodelay_on_jump_host(hop: _Hop, tr: paramiko.Transport) -> None:
 # -- running commands ------------------------------------------------------------------------
 
 class SshConnection(Connection):
-    def __init__(self, target: SshTarget, *, trust_new_keys: bool = False):
+    """``warm_powershell``: a Windows host runs every command in one PowerShell session
+    kept for the run (``ssh_powershell``); False: a powershell.exe per command."""
+
+    def __init__(self, target: SshTarget, *, trust_new_keys: bool = False,
+                 warm_powershell: bool = True):
         super().__init__(target.name, SHELLS[target.shell]())
         self.target = target
         self.trust_new_keys = trust_new_keys
         self._session: SshSession | None = None
         self._lock = threading.Lock()
-        self._warm: WarmShell | None = None
+        self._warm: WarmShell | WarmPowerShell | None = None
         self._warm_lock = threading.Lock()
+        self.warm_all = warm_powershell and self.shell.name == "powershell"
+        self.warm_lost = False      # said once; every later command is a process of its own
 
     def _connect(self) -> SshSession:
         """The established connection, made (again) if there is none or it has dropped."""
@@ -496,16 +502,51 @@ class SshConnection(Connection):
         if warm is not None:
             warm.close()
 
-    def _exec_warm(self, argv: Sequence[str], timeout: float) -> Result:
-        if self.shell.name != "posix" or not self._warm_lock.acquire(blocking=False):
-            return self._exec(argv, timeout)     # another thread has the warm shell
+    def _exec_warm(self, argv: Sequence[str], timeout: float,
+                   pidfile: str | None = None) -> Result:
+        if self.warm_all:
+            return self._exec_powershell(argv, timeout, pidfile)
+        if self.shell.name != "posix" or pidfile is not None or \
+                not self._warm_lock.acquire(blocking=False):
+            return self._exec(argv, timeout, pidfile)   # another thread has the warm shell
         try:
             session = self._connect()
             try:
-                if self._warm is None or not self._warm.usable(session):
+                if not isinstance(self._warm, WarmShell) or not self._warm.usable(session):
                     self._drop_warm()
                     self._warm = WarmShell(session, self.target.connect_timeout_s)
                 return self._warm.run(argv, self.shell.render_with_pid(argv), timeout, self)
+            except _Lost:
+                raise self._lost(argv) from None
+            except (paramiko.SSHException, OSError, EOFError) as exc:
+                raise self._channel_failed(exc) from exc
+            except BaseException:
+                self._drop_warm()     # Ctrl-C or an error: its state is unknown, start anew
+                raise
+        finally:
+            self._warm_lock.release()
+
+    def _exec_powershell(self, argv: Sequence[str], timeout: float,
+                         pidfile: str | None) -> Result:
+        """A Windows command in the host's warm PowerShell (started by the first command,
+        again after a timeout or a reconnect), or in a powershell.exe of its own once the
+        session was lost, or while another thread uses it."""
+        from nicbench.remote.warm_powershell import SessionLost, fall_back
+
+        if self.warm_lost or not self._warm_lock.acquire(blocking=False):
+            return self._exec(argv, timeout, pidfile)
+        shell: Any = self.shell          # a WindowsShell: it has warm_script
+        try:
+            session = self._connect()
+            try:
+                if not isinstance(self._warm, WarmPowerShell) or \
+                        not self._warm.usable(session):
+                    self._drop_warm()
+                    self._warm = WarmPowerShell(session, self.target.connect_timeout_s)
+                return self._warm.run(argv, shell.warm_script(argv, pidfile), timeout, self)
+            except SessionLost as exc:
+                self._drop_warm()
+                return fall_back(self, exc, argv, lambda: self._exec(argv, timeout, pidfile))
             except _Lost:
                 raise self._lost(argv) from None
             except (paramiko.SSHException, OSError, EOFError) as exc:
@@ -639,46 +680,3 @@ class WarmShell:
             raise
         return _result(conn.host, argv, out[:done.start()], err[:err_end],
                        int(done.group(1)), t0, started)
-
-
-def _result(host: str, argv: Sequence[str], out: bytes | bytearray, err: bytes | bytearray,
-            status: int | None, t0: float, started: float, timed_out: bool = False,
-            truncated: bool = False) -> Result:
-    """A command's Result from what its channel carried: the first line of its output is
-    the pid the wrapper printed (what a timeout kills), not the command's."""
-    pid_end = out.find(b"\n")
-    raw_out = bytes(memoryview(out)[pid_end + 1:]) if pid_end >= 0 else b""
-    return make_result(host, argv, stdout=raw_out.decode("utf-8", "replace"),
-                       stderr=bytes(err).decode("utf-8", "replace"), exit_status=status,
-                       duration_s=time.monotonic() - t0, timed_out=timed_out,
-                       started_at=started, raw=(raw_out, bytes(err)), truncated=truncated)
-
-
-def _await_output(chan: paramiko.Channel, timeout: float) -> bytes:
-    """Up to ``timeout`` s for the channel's next output: what came (b"" if nothing did,
-    or its output has ended). Not select() on the channel: its fileno() makes a pipe that
-    paramiko's Channel.close() closes without the lock its transport thread holds while it
-    writes to that pipe for arriving data, so a close as data came (a timed-out command's
-    marker, killed) raised EBADF in the transport thread (which then dropped the
-    connection) or wrote into whatever file had just taken the descriptor's number."""
-    if chan.eof_received:
-        time.sleep(timeout)          # no more output; its exit status or close is polled
-        return b""
-    chan.settimeout(timeout)
-    try:
-        return chan.recv(65536)
-    except TimeoutError:
-        return b""
-    finally:
-        chan.settimeout(None)        # its other calls (sendall) block as before
-
-
-class _Lost(Exception):
-    """The SSH connection died while a command ran."""
-
-
-def _transport(session: SshSession) -> paramiko.Transport:
-    tr = session.transport
-    if not tr.is_active():   # closed under us: the caller's except clauses treat it as lost
-        raise paramiko.SSHException("the SSH connection is closed")
-    return tr

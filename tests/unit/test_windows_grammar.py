@@ -32,7 +32,8 @@ from nicbench.platforms import windows_capture
 from nicbench.platforms import windows_commands as wc
 from nicbench.platforms.fake_windows import FakeAdapter, FakeWindowsHost, FakeWindowsPair
 from nicbench.remote.powershell import (PROLOGUE, WindowsScriptError, WindowsShell,
-                                        ps_script)
+                                        decode_command, ps_script)
+from nicbench.remote.warm_powershell import SESSION, session_command
 from nicbench.tools.registry import CATALOG
 
 from test_plan import WINDOWS
@@ -90,7 +91,8 @@ def scripts_of(argv: list[str]) -> list[str]:
     sent = SH.script_with_pid(argv)
     nested = [v for v in params(sent[len(PROLOGUE) + len("[Console]::Out.WriteLine($PID)\n"):]
                                 ).values() if v.startswith(PROLOGUE)]
-    return [sent, *nested]
+    # the same command as the host's warm PowerShell session runs it (warm_powershell)
+    return [sent, SH.warm_script(argv), *nested]
 
 
 # -- the grammar, checked first ----------------------------------------------------------------
@@ -194,6 +196,15 @@ def test_every_builders_script_parses_clean(name):
 
 def test_a_clients_script_with_its_pid_file_parses_clean():
     assert problems(with_pidfile(HARMLESS)) == []
+    client = ["iperf.exe", "-c", HARMLESS]
+    assert problems(SH.warm_script(client, "C:\\Temp\\" + HARMLESS + ".pid")) == []
+
+
+def test_the_warm_sessions_own_script_parses_clean():
+    # The one script that is not a command: the long-lived powershell.exe per host that
+    # reads the others from stdin (remote/warm_powershell.py), as it is started.
+    assert problems(SESSION) == []
+    assert problems(decode_command(session_command())) == []
 
 
 @pytest.mark.parametrize("path", sorted(GOLDEN.glob("*.ps1")), ids=lambda p: p.stem)

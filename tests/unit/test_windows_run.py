@@ -33,6 +33,8 @@ from nicbench.results.facts import WindowsHostFacts, WindowsInterfaceFacts
 from nicbench.results.records import Failure, Kind, Status
 from nicbench.tools import iperf2, ntttcp
 
+from nicbench.remote.warm_powershell import read_frame
+
 from windows_helpers import replay_hosts
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -138,11 +140,16 @@ def test_a_whole_windows_run_restores_everything_with_few_reboots(tmp_path):
     assert sorted(e.host for e in rebooted) == ["wa", "wa", "wb", "wb"]
     assert all(c.restored for c in read_journal_entries(run.run_dir.journal_file)[0])
 
-    # Every command crossed the wire as base64 and decodes to what was meant.
+    # Every command crossed the wire as base64 and decodes to what was meant: in the
+    # host's warm session a frame (nonce, base64 of the script), else a powershell.exe
+    # of its own (the session's own kill on a timeout; none here).
     for conn in pair.connections.values():
+        assert conn.warm_all and not conn.warm_lost
         for call in conn.calls:
             assert B64.match(call.wire.split(" ")[-1])
-            assert call.script.startswith("$ProgressPreference = 'SilentlyContinue'")
+            assert read_frame(call.wire.encode())[1] == call.script
+            assert call.script.startswith("[Console]::Out.WriteLine($PID)\n")
+    assert {h.sessions for h in pair.hosts.values()} == {4}   # one per boot
 
 
 def test_the_order_of_operations_per_host(tmp_path):
@@ -164,17 +171,15 @@ def test_the_order_of_operations_per_host(tmp_path):
 def test_firewall_rules_cover_exactly_the_tools_ports(tmp_path):
     pair = hosts()
     allowed = []
-    real = pair.hosts["wa"].__class__.__call__
 
-    def spy(self, call):
-        if call.label == "firewall-allow":
-            allowed.append((self.name, call.params["Ports"]))
-        return real(self, call)
-    pair.hosts["wa"].__class__.__call__ = spy  # type: ignore[method-assign]
-    try:
-        Runner(profile(tmp_path), INVENTORY, tmp_path / "out", hosts=pair).run()
-    finally:
-        pair.hosts["wa"].__class__.__call__ = real  # type: ignore[method-assign]
+    def spy(name):
+        def seen(call):
+            if call.label == "firewall-allow":
+                allowed.append((name, call.params["Ports"]))
+        return seen
+    for name, h in pair.hosts.items():
+        h.on_call = spy(name)
+    Runner(profile(tmp_path), INVENTORY, tmp_path / "out", hosts=pair).run()
     # NTttcp: data port 5001 and its sync port 6001; iperf 2: 5001.
     assert set(allowed) == {("wa", "5001,6001"), ("wb", "5001,6001")}
 
@@ -349,6 +354,7 @@ def test_a_long_list_of_leftovers_is_reaped_in_calls_that_fit_cmd_exe(tmp_path):
     from nicbench.remote.powershell import MAX_COMMAND_LINE
 
     pair = hosts()
+    pair.warm = False     # each a powershell.exe of its own, as after a lost session
     plat = pair.platform("wa")
     paths = [plat.scratch_file(f"nicbench-i350.frame9014.iperf-tcp.r{i}-0a1b2c3d.pid")
              for i in range(40)]

@@ -1,6 +1,8 @@
 $ProgressPreference = 'SilentlyContinue'
 [Console]::OutputEncoding = New-Object System.Text.UTF8Encoding $false
 $Dir = 'C:\Users\bench\AppData\Local\Temp\nicbench-p.frame1514.iperf.r1-0a1b2c3d.d'
+$Exe = 'iperf.exe'
+$ArgLine = '-s -p 5001 -w 64K'
 $PowerShell = 'powershell.exe -NoLogo -NoProfile -NonInteractive -ExecutionPolicy Bypass -EncodedCommand'
 $Runner = '$ProgressPreference = ''SilentlyContinue''
 [Console]::OutputEncoding = New-Object System.Text.UTF8Encoding $false
@@ -31,13 +33,18 @@ $ErrorActionPreference = 'Stop'
 try {
     if (Test-Path -LiteralPath $Dir) { [Console]::Error.WriteLine($Dir + ' exists already'); exit 97 }
     $null = [IO.Directory]::CreateDirectory($Dir)
-    $line = $PowerShell + ' ' + [Convert]::ToBase64String([Text.Encoding]::Unicode.GetBytes($Runner))
-    $r = Invoke-CimMethod -ClassName Win32_Process -MethodName Create -Arguments @{CommandLine = $line; CurrentDirectory = $Dir}
-    if ($r.ReturnValue -ne 0) {
-        [Console]::Error.WriteLine('Win32_Process.Create failed: ' + $r.ReturnValue)
-        exit 97
+    if ($NicbenchSession) {
+        try { $id = Start-NicbenchBackground $Dir $Exe $ArgLine }
+        catch { [Console]::Error.WriteLine('cannot start ' + $Exe + ': ' + $_); exit 97 }
+    } else {
+        $line = $PowerShell + ' ' + [Convert]::ToBase64String([Text.Encoding]::Unicode.GetBytes($Runner))
+        $r = Invoke-CimMethod -ClassName Win32_Process -MethodName Create -Arguments @{CommandLine = $line; CurrentDirectory = $Dir}
+        if ($r.ReturnValue -ne 0) {
+            [Console]::Error.WriteLine('Win32_Process.Create failed: ' + $r.ReturnValue)
+            exit 97
+        }
+        $id = [int]$r.ProcessId
     }
-    $id = [int]$r.ProcessId
     $st = ''
     $p = Get-Process -Id $id -ErrorAction SilentlyContinue
     if ($p) { $st = [string]$p.StartTime.ToFileTimeUtc() }
