@@ -113,6 +113,38 @@ def test_pdf_fonts_are_embedded_truetype(tmp_path):
     assert fonts and all(" yes " in line and "TrueType" in line for line in fonts), listing
 
 
+
+def test_pdfs_share_a_font_subset_and_each_shows_its_own_text(tmp_path):
+    """The subset cut once per font (pdffonts) serves every later PDF: each still embeds
+    TrueType and its text reads back whole, a glyph outside ASCII (µ) included."""
+    import shutil
+    import subprocess
+
+    from matplotlib import rc_context
+    from matplotlib.figure import Figure
+
+    from nicbench.report.figures import pdffonts
+
+    if not (shutil.which("pdffonts") and shutil.which("pdftotext")):
+        pytest.skip("poppler-utils not installed: run scripts/setup.sh")
+    assert pdffonts.install()
+    texts = ["Ethernet 940.1 Mbit/s", "latency 12.5 µs (x540-t2)", "Ethernet 940.1 Mbit/s"]
+    for n, text in enumerate(texts):
+        fig = Figure(figsize=(3, 1))
+        fig.text(0.05, 0.5, text, fontfamily="Liberation Sans")
+        with rc_context({"pdf.fonttype": 42}):
+            fig.savefig(tmp_path / f"{n}.pdf", format="pdf")
+    assert len(pdffonts._cache) >= 2          # the ASCII subset and the one with µ
+    for n, text in enumerate(texts):
+        pdf = str(tmp_path / f"{n}.pdf")
+        fonts = subprocess.run(["pdffonts", pdf], capture_output=True, text=True,
+                               check=True).stdout.splitlines()[2:]
+        assert fonts and all(" yes " in f and "TrueType" in f for f in fonts), fonts
+        shown = subprocess.run(["pdftotext", pdf, "-"], capture_output=True, text=True,
+                               check=True).stdout
+        assert shown.strip() == text
+
+
 # -- plotted data equals the model's ----------------------------------------------------------
 def test_bars_plot_the_models_values_whiskers_and_limits(roundup):
     from nicbench.report.model import BarPanel

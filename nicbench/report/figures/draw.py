@@ -52,6 +52,10 @@ def render(job: Job) -> list[str]:
     """Draw ``job.unit`` under the styles and save it once per format: the file names."""
     import matplotlib.pyplot as plt
 
+    from nicbench.report.figures import pdffonts
+
+    if "pdf" in job.formats:
+        pdffonts.install()
     names = []
     with plt.style.context(job.styles):
         mfig = figure_of(job.unit, job.colours)
