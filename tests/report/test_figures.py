@@ -145,6 +145,35 @@ def test_pdfs_share_a_font_subset_and_each_shows_its_own_text(tmp_path):
         assert shown.strip() == text
 
 
+
+def test_png_is_at_the_styles_300_dpi_and_holds_matplotlibs_own_pixels(tmp_path):
+    """The PNG is written at savefig.dpi (300), not the figure's 100, by an encoder whose
+    pixels are those matplotlib's PNG writer would store."""
+    import io
+
+    import numpy as np
+    from matplotlib.figure import Figure
+    from PIL import Image
+
+    from nicbench.report.figures.png import save_png
+
+    out = tmp_path / "figs"
+    assert main(["figures", str(ROUNDUP), "--out", str(out), "--format", "png",
+                 "--tests", "iperf3-tcp", "--adapters", "gbe"]) == 0
+    with Image.open(out / "speed-iperf3-tcp-mtu-1500.png") as png:
+        assert png.info["dpi"][0] == pytest.approx(300, abs=0.01)
+        assert png.width == 7 * 300              # a ranking is 7 in wide (DOUBLE)
+    fig = Figure(figsize=(2, 1))
+    fig.add_subplot().plot([1, 2, 3], [3, 1, 2])
+    fig.suptitle("12.5 µs")
+    save_png(fig, str(tmp_path / "mine.png"), 150, "t")
+    theirs = io.BytesIO()
+    fig.savefig(theirs, format="png", dpi=150)
+    with Image.open(tmp_path / "mine.png") as mine, Image.open(theirs) as ref:
+        assert mine.mode == "RGB" and mine.info["Title"] == "t"
+        assert np.array_equal(np.asarray(mine), np.asarray(ref.convert("RGB")))
+
+
 # -- plotted data equals the model's ----------------------------------------------------------
 def test_bars_plot_the_models_values_whiskers_and_limits(roundup):
     from nicbench.report.model import BarPanel
