@@ -41,7 +41,8 @@ def save_png(mfig, path: str, dpi: float | None, title: str) -> None:
 def encode(pixels: np.ndarray, dpi: float, text: dict[str, str]) -> bytes:
     """A PNG of ``pixels`` (height x width x RGBA, uint8)."""
     height, width = pixels.shape[:2]
-    opaque = bool(pixels[:, :, 3].min() == 255)
+    # every alpha byte 255: each RGBA pixel read as one little-endian word is >= 0xff000000
+    opaque = bool((pixels.view("<u4") >= 0xFF000000).all())
     channels = 3 if opaque else 4
     rows = np.empty((height, width * channels + 1), np.uint8)
     rows[:, 0] = 0                                  # filter type 0: the row as it is
