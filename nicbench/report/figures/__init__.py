@@ -11,6 +11,8 @@
     scatter.py     speed against CPU
     comparison.py  run against run (its model from the comparison table's rows)
     draw.py        units -> files, in two processes, each drawn once
+    png.py         a PNG from matplotlib's pixels without Pillow's row filters
+    pdffonts.py    one TrueType subset per font and worker for every PDF
 
 Every chart is drawn from the figure models ``nicbench report`` builds
 (``report/build.py``), so numbers, order, colours and the flags of values above the
