@@ -113,6 +113,67 @@ def test_pdf_fonts_are_embedded_truetype(tmp_path):
     assert fonts and all(" yes " in line and "TrueType" in line for line in fonts), listing
 
 
+
+def test_pdfs_share_a_font_subset_and_each_shows_its_own_text(tmp_path):
+    """The subset cut once per font (pdffonts) serves every later PDF: each still embeds
+    TrueType and its text reads back whole, a glyph outside ASCII (µ) included."""
+    import shutil
+    import subprocess
+
+    from matplotlib import rc_context
+    from matplotlib.figure import Figure
+
+    from nicbench.report.figures import pdffonts
+
+    if not (shutil.which("pdffonts") and shutil.which("pdftotext")):
+        pytest.skip("poppler-utils not installed: run scripts/setup.sh")
+    assert pdffonts.install()
+    texts = ["Ethernet 940.1 Mbit/s", "latency 12.5 µs (x540-t2)", "Ethernet 940.1 Mbit/s"]
+    for n, text in enumerate(texts):
+        fig = Figure(figsize=(3, 1))
+        fig.text(0.05, 0.5, text, fontfamily="Liberation Sans")
+        with rc_context({"pdf.fonttype": 42}):
+            fig.savefig(tmp_path / f"{n}.pdf", format="pdf")
+    assert len(pdffonts._cache) >= 2          # the ASCII subset and the one with µ
+    for n, text in enumerate(texts):
+        pdf = str(tmp_path / f"{n}.pdf")
+        fonts = subprocess.run(["pdffonts", pdf], capture_output=True, text=True,
+                               check=True).stdout.splitlines()[2:]
+        assert fonts and all(" yes " in f and "TrueType" in f for f in fonts), fonts
+        shown = subprocess.run(["pdftotext", pdf, "-"], capture_output=True, text=True,
+                               check=True).stdout
+        assert shown.strip() == text
+
+
+
+def test_png_is_at_the_styles_300_dpi_and_holds_matplotlibs_own_pixels(tmp_path):
+    """The PNG is written at savefig.dpi (300), not the figure's 100, by an encoder whose
+    pixels are those matplotlib's PNG writer would store."""
+    import io
+
+    import numpy as np
+    from matplotlib.figure import Figure
+    from PIL import Image
+
+    from nicbench.report.figures.png import save_png
+
+    out = tmp_path / "figs"
+    assert main(["figures", str(ROUNDUP), "--out", str(out), "--format", "png",
+                 "--tests", "iperf3-tcp", "--adapters", "gbe"]) == 0
+    with Image.open(out / "speed-iperf3-tcp-mtu-1500.png") as png:
+        assert png.info["dpi"][0] == pytest.approx(300, abs=0.01)
+        assert png.width == 7 * 300              # a ranking is 7 in wide (DOUBLE)
+    fig = Figure(figsize=(2, 1))
+    fig.add_subplot().plot([1, 2, 3], [3, 1, 2])
+    fig.suptitle("12.5 µs")
+    save_png(fig, str(tmp_path / "mine.png"), 150, "t")
+    theirs = io.BytesIO()
+    fig.savefig(theirs, format="png", dpi=150)
+    with Image.open(tmp_path / "mine.png") as mine, Image.open(theirs) as ref:
+        assert mine.mode == "RGB" and mine.info["Title"] == "t"
+        assert np.array_equal(np.asarray(mine), np.asarray(ref.convert("RGB")))
+
+
 # -- plotted data equals the model's ----------------------------------------------------------
 def test_bars_plot_the_models_values_whiskers_and_limits(roundup):
     from nicbench.report.model import BarPanel

@@ -11,6 +11,8 @@
     scatter.py     speed against CPU
     comparison.py  run against run (its model from the comparison table's rows)
     draw.py        units -> files, in two processes, each drawn once
+    png.py         a PNG from matplotlib's pixels without Pillow's row filters
+    pdffonts.py    one TrueType subset per font and worker for every PDF
 
 Every chart is drawn from the figure models ``nicbench report`` builds
 (``report/build.py``), so numbers, order, colours and the flags of values above the
@@ -108,21 +110,30 @@ def figures_of(dirs: list[str], out: str, options: FigureOptions, *,
     from nicbench.report.load import check_rate_names, load_runs
     from nicbench.report.theory import parse_link_rates
 
+    from nicbench.report.figures.draw import start
+
     rates = parse_link_rates(link_rates)
     if options.style:
         from nicbench.report.figures.style import check_style
         check_style(options.style)
-    runs = select(load_runs(dirs, warn, labels), options.adapters, options.tests)
-    check_rate_names(rates, runs)
-    target = Path(out)
-    for run in runs:
-        if target.resolve() == run.path.resolve():
-            raise UsageError(f"--out {out}: that is a results directory; choose another")
-    report = build(runs, rates)
-    return write_figures(report, runs, target, options)
+    pool = start(options.workers)     # the workers warm up while the runs are read
+    try:
+        runs = select(load_runs(dirs, warn, labels), options.adapters, options.tests)
+        check_rate_names(rates, runs)
+        target = Path(out)
+        for run in runs:
+            if target.resolve() == run.path.resolve():
+                raise UsageError(f"--out {out}: that is a results directory; choose "
+                                 "another")
+        report = build(runs, rates)
+        return write_figures(report, runs, target, options, pool)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
 
 
-def write_figures(report, runs: list[Run], out: Path, options: FigureOptions) -> Written:
+def write_figures(report, runs: list[Run], out: Path, options: FigureOptions,
+                  pool=None) -> Written:
     """The files of every unit of ``report`` (and the comparison's, for several runs) in
     ``out``, and figures.csv of what they plot."""
     import pandas as pd
@@ -144,11 +155,14 @@ def write_figures(report, runs: list[Run], out: Path, options: FigureOptions) ->
     try:
         out.mkdir(parents=True, exist_ok=True)
         remove_earlier(out)
-        files = render_all([Job(u, colours, styles, options.formats, options.dpi, str(out))
-                            for u in todo], options.workers)
-        rows = [row for u in todo for row in rows_of(u, colours)]
         csv = out / CSV_NAME
-        pd.DataFrame(rows, columns=CSV_COLUMNS).to_csv(csv, index=False)
+
+        def write_csv() -> None:            # while the workers draw
+            rows = [row for u in todo for row in rows_of(u, colours)]
+            pd.DataFrame(rows, columns=CSV_COLUMNS).to_csv(csv, index=False)
+
+        files = render_all([Job(u, colours, styles, options.formats, options.dpi, str(out))
+                            for u in todo], options.workers, pool, write_csv)
     except OSError as exc:
         raise NicbenchError(f"{exc.filename or out}: cannot write the figures: "
                             f"{exc.strerror or exc}") from exc

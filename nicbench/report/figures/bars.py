@@ -19,7 +19,8 @@ from matplotlib.transforms import ScaledTranslation, blended_transform_factory
 
 from nicbench.report.colours import PUBLISHED, ink_on
 from nicbench.report.figures.frame import (DOUBLE, font_pt, handle, line_in, new_figure,
-                                           place, size_pt, text_width_in)
+                                           place, row_axis, set_title, size_pt,
+                                           text_width_in)
 from nicbench.report.figures.style import Colours, marker
 from nicbench.report.model import BarPanel, BarStatus, Figure, LegendItem, Row
 
@@ -47,7 +48,7 @@ def draw(fig: Figure, panel: int, colours: Colours) -> MplFigure:
     mfig = new_figure(DOUBLE, height, constrained=False)
     ax = mfig.add_subplot()
     title = fig.title + (f", {p.title}" if p.title else "")
-    ax.set_title(title)
+    set_title(ax, title)
     rows_y = {r.key: float(i) for i, r in enumerate(p.rows)}
     keys = [s.key for s in p.series] or [""]
     step = 0.8 / nser
@@ -127,7 +128,7 @@ def _value_label(ax, y: float, text: str, row: str, series: str) -> None:
 def _row_labels(ax, rows: list[Row], colours: Colours) -> None:
     """Each row's name as a tick label, the card's marker between it and the axis."""
     ax.set_yticks(range(len(rows)), [r.label for r in rows])
-    ax.tick_params(axis="y", length=0, pad=11)
+    row_axis(ax, 11)
     trans = blended_transform_factory(ax.transAxes, ax.transData) + ScaledTranslation(
         -5.5 / 72, 0, ax.figure.dpi_scale_trans)
     for i, r in enumerate(rows):

@@ -98,7 +98,8 @@ def draw(chart: ComparisonChart, panel: int, colours):
     from matplotlib.transforms import ScaledTranslation, blended_transform_factory
 
     from nicbench.report.figures.frame import (DOUBLE, font_pt, handle, line_in, new_figure,
-                                               place, size_pt, text_width_in)
+                                               place, row_axis, set_title, size_pt,
+                                               text_width_in)
     from nicbench.report.model import LegendItem
     from nicbench.report.figures.style import marker
 
@@ -114,7 +115,7 @@ def draw(chart: ComparisonChart, panel: int, colours):
     mfig = new_figure(DOUBLE, line_in(pt) * max(1, len(p.rows)) + title_h + bottom + 0.1,
                       constrained=False)
     ax = mfig.add_subplot()
-    ax.set_title(f"{chart.title}, {p.title}")
+    set_title(ax, f"{chart.title}, {p.title}")
     ends = [abs(v) for s in p.shifts
             for v in (s.change_pct, s.low_pct, s.high_pct, s.threshold_pct) if v is not None]
     span = max(ends, default=1.0) * 1.15 or 1.0
@@ -143,7 +144,7 @@ def draw(chart: ComparisonChart, panel: int, colours):
     ax.set_xlim(-span, span)
     ax.set_ylim(len(p.rows) - 0.5, -0.5)
     ax.set_yticks(range(len(p.rows)), [r.label for r in p.rows])
-    ax.tick_params(axis="y", length=0, pad=11)
+    row_axis(ax, 11)
     ax.grid(axis="y", visible=False)
     trans = blended_transform_factory(ax.transAxes, ax.transData) + ScaledTranslation(
         -5.5 / 72, 0, mfig.dpi_scale_trans)

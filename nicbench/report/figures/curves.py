@@ -18,8 +18,8 @@ from matplotlib.transforms import ScaledTranslation
 
 from nicbench.report.colours import REFERENCE
 from nicbench.report.figures.frame import (DOUBLE, FLAG_BAND, SINGLE, add_legend, font_pt,
-                                           handle, line_in, new_figure, place, size_pt,
-                                           text_width_in, wrap)
+                                           handle, line_in, new_figure, place, set_title,
+                                           size_pt, text_width_in, wrap)
 from nicbench.report.figures.style import Colours, dash, marker
 from nicbench.report.model import Figure, LinePanel
 from nicbench.report.svg import size_text
@@ -69,7 +69,7 @@ def draw(fig: Figure, colours: Colours) -> MplFigure:
 
 
 def _panel(ax, p: LinePanel, colours: Colours | None, pt: float) -> None:
-    ax.set_title(p.title)
+    set_title(ax, p.title)
     xs = [x for c in p.curves for x, _ in c.points if x > 0]
     lo, hi = (min(xs), max(xs)) if xs else (1.0, 2.0)
     hi = hi if hi > lo else lo * 2

@@ -3,7 +3,9 @@ in two worker processes (matplotlib's text layout is CPU-bound and not thread-sa
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,9 +14,6 @@ from nicbench.report.figures.plan import Unit
 from nicbench.report.figures.style import Colours
 
 WORKERS = 2
-# PNG's zlib at its default level took a third of a chart's time; level 1 writes files a
-# little larger (a few hundred KB at 300 dpi) in a fraction of it.
-PNG_OPTIONS = {"pil_kwargs": {"compress_level": 1}}
 
 
 @dataclass
@@ -50,17 +49,24 @@ def figure_of(unit: Unit, colours: Colours):
 
 def render(job: Job) -> list[str]:
     """Draw ``job.unit`` under the styles and save it once per format: the file names."""
-    import matplotlib.pyplot as plt
+    from matplotlib import style
 
+    from nicbench.report.figures import pdffonts
+    from nicbench.report.figures.png import save_png
+
+    if "pdf" in job.formats:
+        pdffonts.install()
     names = []
-    with plt.style.context(job.styles):
+    with style.context(job.styles):
         mfig = figure_of(job.unit, job.colours)
         freeze_layout(mfig)
         for fmt in job.formats:
             path = Path(job.out) / f"{job.unit.stem}.{fmt}"
-            mfig.savefig(path, format=fmt, dpi=job.dpi or "figure",
-                         metadata=_metadata(fmt, job.unit.title),
-                         **(PNG_OPTIONS if fmt == "png" else {}))
+            if fmt == "png":
+                save_png(mfig, str(path), job.dpi, job.unit.title)
+            else:        # dpi None: the style's savefig.dpi (300), not the figure's 100
+                mfig.savefig(path, format=fmt, dpi=job.dpi,
+                             metadata=_metadata(fmt, job.unit.title))
             names.append(path.name)
     return names
 
@@ -81,11 +87,50 @@ def _metadata(fmt: str, title: str) -> dict[str, str | None]:
         return {"Title": title, "Date": None}
     return {"Title": title}
 
-def render_all(jobs: list[Job], workers: int = WORKERS) -> list[str]:
-    """Every job's files; the biggest units first, spread over ``workers`` processes."""
-    jobs = sorted(jobs, key=lambda j: -j.unit.cost())
-    workers = max(1, min(workers, len(jobs), os.cpu_count() or 1))
+def start(workers: int = WORKERS) -> ProcessPoolExecutor | None:
+    """The worker processes, started now and importing matplotlib and loading the fonts
+    while the caller still reads the runs and builds the models (None: draw here)."""
+    workers = max(1, min(workers, os.cpu_count() or 1))
     if workers == 1:
-        return [name for j in jobs for name in render(j)]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        return [name for names in pool.map(render, jobs) for name in names]
+        return None
+    methods = multiprocessing.get_all_start_methods()
+    # fork: a worker starts with the caller's imports instead of importing them again
+    context = multiprocessing.get_context("fork") if "fork" in methods else None
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    for _ in range(workers):
+        pool.submit(warm)
+    return pool
+
+
+def warm() -> None:
+    """What every worker needs before its first chart: the drawing modules, matplotlib's
+    font list and the house style's font."""
+    from matplotlib import style
+    from matplotlib.font_manager import FontProperties, findfont
+
+    from nicbench.report.figures import bars, comparison, curves, heat, scatter  # noqa: F401
+    from nicbench.report.figures import pdffonts, png  # noqa: F401
+    from nicbench.report.figures.style import style_files
+
+    with style.context(style_files(None)):
+        findfont(FontProperties())
+
+
+def render_all(jobs: list[Job], workers: int = WORKERS,
+               pool: ProcessPoolExecutor | None = None,
+               meanwhile: Callable[[], None] | None = None) -> list[str]:
+    """Every job's files; the biggest units first, spread over ``pool`` (or ``workers``
+    processes started here); ``meanwhile`` runs here while they draw."""
+    jobs = sorted(jobs, key=lambda j: -j.unit.cost())
+    if pool is None and len(jobs) > 1:
+        pool = start(workers)
+    if pool is None:
+        names = [name for j in jobs for name in render(j)]
+        if meanwhile is not None:
+            meanwhile()
+        return names
+    with pool:
+        drawn = pool.map(render, jobs)           # every job handed out now
+        if meanwhile is not None:
+            meanwhile()
+        return [name for names in drawn for name in names]

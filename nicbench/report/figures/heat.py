@@ -9,7 +9,7 @@ from matplotlib.figure import Figure as MplFigure
 from matplotlib.transforms import ScaledTranslation, blended_transform_factory
 
 from nicbench.report.figures.frame import (DOUBLE, font_pt, line_in, new_figure, place,
-                                           size_pt, text_width_in)
+                                           row_axis, size_pt, text_width_in)
 from nicbench.report.figures.style import Colours, marker
 from nicbench.report.model import Figure, HeatPanel
 
@@ -25,7 +25,7 @@ def draw(fig: Figure, colours: Colours) -> MplFigure:
     ax = mfig.add_subplot()
     ax.set_title(fig.title)
     image = [[to_rgb(c.fill) for c in line] for line in p.cells] or [[to_rgb("#ffffff")]]
-    ax.imshow(image, aspect="auto", interpolation="nearest", gid="cells")
+    ax.imshow(image, aspect="auto", interpolation="none", gid="cells")
     for i, line in enumerate(p.cells):
         for j, c in enumerate(line):
             if c.text:
@@ -36,7 +36,8 @@ def draw(fig: Figure, colours: Colours) -> MplFigure:
     ax.xaxis.tick_top()
     ax.set_yticks(range(len(p.rows)), [r.label for r in p.rows])
     ax.tick_params(length=0)
-    ax.tick_params(axis="y", pad=11)
+    row_axis(ax, 11)
+    ax.tick_params(axis="x", top=False)
     ax.grid(False)
     for side in ("left", "bottom", "top", "right"):
         ax.spines[side].set_visible(False)

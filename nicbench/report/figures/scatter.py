@@ -12,7 +12,7 @@ import math
 from matplotlib.figure import Figure as MplFigure
 
 from nicbench.report.figures.frame import (DOUBLE, SINGLE, add_legend, font_pt, line_in,
-                                           new_figure, size_pt, wrap)
+                                           new_figure, set_title, size_pt, wrap)
 from nicbench.report.figures.style import Colours, marker
 from nicbench.report.model import Figure, ScatterPanel
 
@@ -33,7 +33,7 @@ def draw(fig: Figure, colours: Colours) -> MplFigure:
             ax.set_visible(False)
             continue
         p = panels[k]
-        ax.set_title(p.title)
+        set_title(ax, p.title)
         for d in p.dots:
             colour = colours.of(d.entry, d.colour)
             ax.plot([d.x], [d.y], linestyle="none", marker=marker(d.marker), color=colour,
