@@ -30,7 +30,7 @@ import threading
 import contextlib
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -506,45 +506,40 @@ class SshConnection(Connection):
                    pidfile: str | None = None) -> Result:
         if self.warm_all:
             return self._exec_powershell(argv, timeout, pidfile)
-        if self.shell.name != "posix" or pidfile is not None or \
-                not self._warm_lock.acquire(blocking=False):
-            return self._exec(argv, timeout, pidfile)   # another thread has the warm shell
-        try:
-            session = self._connect()
-            try:
-                if not isinstance(self._warm, WarmShell) or not self._warm.usable(session):
-                    self._drop_warm()
-                    self._warm = WarmShell(session, self.target.connect_timeout_s)
-                return self._warm.run(argv, self.shell.render_with_pid(argv), timeout, self)
-            except _Lost:
-                raise self._lost(argv) from None
-            except (paramiko.SSHException, OSError, EOFError) as exc:
-                raise self._channel_failed(exc) from exc
-            except BaseException:
-                self._drop_warm()     # Ctrl-C or an error: its state is unknown, start anew
-                raise
-        finally:
-            self._warm_lock.release()
+        if self.shell.name != "posix" or pidfile is not None:
+            return self._exec(argv, timeout, pidfile)
+        return self._through_warm(WarmShell, lambda: self.shell.render_with_pid(argv),
+                                  argv, timeout, pidfile)
 
     def _exec_powershell(self, argv: Sequence[str], timeout: float,
                          pidfile: str | None) -> Result:
         """A Windows command in the host's warm PowerShell (started by the first command,
         again after a timeout or a reconnect), or in a powershell.exe of its own once the
         session was lost, or while another thread uses it."""
-        from nicbench.remote.warm_powershell import SessionLost, fall_back
-
-        if self.warm_lost or not self._warm_lock.acquire(blocking=False):
+        if self.warm_lost:
             return self._exec(argv, timeout, pidfile)
         shell: Any = self.shell          # a WindowsShell: it has warm_script
+        return self._through_warm(WarmPowerShell, lambda: shell.warm_script(argv, pidfile),
+                                  argv, timeout, pidfile)
+
+    def _through_warm(self, kind: type[WarmShell] | type[WarmPowerShell],
+                      script: Callable[[], str], argv: Sequence[str], timeout: float,
+                      pidfile: str | None) -> Result:
+        """``argv`` (as ``script()``) in the connection's kept session of ``kind``, made
+        anew when there is none or it cannot be used; alone (``_exec``) while another
+        thread has the session, or once a PowerShell session was lost."""
+        from nicbench.remote.warm_powershell import SessionLost, fall_back
+
+        if not self._warm_lock.acquire(blocking=False):
+            return self._exec(argv, timeout, pidfile)   # another thread has the session
         try:
             session = self._connect()
             try:
-                if not isinstance(self._warm, WarmPowerShell) or \
-                        not self._warm.usable(session):
+                if not isinstance(self._warm, kind) or not self._warm.usable(session):
                     self._drop_warm()
-                    self._warm = WarmPowerShell(session, self.target.connect_timeout_s)
-                return self._warm.run(argv, shell.warm_script(argv, pidfile), timeout, self)
-            except SessionLost as exc:
+                    self._warm = kind(session, self.target.connect_timeout_s)
+                return self._warm.run(argv, script(), timeout, self)
+            except SessionLost as exc:   # a PowerShell session that could not go on
                 self._drop_warm()
                 return fall_back(self, exc, argv, lambda: self._exec(argv, timeout, pidfile))
             except _Lost:

@@ -15,11 +15,9 @@ from __future__ import annotations
 import csv
 import statistics
 import textwrap
-from pathlib import Path
 
 import pytest
 
-from nicbench.config.inventory import Inventory
 from nicbench.config.loader import load_profile
 from nicbench.execution.runner import Runner
 from nicbench.platforms.fake import Answer, FakeCpu, FakeHosts, FakeInterface, ToolCall
@@ -27,16 +25,8 @@ from nicbench.report.build import build
 from nicbench.report.load import load_runs
 from nicbench.tools.registry import CATALOG
 
-CAPTURES = Path(__file__).resolve().parents[1] / "golden" / "captures"
-IPERF3_TCP = (CAPTURES / "iperf3_lab_tcp_P2_client.json").read_text()
+from test_runner import INVENTORY, IPERF3_TCP
 
-INVENTORY = Inventory.model_validate({
-    "hosts": [{"name": n, "address": f"198.19.{i}.2", "ssh": {"known_hosts": "k"}}
-              for i, n in ((1, "ha"), (2, "hb"))],
-    "adapters": [{"id": "card", "vendor": "v", "model": "Card", "driver": {"name": "d"}}],
-    "pairs": [{"name": "p", "adapter": "card",
-               "a": {"host": "ha", "interface": "t0", "address": "198.18.0.1"},
-               "b": {"host": "hb", "interface": "t0", "address": "198.18.0.2"}}]})
 
 PROFILE = """\
     name: cpu
