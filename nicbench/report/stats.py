@@ -41,7 +41,15 @@ from math import comb
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats as sps
+
+# scipy.stats is imported where a test needs it (0.5 s): ``nicbench figures`` builds the
+# report's models without a single Mann-Whitney test and should not pay for it
+
+
+def _sps():
+    from scipy import stats
+
+    return stats
 
 ALPHA = 0.05
 EXACT_MAX = 60           # pooled values up to which p is exact (C(60, 30) fits in int64)
@@ -86,11 +94,11 @@ def mann_whitney_p(a: Sequence[float], b: Sequence[float]) -> float | None:
     if len(a) + len(b) > EXACT_MAX:
         if len(set(a) | set(b)) == 1:
             return 1.0                      # no spread at all: nothing to tell apart
-        res = sps.mannwhitneyu(list(a), list(b), alternative="two-sided",
+        res = _sps().mannwhitneyu(list(a), list(b), alternative="two-sided",
                                method="asymptotic", use_continuity=True)
         return min(1.0, float(res.pvalue))
     if not has_ties(a, b):
-        res = sps.mannwhitneyu(list(a), list(b), alternative="two-sided", method="exact")
+        res = _sps().mannwhitneyu(list(a), list(b), alternative="two-sided", method="exact")
         return min(1.0, float(res.pvalue))
     return _rank_p(_doubled_ranks(list(a) + list(b)), len(a))
 
@@ -233,5 +241,5 @@ def bh_adjust(p_values: Sequence[float]) -> list[float]:
     """Benjamini-Hochberg adjusted p-values (the false discovery rate), in the same order."""
     if not p_values:
         return []
-    return [min(1.0, float(v)) for v in sps.false_discovery_control(list(p_values),
+    return [min(1.0, float(v)) for v in _sps().false_discovery_control(list(p_values),
                                                                      method="bh")]

@@ -13,6 +13,7 @@
     draw.py        units -> files, in two processes, each drawn once
     png.py         a PNG from matplotlib's pixels without Pillow's row filters
     pdffonts.py    one TrueType subset per font and worker for every PDF
+    metrics.py     each string's extent measured once per worker, not per figure and format
 
 Every chart is drawn from the figure models ``nicbench report`` builds
 (``report/build.py``), so numbers, order, colours and the flags of values above the

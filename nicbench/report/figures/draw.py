@@ -49,15 +49,16 @@ def figure_of(unit: Unit, colours: Colours):
 
 def render(job: Job) -> list[str]:
     """Draw ``job.unit`` under the styles and save it once per format: the file names."""
-    from matplotlib import style
+    from matplotlib import rcParams, style
 
-    from nicbench.report.figures import pdffonts
+    from nicbench.report.figures import metrics, pdffonts
     from nicbench.report.figures.png import save_png
 
     if "pdf" in job.formats:
         pdffonts.install()
     names = []
     with style.context(job.styles):
+        metrics.share(rcParams)         # each string measured once in this process
         mfig = figure_of(job.unit, job.colours)
         freeze_layout(mfig)
         for fmt in job.formats:
@@ -109,7 +110,7 @@ def warm() -> None:
     from matplotlib.font_manager import FontProperties, findfont
 
     from nicbench.report.figures import bars, comparison, curves, heat, scatter  # noqa: F401
-    from nicbench.report.figures import pdffonts, png  # noqa: F401
+    from nicbench.report.figures import metrics, pdffonts, png  # noqa: F401
     from nicbench.report.figures.style import style_files
 
     with style.context(style_files(None)):

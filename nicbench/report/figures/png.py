@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import struct
 import zlib
-from io import BytesIO
 
 import numpy as np
 
@@ -25,12 +24,12 @@ def save_png(mfig, path: str, dpi: float | None, title: str) -> None:
 
     if dpi is None:
         dpi = mfig.dpi if rcParams["savefig.dpi"] == "figure" else rcParams["savefig.dpi"]
-    raw = BytesIO()
+    raw = _Pixels()
     mfig.savefig(raw, format="rgba", dpi=dpi)
     width = int(mfig.get_figwidth() * dpi)      # as Agg sizes its canvas: int(inches * dpi)
-    data = raw.getbuffer()
-    if len(data) % (width * 4):
-        raise ValueError(f"{path}: {len(data)} bytes of pixels are not rows of {width}")
+    data = raw.data
+    if data.nbytes % (width * 4):
+        raise ValueError(f"{path}: {data.nbytes} bytes of pixels are not rows of {width}")
     pixels = np.frombuffer(data, np.uint8).reshape(-1, width, 4)
     with open(path, "wb") as fh:
         fh.write(encode(pixels, dpi, {"Title": title,
@@ -38,15 +37,30 @@ def save_png(mfig, path: str, dpi: float | None, title: str) -> None:
                                                   "https://matplotlib.org/ (nicbench)"}))
 
 
+class _Pixels:
+    """Where ``savefig(format="rgba")`` writes: it keeps the renderer's own buffer (a
+    memoryview) instead of copying its 23 MB into a BytesIO."""
+
+    data: memoryview
+
+    def write(self, data) -> int:
+        self.data = memoryview(data)
+        return self.data.nbytes
+
+    def seek(self, offset: int, whence: int = 0) -> int:   # what makes it a file to matplotlib
+        return 0
+
+
 def encode(pixels: np.ndarray, dpi: float, text: dict[str, str]) -> bytes:
     """A PNG of ``pixels`` (height x width x RGBA, uint8)."""
     height, width = pixels.shape[:2]
     # every alpha byte 255: each RGBA pixel read as one little-endian word is >= 0xff000000
-    opaque = bool((pixels.view("<u4") >= 0xFF000000).all())
+    # (the smallest word: a tenth of the time of comparing every word)
+    opaque = int(np.ascontiguousarray(pixels).view("<u4").min()) >= 0xFF000000
     channels = 3 if opaque else 4
     rows = np.empty((height, width * channels + 1), np.uint8)
     rows[:, 0] = 0                                  # filter type 0: the row as it is
-    np.copyto(rows[:, 1:].reshape(height, width, channels), pixels[:, :, :channels])
+    rows[:, 1:] = _rgb(pixels).reshape(height, -1) if opaque else pixels.reshape(height, -1)
     per_metre = round(dpi / 0.0254)
     out = [SIGNATURE,
            _chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8,
@@ -54,8 +68,19 @@ def encode(pixels: np.ndarray, dpi: float, text: dict[str, str]) -> bytes:
            _chunk(b"pHYs", struct.pack(">IIB", per_metre, per_metre, 1))]
     out += [_chunk(b"tEXt", k.encode("latin-1", "replace") + b"\0"
                    + v.encode("latin-1", "replace")) for k, v in text.items() if v]
-    out += [_chunk(b"IDAT", zlib.compress(rows.tobytes(), 1)), _chunk(b"IEND", b"")]
+    out += [_chunk(b"IDAT", zlib.compress(rows.data, 1)), _chunk(b"IEND", b"")]
     return b"".join(out)
+
+
+def _rgb(pixels: np.ndarray) -> np.ndarray:
+    """The RGB bytes of RGBA ``pixels``: Pillow's conversion, a third of the time of numpy's
+    strided copy of three bytes in four."""
+    from PIL import Image
+
+    height, width = pixels.shape[:2]
+    rgba = Image.frombuffer("RGBA", (width, height), np.ascontiguousarray(pixels), "raw",
+                            "RGBA", 0, 1)
+    return np.frombuffer(rgba.convert("RGB").tobytes(), np.uint8)
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:
