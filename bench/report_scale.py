@@ -27,6 +27,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -101,33 +103,56 @@ def clone_run(src: Path, dst: Path, adapters: int) -> tuple[int, int]:
     return made, len(lines)
 
 
-def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+def scale_options(p: argparse.ArgumentParser, keeps: str) -> None:
+    """The options every bench over a cloned run takes (figures.py too)."""
     p.add_argument("--from", dest="source", default=str(SOURCE),
                    help="results directory of a real lab run to clone (default: the main "
                         "job's run in tests/report/data/roundup)")
     p.add_argument("--adapters", type=int, default=50, help="adapters in the run (default 50)")
-    p.add_argument("--keep", help="write the run and its report here and keep them")
-    args = p.parse_args()
+    p.add_argument("--keep", help=f"write the run and its {keeps} here and keep them")
+
+
+@contextmanager
+def scaled_run(args: argparse.Namespace, out_name: str
+               ) -> Iterator[tuple[Path, Path, int, int]]:
+    """The run of ``args.adapters`` cloned from ``args.source`` in a work directory
+    (``args.keep``, else a temporary one removed after): (run, out, adapters, trials)."""
     if not 1 <= args.adapters <= 1000:
         fail("--adapters: give 1 to 1000")
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="nicbench-scale-"))
     try:
-        run_dir, out = work / "run", work / "report"
+        run_dir, out = work / "run", work / out_name
         if run_dir.exists() or out.exists():
-            fail(f"{work}: holds a run or report already; give a new --keep directory")
+            fail(f"{work}: holds a run or {out_name} already; give a new --keep directory")
         run_dir.mkdir(parents=True)
         adapters, trials = clone_run(Path(args.source), run_dir, args.adapters)
         print(f"run: {adapters} adapters, {trials} trial records, cloned from "
               f"{Path(args.source).name}")
-        env = {k: v for k, v in os.environ.items() if not k.startswith("NICBENCH_")}
-        t0 = time.monotonic()
-        proc = subprocess.run([sys.executable, "-m", "nicbench.cli", "report", str(run_dir),
-                               "--out", str(out)], capture_output=True, text=True,
-                              timeout=600, env=env, cwd=REPO)
-        seconds = time.monotonic() - t0
-        if proc.returncode != 0:
-            fail(f"nicbench report failed: {proc.stderr.strip()[-500:]}")
+        yield run_dir, out, adapters, trials
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def timed_cli(*argv: str) -> float:
+    """``nicbench ARGV`` in a new process, as a user runs it: its wall time (it must
+    succeed)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NICBENCH_")}
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "nicbench.cli", *argv], capture_output=True,
+                          text=True, timeout=600, env=env, cwd=REPO)
+    seconds = time.monotonic() - t0
+    if proc.returncode != 0:
+        fail(f"nicbench {argv[0]} failed: {proc.stderr.strip()[-500:]}")
+    return seconds
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    scale_options(p, "report")
+    args = p.parse_args()
+    with scaled_run(args, "report") as (run_dir, out, adapters, trials):
+        seconds = timed_cli("report", str(run_dir), "--out", str(out))
         peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         figures = len(list((out / "figures").glob("*.svg")))
         tables = len(list((out / "tables").glob("*.csv")))
@@ -138,9 +163,6 @@ def main() -> int:
               f"adapters={adapters} trials={trials} figures={figures} limit_s={LIMIT_S:g} "
               f"{verdict}")
         return 0 if verdict == "PASS" else 1
-    finally:
-        if not args.keep:
-            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
