@@ -14,7 +14,7 @@ from nicbench.remote.capture import Capture
 from nicbench.remote.result import Result
 from nicbench.remote.ssh_channel import (MAX_POLL_S, Killer, Transported, _await_output,
                                          _Lost, _result, _transport)
-from nicbench.remote.warm_powershell import (SessionLost, ended, frame, is_ready, new_nonce,
+from nicbench.remote.warm_powershell import (FrameEnd, SessionLost, frame, is_ready, new_nonce,
                                              session_command)
 
 # powershell.exe loads .NET before it reads a line: the first start after a boot can take
@@ -72,6 +72,7 @@ class WarmPowerShell:
         self.chan.sendall(frame(nonce, script))
         cout, cerr = Capture(conn.max_output), Capture(conn.max_output)
         out, err = cout.data, cerr.data
+        end = FrameEnd(nonce)
         deadline = t0 + timeout
         poll = 0.001
         try:
@@ -89,7 +90,7 @@ class WarmPowerShell:
                     cerr.add(self.chan.recv_stderr(65536))
                     poll = 0.001
                     continue
-                done = ended(out, err, nonce)
+                done = end.seen(out, err)
                 if done is not None:
                     break
                 if self.chan.closed or self.chan.exit_status_ready() or \

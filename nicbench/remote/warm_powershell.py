@@ -170,19 +170,39 @@ class Frame:
     status: int
 
 
+class FrameEnd:
+    """Looks for the end markers of one script (``nonce``) in a reply that grows: each
+    look searches only what came since the last one (and a marker's length before it),
+    never the whole reply again, and a marker found is kept. Only a marker at the start
+    of a line, with this script's nonce and a whole line of its own, ends it."""
+
+    def __init__(self, nonce: str):
+        mark = re.escape(f"{END} {nonce}".encode("ascii"))
+        self._out_re = re.compile(rb"\r?\n" + mark + rb" (-?\d+)\r?\n")
+        self._err_re = re.compile(rb"\r?\n" + mark + rb"\r?\n")
+        self._back = len(END) + len(nonce) + 32     # a marker line (CRLFs, status) at most
+        self._out: re.Match[bytes] | None = None
+        self._err: re.Match[bytes] | None = None
+        self._looked = [0, 0]
+
+    def seen(self, out: bytes | bytearray, err: bytes | bytearray) -> Frame | None:
+        """The script's frame once both markers have come, else None."""
+        if self._out is None:
+            self._out = self._out_re.search(out, max(0, self._looked[0] - self._back))
+            self._looked[0] = len(out)
+        if self._out is not None and self._err is None:
+            self._err = self._err_re.search(err, max(0, self._looked[1] - self._back))
+            self._looked[1] = len(err)
+        if self._out is None or self._err is None:
+            return None
+        return Frame(bytes(out[:self._out.start()]), bytes(err[:self._err.start()]),
+                     int(self._out.group(1)))
+
+
 def ended(out: bytes | bytearray, err: bytes | bytearray, nonce: str) -> Frame | None:
-    """The script's frame once both end markers of ``nonce`` have come, else None. Only
-    a marker at the start of a line, with this script's nonce and a whole line of its
-    own, ends it."""
-    mark = re.escape(f"{END} {nonce}".encode("ascii"))
-    done = re.search(rb"\r?\n" + mark + rb" (-?\d+)\r?\n", out)
-    if done is None:
-        return None
-    err_end = re.search(rb"\r?\n" + mark + rb"\r?\n", err)
-    if err_end is None:
-        return None
-    return Frame(bytes(out[:done.start()]), bytes(err[:err_end.start()]),
-                 int(done.group(1)))
+    """The script's frame once both end markers of ``nonce`` are in a whole reply, else
+    None (one look: :class:`FrameEnd`)."""
+    return FrameEnd(nonce).seen(out, err)
 
 
 def is_ready(out: bytes | bytearray) -> bool:

@@ -13,8 +13,8 @@ import tree_sitter
 from nicbench.errors import CommandTimeout, ConnectError
 from nicbench.platforms.fake_windows import FakeAdapter, FakeWindowsHost, FakeWindowsPair, ToolRun
 from nicbench.remote.powershell import PID_LINE, WindowsShell, decode_command, ps_script
-from nicbench.remote.warm_powershell import (END, READY, SESSION, end_lines, ended, frame,
-                                             is_ready, read_frame, session_command)
+from nicbench.remote.warm_powershell import (END, READY, SESSION, FrameEnd, end_lines, ended,
+                                             frame, is_ready, read_frame, session_command)
 
 from test_windows_grammar import PARSER, problems
 
@@ -125,6 +125,29 @@ def test_only_this_scripts_nonce_at_a_line_start_ends_a_frame():
         body, b"warning\r\n", 7)
     assert ended(body + out_end.replace(b" 7", b" 7x"), err_end, nonce) is None
     assert ended(body + end_lines("cd" * 16, 0)[0], end_lines("cd" * 16, 0)[1], nonce) is None
+
+
+def test_a_frame_end_split_across_reads_is_found_by_looking_only_at_what_came():
+    """The session's reply arrives in pieces; FrameEnd looks at each piece once (and a
+    marker's length before it), so a marker cut anywhere is still found, and the hostile
+    lines before it still cannot end the frame."""
+    nonce = "ef" * 16
+    out_end, err_end = end_lines(nonce, 3)
+    body = b"123\r\n" + HOSTILE_OUT.replace("NONCE", nonce).replace("\n", "\r\n").encode()
+    whole_out, whole_err = body + out_end, b"warn\r\n" + err_end
+    for cut in range(len(body) - 5, len(whole_out) + 1):
+        for cut_err in (0, len(whole_err) - 4, len(whole_err)):
+            end = FrameEnd(nonce)
+            out, err = bytearray(), bytearray()
+            got = []
+            for piece_out, piece_err in ((whole_out[:cut], whole_err[:cut_err]),
+                                         (whole_out[cut:], whole_err[cut_err:])):
+                out += piece_out
+                err += piece_err
+                got.append(end.seen(out, err))
+            assert got[0] is None or (cut == len(whole_out) and cut_err == len(whole_err))
+            assert got[1] == ended(whole_out, whole_err, nonce), (cut, cut_err)
+            assert got[1] is not None and got[1].status == 3 and got[1].stdout == body
 
 
 def test_a_frame_carries_any_script_on_one_ascii_line():
