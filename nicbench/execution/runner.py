@@ -73,8 +73,8 @@ from nicbench.execution.trial import run_trial
 from nicbench.platforms.base import PlatformOptions
 from nicbench.platforms.hosts import HostPool
 from nicbench.platforms.tuning import Change, Problem, TuningSession
-from nicbench.results.manifest import Manifest
 from nicbench.results.dirlock import LOCK_FILE, owned
+from nicbench.results.manifest import Manifest
 from nicbench.results.records import Failure, TrialKey, TrialRecord, current
 from nicbench.results.store import RunDir, ScratchRunDir
 from nicbench.results.summary import SummaryRow, summary_rows, write_summary

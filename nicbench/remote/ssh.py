@@ -23,11 +23,11 @@ each naming the hop when it is a jump host.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import socket
 import threading
-import contextlib
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -43,11 +43,9 @@ from nicbench.remote.connection import Connection
 from nicbench.remote.known_hosts import KnownHosts, host_key_name
 from nicbench.remote.result import Result
 from nicbench.remote.shell import SHELLS
-from nicbench.remote.ssh_channel import (MAX_POLL_S, _await_output, _Lost, _result,
-                                         _transport)
+from nicbench.remote.ssh_channel import MAX_POLL_S, _await_output, _Lost, _result, _transport
 from nicbench.remote.ssh_keys import Agents, Identity, agent_socket, identities
 from nicbench.remote.ssh_powershell import WarmPowerShell
-
 
 EOF_GRACE_S = 1.0
 MAX_HOPS = 8                # jump hosts and the host itself

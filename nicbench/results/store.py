@@ -17,21 +17,21 @@ naming the file and line, never an internal error or a half-read run.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import math
 import os
 import shutil
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import fields
 from pathlib import Path
-from collections.abc import Callable, Iterator
 
 from nicbench.errors import ResultsWriteError, UsageError
+from nicbench.results.plausible import RunFacts, impossible
 from nicbench.results.records import FORMAT_VERSION, TrialKey, TrialRecord, current, settled
 from nicbench.textfile import TextFileError, open_new, open_regular, size_text
-from nicbench.results.plausible import RunFacts, impossible
-import contextlib
 
 # A trial record is a few KB (a netPIPE curve of a few hundred points at most): a line of
 # more than 1 MB is not one, and is refused before it is read whole.
