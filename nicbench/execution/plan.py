@@ -398,7 +398,7 @@ def make_plan(profile: Profile, inventory: Inventory, pairs: list[str] | None = 
     with tempfile.TemporaryDirectory(prefix="nicbench-plan-") as tmp:
         hosts = PlanHosts(inventory, log, PlatformOptions.of(profile))
         runner = Runner(profile, inventory, Path(tmp) / "run", pairs=pairs, hosts=hosts,
-                        check_ready=False, trial=PlanTrial(log), listener=where,
+                        trial=PlanTrial(log), listener=where,
                         sinks=[planned], scratch=True)
         runner.run()
         chosen = [p.name for p in runner.pairs]

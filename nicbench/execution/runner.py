@@ -91,7 +91,7 @@ class Runner:
                  hosts: Hosts | None = None, trust_new_keys: bool = False,
                  trial: TrialFn = run_trial, parallel: int = 1,
                  stop: threading.Event | None = None, sinks: Sequence[Subscriber] = (),
-                 check_ready: bool = True, scratch: bool = False):
+                 scratch: bool = False):
         self.profile = profile
         self.inventory = inventory
         self.pairs = [inventory.pair(p) for p in pairs] if pairs else list(inventory.pairs)
@@ -111,13 +111,11 @@ class Runner:
         self.trial = trial
         self._hosts = hosts
         self._trust_new_keys = trust_new_keys
-        # Ask whether each pair is ready (execution/readiness) before anything changes;
-        # --plan, whose hosts are healthy by construction, does not.
-        self.check_ready = check_ready
         # Told each record as it is stored, in file order (a results store, a live view).
         self.sinks = list(sinks)
         # A scratch run (``--plan``'s, over planning hosts, into a temporary directory)
-        # keeps its trials in memory, no journal file and no summary: nobody reads them.
+        # keeps its trials in memory, no journal file and no summary: nobody reads them;
+        # nor does it ask whether its pairs are ready (planning hosts always are).
         self.scratch = scratch
         self.run_dir = ScratchRunDir(out) if scratch else RunDir(out)
         self.progress = Progress(total=profile.trials_per_point * len(profile.points)
@@ -159,12 +157,14 @@ class Runner:
                     self._unmake()
 
     def _unmake(self) -> None:
-        """Remove the results directory if it holds nothing but its lock (and raw/)."""
-        path = self.run_dir.path
+        """Remove the results directory if it holds nothing but its lock and an empty
+        raw/ (a run refused before it wrote anything); else leave it all as it is."""
+        path, raw = self.run_dir.path, self.run_dir.raw_dir
         with contextlib.suppress(OSError):
-            if self.run_dir.raw_dir.is_dir() and not any(self.run_dir.raw_dir.iterdir()):
-                self.run_dir.raw_dir.rmdir()
-            if {p.name for p in path.iterdir()} <= {LOCK_FILE}:
+            if {p.name for p in path.iterdir()} <= {LOCK_FILE, raw.name} and \
+                    not (raw.is_dir() and any(raw.iterdir())):
+                if raw.is_dir():
+                    raw.rmdir()
                 (path / LOCK_FILE).unlink(missing_ok=True)
                 path.rmdir()
 
@@ -243,7 +243,7 @@ class Runner:
 
     def _not_ready(self, hosts: Hosts) -> dict[str, NotReady]:
         """The pairs not ready to measure, with why; NotReadyError if none is."""
-        if not self.check_ready:
+        if self.scratch:
             return {}
         found = pairs_not_ready(self.profile, self.pairs, hosts)
         if len(found) == len(self.pairs):
