@@ -5,7 +5,6 @@ and a point a plan skips says why."""
 
 from __future__ import annotations
 
-import functools
 import textwrap
 
 import pytest
@@ -15,7 +14,6 @@ from nicbench.config.loader import load_profile
 from nicbench.errors import TuningError
 from nicbench.execution.plan import make_plan, render
 from nicbench.execution.runner import Runner
-from nicbench.platforms.base import Platform
 from nicbench.platforms.fake import Answer, FakeHosts, FakeInterface, ToolCall
 from nicbench.platforms.fake_windows import (FakeAdapter, FakeWindowsHost, FakeWindowsPair,
                                              ToolRun)
@@ -98,9 +96,6 @@ class MixedHosts:
         self.linux = FakeHosts(self.linux_answer)
         self.lb = self.linux.add("lb", {"eth1": FakeInterface(mtu=1500, max_mtu=9000,
                                                              addresses=("198.18.0.2",))})
-        # The in-memory Linux host finishes its server once the client has ended (a real
-        # one overlaps the finish with the client through a script of its shell).
-        self.lb.begin_finish = functools.partial(Platform.begin_finish, self.lb)  # type: ignore[method-assign]
         self.windows = FakeWindowsPair(outside=self.linux.peer_mtu)
         self.wa = self.windows.add(FakeWindowsHost(
             "wa", {"Ethernet 2": FakeAdapter(("198.18.0.1",))}, tool_run=self.windows_run))
