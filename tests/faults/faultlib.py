@@ -14,6 +14,8 @@ import signal
 import subprocess
 import textwrap
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import yaml
@@ -110,3 +112,16 @@ def leftovers(test_name: str) -> list[str]:
     """Files or directories a trial of the test ``test_name`` left in /tmp (the lab's
     hosts share this machine's file system)."""
     return sorted(str(p) for p in Path("/tmp").glob(f"nicbench-*.{test_name}.*"))
+
+
+@contextmanager
+def tmpfs(mount: Path, size: str) -> Iterator[Path]:
+    """A tmpfs of ``size`` (mount's -o size=) at ``mount``, made and unmounted after: a
+    results directory's own file system, to fill up or make read-only."""
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "nicbench-faults",
+                    str(mount)], check=True, timeout=10)
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], timeout=30)

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 from faultlib import (assert_no_duplicates, cli, inventory_copy, kill9, leftovers, mtu,
-                      processes, read_until, records, standing, start, sysctl, wait_for,
-                      write_profile)
+                      processes, read_until, records, standing, start, sysctl, tmpfs,
+                      wait_for, write_profile)
 
 pytestmark = pytest.mark.lab
 
@@ -260,14 +260,8 @@ def test_a_torn_last_line_is_cut_off_before_the_resume_appends(lab, tmp_path):
 # -- 5. the disk fills up -------------------------------------------------------------------
 @pytest.fixture
 def small_disk(tmp_path):
-    mount = tmp_path / "small"
-    mount.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "nicbench-faults", str(mount)],
-                   check=True, timeout=10)
-    try:
+    with tmpfs(tmp_path / "small", "64k") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", str(mount)], timeout=30)
 
 
 def test_a_full_disk_stops_the_run_cleanly_and_resume_continues(lab, small_disk, tmp_path):

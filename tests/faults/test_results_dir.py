@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from faultlib import (assert_no_duplicates, cli, kill9, leftovers, mtu, read_until, records,
-                      start, wait_for, write_profile)
+                      start, tmpfs, wait_for, write_profile)
 
 pytestmark = pytest.mark.lab
 
@@ -29,14 +29,8 @@ PROFILE = """\
 
 @pytest.fixture
 def small_fs(tmp_path):
-    mount = tmp_path / "fs"
-    mount.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "nicbench-faults", str(mount)],
-                   check=True, timeout=10)
-    try:
+    with tmpfs(tmp_path / "fs", "8m") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", str(mount)], timeout=30)
 
 
 def gbe(lab):
