@@ -54,13 +54,14 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import assert_never
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from nicbench.errors import (AuthError, CommandError, CommandTimeout, ConnectError, HostKeyError,
                              NicbenchError, ParseError, RemoteError, TrialError, TuningError,
                              TuningErrorKind, UsageError)
 from nicbench.platforms import windows_commands as wc
 from nicbench.platforms.base import CpuTimes, Platform, PlatformOptions, SettingKind
+from nicbench.polling import poll_until
 from nicbench.remote.connection import Connection
 from nicbench.remote.powershell import WindowsShell
 from nicbench.results.facts import WindowsHostFacts, WindowsInterfaceFacts
@@ -435,28 +436,34 @@ class WindowsPlatform(Platform):
         """After a boot: the adapter is Up at the link speed it had before (the driver
         may take a while after sshd answers); TuningError (interface) if not."""
         want = self._links.get(iface) or None
-        status = "not asked"
-        for _ in range(_polls(timeout_s, self.probe_interval_s)):
+        seen = ["not asked"]
+
+        def up() -> bool:
             a = self.adapter(iface, fresh=True)
-            status = a.status + (f" at {a.link_speed}" if a.link_speed else "")
-            if a.status == "Up" and (want is None or a.link_speed == want):
-                return
-            time.sleep(self.probe_interval_s)
+            seen[0] = a.status + (f" at {a.link_speed}" if a.link_speed else "")
+            return a.status == "Up" and (want is None or a.link_speed == want)
+
+        if self._poll(up, timeout_s):
+            return
         raise TuningError(self.host, f"interface {iface} after a reboot", "Up" + (
-            f" at {want}" if want else ""), f"{timeout_s:g} s after the boot it is {status}",
+            f" at {want}" if want else ""), f"{timeout_s:g} s after the boot it is {seen[0]}",
             "check the cable and the driver on the host's console",
             kind=TuningErrorKind.INTERFACE)
 
     def wait_peer(self, iface: str, peer: str, timeout_s: float = ADAPTER_UP_TIMEOUT_S) -> None:
         """After a boot: ``peer`` answers a ping on the test link; TuningError (path)
         if it does not within ``timeout_s``."""
-        for _ in range(_polls(timeout_s, self.probe_interval_s)):
-            if self.reaches(iface, peer):
-                return
-            time.sleep(self.probe_interval_s)
+        if self._poll(lambda: self.reaches(iface, peer), timeout_s):
+            return
         raise TuningError(self.host, f"the test link to {peer} after a reboot", "answering",
                           f"no reply within {timeout_s:g} s",
                           "check the peer and the cable", kind=TuningErrorKind.PATH)
+
+    def _poll(self, check: Callable[[], bool], timeout_s: float) -> bool:
+        """``check`` every probe interval until it holds, at most ``timeout_s`` and as
+        many probes as that time holds (:func:`_polls`)."""
+        return poll_until(check, timeout_s, self.probe_interval_s,
+                          tries=_polls(timeout_s, self.probe_interval_s))
 
     # -- measurement helpers ------------------------------------------------------------------
     def _cpu(self) -> tuple[CpuTimes, int]:
