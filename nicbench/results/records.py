@@ -25,7 +25,7 @@ from enum import StrEnum
 from typing import Any, NamedTuple, assert_never
 
 from nicbench.errors import TuningErrorKind
-from nicbench.tools.base import Point, UdpStats
+from nicbench.tools.base import Latency, Point, UdpStats
 
 from nicbench.config.profile import Role
 
@@ -169,6 +169,7 @@ class RoleResult:
     commands: dict[str, str] = field(default_factory=dict)
     raw: dict[str, str] = field(default_factory=dict)     # end -> path relative to DIR
     exit_status: dict[str, int | None] = field(default_factory=dict)
+    latency: Latency | None = None    # a latency probe's round trips (absent from the line if None)
 
     def __post_init__(self) -> None:
         self.role = Role(self.role)
@@ -186,6 +187,8 @@ class RoleResult:
         data = {k: v for k, v in data.items() if k in names}
         if "udp" in data:
             data["udp"] = udp_of(data["udp"])
+        if "latency" in data:
+            data["latency"] = latency_of(data["latency"])
         return cls(**data)
 
 
@@ -241,6 +244,9 @@ class TrialRecord:
     cpu_receiver_other_pct: float | None = None
     # The tools run beside the test's own in this trial (absent from a one-tool trial's line).
     beside: list[RoleResult] = field(default_factory=list)
+    # A latency test's round trips (absent from the line if None, so older lines keep
+    # their bytes).
+    latency: Latency | None = None
 
     def __post_init__(self) -> None:
         self.kind = Kind(self.kind)
@@ -265,6 +271,11 @@ class TrialRecord:
         data = asdict(self)
         if not self.beside:
             del data["beside"]     # a one-tool trial's line as before beside existed
+        for role in data.get("beside", ()):
+            if role["latency"] is None:
+                del role["latency"]
+        if data["latency"] is None:
+            del data["latency"]    # not a latency test: the line as before
         for name in _SPLIT_CPU:
             if data[name] is None:
                 del data[name]     # not read (Windows, a failed trial): the line as before
@@ -293,6 +304,8 @@ class TrialRecord:
             data["points"] = points_of(data["points"])
         if "udp" in data:
             data["udp"] = udp_of(data["udp"])
+        if "latency" in data:
+            data["latency"] = latency_of(data["latency"])
         data["beside"] = [RoleResult.from_dict(r) for r in data.get("beside") or ()]
         names = {f.name for f in fields(cls)}
         rec = cls(**{k: v for k, v in data.items() if k in names})
@@ -304,6 +317,7 @@ _SPLIT_CPU = ("cpu_sender_tool_pct", "cpu_receiver_tool_pct", "cpu_sender_other_
               "cpu_receiver_other_pct")
 _POINT_KEYS = {f.name for f in fields(Point)}
 _UDP_KEYS = {f.name for f in fields(UdpStats)}
+_LATENCY_KEYS = {f.name for f in fields(Latency)}
 
 
 def _number(v: object) -> bool:
@@ -340,6 +354,21 @@ def udp_of(data: object) -> UdpStats | None:
         raise ValueError(f"udp {_short(data)} is not UDP statistics (lost, total, loss_pct, "
                          "jitter_ms)")
     return UdpStats(**data)
+
+
+def latency_of(data: object) -> Latency | None:
+    """Stored round-trip times back as :class:`Latency` (None stays None); ValueError if
+    they are not whole counts and finite, non-negative times."""
+    if data is None:
+        return None
+    required = {"samples", "message_bytes", "p50_us", "p90_us", "p99_us", "p999_us", "max_us"}
+    if not (isinstance(data, dict) and required <= set(data) <= _LATENCY_KEYS
+            and all(_whole(data[k]) and data[k] >= 0 for k in ("samples", "message_bytes"))
+            and all(data.get(k) is None or (_number(data[k]) and data[k] >= 0)
+                    for k in _LATENCY_KEYS - {"samples", "message_bytes"})):
+        raise ValueError(f"latency {_short(data)} is not round-trip times (samples, "
+                         "message_bytes, p50_us ... max_us)")
+    return Latency(**data)
 
 
 def _short(value: object) -> str:

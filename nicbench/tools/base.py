@@ -70,6 +70,23 @@ class UdpStats:
 
 
 @dataclass(frozen=True)
+class Latency:
+    """Round-trip times of one latency run (request/response of small messages), in
+    microseconds, over ``samples`` round trips of ``message_bytes`` each. The percentiles
+    are the tool's own where it prints them, else taken from its per-sample output."""
+
+    samples: int
+    message_bytes: int
+    p50_us: float
+    p90_us: float
+    p99_us: float
+    p999_us: float
+    max_us: float
+    min_us: float | None = None
+    mean_us: float | None = None
+
+
+@dataclass(frozen=True)
 class Point:
     """One message size of a size sweep (netPIPE, netio)."""
 
@@ -102,6 +119,7 @@ class ParsedRun:
     sent_bps: float | None = None
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    latency: Latency | None = None
     # Set by a driver, never by a parser: the receiver printed no report, so the transfer
     # never ended there (a stalled link), whatever the sender printed.
     no_receiver_report: bool = False
@@ -134,6 +152,8 @@ class ParsedRun:
             out["error"] = self.error
         if self.extra:
             out["extra"] = self.extra
+        if self.latency is not None:
+            out["latency"] = asdict(self.latency)
         return out
 
 
@@ -149,6 +169,10 @@ def _non_finite(run: ParsedRun) -> tuple[str, float] | None:
             value = getattr(run.udp, name)
             if isinstance(value, float) and not math.isfinite(value):
                 return f"udp.{name}", value
+    if run.latency is not None:
+        for name, value in asdict(run.latency).items():
+            if isinstance(value, float) and not math.isfinite(value):
+                return f"latency.{name}", value
     for i, p in enumerate(run.points):
         for name, value in (("throughput_bps", p.throughput_bps), ("tx_bps", p.tx_bps),
                             ("rx_bps", p.rx_bps)):
