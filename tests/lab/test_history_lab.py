@@ -12,6 +12,7 @@ says so in its skip, after everything before them has passed).
 
 from __future__ import annotations
 
+import csv
 import importlib.util
 import json
 import statistics
@@ -174,6 +175,19 @@ def test_history_finds_the_slowdown_at_the_third_night_and_names_the_rate(lab, t
                     f"{ratio:.2f} of that, with other load on the machine "
                     f"({'; '.join(load.short() for load in loads[:2])}): not judged")
     assert 0.42 <= ratio <= 0.62, (before, after)       # 500/1000, measured 0.50
+
+    # What the lab records is what explains the change already between two runs: the
+    # comparison of nights 2 and 3 judges gbe slower and marks the shaping it differs in.
+    rep = nicbench("report", str(nights[1]), str(nights[2]), "--out", str(tmp_path / "rep"),
+                   timeout=120)
+    assert rep.returncode == 0, rep.stderr
+    with open(tmp_path / "rep" / "tables" / "comparison-differences.csv", newline="") as fh:
+        differs = [(r["what"], r["A"], r["B"]) for r in csv.DictReader(fh)
+                   if r["group"].startswith("card ")]
+    assert differs == [("shaping", "tbf rate 1gbit", f"tbf rate {SLOW}")] * 2, differs
+    with open(tmp_path / "rep" / "tables" / "comparison.csv", newline="") as fh:
+        (row,) = list(csv.DictReader(fh))
+    assert (row["verdict"], row["differs"]) == ("slower", "shaping (throughput)"), row
 
     pytest.importorskip("nicbench.store", reason="issue 21's store (branch store) is not "
                         "merged: the runs and their facts were checked, the history is not")
