@@ -186,25 +186,31 @@ def _wobble(index: int, night: int) -> float:
     return 1.0 + ((index * 7919 + night * 104729) % 1001 - 500) / 100_000
 
 
-def _clones(sources: Sequence[_Source], adapters: int) -> list[_Clone]:
+def _clones(sources: Sequence[_Source], adapters: int,
+            group: int | None = None) -> list[_Clone]:
+    """``adapters`` clones round the sources' pairs: named by their index (``gbe007``), or
+    all of one ``group`` (``gbe-g3``, as bench/store.py names them)."""
     pairs = [(s, p) for s in sources for p in s.manifest["pairs"] if s.templates.get(p)]
     if not pairs:
         raise ValueError("the sources have no pair with trials to clone")
     out = []
-    for i in range(adapters):
-        source, pair = pairs[i % len(pairs)]
+    for k in range(adapters):
+        source, pair = pairs[k % len(pairs)]
         inv_pair = next(p for p in source.manifest["inventory"]["pairs"] if p["name"] == pair)
         adapter = next(a for a in source.manifest["inventory"]["adapters"]
                        if a["id"] == inv_pair["adapter"])
-        suffix = f"{i:03d}"
-        clone = {**adapter, "id": f"{adapter['id']}-{suffix}",
-                 "model": f"{adapter['model']} #{suffix}"}
-        labels = {t.label: json.dumps(clone["model"] + t.label[len(adapter["model"]):])
+        if group is None:
+            i, suffix, name = k, f"-{k:03d}", f"{pair}{k:03d}"
+            model = f"{adapter['model']} #{k:03d}"
+        else:
+            i, suffix, name = group * adapters + k, f"-g{group}", f"{pair}-g{group}"
+            model = f"{adapter['model']} g{group}"
+        clone = {**adapter, "id": adapter["id"] + suffix, "model": model}
+        labels = {t.label: json.dumps(model + t.label[len(adapter["model"]):])
                   for t in source.templates[pair]}
-        name = f"{pair}{suffix}"
         out.append(_Clone(i, source, pair, name, clone, labels,
                           {"pair": json.dumps(name), "adapter": json.dumps(clone["id"])},
-                          passes_before=i // len(pairs)))
+                          passes_before=k // len(pairs)))
     return out
 
 
@@ -260,10 +266,14 @@ def corpus(runs: int = 100, adapters: int = 50, nights: int | None = None,
     per_night = -(-runs // nights)
     for r in range(runs):
         night = r * nights // runs
-        start = datetime.combine(first_night + timedelta(days=night), datetime.min.time(),
-                                 UTC) + timedelta(hours=NIGHT_START_H,
-                                                  seconds=RUN_GAP_S * (r % per_night))
-        yield _run(base, plan, night, start.timestamp(), slowed or {})
+        yield _run(base, plan, night, _start(first_night, night, r % per_night),
+                   slowed or {})
+
+
+def _start(first_night: date, night: int, k: int) -> float:
+    """When the ``k``-th run of ``night`` starts: 20:00 UTC, runs 5 minutes apart."""
+    return (datetime.combine(first_night + timedelta(days=night), datetime.min.time(), UTC)
+            + timedelta(hours=NIGHT_START_H, seconds=RUN_GAP_S * k)).timestamp()
 
 
 def _passes(clone: _Clone, n: int) -> int:
@@ -352,6 +362,44 @@ def _run(base: dict, plan: Sequence[tuple[_Clone, list[_Line]]], night: int, sta
                 end = ended
     manifest["ended_at"] = end
     return CorpusRun(run_id, night, manifest, lines)
+
+
+# -- the interface bench/store.py takes: one source, runs of one group of adapters each ---
+class Source:
+    """One real run directory, read once, for :func:`write_runs`; ``trials``: records
+    in each run made of it."""
+
+    def __init__(self, run_dir: str | Path):
+        self.source = _Source.read(Path(run_dir))
+        self.pairs = [p for p in self.source.manifest["pairs"] if self.source.templates.get(p)]
+        self.trials = sum(len(self.source.templates[p]) for p in self.pairs)
+        self._groups: dict[int, tuple[dict, list[tuple[_Clone, list[_Line]]]]] = {}
+
+    def group(self, group: int) -> tuple[dict, list[tuple[_Clone, list[_Line]]]]:
+        """The manifest and records of group ``group``'s run, but for the night."""
+        if group not in self._groups:
+            clones = _clones([self.source], len(self.pairs), group=group)
+            most = self.source.most_repetitions
+            self._groups[group] = (_base_manifest([self.source], clones, most),
+                                   [(c, _lines(c, len(c.records), 1, most)) for c in clones])
+        return self._groups[group]
+
+
+def write_runs(source: Source, dest: str | Path, *, first: int, count: int,
+               groups: int) -> list[Path]:
+    """Runs ``first`` .. ``first + count - 1`` of the corpus, each a results directory in
+    ``dest``: run *i* holds group ``i % groups`` (the source's adapters as ``lab-gbe-g3``,
+    pairs ``gbe-g3``) on night ``i // groups``."""
+    if not 1 <= groups <= 200 or first < 0 or not 0 <= count <= MAX_RUNS:
+        raise ValueError("groups 1..200 (runs of a night 5 minutes apart), first >= 0, "
+                         f"count 0..{MAX_RUNS}")
+    made = []
+    for i in range(first, first + count):
+        group, night = i % groups, i // groups
+        base, plan = source.group(group)
+        made.append(_run(base, plan, night, _start(FIRST_NIGHT, night, group), {})
+                    .write(dest))
+    return made
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -89,3 +89,18 @@ def test_the_same_arguments_give_the_same_bytes(store_corpus):
 def test_impossible_corpora_are_refused(store_corpus, kwargs):
     with pytest.raises(ValueError):
         next(store_corpus.corpus(**kwargs))
+
+
+def test_runs_of_one_group_each_as_bench_store_takes_them(store_corpus, tmp_path):
+    # the main job's real run (tests/report/data/roundup: 5 cards, netPIPE curves too)
+    source = store_corpus.Source(BENCH.parent / "tests" / "report" / "data" / "roundup")
+    dirs = store_corpus.write_runs(source, tmp_path, first=1, count=3, groups=2)
+    runs = [read(d) for d in dirs]
+    assert [len(recs) for _, recs in runs] == [source.trials] * 3 == [402] * 3
+    # run i: group i % 2 on night i // 2
+    assert [m.pairs[0] for m, _ in runs] == ["gbe-g1", "gbe-g0", "gbe-g1"]
+    assert {r.adapter for r in runs[0][1]} == {f"lab-{p}-g1" for p in
+                                               ("gbe", "pci32", "nojumbo", "stall", "fe")}
+    days = [datetime.fromtimestamp(m.started_at, UTC).date() for m, _ in runs]
+    assert [(d - days[0]).days for d in days] == [0, 1, 1]
+    assert len({m.run_id for m, _ in runs}) == 3
