@@ -1,7 +1,7 @@
 """Issue 21's done-when on the session lab: a card slowed between nights is found by
 ``nicbench history``, and the rate change is named among the setup changes.
 
-``nicbench lab shape gbe --rate 500mbit`` halves the gbe card's tbf on both hosts (and in
+``nicbench lab shape gbe --rate 250mbit`` quarters the gbe card's tbf on both hosts (and in
 the lab's state.json); every run records the link's shaping as the host has it then
 (``tc qdisc show``) in its manifest's interface facts. Three "nights" of a short iperf3
 profile run into one fresh store, the third with gbe slowed: the runs, their figures and
@@ -47,7 +47,7 @@ PROFILE = """\
         tool: iperf3
         params: {{duration_s: 1}}
 """
-SLOW = "500mbit"
+SLOW = "250mbit"      # a quarter: unmistakable even when other load halves gbe
 
 
 def goodput(rate_bps: float, mtu: int = 1500) -> float:
@@ -104,7 +104,7 @@ def test_lab_shape_changes_the_measured_rate_and_the_recorded_fact(lab, tmp_path
         assert shaped.stdout.splitlines() == [
             f"lab: gbe shaped to {SLOW} (was 1gbit); `nicbench lab up` keeps it so; "
             "`nicbench lab shape gbe --reset` gives back 1gbit"]
-        assert tc_rates(lab) == ["500Mbit", "500Mbit"]
+        assert tc_rates(lab) == ["250Mbit", "250Mbit"]
         state = json.loads((lab.dir / "state.json").read_text())
         assert state["spec"]["ceilings"] == {"gbe": SLOW}
         run(lab, profile, tmp_path / "slow")
@@ -112,7 +112,7 @@ def test_lab_shape_changes_the_measured_rate_and_the_recorded_fact(lab, tmp_path
         slow = figures(tmp_path / "slow")
         assert len(slow) == 3
         # tbf never lets more through than its rate's goodput (tools round up to 1.5 %)
-        assert max(slow) <= 1.015 * goodput(500e6), slow
+        assert max(slow) <= 1.015 * goodput(250e6), slow
     finally:
         back = shape(lab, "--reset")
     assert back.returncode == 0, back.stderr
@@ -167,14 +167,14 @@ def test_history_finds_the_slowdown_at_the_third_night_and_names_the_rate(lab, t
     before = figures(nights[0]) + figures(nights[1])
     after = figures(nights[2])
     assert (len(before), len(after)) == (10, 5)
-    assert max(after) <= 1.015 * goodput(500e6), after
+    assert max(after) <= 1.015 * goodput(250e6), after      # tbf lets no more through
+    assert min(before) > 1.015 * goodput(250e6), before     # nor held nights 1-2 to it
     assert mannwhitneyu(before, after, alternative="greater").pvalue < 0.01
-    ratio = statistics.median(after) / statistics.median(before)
-    if ratio > 0.62 and any(load.busy for load in loads[:2]):
-        pytest.skip(f"nights 1-2 at {statistics.median(before) / 1e6:.0f} Mbit/s, night 3 "
-                    f"{ratio:.2f} of that, with other load on the machine "
-                    f"({'; '.join(load.short() for load in loads[:2])}): not judged")
-    assert 0.42 <= ratio <= 0.62, (before, after)       # 500/1000, measured 0.50
+    # the size of the drop is the machine's to say only when nothing else ran on it
+    # (other load slows the 1 Gbit/s nights, never the 250 Mbit/s one)
+    if not any(load.busy for load in loads):
+        ratio = statistics.median(after) / statistics.median(before)
+        assert 0.22 <= ratio <= 0.3, (before, after)         # 250/1000 x 941.5/941.5
 
     # What the lab records is what explains the change already between two runs: the
     # comparison of nights 2 and 3 judges gbe slower and marks the shaping it differs in.
@@ -210,5 +210,8 @@ def test_history_finds_the_slowdown_at_the_third_night_and_names_the_rate(lab, t
     (change,) = gbe["changes"]
     assert change["run_id"] == run_ids[2]
     assert change["after_bps"] < change["before_bps"]
-    assert -58 <= change["change_pct"] <= -38, change
+    # after the change: night 3's figure; the drop at least what the slowest night 1-2
+    # figure leaves (other load slows those, never the 250 Mbit/s night)
+    assert change["after_bps"] == pytest.approx(statistics.median(after), rel=0.03), change
+    assert change["change_pct"] < 100 * (max(after) / min(before) - 1) < 0, change
     assert any("1gbit" in s and SLOW in s for s in change["setup_changes"]), change
