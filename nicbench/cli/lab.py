@@ -26,14 +26,19 @@ def _env_lab_spec(args, recorded: dict | None = None):
 
     was = recorded or {}
     adapters = tuple(a for a in (getattr(args, "adapters", None) or "").split(",") if a)
+    adapters = adapters or tuple(was.get("adapters", LabSpec.adapters))
     pairs = getattr(args, "pairs", None)
+    rate = getattr(args, "rate", None)
+    # Adapters slowed with `lab shape` stay slowed, unless the command line sets every
+    # link's rate anew.
+    ceilings = {} if rate else {k: v for k, v in (was.get("ceilings") or {}).items()
+                                if k in adapters}
     try:
         return LabSpec(
             prefix=os.environ.get("NICBENCH_LAB_PREFIX", was.get("prefix", "nb")),
             slot=_env_slot() if "NICBENCH_LAB_SLOT" in os.environ else was.get("slot", 0),
             pairs=pairs if pairs is not None else was.get("pairs", LabSpec.pairs),
-            rate=getattr(args, "rate", None) or was.get("rate"),
-            adapters=adapters or tuple(was.get("adapters", LabSpec.adapters)))
+            rate=rate or was.get("rate"), adapters=adapters, ceilings=ceilings)
     except LabError as exc:
         # Everything LabSpec checks came from the environment or the command line.
         raise UsageError(f"{exc} (from NICBENCH_LAB_PREFIX, NICBENCH_LAB_SLOT or the "
@@ -107,6 +112,46 @@ def cmd_lab_status(args) -> int:
     return 0 if up else 1
 
 
+def cmd_lab_shape(args) -> int:
+    from dataclasses import replace
+
+    from nicbench.lab.lab import Lab, LabSpec, rate_bps
+
+    key = args.adapter
+    if (args.rate is None) == (not args.reset):
+        raise UsageError(f"nicbench lab shape {key}: give --rate RATE (e.g. 500mbit) or "
+                         "--reset (back to the adapter's own rate), one of the two")
+    if args.rate is not None:
+        try:
+            rate_bps(args.rate)
+        except LabError as exc:
+            raise UsageError(f"nicbench lab shape {key} --rate: {exc}") from None
+    directory = _lab_dir(args)
+    lab = Lab(LabSpec(), directory)
+    lab.preflight()
+    state = lab.read_state()
+    if state is None:
+        raise UsageError(f"no lab in {directory} to shape: nicbench lab up first (or give "
+                         "--dir the lab's directory)")
+    _recorded(state, directory)      # a spoiled state.json is one line, not a traceback
+    lab = Lab.existing(directory, LabSpec())
+    if key not in lab.spec.adapters:
+        raise UsageError(f"nicbench lab shape {key}: the lab in {directory} has no adapter "
+                         f"{key!r} (it has {', '.join(lab.spec.adapters)})")
+    before = lab.spec.adapter(key).shaped_rate
+    ceilings = {k: v for k, v in lab.spec.ceilings.items() if k != key}
+    if args.rate is not None:
+        ceilings[key] = args.rate
+    try:
+        replace(lab.spec, ceilings=ceilings)      # checked before anything changes
+    except LabError as exc:
+        raise UsageError(f"nicbench lab shape {key} --rate {args.rate}: {exc}") from None
+    now = lab.shape(key, args.rate).adapter(key).shaped_rate
+    back = "" if args.reset else f"; `nicbench lab shape {key} --reset` gives back {before}"
+    out(f"lab: {key} shaped to {now} (was {before}); `nicbench lab up` keeps it so{back}")
+    return 0
+
+
 def cmd_lab_inventory(args) -> int:
     from nicbench.lab.lab import render_inventory
 
@@ -128,12 +173,20 @@ def register(sub) -> None:
     down.set_defaults(func=cmd_lab_down)
     st = labsub.add_parser("status", help="show the lab's hosts")
     st.set_defaults(func=cmd_lab_status)
+    sh = labsub.add_parser("shape", help="slow one emulated adapter's links to a rate, "
+                                         "or give them back their own (--reset)")
+    sh.add_argument("adapter", metavar="ADAPTER", help="an adapter of the lab, e.g. gbe")
+    sh.add_argument("--rate", help="the links' new tbf rate, tc syntax (e.g. 500mbit): "
+                                   "from 1mbit up to the adapter's line rate")
+    sh.add_argument("--reset", action="store_true",
+                    help="give the adapter back its own rate")
+    sh.set_defaults(func=cmd_lab_shape)
     li = labsub.add_parser("inventory", help="print the inventory describing the lab")
     li.add_argument("--pairs", type=int)
     li.add_argument("--rate")
     li.add_argument("--adapters")
     li.add_argument("--key-dir", default=".lab")
     li.set_defaults(func=cmd_lab_inventory)
-    for sp in (up, down, st):
+    for sp in (up, down, st, sh):
         sp.add_argument("--dir", help="lab state directory (default .lab, or $NICBENCH_LAB_DIR)")
     li.set_defaults(dir=None)

@@ -54,12 +54,19 @@ STATE_FORMAT = 1
 Progress = Callable[[str], None]
 
 
-def _rate_bps(rate: str) -> float:
-    units = {"kbit": 1e3, "mbit": 1e6, "gbit": 1e9, "bit": 1}
-    for unit, mult in units.items():
-        if rate.endswith(unit):
-            return float(rate[: -len(unit)]) * mult
-    raise LabError(f"rate {rate!r} is not like 100mbit or 1gbit")
+_RATE = re.compile(r"(\d{1,6}(?:\.\d{1,3})?)(kbit|mbit|gbit|bit)")
+_RATE_UNITS = {"kbit": 1e3, "mbit": 1e6, "gbit": 1e9, "bit": 1}
+# What `lab shape` accepts: slower than 1 Mbit/s the tools' short runs move next to
+# nothing, and a cap cannot be above the adapter's own line rate.
+MIN_SHAPED_BPS = 1e6
+
+
+def rate_bps(rate: str) -> float:
+    m = _RATE.fullmatch(rate) if isinstance(rate, str) else None
+    if m is None or float(m.group(1)) <= 0:
+        raise LabError(f"rate {rate!r} is not like 100mbit or 1gbit (tc's rate syntax: a "
+                       "positive number and kbit, mbit or gbit)")
+    return float(m.group(1)) * _RATE_UNITS[m.group(2)]
 
 
 @dataclass(frozen=True)
@@ -109,6 +116,9 @@ class LabSpec:
     adapters: tuple[str, ...] = DEFAULT_ADAPTERS
     rate: str | None = None   # overrides every adapter's line rate (nicbench lab up --rate)
     slot: int = 0             # management networks 198.19.<slot*16+i+1>.0/24
+    # adapter key -> a lower cap than its own (nicbench lab shape ADAPTER --rate R): the
+    # link's tbf runs at this rate; the adapter's line rate (inventory) stays.
+    ceilings: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
         # ASCII only: the prefix names namespaces and interfaces, and one starting with
@@ -126,12 +136,30 @@ class LabSpec:
         if not self.adapters:
             raise LabError("the lab needs at least one adapter")
         if self.rate is not None:
-            _rate_bps(self.rate)
+            rate_bps(self.rate)
+        if not isinstance(self.ceilings, dict):
+            raise LabError(f"ceilings {self.ceilings!r} must map adapters to rates")
+        for key, ceiling in self.ceilings.items():
+            self._check_ceiling(key, ceiling)
+
+    def _check_ceiling(self, key: str, ceiling: str) -> None:
+        if key not in self.adapters:
+            raise LabError(f"cannot shape {key!r}: not an adapter of this lab "
+                           f"({', '.join(self.adapters)})")
+        bps, line = rate_bps(ceiling), self._line_rate(key)
+        if not MIN_SHAPED_BPS <= bps <= rate_bps(line):
+            raise LabError(f"{ceiling} is not between 1mbit and {key}'s line rate {line} "
+                           "(a lab adapter can only be slowed)")
+
+    def _line_rate(self, key: str) -> str:
+        return self.rate if self.rate is not None else ADAPTERS[key].rate
 
     def adapter(self, key: str) -> LabAdapter:
         a = ADAPTERS[key]
         if self.rate is not None:
             a = replace(a, rate=self.rate, ceiling=None)
+        if key in self.ceilings:
+            a = replace(a, ceiling=self.ceilings[key])
         return a
 
     def hosts(self) -> list[LabHost]:
@@ -156,6 +184,8 @@ class LabSpec:
     def to_json(self) -> dict:
         d = asdict(self)
         d["adapters"] = list(self.adapters)
+        if not self.ceilings:
+            del d["ceilings"]    # a lab never shaped keeps the state it always had
         return d
 
 
@@ -246,7 +276,7 @@ class Lab:
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
-    def _preflight(self) -> None:
+    def preflight(self) -> None:
         if os.geteuid() != 0:
             raise LabError("the lab needs root (it creates network namespaces and runs sshd): "
                            "run nicbench lab as root")
@@ -274,7 +304,7 @@ class Lab:
 
     # -- up -----------------------------------------------------------------------
     def up(self) -> LabState:
-        self._preflight()
+        self.preflight()
         with self._locked():
             state = self.read_state()
             if state and state.spec == self.spec.to_json() and self._healthy(state):
@@ -384,9 +414,9 @@ class Lab:
 
     def _shape(self, host: LabHost, link: LabLink, rate: str) -> None:
         ad = link.adapter
-        rate_bps = _rate_bps(rate)
+        bps = rate_bps(rate)
         largest = (ad.max_mtu + 14 + WIRE_OVERHEAD_BYTES) if ad.max_mtu else LARGEST_FRAME
-        burst = max(int(rate_bps * BURST_SECONDS / 8), BURST_FRAMES * largest)
+        burst = max(int(bps * BURST_SECONDS / 8), BURST_FRAMES * largest)
         # tbf's own "overhead" counts the per-frame wire bytes; a "stab overhead" in front
         # of tbf (as in docs/lab.md) was measured to have no effect here: MTU 1500 gave
         # 955 Mbit/s (1.5 % over theory) with it, 940.8 (-0.07 %) with this.
@@ -394,6 +424,30 @@ class Lab:
                         rate, "burst", str(burst), "latency", SHAPING_LATENCY,
                         "overhead", str(WIRE_OVERHEAD_BYTES)],
                  "shaping")
+
+    def shape(self, key: str, ceiling: str | None) -> LabSpec:
+        """Cap adapter ``key``'s links at ``ceiling`` (tc syntax), or with None give them
+        back their own rate, on the hosts and in state.json (a later ``up`` rebuilds
+        them so); returns the lab's spec as it is now."""
+        self.preflight()
+        with self._locked():
+            state = self.read_state()
+            if state is None or not self._healthy(state):
+                raise LabError(f"no lab is up in {self.dir} (nicbench lab up first)")
+            ceilings = {k: v for k, v in self.spec.ceilings.items() if k != key}
+            if key not in self.spec.adapters:
+                raise LabError(f"no adapter {key!r} in this lab (it has "
+                               f"{', '.join(self.spec.adapters)})")
+            if ceiling is not None:
+                ceilings[key] = ceiling
+            spec = replace(self.spec, ceilings=ceilings)
+            for link in spec.links():
+                if link.adapter.key == key:
+                    self.reshape(link)
+            self.spec = spec
+            state.spec = spec.to_json()
+            self._save(state)
+            return spec
 
     def reshape(self, link: LabLink, rate: str | None = None) -> None:
         """Shape ``link`` to ``rate`` (tc syntax) both ways, or back to its adapter's own
@@ -485,7 +539,7 @@ class Lab:
     # -- down ---------------------------------------------------------------------
     def down(self) -> list[str]:
         """Remove the lab; returns what was removed."""
-        self._preflight()
+        self.preflight()
         with self._locked():
             state = self.read_state()
             if state is None:

@@ -54,6 +54,46 @@ def parse_ethtool_k(text: str) -> dict[str, bool]:
     return out
 
 
+# Root qdiscs that shape a link to a rate (the lab's adapters are tbf-shaped veths).
+SHAPING_QDISCS = frozenset({"tbf"})
+_TC_RATE = re.compile(r"^(\d+(?:\.\d+)?)([KMGT]?)bit$")
+_TC_UNITS = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
+
+
+def rate_text(bps: int) -> str:
+    """A rate in tc's own input syntax, in the largest unit that keeps it whole:
+    1000000000 -> "1gbit", 2500000000 -> "2500mbit", 1500000 -> "1500kbit"."""
+    for unit, mult in (("tbit", 10**12), ("gbit", 10**9), ("mbit", 10**6), ("kbit", 10**3)):
+        if bps >= mult and bps % mult == 0:
+            return f"{bps // mult}{unit}"
+    return f"{bps}bit"
+
+
+def _tc_rate_bps(word: str) -> int | None:
+    m = _TC_RATE.match(word)
+    return round(float(m.group(1)) * _TC_UNITS[m.group(2)]) if m else None
+
+
+def parse_tc_qdisc(text: str) -> str | None:
+    """``tc qdisc show dev IF``: the root qdisc's shaping as "tbf rate 500mbit" (and
+    " peakrate 2gbit" when it has one), rates in tc's input syntax; None when the root
+    qdisc does not shape (noqueue, fq_codel, mq) or tc printed nothing."""
+    for line in text.splitlines():
+        words = line.split()
+        if len(words) < 3 or words[0] != "qdisc" or "root" not in words:
+            continue
+        if words[1] not in SHAPING_QDISCS:
+            return None
+        parts = [words[1]]
+        for key in ("rate", "peakrate"):
+            if key in words[:-1]:
+                bps = _tc_rate_bps(words[words.index(key) + 1])
+                if bps is not None:
+                    parts.append(f"{key} {rate_text(bps)}")
+        return " ".join(parts) if len(parts) > 1 else None
+    return None
+
+
 HOST_FACTS_SCRIPT = ("uname -r; hostname; nproc 2>/dev/null || echo; "
                      "grep -m1 '^model name' /proc/cpuinfo || echo; "
                      "grep -m1 '^MemTotal:' /proc/meminfo || echo; "
@@ -235,16 +275,28 @@ class LinuxPlatform(Platform):
                               kind=TuningErrorKind.INTERFACE)
         return parse_ip_link_json(res.stdout, iface)
 
+    def _shaping(self, iface: str, link: dict) -> str | None:
+        """The shaping of ``iface`` when ``ip`` says its root qdisc shapes (tbf): asked
+        only then, so a NIC without one costs no command."""
+        if link.get("qdisc") not in SHAPING_QDISCS:
+            return None
+        res = self.conn.run(["tc", "qdisc", "show", "dev", iface], warn=True)
+        return parse_tc_qdisc(res.stdout) if res.ok else None
+
     def interface_facts(self, iface: str) -> InterfaceFacts:
         link = self._link(iface)
         max_mtu = link.get("max_mtu")
         lower = link.get("link")
+        shaping = self._shaping(iface, link)
         if lower:
-            # A macvlan/vlan cannot exceed its lower device's MTU, whatever it reports.
+            # A macvlan/vlan cannot exceed its lower device's MTU, whatever it reports;
+            # its frames are shaped where they leave: on the lower device.
             try:
-                lower_mtu = self._link(lower).get("mtu")
+                lower_link = self._link(lower)
+                lower_mtu = lower_link.get("mtu")
                 if lower_mtu and (max_mtu is None or lower_mtu < max_mtu):
                     max_mtu = lower_mtu
+                shaping = shaping or self._shaping(lower, lower_link)
             except TuningError:
                 pass
         ethi = self.conn.run(["ethtool", "-i", iface], warn=True)
@@ -264,7 +316,8 @@ class LinuxPlatform(Platform):
                 "tcp-segmentation-offload", "generic-segmentation-offload",
                 "generic-receive-offload", "rx-checksumming", "tx-checksumming",
                 "scatter-gather")},
-            addresses=tuple(a["local"] for a in link.get("addr_info", []) if "local" in a))
+            addresses=tuple(a["local"] for a in link.get("addr_info", []) if "local" in a),
+            shaping=shaping)
 
     # -- MTU ----------------------------------------------------------------------
     def get_mtu(self, iface: str) -> int:

@@ -48,11 +48,14 @@ class InterfaceFacts:
     bus_info: str | None = None
     offloads: dict[str, bool] = field(default_factory=dict)
     addresses: tuple[str, ...] = ()
+    # What shapes the interface's frames, read from the host's root qdisc (on the
+    # interface, or on the device under a macvlan): "tbf rate 500mbit" on a lab link. None
+    # where nothing shapes it (a NIC's mq/fq_codel), and then absent from the manifest.
+    shaping: str | None = None
 
     @property
     def link(self) -> LinkState:
         return LinkState.of(self.state)
-
 
 
 @dataclass(frozen=True)

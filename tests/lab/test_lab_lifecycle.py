@@ -256,6 +256,9 @@ def test_up_rebuilds_a_damaged_two_pair_lab_with_its_two_pairs(labtests_lock, tm
         made = cli("up", "--pairs", "2", "--adapters", "gbe")
         assert made.returncode == 0, made.stderr
         assert names <= netns_names()
+        # a card slowed with `lab shape` is rebuilt slowed (both pairs' links)
+        slowed = cli("shape", "gbe", "--rate", "300mbit")
+        assert slowed.returncode == 0, slowed.stderr
         subprocess.run(["ip", "netns", "del", f"{PREFIX}-c"], check=True, timeout=10)
         again = cli("up")                       # no options: as it was made
         assert again.returncode == 0, again.stderr
@@ -264,6 +267,11 @@ def test_up_rebuilds_a_damaged_two_pair_lab_with_its_two_pairs(labtests_lock, tm
         assert names <= netns_names()
         spec = json.loads((tmp_path / "lab" / "state.json").read_text())["spec"]
         assert (spec["pairs"], spec["adapters"]) == (2, ["gbe"])
+        assert spec["ceilings"] == {"gbe": "300mbit"}
+        for ns in sorted(names):
+            tc = subprocess.run(["ip", "netns", "exec", ns, "tc", "qdisc", "show", "dev", "gbe"],
+                                capture_output=True, text=True, timeout=10, check=True)
+            assert " rate 300Mbit " in tc.stdout, (ns, tc.stdout)
         inventory = (tmp_path / "lab" / "inventory.yaml").read_text()
         assert "name: p1-gbe" in inventory and "name: p2-gbe" in inventory, inventory
         status = cli("status")

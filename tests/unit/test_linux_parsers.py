@@ -88,7 +88,7 @@ def test_parser_case(case):
 def test_cases_exist_for_every_parser():
     used = {case.values[0]["parser"] for case in _cases()}
     assert used == {"parse_ethtool_i", "parse_ethtool_k", "parse_proc_stat",
-                    "parse_ip_link_json", "mtu_refusal", "parse_host_facts"}
+                    "parse_ip_link_json", "mtu_refusal", "parse_host_facts", "parse_tc_qdisc"}
 
 
 def test_ethtool_k_text_agrees_with_ethtool_json_of_the_same_nic():
@@ -146,8 +146,11 @@ def test_interface_facts_of_a_macvlan_take_max_mtu_from_its_lower_device():
         "ip -j -d addr show dev nojumbop": (read("lab/ip_addr_nojumbop_veth.json"), "", 0),
         "ethtool -i nojumbo": (read("lab/ethtool_i_nojumbo_macvlan.txt"), "", 0),
         "ethtool -k nojumbo": (read("lab/ethtool_k_nojumbo_macvlan.txt"), "", 0),
+        "tc qdisc show dev nojumbop": (read("lab/tc_qdisc_nojumbop.txt"), "", 0),
     })
     facts = plat.interface_facts("nojumbo")
+    # the macvlan's own qdisc is noqueue (not asked); the veth under it is shaped
+    assert facts.shaping == "tbf rate 1gbit"
     assert (facts.mtu, facts.max_mtu, facts.kind, facts.lower) == (1500, 1500, "macvlan", "nojumbop")
     assert (facts.driver, facts.driver_version, facts.bus_info) == ("macvlan", "0.1", None)
     assert (facts.state, facts.carrier, facts.addresses) == ("up", True, ("198.18.1.1",))
@@ -162,11 +165,32 @@ def test_interface_facts_of_a_veth():
         "ip -j -d addr show dev gbe": (read("lab/ip_addr_gbe_veth.json"), "", 0),
         "ethtool -i gbe": (read("lab/ethtool_i_gbe_veth.txt"), "", 0),
         "ethtool -k gbe": (read("lab/ethtool_k_gbe_veth.txt"), "", 0),
+        "tc qdisc show dev gbe": (read("lab/tc_qdisc_gbe_shaped_500mbit.txt"), "", 0),
     })
     facts = plat.interface_facts("gbe")
+    assert facts.shaping == "tbf rate 500mbit"
     assert (facts.mtu, facts.max_mtu, facts.kind, facts.lower) == (1500, 65535, "veth", None)
     assert (facts.driver, facts.driver_version) == ("veth", "1.0")
     assert facts.offloads["tcp-segmentation-offload"] is False
+
+
+def test_shaping_is_unknown_when_tc_fails_and_never_asked_without_a_shaping_qdisc():
+    conn, plat = replay({
+        "ip -j -d addr show dev pci32": (read("lab/ip_addr_pci32_veth.json"), "", 0),
+        "ethtool -i pci32": ("", "", 71),
+        "ethtool -k pci32": ("", "", 1),
+        "tc qdisc show dev pci32": ("", read("lab/tc_qdisc_nosuch.stderr"), 1),
+    })
+    assert plat.interface_facts("pci32").shaping is None
+    assert "tc qdisc show dev pci32" in conn.commands
+    # v0's root qdisc is noqueue, which shapes nothing: no tc command is sent for it
+    conn, plat = replay({
+        "ip -j -d addr show dev v0": (section(read("linux_mtu_errors.txt"),
+                                              "+ ip -j link show v0"), "", 0),
+        "ip -j -d addr show dev v1": ("", 'Device "v1" does not exist.\n', 1),
+        "ethtool -i v0": ("", "", 71), "ethtool -k v0": ("", "", 1)})
+    assert plat.interface_facts("v0").shaping is None
+    assert not any(c.startswith("tc ") for c in conn.commands)
 
 
 def test_interface_without_carrier():
