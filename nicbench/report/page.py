@@ -42,6 +42,7 @@ SECTIONS = [
     ("throughput", "Throughput"),
     ("cpu", "CPU and cost"),
     ("netpipe", "netPIPE"),
+    ("streams", "Streams"),
     ("published", "Published figures"),
     ("size-tables", "Tables by packet size"),
     ("summary", "Every configuration"),
@@ -250,7 +251,8 @@ def render_page(report: Report, single_file: bool = False) -> str:
         from nicbench.report.svg import render_all
         render_all(report)
     present = {"comparison": report.comparison,
-               "published": bool(report.figures_of("published"))}
+               "published": bool(report.figures_of("published")),
+               "streams": bool(report.figures_of("streams"))}
     sections = [(i, t) for i, t in SECTIONS if present.get(i, True)]
     css = resources.files("nicbench.report").joinpath("templates/report.css").read_text(
         encoding="utf-8")
