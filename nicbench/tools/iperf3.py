@@ -6,6 +6,9 @@ Responsible for:
   including ``--get-server-output`` (the server's report embedded as ``server_output_json``
   or ``server_output_text``), and a server's output holding several JSON documents (one
   per test it served: the last one is returned, ``extra["sessions"]`` counts them);
+* ``--bidir`` (3.7+), JSON and text: the forward direction (client to server) is the run's
+  figure and ``ParsedRun.bidir`` holds both directions (:func:`_bidir`; in text, the
+  ``[TX-C]``/``[RX-C]`` roles of each row); ``streams`` counts one direction's;
 * the top-level ``"error"`` key: iperf3 exits 0 with ``-J`` and an error, so the error is
   returned in ``ParsedRun.error`` for the caller to judge, not raised;
 * text output, for importing old logs: 3.x ``sender``/``receiver`` summary lines, ``[SUM]``
@@ -308,6 +311,10 @@ _CPU = re.compile(rf"^CPU Utilization: local/\w+ (?P<local>{_NUM})%.*remote/\w+ 
 # "iperf3: interrupt - ...", "iperf3: the client has unexpectedly closed the connection").
 _ERROR_LINE = re.compile(r"^iperf3: .+$")
 _WARNING_LINE = re.compile(r"^warning: (?P<msg>.+)$")
+# --bidir rows: "[  5][TX-C]": stream 5, the client transmitting (the forward direction);
+# RX-C is the client receiving (reverse), and on the server RX-S forward, TX-S reverse.
+_ROLE = re.compile(r"^(\[\s*(?:\d+|SUM)\])\[(?P<dir>[TR]X)-(?P<end>[CS])\]")
+_REVERSE = {("RX", "C"), ("TX", "S")}
 _SENT = re.compile(r"^\[\s*\d+\]\s+Sent (?P<n>\d+) datagrams")
 # iperf 2's text is refused: its result rows look much like ours.
 _IPERF2_MARK = re.compile(r"^(?:Client connecting to \S+,? (?:TCP|UDP) port|"
@@ -329,6 +336,8 @@ class _Row:
     lost: int | None = None
     total: int | None = None
     retr: int | None = None
+    role: bool = False       # a --bidir row ("[  5][TX-C]"), of one direction
+    reverse: bool = False    # ... of the reverse one (server to client)
 
 
 def _parse_text(lines: list[str]) -> ParsedRun:
@@ -385,8 +394,13 @@ def _parse_text(lines: list[str]) -> ParsedRun:
         if m := _WARNING_LINE.match(line):
             warnings.append(m["msg"])
             continue
+        role = _ROLE.match(line)
+        if role:        # --bidir: "[  5][TX-C]" is a row of stream 5, client to server
+            line = role[1] + line[role.end():]
         if m := _ROW.match(line):
             row = _text_row(m, lineno)
+            row.role = role is not None
+            row.reverse = role is not None and (role["dir"], role["end"]) in _REVERSE
             rows.append(row)
             after_last_sep.append(row)
 
@@ -419,18 +433,26 @@ def _parse_text(lines: list[str]) -> ParsedRun:
         raise ParseError(NAME, "a summary line after '- - - - -' ('... sec ... Bytes ... "
                          "bits/sec ... sender|receiver')", f"line {last_line}: end of input")
 
-    views = {label: _text_view([r for r in summary if r.label == label], conn_ids)
-             for label in ("receiver", "sender") if any(r.label == label for r in summary)}
-    if side == "server" and "receiver" in views and views.get("sender") \
-            and views["sender"].nbytes == 0:
-        # iperf3 3.0/3.1 servers print a "0.00 Bytes  0.00 bits/sec  sender" line for the
-        # direction they did not send in: that is "not known here", not a rate of 0.
-        del views["sender"]
+    two_way = any(r.role for r in summary)
+    back = [r for r in summary if r.reverse]
+    if two_way:
+        # --bidir: the forward direction (client to server) is the run's figure, its
+        # streams those whose interval rows are forward (the "connected" lines list both)
+        summary = [r for r in summary if not r.reverse]
+        conn_ids = {r.sid for r in rows if r.role and not r.reverse and r.sid != "SUM"}
+    views = _text_views(summary, conn_ids, side)
     sender = views.get("sender")
     if "receiver" in views:
         main, extra["rate_from"] = views["receiver"], "receiver"
     else:
         main, extra["rate_from"] = views["sender"], "sender"
+    bidir = None
+    if two_way and "receiver" in views:
+        rev = _text_views(back, {r.sid for r in rows if r.reverse and r.sid != "SUM"}, side)
+        bidir = Bidir(forward_bps=main.bps,
+                      reverse_bps=rev["receiver"].bps if "receiver" in rev else None,
+                      forward_sent_bps=sender.bps if sender is not None else None,
+                      reverse_sent_bps=rev["sender"].bps if "sender" in rev else None)
 
     udp = None
     if protocol == "udp":
@@ -452,7 +474,20 @@ def _parse_text(lines: list[str]) -> ParsedRun:
                      duration_s=main.duration, streams=main.streams, cpu_pct=cpu_pct,
                      udp=udp, bytes_total=main.nbytes,
                      sent_bps=sender.bps if sender is not None else None, error=error,
-                     extra=extra)
+                     extra=extra, bidir=bidir)
+
+
+def _text_views(summary: list[_Row], conn_ids: set[str], side: str | None
+                ) -> dict[str, _View]:
+    """The whole-run figures of each labelled side (receiver, sender) of ``summary``."""
+    views = {label: _text_view([r for r in summary if r.label == label], conn_ids)
+             for label in ("receiver", "sender") if any(r.label == label for r in summary)}
+    if side == "server" and "receiver" in views and views.get("sender") \
+            and views["sender"].nbytes == 0:
+        # iperf3 3.0/3.1 servers print a "0.00 Bytes  0.00 bits/sec  sender" line for the
+        # direction they did not send in: that is "not known here", not a rate of 0.
+        del views["sender"]
+    return views
 
 
 def _text_row(m: re.Match[str], lineno: int) -> _Row:
