@@ -2,9 +2,9 @@
 directions at once.
 
 A profile sweeps a test over iperf's ``streams`` (``sweep: {streams: [1, 2, 4, 8]}``, one
-test per value, each saying where it came from in ``swept:``); the tests of one sweep are
-one family. A bidirectional test (iperf3 ``bidir: true``) that is not swept is a family of
-its own, at its one stream count. Per family, one chart per adapter:
+test per value, each saying where it came from in ``swept:``; NTttcp's ``threads``
+likewise); the tests of one sweep are one family. A bidirectional test (iperf3 ``bidir:
+true``) not swept over streams is a family of its own, at its one stream count. Per family, one chart per adapter:
 
 - one way: the selected throughput (the speed charts' figure) against the stream count,
   a curve per MTU, with the link's goodput limit and line rate;
@@ -32,7 +32,9 @@ from nicbench.report.configs import (MBIT, Config, Entry, Index, fmt, mbit, slug
 from nicbench.report.model import Curve, Figure, LegendItem, LinePanel, Reference, Table
 from nicbench.report.theory import FLAG_MARGIN
 
-PARAM = "streams"
+# The parameter that counts parallel streams: iperf's -P, NTttcp's threads (-m N,...: a
+# connection each).
+PARAMS = ("streams", "threads")
 XLABEL = "parallel streams (log scale)"
 YLABEL = "throughput, Mbit/s"
 REVERSE_DASH = "5 3"
@@ -65,10 +67,10 @@ def families(ix: Index) -> dict[Family, list[tuple[int, Config]]]:
         if spec is None:
             continue
         bidir = spec.params.get("bidir") is True
-        if spec.swept is not None and spec.swept.param == PARAM:
+        if spec.swept is not None and spec.swept.param in PARAMS:
             name, n = spec.swept.of, spec.swept.value
-        elif spec.swept is None and bidir:
-            name, n = spec.name, spec.params.get(PARAM, 1)
+        elif bidir:         # a bidirectional test not swept over streams: a family alone
+            name, n = spec.name, spec.params.get("streams", 1)
         else:
             continue
         if isinstance(n, int) and not isinstance(n, bool) and n >= 1:

@@ -172,3 +172,19 @@ def test_the_publication_figure_plots_the_models_curves():
         assert list(xs) == [x for x, _ in want]
         assert list(ys) == pytest.approx([y for _, y in want])
     plt.close(mfig)
+
+
+def test_a_bidirectional_test_not_swept_is_a_family_of_its_own(tmp_path):
+    run = tmp_path / "streams"
+    shutil.copytree(STREAMS, run)
+    manifest = json.loads((run / "manifest.json").read_text())
+    for test in manifest["profile"]["tests"]:
+        if test["name"].startswith("bidir"):
+            del test["swept"]        # as if written as two plain bidir tests
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    report = build(load_runs([run]))
+    fe = sorted(f.id for f in report.figures_of("streams") if f.id.endswith("-fe"))
+    assert fe == ["streams-bidir-streams1-iperf3-tcp-0-fe", "streams-bidir-streams4-iperf3-tcp-0-fe",
+                  "streams-tcp-iperf3-tcp-0-fe"]
+    one = next(f for f in report.figures_of("streams") if f.id == fe[1])
+    assert [cv.points[0][0] for cv in one.panels[0].curves] == [4.0, 4.0]
