@@ -132,7 +132,9 @@ def figure_rows(report: Report, fig: Figure) -> tuple[list[str], list[list[objec
         rows = [[p.title, d.label, d.x, d.y] for p in fig.panels
                 if isinstance(p, ScatterPanel) for d in p.dots]
         return cols, rows
-    cols = ["panel", "curve", "block_size_bytes", "mbit_s", "above_limit"]
+    lines = [p for p in fig.panels if isinstance(p, LinePanel)]
+    x_col = "block_size_bytes" if not lines or lines[0].xunit == "bytes" else lines[0].xunit
+    cols = ["panel", "curve", x_col, "mbit_s", "above_limit"]
     rows = []
     for p in fig.panels:
         if not isinstance(p, LinePanel):

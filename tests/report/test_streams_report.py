@@ -139,6 +139,8 @@ def test_the_page_has_the_section_and_the_figure_its_data(tmp_path):
 
     report, page = write_report(tmp_path / "out", [STREAMS])
     html = page.read_text()
+    data = (tmp_path / "out" / "tables" / "figure-streams-tcp-iperf3-tcp-0-gbe.csv").read_text()
+    assert data.splitlines()[0] == "panel,curve,streams,mbit_s,above_limit"
     assert '<section id="streams">' in html and "Throughput against parallel streams" in html
     svg = next(f.svg for f in report.figures_of("streams") if f.id.endswith("tcp-0-fe"))
     assert "8 streams" in svg and "MTU 1500" in svg
