@@ -14,6 +14,7 @@ since the reviews listed such cards and skipped those sizes.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from nicbench.config.inventory import Inventory, Pair
@@ -22,7 +23,8 @@ from nicbench.errors import NicbenchError, TuningError, TuningErrorKind
 from nicbench.execution.sides import Hosts
 from nicbench.platforms.hosts import HostPool
 from nicbench.results.facts import LinkState
-from nicbench.tools.registry import TOOLS
+from nicbench.tools.driver import version_numbers
+from nicbench.tools.registry import TOOLS, VersionNeed, version_needs
 
 
 @dataclass
@@ -55,7 +57,7 @@ class PairReport:
 
 
 def check_pair(pool: Hosts, pair: Pair, required_tools: tuple[str, ...], *,
-               every_tool: bool = True) -> PairReport:
+               every_tool: bool = True, needs: Sequence[VersionNeed] = ()) -> PairReport:
     """One pair's report (``nicbench check``, and ``nicbench run`` before it changes
     anything: execution/readiness.py, which asks only for the tools the run needs:
     ``every_tool=False``; a version probe is a process start, costly on Windows)."""
@@ -85,6 +87,7 @@ def check_pair(pool: Hosts, pair: Pair, required_tools: tuple[str, ...], *,
                 if rep.tools.get(tool) is None:
                     problems.append(f"{pair.name}: {tool} is not installed on {side.host} "
                                     f"(install it, or set hosts[].tools.{tool})")
+            problems += _too_old(pair.name, side.host, rep.tools, needs)
             rep.reaches_peer = plat.reaches(side.interface, peer.address)
             if not rep.reaches_peer:
                 problems.append(f"{pair.name}: {side.host} cannot reach {peer.address} over "
@@ -96,6 +99,21 @@ def check_pair(pool: Hosts, pair: Pair, required_tools: tuple[str, ...], *,
     return PairReport(pair=pair.name, adapter=pair.adapter, sides=sides, problems=problems,
                       no_interface=no_interface)
 
+
+
+def _too_old(pair: str, host: str, versions: dict[str, str | None],
+             needs: Sequence[VersionNeed]) -> list[str]:
+    """One line per option a test asks of a tool whose version on ``host`` lacks it (a
+    version nicbench cannot read is not judged: the tool itself will say)."""
+    out = []
+    for n in needs:
+        have = version_numbers(versions.get(n.tool))
+        if have is not None and have < n.need.since:
+            out.append(f"{pair}: {n.tool} {versions[n.tool]} on {host} has no "
+                       f"{n.need.option} (test {n.test}: params.{n.need.param}; {n.tool} "
+                       f"{n.need.since_text} and later have it): install a newer {n.tool} "
+                       f"there, or drop {n.need.param}")
+    return out
 
 
 def will_be_skipped(profile: Profile, report: PairReport) -> list[str]:
@@ -115,11 +133,13 @@ def check(inventory: Inventory, pairs: list[str] | None = None, *,
           trust_new_keys: bool = False, profile: Profile | None = None) -> list[PairReport]:
     chosen = [inventory.pair(p) for p in pairs] if pairs else inventory.pairs
     required: tuple[str, ...] = ("iperf3",)
+    needs: tuple[VersionNeed, ...] = ()
     if profile is not None:
         check_platforms(profile, inventory, list(chosen))   # refused before any SSH
         required = profile.tools()
+        needs = version_needs(profile)
     with HostPool(inventory, trust_new_keys=trust_new_keys) as pool:
-        reports = [check_pair(pool, p, required) for p in chosen]
+        reports = [check_pair(pool, p, required, needs=needs) for p in chosen]
     if profile is not None:
         for rep in reports:
             rep.skipped = will_be_skipped(profile, rep)

@@ -69,6 +69,11 @@ def cmd_parse(args) -> int:
     if parsed.udp:
         out(f"udp         lost {parsed.udp.lost}/{parsed.udp.total} "
             f"({parsed.udp.loss_pct}%), jitter {parsed.udp.jitter_ms} ms")
+    if (b := parsed.bidir) is not None:     # --bidir: the throughput is the forward one
+        out(f"forward     {mbit(b.forward_bps)} Mbit/s (client to server)")
+        out(f"reverse     {mbit(b.reverse_bps)} Mbit/s (server to client)"
+            if b.reverse_bps is not None else
+            "reverse     not known here (a server does not learn what the client received)")
     if parsed.cpu_pct is not None:
         out(f"cpu         {parsed.cpu_pct:.1f} %")
     for p in parsed.points:

@@ -54,6 +54,10 @@ def load_profile(path: str | Path, tools: ToolCatalog) -> prof_mod.Profile:
                           f"{path}`", file=where.default_file, line=1)
     if isinstance(data, dict) and isinstance(data.get("mtu"), list) and not data.get("points"):
         where.as_written = _mtu_shorthand
+    if isinstance(data, dict) and any(o[1] is not None
+                                      for o in prof_mod.sweep_origins(data.get("tests"))):
+        where.as_written = _swept_as_written(prof_mod.sweep_origins(data["tests"]),
+                                             where.as_written)
     profile = _validate(prof_mod.Profile, data, where, tools)
     profile = profile.model_copy(update={"file": where.default_file})
     _raise_all(prof_mod.cross_check(profile, where, tools.check_params))
@@ -230,6 +234,23 @@ def _mtu_shorthand(path: KeyPath) -> KeyPath:
     if path[:1] == ("points",) and (len(path) == 1 or path[2:] in ((), ("mtu",))):
         return ("mtu", *path[1:2])
     return path
+
+
+def _swept_as_written(origins: list[tuple[int, str | None, int | None]],
+                      then: Callable[[KeyPath], KeyPath]) -> Callable[[KeyPath], KeyPath]:
+    """tests[k] of a profile whose sweep: made several tests of one are tests[i] as
+    written; their params.PARAM is that sweep's value, their name its test's name."""
+    def as_written(path: KeyPath) -> KeyPath:
+        if path[:1] == ("tests",) and len(path) >= 2 and isinstance(path[1], int) \
+                and 0 <= path[1] < len(origins):
+            i, param, j = origins[path[1]]
+            rest = path[2:]
+            if param is not None and (rest[:2] == ("params", param) or rest[:1] == ("swept",)):
+                rest = ("sweep", param, j, *rest[2:]) if rest[:1] == ("params",) \
+                    else ("sweep", param, j)
+            path = ("tests", i, *rest)
+        return then(path)
+    return as_written
 
 
 def _raise_all(errors: list[ConfigError]) -> None:

@@ -15,9 +15,9 @@ from typing import Annotated, Any, Literal
 from pydantic import (Discriminator, Field, SerializerFunctionWrapHandler, Tag, ValidationInfo,
                       field_validator, model_serializer, model_validator)
 
-from nicbench.config.fields import (UNION_TAGS, Float, Int, Label, Name, Rate, RegistryName,
-                                    Strict, SysctlName, SysctlValue, ToolArg, ToolName,
-                                    ToolParam)
+from nicbench.config.fields import (NAME_RE, UNION_TAGS, Float, Int, Label, Name, Rate,
+                                    RegistryName, Strict, SysctlName, SysctlValue, ToolArg,
+                                    ToolName, ToolParam)
 from nicbench.config.inventory import Inventory, Pair
 from nicbench.config.source import Where
 from nicbench.errors import ConfigError, UsageError
@@ -116,6 +116,84 @@ class BesideSpec(Strict):
     params: dict[Name, ToolParam] = Field(default_factory=dict)
 
 
+SWEEP_MAX_VALUES = 16
+
+
+class Swept(Strict):
+    """Where a test made by a sweep came from: the test as written (``of``), whose
+    ``sweep:`` ran it at each value of ``param``; this one is at ``value``."""
+
+    of: Name
+    param: Name
+    value: ToolArg
+
+
+def sweep_problem(test: Any) -> str | None:
+    """What is wrong with a test's ``sweep:`` as written (None: it can be expanded)."""
+    sweep = test.get("sweep")
+    example = "e.g. sweep: {streams: [1, 2, 4, 8]}"
+    if not isinstance(sweep, dict) or len(sweep) != 1:
+        return f"give one parameter and the list of its values, {example}"
+    ((param, values),) = sweep.items()
+    if not isinstance(param, str) or not NAME_RE.match(param):
+        return f"{param!r} is not a parameter name, {example}"
+    if not isinstance(values, list) or not 2 <= len(values) <= SWEEP_MAX_VALUES:
+        return (f"{param}: give a list of 2 to {SWEEP_MAX_VALUES} values, {example}")
+    for j, value in enumerate(values):
+        if not isinstance(value, (bool, int, float, str)) or \
+                (isinstance(value, str) and not NAME_RE.match(value)):
+            return f"{param}[{j}]: {value!r} is not a number or a word"
+        if value in values[:j]:
+            return f"{param}: {value!r} is given twice"
+    params = test.get("params")
+    if isinstance(params, dict) and param in params:
+        return f"{param} is in params: and in sweep: give it in one of them"
+    if not isinstance(test.get("name"), str):
+        return "a swept test needs its name: (its tests are named after it)"
+    if params is not None and not isinstance(params, dict):
+        return "params: must be a mapping"
+    return None
+
+
+def _word(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else f"{value:g}" \
+        if isinstance(value, float) else str(value)
+
+
+def expand_sweeps(tests: Any) -> Any:
+    """A test with ``sweep: {param: [v1, v2, ...]}`` as one test per value, named
+    ``NAME-PARAMv`` (``tcp-streams4``), each with ``params.PARAM: v`` and ``swept:``
+    saying where it came from. A sweep that is not well formed is left for TestSpec to
+    refuse; a profile read back from a manifest has no sweep left to expand."""
+    if not isinstance(tests, list):
+        return tests
+    out = []
+    for test in tests:
+        if not (isinstance(test, dict) and "sweep" in test and sweep_problem(test) is None):
+            out.append(test)
+            continue
+        ((param, values),) = test["sweep"].items()
+        rest = {k: v for k, v in test.items() if k != "sweep"}
+        for value in values:
+            out.append({**rest, "name": f"{test['name']}-{param}{_word(value)}",
+                        "params": {**(test.get("params") or {}), param: value},
+                        "swept": {"of": test["name"], "param": param, "value": value}})
+    return out
+
+
+def sweep_origins(tests: Any) -> list[tuple[int, str | None, int | None]]:
+    """For each test after :func:`expand_sweeps`: the index of the test as written, and
+    for a swept one its parameter and the index of its value (for error lines)."""
+    out: list[tuple[int, str | None, int | None]] = []
+    for i, test in enumerate(tests if isinstance(tests, list) else ()):
+        if isinstance(test, dict) and "sweep" in test and sweep_problem(test) is None:
+            ((param, values),) = test["sweep"].items()
+            out += [(i, param, j) for j in range(len(values))]
+        else:
+            out.append((i, None, None))
+    return out
+
+
 class TestSpec(Strict):
     name: Name
     tool: ToolName
@@ -130,14 +208,30 @@ class TestSpec(Strict):
     give_up_after: Int | None = Field(None, ge=0, le=1000)
     udp_search: UdpSearch | None = None
     description: str | None = None
+    # "sweep: {streams: [1, 2, 4, 8]}": the test once per value (Profile expands it, so a
+    # sweep left here was not well formed); a test so made says where from in swept:.
+    sweep: Any = None
+    swept: Swept | None = None
 
+    @field_validator("sweep")
+    @classmethod
+    def _sweep_expanded(cls, value: Any, info: ValidationInfo) -> Any:
+        if value is not None:
+            raise ValueError(sweep_problem({**info.data, "sweep": value})
+                             or "fix the test's other keys first")
+        return value
 
     @model_serializer(mode="wrap")
     def _without_empty_beside(self, handler: SerializerFunctionWrapHandler) -> Any:
-        # A manifest of a one-tool test stays as it was before beside: existed.
+        # A manifest of a one-tool test stays as it was before beside: existed, and one of
+        # a test not swept as before sweep: existed.
         data = handler(self)
-        if isinstance(data, dict) and not self.beside:
-            data.pop("beside", None)
+        if isinstance(data, dict):
+            if not self.beside:
+                data.pop("beside", None)
+            data.pop("sweep", None)
+            if self.swept is None:
+                data.pop("swept", None)
         return data
 
 class Point(Strict):
@@ -215,6 +309,13 @@ class Profile(Strict):
             data = dict(data)
             data["points"] = [{"mtu": m} for m in data["mtu"]]
             data["mtu"] = None
+        return data
+
+    @model_validator(mode="before")
+    @classmethod
+    def _expand_sweeps(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("tests"), list):
+            data = {**data, "tests": expand_sweeps(data["tests"])}
         return data
 
     @field_validator("points")

@@ -52,6 +52,7 @@ def judge(out: Outcome, driver: Driver, client: Result, client_text: str,
         out.cpu_tool_pct = parsed.cpu_pct
     out.udp = parsed.udp
     if isinstance(out, TrialRecord):
+        out.bidir = parsed.bidir
         out.points = list(parsed.points)
         out.extra = {k: v for k, v in parsed.extra.items()
                      if isinstance(v, (str, int, float, bool)) or v is None}

@@ -1,7 +1,8 @@
 """Is each pair of a run ready to measure? Asked before the run changes anything, with
 ``nicbench check --profile``'s own checks and words (:func:`nicbench.check.check_pair`):
 both hosts answer, the test interfaces exist, are up and have their addresses, the
-profile's tools are installed on both hosts, and the addresses reach each other.
+profile's tools are installed on both hosts (in versions that have the options its
+tests use: iperf3's ``--bidir`` since 3.7), and the addresses reach each other.
 
 A pair that is not ready is recorded as not measurable at once (``Failure.INTERFACE``
 for a test interface missing or down, else ``Failure.NOT_READY``; check's reason),
@@ -20,6 +21,7 @@ from nicbench.config.inventory import Pair
 from nicbench.config.profile import Profile
 from nicbench.execution.sides import Hosts
 from nicbench.results.records import Failure
+from nicbench.tools.registry import version_needs
 
 
 @dataclass(frozen=True)
@@ -32,8 +34,9 @@ def pairs_not_ready(profile: Profile, pairs: Sequence[Pair],
                     hosts: Hosts) -> dict[str, NotReady]:
     """pair name -> why it is not ready, for the pairs that are not."""
     out = {}
+    needs = version_needs(profile)
     for pair in pairs:
-        report = check_pair(hosts, pair, profile.tools(), every_tool=False)
+        report = check_pair(hosts, pair, profile.tools(), every_tool=False, needs=needs)
         if not report.ready:
             prefix = f"{pair.name}: "
             out[pair.name] = NotReady(

@@ -177,6 +177,7 @@ class FakePlatform(LinuxPlatform):
         self.cpu_given = False     # an answer gave this host's CPU: counters move by runs only
         self.lost = False   # set by a test: the host stops answering
         self.missing: set[str] = set()   # set by a test: tools not installed here
+        self.versions: dict[str, str] = {}   # set by a test: a tool's version here ("fake")
         self.lost_for = 0   # ... and comes back at the next reconnect, this many times
 
     def reconnect(self, timeout_s: float) -> None:
@@ -274,7 +275,7 @@ class FakePlatform(LinuxPlatform):
         return cpu.tool * FAKE_RUN_TICKS / 100.0
 
     def probe_version(self, tool: str, exe: str) -> str | None:
-        return None if tool in self.missing else "fake"
+        return None if tool in self.missing else self.versions.get(tool, "fake")
 
     def scratch_file(self, name: str) -> str:
         return f"/fake/{name}"

@@ -9,6 +9,7 @@ what a chart or table shows; nothing here draws:
     differences.py what differs between compared runs (hosts, cards, tools, method)
     bars.py        speed rankings, heatmaps, CPU and cost charts of the rate tools
     netpipe.py     netPIPE curves per adapter and per MTU, and the plateau
+    streams.py     throughput against parallel streams, and both directions at once
     tables.py      adapters, every configuration, netio-style tables
     failures.py    what did not measure, and why
     setup.py       hosts, versions, commands
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import time
 
-from nicbench.report import bars, compare, netpipe, tables, verdict
+from nicbench.report import bars, compare, netpipe, streams, tables, verdict
 from nicbench.report.configs import Index, build_entries
 from nicbench.report.failures import failures, failures_table
 from nicbench.report.load import Run
@@ -50,12 +51,14 @@ def build(runs: list[Run], rates: dict[str, float] | None = None,
                + bars.cost_figures(ix))
     np_figures, np_tables = netpipe.netpipe_figures(ix)
     figures += np_figures
+    st_figures, st_tables = streams.streams_figures(ix)
+    figures += st_figures
     if reference is not None:
         ref_figures, ref_table = reference_figures(ix, reference)
         figures += ref_figures
         table_list.append(ref_table)
     fails = failures(ix)
-    table_list += ([tables.entries_table(entries), tables.summary_table(ix), *tables.netio_tables(ix), *tables.length_tables(ix), *np_tables, failures_table(ix, fails)])
+    table_list += ([tables.entries_table(entries), tables.summary_table(ix), *tables.netio_tables(ix), *tables.length_tables(ix), *np_tables, *st_tables, failures_table(ix, fails)])
     notes = []
     if any(e.label != e.adapter_label for e in entries):
         notes.append("The same adapter appears more than once; each is told apart by a "

@@ -174,6 +174,7 @@ class LinePanel:
     references: list[Reference] = field(default_factory=list)
     xlog: bool = True
     ymax: float = 0.0
+    xunit: str = "bytes"     # what x counts (netPIPE's block sizes; streams)
 
 
 @dataclass
@@ -211,7 +212,7 @@ class LegendItem:
 class Figure:
     id: str                  # file stem under figures/ and tables/
     family: str              # speed | heatmap | cpu | cost | netpipe-adapter | netpipe-mtu |
-    #                          netpipe-plateau | published
+    #                          netpipe-plateau | published | streams
     title: str
     caption: str
     panels: list[Panel]

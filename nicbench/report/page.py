@@ -42,6 +42,7 @@ SECTIONS = [
     ("throughput", "Throughput"),
     ("cpu", "CPU and cost"),
     ("netpipe", "netPIPE"),
+    ("streams", "Streams"),
     ("published", "Published figures"),
     ("size-tables", "Tables by packet size"),
     ("summary", "Every configuration"),
@@ -131,7 +132,9 @@ def figure_rows(report: Report, fig: Figure) -> tuple[list[str], list[list[objec
         rows = [[p.title, d.label, d.x, d.y] for p in fig.panels
                 if isinstance(p, ScatterPanel) for d in p.dots]
         return cols, rows
-    cols = ["panel", "curve", "block_size_bytes", "mbit_s", "above_limit"]
+    lines = [p for p in fig.panels if isinstance(p, LinePanel)]
+    x_col = "block_size_bytes" if not lines or lines[0].xunit == "bytes" else lines[0].xunit
+    cols = ["panel", "curve", x_col, "mbit_s", "above_limit"]
     rows = []
     for p in fig.panels:
         if not isinstance(p, LinePanel):
@@ -250,7 +253,8 @@ def render_page(report: Report, single_file: bool = False) -> str:
         from nicbench.report.svg import render_all
         render_all(report)
     present = {"comparison": report.comparison,
-               "published": bool(report.figures_of("published"))}
+               "published": bool(report.figures_of("published")),
+               "streams": bool(report.figures_of("streams"))}
     sections = [(i, t) for i, t in SECTIONS if present.get(i, True)]
     css = resources.files("nicbench.report").joinpath("templates/report.css").read_text(
         encoding="utf-8")

@@ -3,7 +3,8 @@ that every command that reads runs (report, compare, resume, status) sees only r
 that could have been measured. The stored types are checked before (``store._check_types``:
 a finite number, a whole number); this checks what those numbers say:
 
-- a rate (throughput, sent, offered, a curve's points, a tool beside the test's own)
+- a rate (throughput, sent, offered, a curve's points, a bidirectional run's directions,
+  a tool beside the test's own)
   below 0 or above ``MAX_BPS``;
 - an ``ok`` trial without a throughput (the engine fails such a trial: ``no-result``);
 - an MTU outside 68 (IPv4's minimum, RFC 791) to 65536 (Linux loopback's default, above
@@ -72,6 +73,11 @@ def _rates(rec: TrialRecord) -> str | None:
     for i, p in enumerate(rec.points):
         named += [(f"points[{i}].throughput_bps", p.throughput_bps),
                   (f"points[{i}].tx_bps", p.tx_bps), (f"points[{i}].rx_bps", p.rx_bps)]
+    if rec.bidir is not None:
+        named += [(f"bidir.{name}", value) for name, value in (
+            ("forward_bps", rec.bidir.forward_bps), ("reverse_bps", rec.bidir.reverse_bps),
+            ("forward_sent_bps", rec.bidir.forward_sent_bps),
+            ("reverse_sent_bps", rec.bidir.reverse_sent_bps))]
     for i, b in enumerate(rec.beside):
         named += [(f"beside[{i}].throughput_bps", _number(b.throughput_bps)),
                   (f"beside[{i}].sent_bps", _number(b.sent_bps))]

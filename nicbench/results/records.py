@@ -25,7 +25,7 @@ from enum import StrEnum
 from typing import Any, NamedTuple, assert_never
 
 from nicbench.errors import TuningErrorKind
-from nicbench.tools.base import Latency, Point, UdpStats
+from nicbench.tools.base import Bidir, Latency, Point, UdpStats
 
 from nicbench.config.profile import Role
 
@@ -247,6 +247,9 @@ class TrialRecord:
     # A latency test's round trips (absent from the line if None, so older lines keep
     # their bytes).
     latency: Latency | None = None
+    # A bidirectional test's two directions (iperf3 --bidir): throughput_bps is the
+    # forward one, this holds both (absent from the line if None, as latency).
+    bidir: Bidir | None = None
 
     def __post_init__(self) -> None:
         self.kind = Kind(self.kind)
@@ -276,6 +279,8 @@ class TrialRecord:
                 del role["latency"]
         if data["latency"] is None:
             del data["latency"]    # not a latency test: the line as before
+        if data["bidir"] is None:
+            del data["bidir"]      # a one-way test: the line as before
         for name in _SPLIT_CPU:
             if data[name] is None:
                 del data[name]     # not read (Windows, a failed trial): the line as before
@@ -306,6 +311,8 @@ class TrialRecord:
             data["udp"] = udp_of(data["udp"])
         if "latency" in data:
             data["latency"] = latency_of(data["latency"])
+        if "bidir" in data:
+            data["bidir"] = bidir_of(data["bidir"])
         data["beside"] = [RoleResult.from_dict(r) for r in data.get("beside") or ()]
         names = {f.name for f in fields(cls)}
         rec = cls(**{k: v for k, v in data.items() if k in names})
@@ -369,6 +376,23 @@ def latency_of(data: object) -> Latency | None:
         raise ValueError(f"latency {_short(data)} is not round-trip times (samples, "
                          "message_bytes, p50_us ... max_us)")
     return Latency(**data)
+
+
+_BIDIR_KEYS = {f.name for f in fields(Bidir)}
+
+
+def bidir_of(data: object) -> Bidir | None:
+    """A stored bidirectional run's two directions back as :class:`Bidir` (None stays
+    None); ValueError if they are not finite, non-negative rates (the forward's given)."""
+    if data is None:
+        return None
+    if not (isinstance(data, dict) and "forward_bps" in data and set(data) <= _BIDIR_KEYS
+            and _number(data["forward_bps"])
+            and all(data.get(k) is None or (_number(data[k]) and data[k] >= 0)
+                    for k in _BIDIR_KEYS)):
+        raise ValueError(f"bidir {_short(data)} is not two directions' rates (forward_bps, "
+                         "reverse_bps, forward_sent_bps, reverse_sent_bps)")
+    return Bidir(**data)
 
 
 def _short(value: object) -> str:

@@ -87,6 +87,25 @@ class Latency:
 
 
 @dataclass(frozen=True)
+class Bidir:
+    """Both directions of one bidirectional run (iperf3 ``--bidir``), in bit/s, each summed
+    over its streams. ``forward`` is client to server: its received rate is the run's
+    ``throughput_bps``, so a bidirectional figure is compared with one-way figures like
+    with like; ``reverse`` is server to client, at once over the same link. A rate the
+    output does not know (a server never learns what the client received) is None."""
+
+    forward_bps: float
+    reverse_bps: float | None
+    forward_sent_bps: float | None = None
+    reverse_sent_bps: float | None = None
+
+    @property
+    def total_bps(self) -> float | None:
+        """What reached both receivers: on a full-duplex link at most twice one direction."""
+        return None if self.reverse_bps is None else self.forward_bps + self.reverse_bps
+
+
+@dataclass(frozen=True)
 class Point:
     """One message size of a size sweep (netPIPE, netio)."""
 
@@ -123,6 +142,8 @@ class ParsedRun:
     # Set by a driver, never by a parser: the receiver printed no report, so the transfer
     # never ended there (a stalled link), whatever the sender printed.
     no_receiver_report: bool = False
+    # A bidirectional run's two directions (iperf3 --bidir); None for a one-way run.
+    bidir: Bidir | None = None
 
     def __post_init__(self) -> None:
         # A NaN or an infinity is never a measurement (a corrupted file, an overflowed
@@ -154,6 +175,8 @@ class ParsedRun:
             out["extra"] = self.extra
         if self.latency is not None:
             out["latency"] = asdict(self.latency)
+        if self.bidir is not None:
+            out["bidir"] = asdict(self.bidir)
         return out
 
 
@@ -173,6 +196,10 @@ def _non_finite(run: ParsedRun) -> tuple[str, float] | None:
         for name, value in asdict(run.latency).items():
             if isinstance(value, float) and not math.isfinite(value):
                 return f"latency.{name}", value
+    if run.bidir is not None:
+        for name, value in asdict(run.bidir).items():
+            if isinstance(value, float) and not math.isfinite(value):
+                return f"bidir.{name}", value
     for i, p in enumerate(run.points):
         for name, value in (("throughput_bps", p.throughput_bps), ("tx_bps", p.tx_bps),
                             ("rx_bps", p.rx_bps)):

@@ -8,6 +8,7 @@ and one ``TOOL``; ``registry.py`` lists them. Nothing here runs a command.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from collections.abc import Callable, Mapping
@@ -58,6 +59,35 @@ class Plan:
     ports: tuple[int, ...] = ()   # every port the tool listens on (firewalls); () = (port,)
 
 
+@dataclass(frozen=True)
+class Need:
+    """An option of a tool that only its newer versions have: ``option`` (as the tool's
+    manual names it, asked for by the test's ``param``) needs ``since`` (a version as
+    numbers, e.g. (3, 7)) or later."""
+
+    option: str
+    since: tuple[int, ...]
+    param: str                 # the test's parameter that asks for it
+
+    @property
+    def since_text(self) -> str:
+        return ".".join(str(n) for n in self.since)
+
+
+def version_numbers(version: str | None) -> tuple[int, ...] | None:
+    """``"3.12"`` -> (3, 12), ``"2.1.8"`` -> (2, 1, 8), ``"3.1.3-1"`` -> (3, 1, 3); None
+    when the text does not begin with a version."""
+    m = re.match(r"^\s*(\d+(?:\.\d+)*)", version or "")
+    return tuple(int(n) for n in m.group(1).split(".")) if m else None
+
+
+def per_stream_rate(total_bps: int, streams: int) -> int:
+    """iperf3's and iperf 2's ``-b`` is per stream: ``-b 200M -P 4`` offers 800 Mbit/s
+    (measured on the lab). A test's rate (and a UDP search's offered rate) is the total,
+    so each of the streams is given its share, rounded up to a whole bit/s."""
+    return -(-total_bps // streams)
+
+
 def size_arg(v: Any) -> str:
     return str(int(v))
 
@@ -77,6 +107,16 @@ class Driver:
     def interpret(self, client_text: str, server_text: str, outfile_text: str | None,
                   protocol: str) -> ParsedRun:
         raise NotImplementedError
+
+    def needs(self, params: Any) -> tuple[Need, ...]:
+        """The options these (validated) params use that older versions lack: checked
+        against each host's probed version before a run changes anything."""
+        return ()
+
+    def refuses(self, params: Any, protocol: str, searched: bool) -> list[tuple[str, str]]:
+        """(param, why) for valid params this tool cannot measure with a test's protocol
+        (``searched``: in a UDP rate search)."""
+        return []
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,8 @@ from nicbench.config.fields import Float, Int, Rate, Size, Strict
 from nicbench.errors import ParseError
 from nicbench.tools.base import (IPERF_NUM, ParsedRun, UdpStats, iperf_bytes, iperf_row_rate,
                                  iperf_row_re)
-from nicbench.tools.driver import Driver, Endpoints, Plan, Tool, VersionProbe, size_arg
+from nicbench.tools.driver import (Driver, Endpoints, Plan, Tool, VersionProbe, per_stream_rate,
+                                   size_arg)
 from nicbench.tools.params import VarRef
 
 NAME = "iperf2"
@@ -510,7 +511,8 @@ class Iperf2Driver(Driver):
             client += ["-P", str(p.streams)]
         rate = ends.offered_bps or p.rate
         if ends.protocol == "udp" and rate:
-            client += ["-b", str(int(rate))]
+            # -b is per stream (as iperf3's): the rate is the total over the streams
+            client += ["-b", str(per_stream_rate(int(rate), p.streams))]
         # iperf 2 servers never exit by themselves and take 1-2 s to honour TERM; they
         # flush each report as they print it, so once the whole-run rows are there KILL
         # loses nothing: one row per stream, and the [SUM] row when there are several.

@@ -6,6 +6,9 @@ Responsible for:
   including ``--get-server-output`` (the server's report embedded as ``server_output_json``
   or ``server_output_text``), and a server's output holding several JSON documents (one
   per test it served: the last one is returned, ``extra["sessions"]`` counts them);
+* ``--bidir`` (3.7+), JSON and text: the forward direction (client to server) is the run's
+  figure and ``ParsedRun.bidir`` holds both directions (:func:`_bidir`; in text, the
+  ``[TX-C]``/``[RX-C]`` roles of each row); ``streams`` counts one direction's;
 * the top-level ``"error"`` key: iperf3 exits 0 with ``-J`` and an error, so the error is
   returned in ``ParsedRun.error`` for the caller to judge, not raised;
 * text output, for importing old logs: 3.x ``sender``/``receiver`` summary lines, ``[SUM]``
@@ -34,9 +37,10 @@ from pydantic import Field
 
 from nicbench.config.fields import Float, Int, Rate, Size, Strict
 from nicbench.errors import ParseError
-from nicbench.tools.base import (IPERF_NUM, ParsedRun, UdpStats, iperf_bytes, iperf_row_rate,
+from nicbench.tools.base import (IPERF_NUM, Bidir, ParsedRun, UdpStats, iperf_bytes, iperf_row_rate,
                                  iperf_row_re)
-from nicbench.tools.driver import Driver, Endpoints, Plan, Tool, VersionProbe, size_arg
+from nicbench.tools.driver import (Driver, Endpoints, Need, Plan, Tool, VersionProbe,
+                                   per_stream_rate, size_arg)
 from nicbench.tools.params import VarRef
 
 NAME = "iperf3"
@@ -145,8 +149,11 @@ def _parse_json(doc: dict[str, Any], where: str = "") -> ParsedRun:
         udp_src = legacy
     server_run = _server_output(doc, extra)
 
+    bidir = _bidir(end, where, side, protocol, sum_sent, sum_received)
     streams = end.get("streams")
     nstreams = len(streams) if isinstance(streams, list) and streams else test.get("num_streams")
+    if bidir is not None and isinstance(test.get("num_streams"), int):
+        nstreams = test["num_streams"]      # per direction: end.streams lists both
     cpu = end.get("cpu_utilization_percent")
     cpu_pct = None
     if isinstance(cpu, dict):
@@ -187,7 +194,35 @@ def _parse_json(doc: dict[str, Any], where: str = "") -> ParsedRun:
                      throughput_bps=_number(main.get("bits_per_second")),
                      duration_s=_duration(main), streams=nstreams, cpu_pct=cpu_pct, udp=udp,
                      bytes_total=_number(main.get("bytes")), sent_bps=sent_bps, error=error,
-                     extra=extra)
+                     extra=extra, bidir=bidir if main is sum_received else None)
+
+
+def _bidir(end: dict[str, Any], where: str, side: str | None, protocol: str,
+           sum_sent: dict[str, Any] | None, sum_received: dict[str, Any] | None
+           ) -> Bidir | None:
+    """Both directions of a ``--bidir`` run (3.7+: the ``*_bidir_reverse`` sums), else None.
+
+    On a client ``sum_sent``/``sum_received`` are the forward direction (client to server)
+    and ``sum_sent_bidir_reverse``/``sum_received_bidir_reverse`` the reverse, each as its
+    sender and its receiver counted it. A server knows the forward's received and the
+    reverse's sent figures only (it fills the others with zeros). Over UDP a 3.12 client's
+    ``sum_received_bidir_reverse`` repeats the forward's bytes; what it received back is
+    ``sum_bidir_reverse`` (as ``sum`` is the forward's, sender's view)."""
+    if "sum_sent_bidir_reverse" not in end and "sum_received_bidir_reverse" not in end:
+        return None
+    if sum_received is None:
+        return None
+    rev_sent = _sum(end, "sum_sent_bidir_reverse", where)
+    rev_key = "sum_bidir_reverse" if protocol == "udp" else "sum_received_bidir_reverse"
+    rev_received = _sum(end, rev_key, where) if side != "server" else None
+
+    def rate(s: dict[str, Any] | None) -> float | None:
+        return _number(s.get("bits_per_second")) if s is not None else None
+    forward = rate(sum_received)
+    if forward is None:
+        return None
+    return Bidir(forward_bps=forward, reverse_bps=rate(rev_received),
+                 forward_sent_bps=rate(sum_sent), reverse_sent_bps=rate(rev_sent))
 
 
 def _server_output(doc: dict[str, Any], extra: dict[str, Any]) -> ParsedRun | None:
@@ -276,6 +311,10 @@ _CPU = re.compile(rf"^CPU Utilization: local/\w+ (?P<local>{_NUM})%.*remote/\w+ 
 # "iperf3: interrupt - ...", "iperf3: the client has unexpectedly closed the connection").
 _ERROR_LINE = re.compile(r"^iperf3: .+$")
 _WARNING_LINE = re.compile(r"^warning: (?P<msg>.+)$")
+# --bidir rows: "[  5][TX-C]": stream 5, the client transmitting (the forward direction);
+# RX-C is the client receiving (reverse), and on the server RX-S forward, TX-S reverse.
+_ROLE = re.compile(r"^(\[\s*(?:\d+|SUM)\])\[(?P<dir>[TR]X)-(?P<end>[CS])\]")
+_REVERSE = {("RX", "C"), ("TX", "S")}
 _SENT = re.compile(r"^\[\s*\d+\]\s+Sent (?P<n>\d+) datagrams")
 # iperf 2's text is refused: its result rows look much like ours.
 _IPERF2_MARK = re.compile(r"^(?:Client connecting to \S+,? (?:TCP|UDP) port|"
@@ -297,6 +336,8 @@ class _Row:
     lost: int | None = None
     total: int | None = None
     retr: int | None = None
+    role: bool = False       # a --bidir row ("[  5][TX-C]"), of one direction
+    reverse: bool = False    # ... of the reverse one (server to client)
 
 
 def _parse_text(lines: list[str]) -> ParsedRun:
@@ -353,8 +394,13 @@ def _parse_text(lines: list[str]) -> ParsedRun:
         if m := _WARNING_LINE.match(line):
             warnings.append(m["msg"])
             continue
+        role = _ROLE.match(line)
+        if role:        # --bidir: "[  5][TX-C]" is a row of stream 5, client to server
+            line = role[1] + line[role.end():]
         if m := _ROW.match(line):
             row = _text_row(m, lineno)
+            row.role = role is not None
+            row.reverse = role is not None and (role["dir"], role["end"]) in _REVERSE
             rows.append(row)
             after_last_sep.append(row)
 
@@ -387,18 +433,26 @@ def _parse_text(lines: list[str]) -> ParsedRun:
         raise ParseError(NAME, "a summary line after '- - - - -' ('... sec ... Bytes ... "
                          "bits/sec ... sender|receiver')", f"line {last_line}: end of input")
 
-    views = {label: _text_view([r for r in summary if r.label == label], conn_ids)
-             for label in ("receiver", "sender") if any(r.label == label for r in summary)}
-    if side == "server" and "receiver" in views and views.get("sender") \
-            and views["sender"].nbytes == 0:
-        # iperf3 3.0/3.1 servers print a "0.00 Bytes  0.00 bits/sec  sender" line for the
-        # direction they did not send in: that is "not known here", not a rate of 0.
-        del views["sender"]
+    two_way = any(r.role for r in summary)
+    back = [r for r in summary if r.reverse]
+    if two_way:
+        # --bidir: the forward direction (client to server) is the run's figure, its
+        # streams those whose interval rows are forward (the "connected" lines list both)
+        summary = [r for r in summary if not r.reverse]
+        conn_ids = {r.sid for r in rows if r.role and not r.reverse and r.sid != "SUM"}
+    views = _text_views(summary, conn_ids, side)
     sender = views.get("sender")
     if "receiver" in views:
         main, extra["rate_from"] = views["receiver"], "receiver"
     else:
         main, extra["rate_from"] = views["sender"], "sender"
+    bidir = None
+    if two_way and "receiver" in views:
+        rev = _text_views(back, {r.sid for r in rows if r.reverse and r.sid != "SUM"}, side)
+        bidir = Bidir(forward_bps=main.bps,
+                      reverse_bps=rev["receiver"].bps if "receiver" in rev else None,
+                      forward_sent_bps=sender.bps if sender is not None else None,
+                      reverse_sent_bps=rev["sender"].bps if "sender" in rev else None)
 
     udp = None
     if protocol == "udp":
@@ -420,7 +474,20 @@ def _parse_text(lines: list[str]) -> ParsedRun:
                      duration_s=main.duration, streams=main.streams, cpu_pct=cpu_pct,
                      udp=udp, bytes_total=main.nbytes,
                      sent_bps=sender.bps if sender is not None else None, error=error,
-                     extra=extra)
+                     extra=extra, bidir=bidir)
+
+
+def _text_views(summary: list[_Row], conn_ids: set[str], side: str | None
+                ) -> dict[str, _View]:
+    """The whole-run figures of each labelled side (receiver, sender) of ``summary``."""
+    views = {label: _text_view([r for r in summary if r.label == label], conn_ids)
+             for label in ("receiver", "sender") if any(r.label == label for r in summary)}
+    if side == "server" and "receiver" in views and views.get("sender") \
+            and views["sender"].nbytes == 0:
+        # iperf3 3.0/3.1 servers print a "0.00 Bytes  0.00 bits/sec  sender" line for the
+        # direction they did not send in: that is "not known here", not a rate of 0.
+        del views["sender"]
+    return views
 
 
 def _text_row(m: re.Match[str], lineno: int) -> _Row:
@@ -484,8 +551,11 @@ class Iperf3Params(Strict):
     duration_s: Float = Field(10, ge=1, le=3600)   # -t: iperf3 reads whole seconds
     window: Size | VarRef | None = None
     length: Size | VarRef | None = None
-    streams: Int = Field(1, ge=1, le=128)
-    rate: Rate | VarRef | None = None
+    streams: Int = Field(1, ge=1, le=128)       # -P: parallel streams (per direction)
+    # --bidir (iperf3 3.7+): both directions at once, -P streams each; throughput_bps is
+    # the forward direction (client to server), the record's bidir holds both.
+    bidir: bool = False
+    rate: Rate | VarRef | None = None           # UDP: the total offered, over all streams
     omit_s: Float = Field(0, ge=0, le=60)
     port: Int = Field(5201, ge=1024, le=65535)
 
@@ -507,14 +577,34 @@ class Iperf3Driver(Driver):
             client += ["-l", size_arg(p.length)]
         if p.streams > 1:
             client += ["-P", str(p.streams)]
+        if p.bidir:
+            client += ["--bidir"]
         if ends.protocol == "udp":
-            client += ["-u", "-b", str(int(ends.offered_bps or p.rate or 1_000_000))]
+            total = int(ends.offered_bps or p.rate or 1_000_000)
+            client += ["-u", "-b", str(per_stream_rate(total, p.streams))]
         return Plan(server=server, client=client, port=p.port, listen_protocol="tcp",
                     server_exits=True, expected_s=float(p.duration_s + p.omit_s))
 
     def interpret(self, client_text: str, server_text: str, outfile_text: str | None,
                   protocol: str) -> ParsedRun:
         return parse(client_text)
+
+    def needs(self, params: Any) -> tuple[Need, ...]:
+        p = self.parse_params(params) if isinstance(params, dict) else params
+        return (BIDIR_NEED,) if p.bidir else ()
+
+    def refuses(self, params: Any, protocol: str, searched: bool) -> list[tuple[str, str]]:
+        p = self.parse_params(params) if isinstance(params, dict) else params
+        if p.bidir and searched:
+            return [("bidir", "a UDP rate search judges the loss of one direction: drop "
+                              "bidir or udp_search")]
+        return []
+
+
+# iperf3's --bidir came with 3.7 (its RELNOTES: "iperf 3.7 ... --bidir"); older ones stop
+# with "unrecognized option".
+BIDIR_NEED = Need("--bidir", (3, 7), "bidir")
+
 
 
 TOOL = Tool(

@@ -6,6 +6,7 @@ here, plus its tests.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 from collections.abc import Iterator
 
@@ -14,7 +15,7 @@ from pydantic import ValidationError
 from nicbench.config.loader import ToolCatalog
 from nicbench.errors import NicbenchError
 from nicbench.tools import iperf2, iperf3, netio, netpipe, ntttcp
-from nicbench.tools.driver import Endpoints, Tool
+from nicbench.tools.driver import Endpoints, Need, Tool
 from nicbench.tools.params import resolve
 
 TOOLS: dict[str, Tool] = {t.name: t for t in (
@@ -74,11 +75,43 @@ def _port_clashes(test: Any, profile: Any) -> Iterator[tuple[tuple, str]]:
             taken.update(dict.fromkeys(ports, spec.tool))
 
 
+@dataclass(frozen=True)
+class VersionNeed:
+    """A test whose params use an option its tool has only since some version."""
+
+    test: str
+    tool: str
+    need: Need
+
+
+def version_needs(profile: Any) -> tuple[VersionNeed, ...]:
+    """Every option a profile's tests (and the tools beside them) use that older versions
+    of their tools lack, once per test and option: what a pair's hosts are checked
+    against before a run (``check.check_pair``)."""
+    out: dict[tuple[str, str, str], VersionNeed] = {}
+    for test in profile.tests:
+        for spec in (test, *test.beside):
+            driver = TOOLS[spec.tool].driver
+            for point in profile.points:
+                try:
+                    needs = driver.needs(driver.parse_params(resolve(spec.params, point.vars)))
+                except (KeyError, ValueError):
+                    continue      # reported by the profile's own checks
+                for need in needs:
+                    out.setdefault((test.name, spec.tool, need.option),
+                                   VersionNeed(test.name, spec.tool, need))
+    return tuple(out.values())
+
+
 def _check_params(test: Any, profile: Any) -> Iterator[tuple[tuple, str]]:
     model = TOOLS[test.tool].params
     for point in profile.points:
         try:
-            model.model_validate(resolve(test.params, point.vars))
+            valid = model.model_validate(resolve(test.params, point.vars))
+            for param, why in TOOLS[test.tool].driver.refuses(
+                    valid, test.protocol, getattr(test, "udp_search", None) is not None):
+                yield ("params", param), why
+                return
         except KeyError:
             return  # undefined $var: reported by the profile's own check
         except ValidationError as exc:

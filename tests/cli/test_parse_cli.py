@@ -254,6 +254,21 @@ def test_standard_input(capsys, monkeypatch):
     assert got["udp"]["lost"] == 0 and got["udp"]["total"] == 26753
 
 
+@pytest.mark.parametrize("sample, reverse", [
+    # end.sum_received_bidir_reverse.bits_per_second of the client's file
+    ("iperf3_lab_gbe_tcp_bidir_client.json", "reverse     851.9 Mbit/s (server to client)"),
+    # a server's: its sum_received_bidir_reverse is zeros
+    ("iperf3_lab_gbe_tcp_bidir_server.json",
+     "reverse     not known here (a server does not learn what the client received)"),
+])
+def test_a_bidirectional_run_prints_both_directions(sample, reverse, capsys):
+    rc, out, err = in_process(capsys, "parse", "iperf3", str(GOLDEN / "captures" / sample))
+    assert (rc, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[2:5] == ["throughput  835.5 Mbit/s", "forward     835.5 Mbit/s (client to "
+                          "server)", reverse]
+
+
 # -- the installed console script, in a subprocess --------------------------------------
 @pytest.mark.parametrize("tool, sample, bps", [
     # end.sum_received.bits_per_second of the file
