@@ -25,6 +25,7 @@ from enum import StrEnum
 from typing import Any, NamedTuple, assert_never
 
 from nicbench.errors import TuningErrorKind
+from nicbench.results.frames import Bound, FrameProbe
 from nicbench.tools.base import Latency, Point, UdpStats
 
 from nicbench.config.profile import Role
@@ -247,6 +248,9 @@ class TrialRecord:
     # A latency test's round trips (absent from the line if None, so older lines keep
     # their bytes).
     latency: Latency | None = None
+    # A small-packet trial's frame size and offered frame rate (absent from the line if
+    # None, so older lines keep their bytes).
+    frame: FrameProbe | None = None
 
     def __post_init__(self) -> None:
         self.kind = Kind(self.kind)
@@ -276,6 +280,8 @@ class TrialRecord:
                 del role["latency"]
         if data["latency"] is None:
             del data["latency"]    # not a latency test: the line as before
+        if data["frame"] is None:
+            del data["frame"]      # not a small-packet trial: the line as before
         for name in _SPLIT_CPU:
             if data[name] is None:
                 del data[name]     # not read (Windows, a failed trial): the line as before
@@ -306,6 +312,8 @@ class TrialRecord:
             data["udp"] = udp_of(data["udp"])
         if "latency" in data:
             data["latency"] = latency_of(data["latency"])
+        if "frame" in data:
+            data["frame"] = frame_of(data["frame"])
         data["beside"] = [RoleResult.from_dict(r) for r in data.get("beside") or ()]
         names = {f.name for f in fields(cls)}
         rec = cls(**{k: v for k, v in data.items() if k in names})
@@ -369,6 +377,24 @@ def latency_of(data: object) -> Latency | None:
         raise ValueError(f"latency {_short(data)} is not round-trip times (samples, "
                          "message_bytes, p50_us ... max_us)")
     return Latency(**data)
+
+
+_FRAME_WHOLE = ("frame_bytes", "payload_bytes", "offered_pps")
+_FRAME_KEYS = {f.name for f in fields(FrameProbe)}
+
+
+def frame_of(data: object) -> FrameProbe | None:
+    """A stored small-packet probe back as :class:`FrameProbe` (None stays None);
+    ValueError if it is not whole sizes and counts, finite rates and a known bound."""
+    if data is None:
+        return None
+    if not (isinstance(data, dict) and set(data) == _FRAME_KEYS
+            and all(_whole(data[k]) and data[k] >= 0 for k in _FRAME_WHOLE)
+            and all(_number(data[k]) and data[k] >= 0 for k in ("line_pps", "link_rate_bps"))
+            and data["bound"] in {b.value for b in Bound}):
+        raise ValueError(f"frame {_short(data)} is not a small-packet probe (frame_bytes, "
+                         "payload_bytes, bound, offered_pps, line_pps, link_rate_bps)")
+    return FrameProbe(**data)
 
 
 def _short(value: object) -> str:
