@@ -174,6 +174,7 @@ class LinePanel:
     references: list[Reference] = field(default_factory=list)
     xlog: bool = True
     ymax: float = 0.0
+    yunit: str = "Mbit/s"    # what a point's y is, in its tooltip
 
 
 @dataclass

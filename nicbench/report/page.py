@@ -42,6 +42,7 @@ SECTIONS = [
     ("throughput", "Throughput"),
     ("cpu", "CPU and cost"),
     ("netpipe", "netPIPE"),
+    ("smallpkt", "Small packets"),
     ("published", "Published figures"),
     ("size-tables", "Tables by packet size"),
     ("summary", "Every configuration"),
@@ -250,6 +251,7 @@ def render_page(report: Report, single_file: bool = False) -> str:
         from nicbench.report.svg import render_all
         render_all(report)
     present = {"comparison": report.comparison,
+               "smallpkt": bool(report.figures_of("smallpkt")),
                "published": bool(report.figures_of("published"))}
     sections = [(i, t) for i, t in SECTIONS if present.get(i, True)]
     css = resources.files("nicbench.report").joinpath("templates/report.css").read_text(

@@ -61,9 +61,14 @@ class FrameRate:
 
 
 def received_pps(rec: TrialRecord) -> float | None:
-    """The frames per second that arrived: the receiver's payload rate over the payload."""
+    """The frames per second that arrived: the receiver's own count of datagrams (total
+    less lost) over its duration, exact where iperf prints its rate to 3 digits; without
+    them, the receiver's payload rate over the payload."""
     if rec.frame is None or rec.throughput_bps is None or rec.frame.payload_bytes <= 0:
         return None
+    u = rec.udp
+    if u is not None and u.total is not None and u.lost is not None and rec.duration_s:
+        return (u.total - u.lost) / rec.duration_s
     return rec.throughput_bps / (rec.frame.payload_bytes * 8)
 
 
