@@ -47,7 +47,7 @@ def run_smallpkt(lab, lab_inventory, tmp_path: Path, rate: str | None, line_rate
     the search's line rate set to match; shaped back afterwards, also on failure."""
     text = PROFILE.read_text()
     if line_rate is not None:
-        text = text.replace("resolution_pct: 5}", f"resolution_pct: 5, line_rate: {line_rate}}}")
+        text = text.replace("resolution_pct: 1}", f"resolution_pct: 1, line_rate: {line_rate}}}")
         assert line_rate in text
     path = tmp_path / "smallpkt.yaml"
     path.write_text(text)
@@ -71,10 +71,12 @@ def run_smallpkt(lab, lab_inventory, tmp_path: Path, rate: str | None, line_rate
     return profile, run_dir, found, load
 
 
-def judge(profile, run_dir, found, load, link_bps: float) -> dict[tuple[int, Bound], FrameRate]:
+def judge(profile, run_dir, found, load, link_bps: float,
+          pair: str = "gbe") -> dict[tuple[int, Bound], FrameRate]:
     (test,) = profile.tests
     assert test.frame_search is not None
-    probes = [r for r in run_dir.records() if r.kind is Kind.UDP_SEARCH]
+    probes = [r for r in run_dir.records() if r.kind is Kind.UDP_SEARCH and r.pair == pair]
+    found = [e for e in found if e.pair == pair]
     assert probes, "no trial was stored"
     assert [r.repetition for r in probes] == list(range(1, len(probes) + 1))
     for rec in probes:
@@ -91,7 +93,7 @@ def judge(profile, run_dir, found, load, link_bps: float) -> dict[tuple[int, Bou
         if rec.ok:
             assert parsed.throughput_bps == rec.throughput_bps and parsed.udp == rec.udp
     rates = {(r.frame_bytes, r.bound): r
-             for r in frame_rates(run_dir.records(), test.frame_search.pdr_loss_pct)}
+             for r in frame_rates(probes, test.frame_search.pdr_loss_pct)}
     assert {(e.frame_bytes, e.bound) for e in found} == set(rates)
     figures = "; ".join(
         f"{r.frame_bytes} B {r.bound.value}: "
@@ -99,7 +101,7 @@ def judge(profile, run_dir, found, load, link_bps: float) -> dict[tuple[int, Bou
            f"{r.mbit:.1f} Mbit/s, sender CPU {r.cpu_sender_pct or 0:.0f} %"
            if r.received_pps is not None else "none")
         + f" ({r.trials} trials)" for r in rates.values())
-    print(f"\nline {link_bps / 1e6:g} Mbit/s: {figures}; {load.short()}")
+    print(f"\n{pair}, line {link_bps / 1e6:g} Mbit/s: {figures}; {load.short()}")
     for frame in test.frame_search.frames:
         ndr, pdr = rates[(frame, Bound.NDR)], rates[(frame, Bound.PDR)]
         for r in (ndr, pdr):
@@ -113,9 +115,9 @@ def judge(profile, run_dir, found, load, link_bps: float) -> dict[tuple[int, Bou
     step = big.line_pps * test.frame_search.resolution_pct / 100
     if big.received_pps is None or big.received_pps < big.line_pps * (1 - TOL) - 2 * step:
         if load.busy:
-            pytest.skip(f"1518-byte NDR short of the line with other load on the machine "
+            pytest.skip(f"{pair}: 1518-byte NDR short of the line with other load on the machine "
                         f"({load.short()}), not judged: {figures}")
-        raise AssertionError(f"1518-byte NDR short of the line on a quiet machine: {figures}")
+        raise AssertionError(f"{pair}: 1518-byte NDR short of the line on a quiet machine: {figures}")
     return rates
 
 
@@ -134,3 +136,44 @@ def test_fast_ethernet_small_packets_stay_under_148809_pps(lab, lab_inventory, t
     at64 = rates[(64, Bound.NDR)]
     assert at64.line_pps == pytest.approx(148_809, abs=1)
     assert at64.received_pps is None or at64.received_pps <= 148_809
+
+
+def test_every_pair_of_the_lab_with_the_lab_profile_as_is(lab, lab_inventory, tmp_path):
+    """``profiles/lab-smallpkt.yaml`` unchanged on every pair the session lab has (all five
+    adapters with NICBENCH_TEST_LAB_ADAPTERS=gbe,pci32,nojumbo,stall,fe), each judged at its
+    inventory link rate; a real ``fe`` pair (macvlan at 100 Mbit/s) under 148,809 at 64
+    bytes; the report's verdict names the highest small-packet rate. Prints the run's time
+    (the lab time of the profile's test in modern.yaml)."""
+    import time
+
+    from nicbench.report.build import build
+    from nicbench.report.load import load_runs
+
+    profile = load_profile(PROFILE, CATALOG)
+    found: list[ev.FrameRateFound] = []
+    started = time.monotonic()
+    with Beside(lab_namespaces(lab)) as load:
+        run_dir = Runner(profile, lab_inventory, tmp_path / "out",
+                         listener=lambda e: found.append(e) if isinstance(
+                             e, ev.FrameRateFound) else None).run()
+    took = time.monotonic() - started
+    pairs = [p.name for p in lab_inventory.pairs]
+    print(f"\nlab-smallpkt on {', '.join(pairs)}: {took:.0f} s")
+    skipped = []
+    for pair in pairs:
+        rate = lab_inventory.adapter(lab_inventory.pair(pair).adapter).link_rate
+        assert rate, f"{pair}: the lab's inventory gives no link rate"
+        try:
+            rates = judge(profile, run_dir, found, load, float(rate), pair)
+        except pytest.skip.Exception as why:
+            skipped.append(str(why))
+            continue
+        at64 = rates[(64, Bound.NDR)]
+        limit = 148_809 if float(rate) == 100e6 else 1_488_095
+        assert at64.received_pps is None or at64.received_pps <= limit
+    (sentence,) = [s for s in build(load_runs([run_dir.path])).verdict
+                   if s.method == "small-packet rate"]
+    assert sentence.text.startswith("Highest small-packet rate (NDR at 64-byte frames")
+    print(sentence.text)
+    if skipped:
+        pytest.skip("; ".join(skipped))
