@@ -11,14 +11,18 @@ limit is not (``verdict.py``).
 
 The verdict ranks the adapters by their NDR at the smallest frame size every one of them
 was searched at (64 bytes when they all were): the received frame rate of the trial with
-the highest offered rate that lost no frame (RFC 2544's throughput), the trial named.
+the highest offered rate that lost no frame (RFC 2544's throughput), the trial named. At
+small frames the sender's CPU is often the limit, so, as the verdict does with CPU figures
+(``NOISY_OTHER_POINTS``), an NDR whose trial ran while the sender was busy with other work
+(its ``cpu_sender_other_pct`` above 10 points) is shown but not ranked: it measured the
+machine, not the card.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nicbench.report.configs import Index
+from nicbench.report.configs import NOISY_OTHER_POINTS, Index
 from nicbench.report.model import (Curve, Entry, Figure, LegendItem, LinePanel, Panel, Sentence,
                                    Table)
 from nicbench.report.verdict import ABOVE_LAB, ABOVE_REAL, SENTENCE_NAMES
@@ -154,9 +158,12 @@ def verdict(ix: Index) -> tuple[list[Sentence], list[Table]]:
     common = set.intersection(*sizes)
     frame = min(common) if common else min(m.rate.frame_bytes for m in ndr)
     at = [m for m in ndr if m.rate.frame_bytes == frame]
-    ranked = sorted((m for m in at if m.rate.received_pps is not None and not m.rate.above_line),
+    ranked = sorted((m for m in at if m.rate.received_pps is not None
+                     and not m.rate.above_line and not _busy(m.rate)),
                     key=lambda m: -(m.rate.received_pps or 0.0))
     above = [m for m in at if m.rate.above_line]
+    busy = [m for m in at if m.rate.received_pps is not None and not m.rate.above_line
+            and _busy(m.rate)]
     none = [m for m in at if m.rate.received_pps is None]
     statistic = (f"NDR at {frame}-byte frames: the received frames/s of the trial with the "
                  "highest offered rate that lost no frame (RFC 2544 throughput), over the "
@@ -170,6 +177,10 @@ def verdict(ix: Index) -> tuple[list[Sentence], list[Table]]:
         text += "; not ranked: " + ", ".join(
             f"{m.entry.label} ({(ABOVE_LAB if m.entry.emulated else ABOVE_REAL)})"
             for m in above)
+    if busy:
+        text += "; not ranked, the sender busy with other load: " + ", ".join(
+            f"{m.entry.label} {m.rate.received_pps:,.0f} frames/s (other load "
+            f"{m.rate.cpu_sender_other_pct:.0f} %)" for m in busy)
     if none:
         text += "; no rate without loss: " + ", ".join(m.entry.label for m in none)
     rows = [[rank, m.entry.label, frame, f"{m.rate.received_pps:,.0f}",
@@ -178,9 +189,16 @@ def verdict(ix: Index) -> tuple[list[Sentence], list[Table]]:
     rows += [["", m.entry.label, frame, f"! {m.rate.received_pps:,.0f}",
               int(m.rate.line_pps), round(m.rate.line_pct or 0.0, 1), m.rate.trials,
               m.rate.trial_id or ""] for m in above]
-    keys: list[str | None] = [m.entry.key for m in ranked + above]
+    rows += [["", m.entry.label, frame, f"{m.rate.received_pps:,.0f} (sender busy)",
+              int(m.rate.line_pps), round(m.rate.line_pct or 0.0, 1), m.rate.trials,
+              m.rate.trial_id or ""] for m in busy]
+    keys: list[str | None] = [m.entry.key for m in ranked + above + busy]
     tab = Table(id="verdict-smallpkt", family="verdict", title="highest small-packet rate",
                 columns=["rank", "adapter", "frame (B)", "NDR (frames/s)",
                          "line rate (frames/s)", "% of line rate", "trials", "NDR trial"],
                 rows=rows, row_entries=keys, caption=statistic)
     return [Sentence(method="small-packet rate", text=text)], [tab]
+
+
+def _busy(r: FrameRate) -> bool:
+    return r.cpu_sender_other_pct is not None and r.cpu_sender_other_pct > NOISY_OTHER_POINTS

@@ -41,6 +41,7 @@ class FrameRate:
     received_pps: float | None = None
     loss_pct: float | None = None
     cpu_sender_pct: float | None = None
+    cpu_sender_other_pct: float | None = None   # the sender's load beside the tool
 
     @property
     def mbit(self) -> float | None:
@@ -108,5 +109,6 @@ def frame_rates(records: Iterable[TrialRecord],
                 offered_pps=rec.frame.offered_pps if rec and rec.frame else None,
                 received_pps=received_pps(rec) if rec else None,
                 loss_pct=rec.udp.loss_pct if rec and rec.udp else None,
-                cpu_sender_pct=rec.cpu_sender_pct if rec else None))
+                cpu_sender_pct=rec.cpu_sender_pct if rec else None,
+                cpu_sender_other_pct=rec.cpu_sender_other_pct if rec else None))
     return out

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from conftest import write_report
 from nicbench.config.inventory import Inventory
 from nicbench.config.loader import load_profile
 from nicbench.execution.runner import Runner
-from nicbench.platforms.fake import Answer, FakeHosts, FakeInterface, ToolCall
+from nicbench.platforms.fake import Answer, FakeCpu, FakeHosts, FakeInterface, ToolCall
 from nicbench.report.model import LinePanel
 from nicbench.tools.registry import CATALOG
 
@@ -47,9 +48,7 @@ class Liar:
         return Answer(client=server_report(payload, 2 * pps, 0))
 
 
-@pytest.fixture(scope="module")
-def report(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("smallpkt")
+def make_report(tmp: Path, sender_cpu: FakeCpu | None = None):
     path = tmp / "p.yaml"
     path.write_text("name: t\nsource: nicbench unit test\n" + textwrap.dedent("""\
         mtu: [1500]
@@ -62,12 +61,22 @@ def report(tmp_path_factory):
         """))
     prof = load_profile(path, CATALOG)
     honest, liar = Link(clean=40_000, lossy=60_000), Liar()
-    hosts = FakeHosts(lambda call: (honest if call.host in ("ha", "hb") else liar)(call))
+
+    def answer(call: ToolCall) -> Answer:
+        out = (honest if call.host in ("ha", "hb") else liar)(call)
+        return replace(out, sender=sender_cpu) if sender_cpu is not None else out
+
+    hosts = FakeHosts(answer)
     for name, iface, addr in (("ha", "t0", "198.18.0.1"), ("hb", "t0", "198.18.0.2"),
                               ("hc", "t1", "198.18.1.1"), ("hd", "t1", "198.18.1.2")):
         hosts.add(name, {iface: FakeInterface(addresses=(addr,))})
     run_dir = Runner(prof, TWO_PAIRS, tmp / "run", hosts=hosts).run()
     return write_report(tmp / "report", [run_dir.path])
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    return make_report(tmp_path_factory.mktemp("smallpkt"))
 
 
 def test_a_panel_per_adapter_with_the_line_rate_curve(report):
@@ -127,3 +136,13 @@ def test_the_publication_figure_plots_frames_per_second(report):
             for r in rows_of(u, Colours())]
     assert rows and {r[9] for r in rows} == {"thousand frames/s"}
     assert ("Liar (d)", "NDR (0 % loss)", 64, "yes") in {(r[3], r[4], r[6], r[13]) for r in rows}
+
+
+def test_an_ndr_measured_while_the_sender_was_busy_with_other_work_is_not_ranked(tmp_path):
+    model, _ = make_report(tmp_path, sender_cpu=FakeCpu(busy=90.0, tool=20.0))
+    (sentence,) = [s for s in model.verdict if s.method == "small-packet rate"]
+    assert "none ranked" in sentence.text
+    assert "not ranked, the sender busy with other load: Card (d) 37,205 frames/s" \
+        in sentence.text
+    (table,) = [t for t in model.tables_of("verdict") if t.id == "verdict-smallpkt"]
+    assert [r[0] for r in table.rows] == ["", ""]
