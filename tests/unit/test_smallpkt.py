@@ -276,3 +276,23 @@ def test_an_interrupted_search_replays_what_it_measured(tmp_path):
     recs = list(RunDir(out).records())
     assert [r.frame.offered_pps for r in recs] == [pps for _, pps in whole.asked]
     assert [r.repetition for r in recs] == list(range(1, len(recs) + 1))
+
+
+# -- --plan --------------------------------------------------------------------------------
+def test_the_plan_shows_each_probe_s_frame_and_the_searches_trials(tmp_path):
+    from nicbench.execution.plan import make_plan, render
+
+    prof = profile(tmp_path, "{frames: [64, 1518, 9018], resolution_pct: 1, line_rate: 1G}")
+    plan = make_plan(prof, INVENTORY, ["p"])
+    lines = render(plan)
+    assert ("small-packet search small: frames 64, 1518, 9018 B (those the point's MTU "
+            "carries); per frame an NDR (0 % loss) and a PDR (0.5 % loss) bisection on a 1 % "
+            "grid of the line rate (100 rates): about 16 trials per frame, 48 per point, at "
+            "most 1218") in lines
+    # the planned hosts pass every probe: the line rate is offered first and stands for both
+    probes = [line for line in lines if "small #" in line and "iperf -c" in line]
+    assert len(probes) == 2                     # 64 and 1518; 9018 not at MTU 1500
+    assert "(64 B frames, 1,488,095 frames/s)" in probes[0]
+    assert "-l 18 -u -e -t 1 -b 214285680" in probes[0]       # 1,488,095 x 18 x 8
+    assert "(1518 B frames, 81,274 frames/s)" in probes[1] and "-l 1472" in probes[1]
+    assert plan.trials == 48
