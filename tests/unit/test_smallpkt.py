@@ -296,3 +296,12 @@ def test_the_plan_shows_each_probe_s_frame_and_the_searches_trials(tmp_path):
     assert "-l 18 -u -e -t 1 -b 214285680" in probes[0]       # 1,488,095 x 18 x 8
     assert "(1518 B frames, 81,274 frames/s)" in probes[1] and "-l 1472" in probes[1]
     assert plan.trials == 48
+
+
+def test_the_summary_row_gives_no_single_rate_for_a_small_packet_search(tmp_path):
+    prof = profile(tmp_path, SEARCH)
+    run = Runner(prof, INVENTORY, tmp_path / "out", hosts=hosts(Link(40_000, 60_000)))
+    run.run()
+    (row,) = run.summary
+    assert (row.select, row.selected_bps, row.best_bps) == ("frame-search", None, None)
+    assert row.search and row.status == "ok"
