@@ -305,3 +305,11 @@ def test_the_summary_row_gives_no_single_rate_for_a_small_packet_search(tmp_path
     (row,) = run.summary
     assert (row.select, row.selected_bps, row.best_bps) == ("frame-search", None, None)
     assert row.search and row.status == "ok"
+
+
+def test_a_frame_search_with_a_tool_that_cannot_set_the_payload_is_refused(tmp_path):
+    path = tmp_path / "p.yaml"
+    path.write_text("name: t\nsource: nicbench unit test\nmtu: [1500]\ntests:\n"
+                    "  - {name: s, tool: netpipe, protocol: udp, frame_search: {frames: [64]}}\n")
+    with pytest.raises(ConfigError, match="netpipe cannot set one; use iperf2 or iperf3"):
+        load_profile(path, CATALOG)
