@@ -66,6 +66,8 @@ class UdpSearch(Strict):
 # RFC 2544 section 9.1's Ethernet frame sizes (less 1280, as FD.io CSIT runs them);
 # nicbench.results.frames holds the arithmetic (config/ stands on nothing above it).
 RFC2544_FRAMES = [64, 128, 256, 512, 1024, 1518]
+# and a jumbo frame of MTU 9000, searched only at points whose MTU carries it
+DEFAULT_FRAMES = [*RFC2544_FRAMES, 9018]
 MIN_FRAME = 64            # Ethernet's smallest frame: 18 bytes of UDP payload
 MAX_FRAME = 65535 + 18    # the largest IP packet with its Ethernet header and FCS
 DEFAULT_PDR_LOSS_PCT = 0.5
@@ -80,7 +82,7 @@ class FrameSearch(Strict):
     The line rate is ``line_rate``, else the inventory adapter's ``link_rate``."""
 
     frames: list[Annotated[Int, Field(ge=MIN_FRAME, le=MAX_FRAME)]] = Field(
-        default_factory=lambda: list(RFC2544_FRAMES), min_length=1, max_length=32)
+        default_factory=lambda: list(DEFAULT_FRAMES), min_length=1, max_length=32)
     pdr_loss_pct: Float = Field(DEFAULT_PDR_LOSS_PCT, gt=0, le=100)
     resolution_pct: Float = Field(1.0, ge=0.1, le=50)
     line_rate: Rate | None = None

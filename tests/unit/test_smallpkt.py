@@ -313,3 +313,8 @@ def test_a_frame_search_with_a_tool_that_cannot_set_the_payload_is_refused(tmp_p
                     "  - {name: s, tool: netpipe, protocol: udp, frame_search: {frames: [64]}}\n")
     with pytest.raises(ConfigError, match="netpipe cannot set one; use iperf2 or iperf3"):
         load_profile(path, CATALOG)
+
+
+def test_the_default_frames_are_rfc2544_s_and_a_jumbo_frame(tmp_path):
+    (test,) = profile(tmp_path, "{line_rate: 1G}").tests
+    assert test.frame_search.frames == [64, 128, 256, 512, 1024, 1518, 9018]
