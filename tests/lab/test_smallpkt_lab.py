@@ -13,8 +13,10 @@ its frame size (within the lab's 1.5 % calibration); the NDR at or below the PDR
 frame size; every trial sent the frame's payload (``-l``, frame - 46) at ``-b`` = offered
 frames/s x payload x 8, and its figures read again from its raw files are the stored ones;
 an NDR trial lost nothing by the receiver's own count and delivered what was offered.
-Judged on a quiet machine only (``loadcheck.Beside``): at 1518 bytes, where the sender
-needs few packets a second, the NDR is found within two grid steps of the line rate.
+Judged on a quiet machine only (``loadcheck.Beside``), and only at 100 Mbit/s: at 1518
+bytes, where the sender needs few packets a second (8,127), the NDR is found within two
+grid steps of the line rate. At 1 Gbit/s no floor is held (81,274 frames/s of 1472
+bytes is past what one iperf 2 sends here).
 At 64 bytes the sender's CPU, not the link, sets the rate on this shared 2-core machine;
 the figures are printed (``-s``) for the README, not held to a floor.
 """
@@ -40,6 +42,10 @@ pytestmark = pytest.mark.lab
 REPO = Path(__file__).resolve().parents[2]
 PROFILE = REPO / "profiles" / "lab-smallpkt.yaml"
 TOL = 0.015                       # the lab's shaping calibration (test_calibration)
+# A floor is judged only where one sender keeps up with the line rate at 1518 bytes:
+# 8,127 frames/s at 100 Mbit/s (measured 98.5-99.7 %); at 1 Gbit/s, 81,274 frames/s of
+# 1472-byte datagrams is past what iperf 2 sends on this 2-core machine (test_udp_lab.py).
+FLOOR_UP_TO_BPS = 100e6
 
 
 def run_smallpkt(lab, lab_inventory, tmp_path: Path, rate: str | None, line_rate: str | None):
@@ -113,6 +119,8 @@ def judge(profile, run_dir, found, load, link_bps: float,
             assert rec.udp is not None and rec.udp.lost == 0 and passes(rec, 0.0), figures
     big = rates[(1518, Bound.NDR)]
     step = big.line_pps * test.frame_search.resolution_pct / 100
+    if link_bps > FLOOR_UP_TO_BPS:
+        return rates        # the sender's CPU, not the link, may be the limit: no floor
     if big.received_pps is None or big.received_pps < big.line_pps * (1 - TOL) - 2 * step:
         if load.busy:
             pytest.skip(f"{pair}: 1518-byte NDR short of the line with other load on the machine "
