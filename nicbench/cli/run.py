@@ -76,6 +76,12 @@ class RunPrinter:
                                   trials=n):
                 self.line(f"   {test}: {method} found {mbit(best)} Mbit/s (offered "
                           f"{mbit(off)}) in {n} trials")
+            case ev.FrameRateFound(test=test, frame_bytes=frame, bound=bound, pps=pps,
+                                   line_pps=line, trials=n):
+                found = f"{pps:,.0f} pps ({100 * pps / line:.1f} % of line rate " \
+                    f"{int(line):,})" if pps is not None else "no rate without loss"
+                self.line(f"   {test}: {frame} B {bound.value.upper()} {found} "
+                          f"({n} trials at this size)")
             case ev.HostRebooted(host=host, seconds=seconds, reason=reason):
                 self.line(f"   rebooted {host} for the {reason} (back after "
                           f"{duration(seconds)})")

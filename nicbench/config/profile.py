@@ -63,6 +63,58 @@ class UdpSearch(Strict):
         return (max(1, (rates - 1).bit_length()) + 2) * self.trials_per_rate
 
 
+# RFC 2544 section 9.1's Ethernet frame sizes (less 1280, as FD.io CSIT runs them);
+# nicbench.results.frames holds the arithmetic (config/ stands on nothing above it).
+RFC2544_FRAMES = [64, 128, 256, 512, 1024, 1518]
+# and a jumbo frame of MTU 9000, searched only at points whose MTU carries it
+DEFAULT_FRAMES = [*RFC2544_FRAMES, 9018]
+MIN_FRAME = 64            # Ethernet's smallest frame: 18 bytes of UDP payload
+MAX_FRAME = 65535 + 18    # the largest IP packet with its Ethernet header and FCS
+DEFAULT_PDR_LOSS_PCT = 0.5
+
+
+class FrameSearch(Strict):
+    """The small-packet rate (issue 22): at each Ethernet frame size, the highest offered
+    frame rate with no loss (NDR, RFC 2544's throughput) and with at most ``pdr_loss_pct``
+    loss (PDR), each by the UDP bisection (``execution/framesearch.py``). The grid runs
+    from one step up to the line rate for the frame size, in steps of ``resolution_pct``
+    of it. A frame the point's MTU does not carry (9018 at MTU 1500) is left out there.
+    The line rate is ``line_rate``, else the inventory adapter's ``link_rate``."""
+
+    frames: list[Annotated[Int, Field(ge=MIN_FRAME, le=MAX_FRAME)]] = Field(
+        default_factory=lambda: list(DEFAULT_FRAMES), min_length=1, max_length=32)
+    pdr_loss_pct: Float = Field(DEFAULT_PDR_LOSS_PCT, gt=0, le=100)
+    resolution_pct: Float = Field(1.0, ge=0.1, le=50)
+    line_rate: Rate | None = None
+    trials_per_rate: Int = Field(1, ge=1, le=15)
+
+    @field_validator("frames")
+    @classmethod
+    def _distinct(cls, frames: list[int]) -> list[int]:
+        if len(set(frames)) != len(frames):
+            raise ValueError("a frame size is listed twice")
+        return frames
+
+    @property
+    def steps(self) -> int:
+        """The grid's rates below the line rate."""
+        return max(1, int(100 // self.resolution_pct))
+
+    @property
+    def planned_trials(self) -> int:
+        """An estimate, as a bisection's (a search may take fewer or more): per frame
+        size, the NDR search (halving the grid, the offer of the line rate, the first
+        guess) and the PDR search above it (halving what is left)."""
+        halvings = max(1, self.steps.bit_length())
+        return len(self.frames) * (2 * halvings + 2) * self.trials_per_rate
+
+    @property
+    def most_trials(self) -> int:
+        """The most trials it can make at one point: every rate of the grid at most
+        twice (a probe offered again), in both searches."""
+        return len(self.frames) * 2 * (2 * (self.steps + 1) + 1) * self.trials_per_rate
+
+
 class UntilStable(Strict):
     """Repetitions until the figure is stable, as Phoronix does and the reviews could not:
     at least ``min``, then one more while the relative standard deviation of the
@@ -207,6 +259,7 @@ class TestSpec(Strict):
     timeout_s: Float | None = Field(None, ge=1, le=86_400)
     give_up_after: Int | None = Field(None, ge=0, le=1000)
     udp_search: UdpSearch | None = None
+    frame_search: FrameSearch | None = None
     description: str | None = None
     # "sweep: {streams: [1, 2, 4, 8]}": the test once per value (Profile expands it, so a
     # sweep left here was not well formed); a test so made says where from in swept:.
@@ -352,6 +405,8 @@ class Profile(Strict):
         """The trials ``test`` is planned as at one point of one pair: its repetitions, or
         its UDP search's planned trials. What progress, ETAs, ``--plan`` and ``status``
         count."""
+        if test.frame_search:
+            return test.frame_search.planned_trials
         return test.udp_search.planned_trials if test.udp_search else self.repetitions_for(test)
 
     @property
@@ -403,6 +458,7 @@ def cross_check(profile: Profile, where: Where,
         if test.udp_search and test.protocol != "udp":
             errors.append(where.error(("tests", i, "udp_search"),
                                       "udp_search needs protocol: udp"))
+        errors += _frame_search_errors(where, i, test)
         errors += _undefined_vars(profile, where, ("tests", i), test.params)
         errors += _beside_errors(profile, where, i, test)
         if validate_params is not None:
@@ -425,6 +481,26 @@ def cross_check(profile: Profile, where: Where,
                 errors.append(where.error(("points", j, "registry"),
                                           "registry values are Windows settings; this profile "
                                           "is platform: linux"))
+    return errors
+
+
+def _frame_search_errors(where: Where, i: int, test: TestSpec) -> list[ConfigError]:
+    """A small-packet search sends UDP of its own payload sizes, alone."""
+    if test.frame_search is None:
+        return []
+    at = ("tests", i, "frame_search")
+    errors = []
+    if test.protocol != "udp":
+        errors.append(where.error(at, "frame_search needs protocol: udp"))
+    if test.udp_search is not None:
+        errors.append(where.error(at, "frame_search and udp_search are two searches: "
+                                  "keep one per test"))
+    if test.beside:
+        errors.append(where.error(("tests", i, "beside"), "a small-packet search runs its "
+                                  "tool alone: drop beside: or frame_search:"))
+    if "length" in test.params:
+        errors.append(where.error(("tests", i, "params", "length"), "frame_search sets "
+                                  "the UDP payload from each frame size: drop length"))
     return errors
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
+from nicbench.results.frames import Bound
 from nicbench.results.records import Failure, TrialRecord
 
 if TYPE_CHECKING:      # only the annotation: the CLI imports events without the platforms
@@ -109,6 +110,21 @@ class UdpSearchDone:
 
 
 @dataclass(frozen=True)
+class FrameRateFound:
+    """A small-packet search's outcome at one frame size and bound (None: no offered
+    rate passed)."""
+
+    pair: str
+    point: str
+    test: str
+    frame_bytes: int
+    bound: Bound
+    pps: float | None
+    line_pps: float
+    trials: int
+
+
+@dataclass(frozen=True)
 class SettingRestored:
     host: str
     kind: SettingKind
@@ -129,7 +145,8 @@ class Warning:
 
 
 Event = (RunStarted | PairStarted | PairEnded | PointStarted | PointSkipped | TrialStarted
-         | TrialDone | GaveUp | RepetitionsStopped | UdpSearchDone | SettingRestored | HostRebooted | Warning)
+         | TrialDone | GaveUp | RepetitionsStopped | UdpSearchDone | FrameRateFound
+         | SettingRestored | HostRebooted | Warning)
 
 
 class Listener(Protocol):

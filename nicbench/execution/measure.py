@@ -1,14 +1,16 @@
 """The measure phase: how a test is measured at a point, behind one interface.
 
 A :class:`Measure` says how many trials a test plans, whether its trials at a point all
-stand already (a resume skips it), and runs them. Two strategies today:
+stand already (a resume skips it), and runs them. Three strategies today:
 
 - :class:`Repetitions`, the reviews' method: N trials of the same configuration, every one
   stored, given up after ``give_up_after`` failures in a row; and
   :class:`UntilStableRepetitions`, the same loop stopping once the figure is stable
   (``repetitions: {min, max, until_rsd_pct}``);
 - :class:`UdpRateSearch`: the highest UDP rate that gets through (a sweep or a
-  bisection, :mod:`.udpsearch`), every probe stored, replayed on resume.
+  bisection, :mod:`.udpsearch`), every probe stored, replayed on resume;
+- :class:`FrameRateSearch`: that search at each Ethernet frame size, for no loss (NDR)
+  and a small loss (PDR): the small-packet rate (:mod:`.framesearch`).
 
 :func:`measure_for` picks one for a test; a new way of measuring is a new
 :class:`Measure`, chosen there. Both run their trials through
@@ -25,6 +27,7 @@ from nicbench.config.profile import Point, Profile, TestSpec, UntilStable
 from nicbench.errors import NicbenchError
 from nicbench.execution import events as ev
 from nicbench.execution.context import HostLost, RunContext
+from nicbench.execution.framesearch import search_frames
 from nicbench.execution.store import Recorder, Where
 from nicbench.execution.trial import TrialContext
 from nicbench.execution.udpsearch import bisect, sweep
@@ -257,7 +260,20 @@ class _Probes:
         return rec
 
 
+class FrameRateSearch(Measure):
+    """The small-packet rate: NDR and PDR at each frame size (:mod:`.framesearch`),
+    every probe stored, replayed on resume as :class:`UdpRateSearch`'s."""
+
+    def stands(self, recorder: Recorder, pair: str, point: str) -> bool:
+        return False      # a search is replayed, never skipped whole
+
+    def run(self, run: RunContext, trials: Trials) -> None:
+        search_frames(run, trials, self.test, self.planned())
+
+
 def measure_for(profile: Profile, test: TestSpec) -> Measure:
+    if test.frame_search:
+        return FrameRateSearch(profile, test)
     if test.udp_search:
         return UdpRateSearch(profile, test)
     policy = profile.repetition_policy(test)

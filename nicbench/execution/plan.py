@@ -39,6 +39,7 @@ from nicbench.remote.command import display
 from nicbench.remote.connection import Connection
 from nicbench.remote.result import Result
 from nicbench.remote.shell import SHELLS, posix_scripts
+from nicbench.results import frames
 from nicbench.results.records import Kind, RoleResult, Status, TrialRecord
 from nicbench.tools.base import UdpStats
 from nicbench.tools.driver import Endpoints, Plan
@@ -261,12 +262,22 @@ class PlanTrial:
                  repetition: int, kind: Kind = Kind.REPETITION,
                  offered_bps: int | None = None, timeout_s: float = 120.0) -> TrialRecord:
         self.log.where = f"{ctx.pair} {ctx.point} {test.name} #{repetition}" + (
-            f" offered {offered_bps / 1e6:g} Mbit/s" if offered_bps else "")
+            f" offered {offered_bps / 1e6:g} Mbit/s" if offered_bps else "") + (
+            _frames_offered(params, offered_bps) if test.frame_search else "")
         try:
             return plan_trial(ctx, test, params, repetition=repetition, kind=kind,
                               offered_bps=offered_bps, timeout_s=timeout_s)
         finally:
             self.log.where = f"{ctx.pair} {ctx.point}"
+
+
+def _frames_offered(params: dict[str, Any], offered_bps: int | None) -> str:
+    """A small-packet probe's frame size and frame rate, as the search offers them."""
+    payload = params.get("length")
+    if not isinstance(payload, int) or not offered_bps:
+        return ""
+    return (f" ({payload + frames.FRAME_OVERHEAD} B frames, "
+            f"{offered_bps // (payload * 8):,} frames/s)")
 
 
 def plan_trial(ctx: TrialContext, test: TestSpec, params: dict[str, Any], *,
@@ -504,6 +515,7 @@ def render(plan: RunPlan) -> list[str]:
            "measures)",
            "schedule: " + ", ".join(f"{s.pair} {duration_text(s.start_s)}-"
                                     f"{duration_text(s.end_s)}" for s in plan.schedule)]
+    out += [_frame_search_line(t) for t in p.tests if t.frame_search]
     # A point the hosts would refuse: planned, not run, and said why (the trials it
     # would have run are in the count above, as a run counts them).
     out += [f"skipped: {pair} {point}: {reason}" for pair, point, reason in plan.skipped]
@@ -513,6 +525,19 @@ def render(plan: RunPlan) -> list[str]:
         mine = [s for s in plan.sent if s.host == host]
         out += _collapsed(mine)
     return out
+
+
+def _frame_search_line(test: TestSpec) -> str:
+    """What a small-packet search plans per pair and point (only profiles that have one
+    print it, so the others' plans stay as they were)."""
+    fs = test.frame_search
+    assert fs is not None
+    per_frame = fs.planned_trials // len(fs.frames)
+    return (f"small-packet search {test.name}: frames {', '.join(map(str, fs.frames))} B "
+            f"(those the point's MTU carries); per frame an NDR (0 % loss) and a PDR "
+            f"({fs.pdr_loss_pct:g} % loss) bisection on a {fs.resolution_pct:g} % grid of "
+            f"the line rate ({fs.steps} rates): about {per_frame} trials per frame, "
+            f"{fs.planned_trials} per point, at most {fs.most_trials}")
 
 
 def _windows_cost(plan: RunPlan) -> str:

@@ -10,6 +10,7 @@ what a chart or table shows; nothing here draws:
     bars.py        speed rankings, heatmaps, CPU and cost charts of the rate tools
     netpipe.py     netPIPE curves per adapter and per MTU, and the plateau
     streams.py     throughput against parallel streams, and both directions at once
+    smallpkt.py    frames/s against frame size, NDR/PDR table, highest small-packet rate
     tables.py      adapters, every configuration, netio-style tables
     failures.py    what did not measure, and why
     setup.py       hosts, versions, commands
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import time
 
-from nicbench.report import bars, compare, netpipe, streams, tables, verdict
+from nicbench.report import bars, compare, netpipe, smallpkt, streams, tables, verdict
 from nicbench.report.configs import Index, build_entries
 from nicbench.report.failures import failures, failures_table
 from nicbench.report.load import Run
@@ -36,6 +37,8 @@ def build(runs: list[Run], rates: dict[str, float] | None = None,
     ix = Index(runs, entries)
     verdicts = verdict.verdicts(ix)
     table_list: list[Table] = [verdict.verdict_table(m, rows) for m, rows in verdicts.items()]
+    small_sentences, small_verdict = smallpkt.verdict(ix)
+    table_list += small_verdict
     table_list.append(Table(id="verdict", family="verdict-csv", title="verdict",
                             columns=list(verdict.CSV_COLUMNS),
                             rows=verdict.verdict_csv_rows(verdicts)))
@@ -52,13 +55,13 @@ def build(runs: list[Run], rates: dict[str, float] | None = None,
     np_figures, np_tables = netpipe.netpipe_figures(ix)
     figures += np_figures
     st_figures, st_tables = streams.streams_figures(ix)
-    figures += st_figures
+    figures += st_figures + smallpkt.figures(ix)
     if reference is not None:
         ref_figures, ref_table = reference_figures(ix, reference)
         figures += ref_figures
         table_list.append(ref_table)
     fails = failures(ix)
-    table_list += ([tables.entries_table(entries), tables.summary_table(ix), *tables.netio_tables(ix), *tables.length_tables(ix), *np_tables, *st_tables, failures_table(ix, fails)])
+    table_list += ([tables.entries_table(entries), tables.summary_table(ix), *tables.netio_tables(ix), *tables.length_tables(ix), *np_tables, *st_tables, *smallpkt.table(ix), failures_table(ix, fails)])
     notes = []
     if any(e.label != e.adapter_label for e in entries):
         notes.append("The same adapter appears more than once; each is told apart by a "
@@ -67,6 +70,7 @@ def build(runs: list[Run], rates: dict[str, float] | None = None,
                      "pairs. Its entries are drawn in shades of its colour.")
     return Report(entries=entries, figures=figures, tables=table_list, failures=fails,
                   setup=setup_of(ix),
-                  verdict=[verdict.sentence(m, rows) for m, rows in verdicts.items()],
+                  verdict=[verdict.sentence(m, rows) for m, rows in verdicts.items()]
+                  + small_sentences,
                   warnings=warnings, notes=notes, created_at=time.time(),
                   comparison=comparison)

@@ -402,6 +402,9 @@ class Index:
         self.configs: list[Config] = []
         for run in runs:
             for row in run.summary:
+                spec = run.test_spec(row.test)
+                if spec is not None and spec.frame_search is not None:
+                    continue      # frames/s per frame size: report/smallpkt.py's
                 c = Config(run=run, entry=self.entry_of[(run.index, row.pair)], row=row,
                            records=records[(run.index, row.pair, row.point, row.test)],
                            test_spec=run.test_spec(row.test),

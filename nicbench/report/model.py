@@ -175,6 +175,7 @@ class LinePanel:
     xlog: bool = True
     ymax: float = 0.0
     xunit: str = "bytes"     # what x counts (netPIPE's block sizes; streams)
+    yunit: str = "Mbit/s"    # what a point's y is, in its tooltip
 
 
 @dataclass

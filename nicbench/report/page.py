@@ -43,6 +43,7 @@ SECTIONS = [
     ("cpu", "CPU and cost"),
     ("netpipe", "netPIPE"),
     ("streams", "Streams"),
+    ("smallpkt", "Small packets"),
     ("published", "Published figures"),
     ("size-tables", "Tables by packet size"),
     ("summary", "Every configuration"),
@@ -254,7 +255,8 @@ def render_page(report: Report, single_file: bool = False) -> str:
         render_all(report)
     present = {"comparison": report.comparison,
                "published": bool(report.figures_of("published")),
-               "streams": bool(report.figures_of("streams"))}
+               "streams": bool(report.figures_of("streams")),
+               "smallpkt": bool(report.figures_of("smallpkt"))}
     sections = [(i, t) for i, t in SECTIONS if present.get(i, True)]
     css = resources.files("nicbench.report").joinpath("templates/report.css").read_text(
         encoding="utf-8")

@@ -338,7 +338,7 @@ def line_panel(p: LinePanel, fid: str, x0: float, y0: float,
         for k, (x, yv) in enumerate(c.points):
             if k % every == 0 or k == len(c.points) - 1:
                 out.append(marker(c.marker, X(x), Y(yv), 3.2, c.colour, stroke="#ffffff",
-                                  title=f"{c.label}: {size_text(x)} {p.xunit}, {yv:.1f} Mbit/s"))
+                                  title=f"{c.label}: {size_text(x)} {p.xunit}, {yv:.1f} {p.yunit}"))
     out.append(el("path", {"d": f"M{left},{top}V{bottom}H{left + plot_w}", "fill": "none",
                            "stroke": AXIS}))
     out.append(label(left + plot_w / 2, bottom + 30, p.xlabel, FONT, anchor="middle"))

@@ -12,6 +12,9 @@ a finite number, a whole number); this checks what those numbers say:
 - a repetition below 1, or above the most trials its test plans (the manifest's profile:
   its repetitions, an until-stable policy's max, a UDP search's rates); without a manifest,
   above ``MAX_REPETITION``; a measured trial without a repetition number;
+- a small-packet probe (``frame``) whose payload is not its frame less 46 bytes, whose
+  line rate is not its link rate over (frame + 20) x 8 bits, or whose offered frames
+  carry a rate other than the trial's ``offered_bps`` (``nicbench.results.frames``);
 - a raw output named outside the run's ``raw/`` directory;
 - with a manifest: a trial for a pair its inventory does not have, or for an adapter
   that is not that pair's (the verdict would rank an adapter the run never measured).
@@ -25,6 +28,7 @@ from typing import Protocol
 
 from nicbench.config.inventory import Inventory
 from nicbench.config.profile import Profile
+from nicbench.results import frames
 from nicbench.results.records import Kind, RoleResult, Status, TrialRecord
 
 
@@ -50,7 +54,7 @@ MAX_REPETITION = 10_001 * 15 * 2
 
 def impossible(rec: TrialRecord, manifest: RunFacts | None = None) -> str | None:
     """What is impossible about ``rec`` (one phrase), or None."""
-    return (_rates(rec) or _ok_without_figure(rec) or _mtu(rec) or _raw(rec)
+    return (_rates(rec) or _ok_without_figure(rec) or _mtu(rec) or _frame(rec) or _raw(rec)
             or _repetition(rec, manifest.profile if manifest else None)
             or (_names(rec, manifest) if manifest else None))
 
@@ -104,6 +108,23 @@ def _mtu(rec: TrialRecord) -> str | None:
     return None
 
 
+def _frame(rec: TrialRecord) -> str | None:
+    f = rec.frame
+    if f is None:
+        return None
+    if f.payload_bytes != frames.payload_bytes(f.frame_bytes):
+        return (f"frame.payload_bytes {f.payload_bytes} is not frame {f.frame_bytes} less "
+                f"{frames.FRAME_OVERHEAD} bytes of headers")
+    line = frames.line_pps(f.frame_bytes, f.link_rate_bps)
+    if abs(f.line_pps - line) > 1e-6 * max(line, 1.0):
+        return (f"frame.line_pps {f.line_pps:g} is not {f.link_rate_bps:g} bit/s over "
+                f"({f.frame_bytes} + {frames.WIRE_EXTRA}) x 8 bits ({line:g})")
+    if rec.offered_bps is not None and rec.offered_bps != f.offered_pps * f.payload_bytes * 8:
+        return (f"offered_bps {rec.offered_bps:g} is not frame.offered_pps {f.offered_pps} "
+                f"x {f.payload_bytes} payload bytes x 8")
+    return None
+
+
 def _raw(rec: TrialRecord) -> str | None:
     owners: list[TrialRecord | RoleResult] = [rec, *rec.beside]
     for owner in owners:
@@ -140,6 +161,8 @@ def _repetition(rec: TrialRecord, profile: Profile | None) -> str | None:
 
 
 def _most_trials(profile: Profile, test) -> int:
+    if test.frame_search is not None:
+        return test.frame_search.most_trials
     search = test.udp_search
     if search is None:
         return profile.repetitions_for(test)

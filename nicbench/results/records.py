@@ -25,6 +25,7 @@ from enum import StrEnum
 from typing import Any, NamedTuple, assert_never
 
 from nicbench.errors import TuningErrorKind
+from nicbench.results.frames import Bound, FrameProbe
 from nicbench.tools.base import Bidir, Latency, Point, UdpStats
 
 from nicbench.config.profile import Role
@@ -250,6 +251,9 @@ class TrialRecord:
     # A bidirectional test's two directions (iperf3 --bidir): throughput_bps is the
     # forward one, this holds both (absent from the line if None, as latency).
     bidir: Bidir | None = None
+    # A small-packet trial's frame size and offered frame rate (absent from the line if
+    # None, so older lines keep their bytes).
+    frame: FrameProbe | None = None
 
     def __post_init__(self) -> None:
         self.kind = Kind(self.kind)
@@ -281,6 +285,8 @@ class TrialRecord:
             del data["latency"]    # not a latency test: the line as before
         if data["bidir"] is None:
             del data["bidir"]      # a one-way test: the line as before
+        if data["frame"] is None:
+            del data["frame"]      # not a small-packet trial: the line as before
         for name in _SPLIT_CPU:
             if data[name] is None:
                 del data[name]     # not read (Windows, a failed trial): the line as before
@@ -313,6 +319,8 @@ class TrialRecord:
             data["latency"] = latency_of(data["latency"])
         if "bidir" in data:
             data["bidir"] = bidir_of(data["bidir"])
+        if "frame" in data:
+            data["frame"] = frame_of(data["frame"])
         data["beside"] = [RoleResult.from_dict(r) for r in data.get("beside") or ()]
         names = {f.name for f in fields(cls)}
         rec = cls(**{k: v for k, v in data.items() if k in names})
@@ -393,6 +401,22 @@ def bidir_of(data: object) -> Bidir | None:
         raise ValueError(f"bidir {_short(data)} is not two directions' rates (forward_bps, "
                          "reverse_bps, forward_sent_bps, reverse_sent_bps)")
     return Bidir(**data)
+_FRAME_WHOLE = ("frame_bytes", "payload_bytes", "offered_pps")
+_FRAME_KEYS = {f.name for f in fields(FrameProbe)}
+
+
+def frame_of(data: object) -> FrameProbe | None:
+    """A stored small-packet probe back as :class:`FrameProbe` (None stays None);
+    ValueError if it is not whole sizes and counts, finite rates and a known bound."""
+    if data is None:
+        return None
+    if not (isinstance(data, dict) and set(data) == _FRAME_KEYS
+            and all(_whole(data[k]) and data[k] >= 0 for k in _FRAME_WHOLE)
+            and all(_number(data[k]) and data[k] >= 0 for k in ("line_pps", "link_rate_bps"))
+            and data["bound"] in {b.value for b in Bound}):
+        raise ValueError(f"frame {_short(data)} is not a small-packet probe (frame_bytes, "
+                         "payload_bytes, bound, offered_pps, line_pps, link_rate_bps)")
+    return FrameProbe(**data)
 
 
 def _short(value: object) -> str:

@@ -46,7 +46,7 @@ class SummaryRow:
     status: RowStatus
     n_ok: int
     n_failed: int
-    select: str                   # best | mean | median | udp-sweep | udp-bisect
+    select: str                   # best | mean | median | udp-sweep | udp-bisect | frame-search
     selected_bps: float | None
     best_bps: float | None
     median_bps: float | None
@@ -65,7 +65,7 @@ class SummaryRow:
 
     @property
     def search(self) -> bool:
-        return self.select.startswith("udp-")
+        return self.select.startswith("udp-") or self.select == "frame-search"
 
 
 COLUMNS = [f.name for f in fields(SummaryRow)]
@@ -94,7 +94,12 @@ def _row(recs: list[TrialRecord], profile: Profile | None) -> SummaryRow:
     rule = profile.select_for(spec) if profile is not None and spec is not None else "best"
     s = summarize([r.throughput_bps for r in ok if r.throughput_bps is not None])
     best = s.best
-    if any(r.kind is Kind.UDP_SEARCH for r in recs):
+    if spec is not None and spec.frame_search is not None:
+        # A small-packet search has a rate per frame size and loss bound, not one:
+        # results/framerate.py (the report's small-packet table), never a mixed figure.
+        best = selected = None
+        rule = "frame-search"
+    elif any(r.kind is Kind.UDP_SEARCH for r in recs):
         # The search's answer is its best: sweep, the most received (s.best); bisect,
         # what arrived at the highest offered rate within the loss criterion.
         method = first.search_method or "search"

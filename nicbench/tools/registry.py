@@ -41,6 +41,7 @@ def validate_params(test: Any, profile: Any) -> Iterator[tuple[tuple, str]]:
 
     Yields (sub key path, message) for the profile loader to place on a line."""
     problems = list(_check_params(test, profile))
+    problems += list(_frame_search_tool(test))
     for j, spec in enumerate(test.beside):
         problems += [(("beside", j, *path), msg) for path, msg in _check_params(spec, profile)]
     yield from problems
@@ -101,6 +102,17 @@ def version_needs(profile: Any) -> tuple[VersionNeed, ...]:
                     out.setdefault((test.name, spec.tool, need.option),
                                    VersionNeed(test.name, spec.tool, need))
     return tuple(out.values())
+def _frame_search_tool(test: Any) -> Iterator[tuple[tuple, str]]:
+    """A small-packet search sets the UDP payload (``length``) and the rate of each probe:
+    its tool must take both."""
+    if getattr(test, "frame_search", None) is None:
+        return
+    fields = TOOLS[test.tool].params.model_fields
+    if "length" not in fields or "rate" not in fields:
+        takes = [n for n, t in TOOLS.items()
+                 if "length" in t.params.model_fields and "rate" in t.params.model_fields]
+        yield (("tool",), f"frame_search sends UDP of each frame's payload: {test.tool} "
+                          f"cannot set one; use {' or '.join(takes)}")
 
 
 def _check_params(test: Any, profile: Any) -> Iterator[tuple[tuple, str]]:

@@ -114,7 +114,7 @@ def rows_of(unit: Unit, colours: Colours) -> list[list[object]]:
                 colour = colours.of(cv.entry, cv.colour) if fig.family == "netpipe-mtu" \
                     else cv.colour
                 for x, y in cv.points:
-                    add(p.title, cv.label, "", int(x), p.xunit, y, "Mbit/s",
+                    add(p.title, cv.label, "", int(x), p.xunit, y, p.yunit,
                         above=(x, y) in flagged, colour=colour)
         elif isinstance(p, ScatterPanel):
             for d in p.dots:

@@ -1,0 +1,204 @@
+"""The small-packet rate in the report: frames per second against frame size per adapter
+with the line-rate curve, a table of NDR and PDR, and the verdict's "highest small-packet
+rate".
+
+Figures come from :func:`nicbench.results.framerate.frame_rates` over each run's current
+records (the one definition of a search's outcome). The line rate for a frame size is
+rate / ((frame + 20) x 8) (RFC 2544; ``nicbench.results.frames``); a rate above it (beyond
+the tools' timing, ``frames.FLAG_MARGIN``) was not carried by that link: it is drawn
+flagged, shown in the table with "!", and never ranked, as a throughput above the wire's
+limit is not (``verdict.py``).
+
+The verdict ranks the adapters by their NDR at the smallest frame size every one of them
+was searched at (64 bytes when they all were): the received frame rate of the trial with
+the highest offered rate that lost no frame (RFC 2544's throughput), the trial named. At
+small frames the sender's CPU is often the limit, so, as the verdict does with CPU figures
+(``NOISY_OTHER_POINTS``), an NDR whose trial ran while the sender was busy with other work
+(its ``cpu_sender_other_pct`` above 10 points) is shown but not ranked: it measured the
+machine, not the card.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nicbench.report.configs import NOISY_OTHER_POINTS, Index
+from nicbench.report.model import (Curve, Entry, Figure, LegendItem, LinePanel, Panel, Sentence,
+                                   Table)
+from nicbench.report.verdict import ABOVE_LAB, ABOVE_REAL, SENTENCE_NAMES
+from nicbench.results.framerate import FrameRate, frame_rates
+from nicbench.results.frames import WIRE_EXTRA, Bound
+
+LINE_COLOUR = "#777777"
+KPPS = 1e3
+
+
+@dataclass(frozen=True)
+class Measured:
+    entry: Entry
+    rate: FrameRate
+
+
+def measured(ix: Index) -> list[Measured]:
+    """Every (entry, frame size, bound) of the runs' small-packet searches."""
+    out = []
+    for run in ix.runs:
+        pdr = {t.name: t.frame_search.pdr_loss_pct for t in run.profile.tests
+               if t.frame_search} if run.profile is not None else {}
+        for rate in frame_rates(run.records, pdr):
+            entry = ix.entry_of.get((run.index, rate.pair))
+            if entry is not None:
+                out.append(Measured(entry, rate))
+    return sorted(out, key=lambda m: (ix.order[m.entry.key], m.rate.point, m.rate.test,
+                                      m.rate.frame_bytes, list(Bound).index(m.rate.bound)))
+
+
+def _groups(ms: list[Measured]) -> dict[tuple[str, str, str], list[Measured]]:
+    groups: dict[tuple[str, str, str], list[Measured]] = {}
+    for m in ms:
+        groups.setdefault((m.entry.key, m.rate.point, m.rate.test), []).append(m)
+    return groups
+
+
+def figures(ix: Index) -> list[Figure]:
+    """One chart: a panel per adapter (and point, test), frames/s against frame size."""
+    ms = measured(ix)
+    if not ms:
+        return []
+    groups = _groups(ms)
+    several = len({(p, t) for _, p, t in groups}) > 1
+    panels: list[Panel] = [_panel(group, several) for group in groups.values()]
+    flagged = [m for m in ms if m.rate.above_line]
+    notes = [f"{m.entry.label} {m.rate.frame_bytes} B {m.rate.bound.value.upper()}: "
+             f"{m.rate.received_pps:,.0f} frames/s is above the line rate "
+             f"{int(m.rate.line_pps):,}; " + (ABOVE_LAB if m.entry.emulated else ABOVE_REAL)
+             for m in flagged]
+    return [Figure(
+        id="smallpkt", family="smallpkt", title="Frames per second against frame size",
+        caption="The highest offered frame rate that lost no frame (NDR, RFC 2544's "
+                "throughput) and that lost at most the PDR's share, received frames per "
+                f"second, beside the line rate rate / ((frame + {WIRE_EXTRA}) × 8) for the "
+                "adapter's link rate (preamble 8 and gap 12 bytes counted).",
+        panels=panels, entries=list(dict.fromkeys(m.entry.key for m in ms)),
+        legend=[LegendItem("NDR (0 % loss)", "#333333", "line"),
+                LegendItem("PDR", "#333333", "line", dash="4 3"),
+                LegendItem("line rate", LINE_COLOUR, "line", dash="6 3")],
+        notes=notes, columns=2 if len(panels) > 1 else 1)]
+
+
+def _panel(group: list[Measured], several: bool) -> LinePanel:
+    e, first = group[0].entry, group[0].rate
+    curves = []
+    for bound, dash in ((Bound.NDR, ""), (Bound.PDR, "4 3")):
+        mine = [m.rate for m in group if m.rate.bound is bound and m.rate.received_pps]
+        pts = [(float(r.frame_bytes), (r.received_pps or 0.0) / KPPS) for r in mine]
+        curves.append(Curve(
+            label=f"{bound.value.upper()} ({mine[0].loss_limit_pct:g} % loss)" if mine
+            else bound.value.upper(), colour=e.colour, marker=e.marker, points=pts,
+            dash=dash, entry=e.key,
+            flagged=[(float(r.frame_bytes), (r.received_pps or 0.0) / KPPS)
+                     for r in mine if r.above_line]))
+    line = sorted({(float(m.rate.frame_bytes), m.rate.line_pps / KPPS) for m in group})
+    curves.append(Curve(label="line rate", colour=LINE_COLOUR, marker="plus", points=line,
+                        dash="6 3"))
+    title = e.label + (f", {first.point}, {first.test}" if several else "")
+    ymax = max(y for c in curves for _, y in c.points) * 1.08
+    return LinePanel(title=title, xlabel="frame size (bytes)",
+                     ylabel="thousand frames per second", curves=curves, ymax=ymax,
+                     yunit="thousand frames/s")
+
+
+COLUMNS = ["adapter", "point", "frame (B)", "line rate (frames/s)", "NDR (frames/s)",
+           "NDR Mbit/s", "NDR % of line", "PDR (frames/s)", "PDR Mbit/s", "PDR % of line",
+           "PDR loss limit %", "trials", "sender CPU % at NDR", "NDR trial"]
+
+
+def table(ix: Index) -> list[Table]:
+    ms = measured(ix)
+    if not ms:
+        return []
+    rows: list[list[object]] = []
+    keys: list[str | None] = []
+    by_frame: dict[tuple[str, str, str, int], dict[Bound, FrameRate]] = {}
+    entries: dict[tuple[str, str, str, int], Entry] = {}
+    for m in ms:
+        k = (m.entry.key, m.rate.point, m.rate.test, m.rate.frame_bytes)
+        by_frame.setdefault(k, {})[m.rate.bound] = m.rate
+        entries[k] = m.entry
+    for k, both in by_frame.items():
+        ndr, pdr = both[Bound.NDR], both[Bound.PDR]
+        rows.append([entries[k].label, ndr.point, ndr.frame_bytes, int(ndr.line_pps),
+                     *_figures(ndr), *_figures(pdr), pdr.loss_limit_pct, ndr.trials,
+                     ndr.cpu_sender_pct, ndr.trial_id or ""])
+        keys.append(entries[k].key)
+    return [Table(id="smallpkt", family="smallpkt", title="Small-packet rate: NDR and PDR",
+                  columns=COLUMNS, rows=rows, row_entries=keys,
+                  caption="Received frames per second of the trial with the highest "
+                          "offered rate within each loss limit; Mbit/s of frames (header "
+                          "and FCS, no preamble or gap); \"!\" marks a rate above the line "
+                          "rate for its frame size (impossible on that link; not ranked).")]
+
+
+def _figures(r: FrameRate) -> list[object]:
+    if r.received_pps is None:
+        return ["none passed", "", ""]
+    flag = "! " if r.above_line else ""
+    return [flag + f"{r.received_pps:,.0f}", round(r.mbit or 0.0, 2),
+            round(r.line_pct or 0.0, 1)]
+
+
+def verdict(ix: Index) -> tuple[list[Sentence], list[Table]]:
+    """The verdict's "highest small-packet rate": entries ranked by NDR frames/s at the
+    smallest frame size all of them were searched at."""
+    ndr = [m for m in measured(ix) if m.rate.bound is Bound.NDR]
+    if not ndr:
+        return [], []
+    sizes = [{m.rate.frame_bytes for m in ndr if m.entry.key == e}
+             for e in dict.fromkeys(m.entry.key for m in ndr)]
+    common = set.intersection(*sizes)
+    frame = min(common) if common else min(m.rate.frame_bytes for m in ndr)
+    at = [m for m in ndr if m.rate.frame_bytes == frame]
+    ranked = sorted((m for m in at if m.rate.received_pps is not None
+                     and not m.rate.above_line and not _busy(m.rate)),
+                    key=lambda m: -(m.rate.received_pps or 0.0))
+    above = [m for m in at if m.rate.above_line]
+    busy = [m for m in at if m.rate.received_pps is not None and not m.rate.above_line
+            and _busy(m.rate)]
+    none = [m for m in at if m.rate.received_pps is None]
+    statistic = (f"NDR at {frame}-byte frames: the received frames/s of the trial with the "
+                 "highest offered rate that lost no frame (RFC 2544 throughput), over the "
+                 "bisection's trials at that size")
+    names = [f"{m.entry.label} {m.rate.received_pps:,.0f} frames/s "
+             f"({m.rate.line_pct:.1f} % of line rate)" for m in ranked]
+    shown = names[:SENTENCE_NAMES] + ([f"... {names[-1]}"] if len(names) > SENTENCE_NAMES
+                                      else [])
+    text = f"Highest small-packet rate ({statistic}): " + (", ".join(shown) or "none ranked")
+    if above:
+        text += "; not ranked: " + ", ".join(
+            f"{m.entry.label} ({(ABOVE_LAB if m.entry.emulated else ABOVE_REAL)})"
+            for m in above)
+    if busy:
+        text += "; not ranked, the sender busy with other load: " + ", ".join(
+            f"{m.entry.label} {m.rate.received_pps:,.0f} frames/s (other load "
+            f"{m.rate.cpu_sender_other_pct:.0f} %)" for m in busy)
+    if none:
+        text += "; no rate without loss: " + ", ".join(m.entry.label for m in none)
+    rows = [[rank, m.entry.label, frame, f"{m.rate.received_pps:,.0f}",
+             int(m.rate.line_pps), round(m.rate.line_pct or 0.0, 1), m.rate.trials,
+             m.rate.trial_id or ""] for rank, m in enumerate(ranked, 1)]
+    rows += [["", m.entry.label, frame, f"! {m.rate.received_pps:,.0f}",
+              int(m.rate.line_pps), round(m.rate.line_pct or 0.0, 1), m.rate.trials,
+              m.rate.trial_id or ""] for m in above]
+    rows += [["", m.entry.label, frame, f"{m.rate.received_pps:,.0f} (sender busy)",
+              int(m.rate.line_pps), round(m.rate.line_pct or 0.0, 1), m.rate.trials,
+              m.rate.trial_id or ""] for m in busy]
+    keys: list[str | None] = [m.entry.key for m in ranked + above + busy]
+    tab = Table(id="verdict-smallpkt", family="verdict", title="highest small-packet rate",
+                columns=["rank", "adapter", "frame (B)", "NDR (frames/s)",
+                         "line rate (frames/s)", "% of line rate", "trials", "NDR trial"],
+                rows=rows, row_entries=keys, caption=statistic)
+    return [Sentence(method="small-packet rate", text=text)], [tab]
+
+
+def _busy(r: FrameRate) -> bool:
+    return r.cpu_sender_other_pct is not None and r.cpu_sender_other_pct > NOISY_OTHER_POINTS

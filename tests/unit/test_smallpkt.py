@@ -1,0 +1,320 @@
+"""The small-packet rate (issue 22, item 4): RFC 2544's arithmetic, the ``frame`` probe a
+record carries (and the lines without it), and the engine's NDR/PDR searches at each
+frame size over fake hosts whose "link" carries a known frame rate: the searches must
+find it on the grid, the PDR from the NDR up, reusing the NDR's trials, the frames the
+MTU does not carry left out, and a resumed search replaying what it measured.
+
+The fake iperf 2 prints its Server Report in the layout of the real capture
+``tests/golden/captures/iperf2_loopback_udp_l18_client_enhanced.txt`` (iperf 2.1.8,
+``-l 18``), with the counts the fake link gives.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from nicbench.config.inventory import Inventory
+from nicbench.config.loader import load_profile
+from nicbench.errors import ConfigError
+from nicbench.execution import events as ev
+from nicbench.execution.measure import FrameRateSearch, measure_for
+from nicbench.execution.runner import Runner
+from nicbench.platforms.fake import Answer, FakeHosts, FakeInterface, ToolCall
+from nicbench.results import frames
+from nicbench.results.framerate import frame_rates
+from nicbench.results.frames import Bound, FrameProbe
+from nicbench.results.plausible import impossible
+from nicbench.results.records import Kind, Status, TrialRecord
+from nicbench.results.store import RunDir
+from nicbench.tools.registry import CATALOG
+
+INVENTORY = Inventory.model_validate({
+    "hosts": [{"name": n, "address": f"198.19.{i}.2", "ssh": {"known_hosts": "k"}}
+              for i, n in ((1, "ha"), (2, "hb"))],
+    "adapters": [{"id": "card", "vendor": "v", "model": "Card", "driver": {"name": "d"}}],
+    "pairs": [{"name": "p", "adapter": "card",
+               "a": {"host": "ha", "interface": "t0", "address": "198.18.0.1"},
+               "b": {"host": "hb", "interface": "t0", "address": "198.18.0.2"}}]})
+
+
+class Stop(Exception):
+    """Stands for Ctrl-C in a listener."""
+
+
+# -- the arithmetic ----------------------------------------------------------------------
+def test_rfc2544_line_rates_and_payloads():
+    assert frames.payload_bytes(64) == 18 == 64 - 14 - 4 - 20 - 8
+    assert frames.payload_bytes(1518) == 1472        # iperf's largest unfragmented at 1500
+    assert int(frames.line_pps(64, 100e6)) == 148_809
+    assert int(frames.line_pps(64, 1e9)) == 1_488_095
+    assert int(frames.line_pps(1518, 1e9)) == 81_274
+    assert int(frames.line_pps(9018, 1e9)) == 13_830
+    assert frames.fits(1518, 1500) and not frames.fits(1519, 1500)
+    assert frames.fits(9018, 9000) and not frames.fits(9018, 1500)
+    assert frames.frame_mbit(148_809, 64) == pytest.approx(76.19, abs=0.01)
+    assert not frames.above_line(148_809 * 1.009, 148_809)
+    assert frames.above_line(148_809 * 1.02, 148_809)
+
+
+# -- the record --------------------------------------------------------------------------
+def record(**kw) -> TrialRecord:
+    base = {"run_id": "r", "trial_id": "p.mtu1500.s.udp-search.1", "pair": "p",
+            "adapter": "card", "adapter_label": "Card", "tool": "iperf2", "test": "s",
+            "protocol": "udp", "point": "mtu1500", "mtu": 1500, "repetition": 1,
+            "kind": Kind.UDP_SEARCH, "status": Status.OK, "throughput_bps": 1e6,
+            "offered_bps": 1e6}
+    return TrialRecord(**{**base, **kw})
+
+
+def probe(**kw) -> FrameProbe:
+    base = {"frame_bytes": 64, "payload_bytes": 18, "bound": Bound.NDR,
+            "offered_pps": 10_000, "line_pps": frames.line_pps(64, 1e8), "link_rate_bps": 1e8}
+    return FrameProbe(**{**base, **kw})
+
+
+def test_a_line_without_a_frame_keeps_its_keys_and_one_with_it_reads_back_typed():
+    plain = record()
+    assert "frame" not in plain.to_dict()
+    rec = record(offered_bps=10_000 * 18 * 8, frame=probe())
+    line = json.dumps(rec.to_dict())
+    back = TrialRecord.from_dict(json.loads(line))
+    assert back.frame == rec.frame and back.frame.bound is Bound.NDR
+    assert impossible(back) is None
+    assert list(rec.to_dict())[-1] == "frame"        # appended after every older field
+
+
+@pytest.mark.parametrize("bad, why", [
+    ({"bound": "mdr"}, "not a small-packet probe"),
+    ({"offered_pps": -1}, "not a small-packet probe"),
+    ({"line_pps": "fast"}, "not a small-packet probe"),
+])
+def test_a_stored_frame_that_is_not_one_is_refused(bad, why):
+    data = record(offered_bps=10_000 * 18 * 8, frame=probe()).to_dict()
+    data["frame"] = {**data["frame"], **bad}
+    with pytest.raises(ValueError, match=why):
+        TrialRecord.from_dict(data)
+
+
+@pytest.mark.parametrize("kw, why", [
+    ({"frame": probe(payload_bytes=20)}, "not frame 64 less 46"),
+    ({"frame": probe(line_pps=200_000.0)}, "frame.line_pps"),
+    ({"frame": probe(), "offered_bps": 1e6}, "is not frame.offered_pps"),
+])
+def test_a_probe_against_its_own_arithmetic_is_impossible(kw, why):
+    rec = record(**{"offered_bps": 10_000 * 18 * 8, **kw})
+    assert why in (impossible(rec) or "")
+
+
+# -- the profile -------------------------------------------------------------------------
+def profile(tmp_path, search: str, mtu: str = "[1500]", params: str = "{duration_s: 1}"):
+    path = tmp_path / "p.yaml"
+    path.write_text("name: t\nsource: nicbench unit test\n" + textwrap.dedent(f"""\
+        mtu: {mtu}
+        tests:
+          - name: small
+            tool: iperf2
+            protocol: udp
+            params: {params}
+            frame_search: {search}
+        """))
+    return load_profile(path, CATALOG)
+
+
+def test_the_plan_counts_a_bisection_per_frame_and_bound(tmp_path):
+    prof = profile(tmp_path, "{frames: [64, 1518], resolution_pct: 5}")
+    (test,) = prof.tests
+    assert isinstance(measure_for(prof, test), FrameRateSearch)
+    fs = test.frame_search
+    assert fs.steps == 20 and fs.pdr_loss_pct == 0.5
+    assert prof.planned_trials(test) == 2 * (2 * 5 + 2)     # 20 rates: 5 halvings, 2 searches
+    assert fs.most_trials >= prof.planned_trials(test)
+
+
+@pytest.mark.parametrize("search, params, words", [
+    ("{frames: [32]}", "{duration_s: 1}", "greater than or equal to 64"),
+    ("{frames: [64, 64]}", "{duration_s: 1}", "listed twice"),
+    ("{frames: [64]}", "{duration_s: 1, length: 100}", "drop length"),
+])
+def test_a_bad_frame_search_is_one_clear_error(tmp_path, search, params, words):
+    with pytest.raises(ConfigError, match=words):
+        profile(tmp_path, search, params=params)
+
+
+# -- the engine --------------------------------------------------------------------------
+def server_report(payload: int, sent: int, lost: int, secs: float = 1.0) -> str:
+    got = sent - lost
+    nbytes, bps = got * payload, got * payload * 8 / secs
+    pct = round(100 * lost / sent) if sent else 0
+    return (
+        "------------------------------------------------------------\n"
+        "Client connecting to 198.18.0.1, UDP port 5001 with pid 5062 (1 flows)\n"
+        f"Sending {payload} byte datagrams, IPG target: 50.00 us (kalman adjust)\n"
+        "UDP buffer size:  208 KByte (default)\n"
+        "------------------------------------------------------------\n"
+        "[  1] local 198.18.0.2 port 48287 connected with 198.18.0.1 port 5001 (sock=3) on "
+        "2026-11-26 12:40:36 (UTC)\n"
+        "[ ID] Interval            Transfer     Bandwidth      Write/Err  PPS\n"
+        f"[  1] 0.0000-{secs:.4f} sec  {sent * payload / 1024:.1f} KBytes  "
+        f"{sent * payload * 8 / secs / 1e6:.4f} Mbits/sec  {sent}/0    {sent} pps\n"
+        f"[  1] Sent {sent + 1} datagrams\n"
+        "[  1] Server Report:\n"
+        "[ ID] Interval            Transfer     Bandwidth        Jitter   Lost/Total  "
+        "Latency avg/min/max/stdev PPS  Rx/inP  NetPwr\n"
+        f"[  1] 0.0000-{secs:.4f} sec  {nbytes / 1024:.1f} KBytes  {bps / 1e6:.4f} Mbits/sec"
+        f"   0.000 ms {lost}/{sent} ({pct}%) 0.002/0.001/0.060/0.001 ms {got} pps "
+        f"{got}/0(0) pkts 205344\n")
+
+
+class Link:
+    """A fake link that carries everything up to ``clean`` frames/s, loses 0.3 % up to
+    ``lossy``, and carries only ``lossy`` above that; every answer noted."""
+
+    def __init__(self, clean: float, lossy: float):
+        self.clean, self.lossy = clean, lossy
+        self.asked: list[tuple[int, int]] = []      # (payload, offered frames/s)
+
+    def __call__(self, call: ToolCall) -> Answer:
+        argv = list(call.argv)
+        payload = int(argv[argv.index("-l") + 1])
+        pps = int(argv[argv.index("-b") + 1]) // (payload * 8)
+        self.asked.append((payload, pps))
+        if pps <= self.clean:
+            lost = 0
+        elif pps <= self.lossy:
+            lost = round(pps * 0.003)
+        else:
+            lost = pps - int(self.lossy)
+        return Answer(client=server_report(payload, pps, lost))
+
+
+def hosts(answer) -> FakeHosts:
+    h = FakeHosts(answer)
+    h.add("ha", {"t0": FakeInterface(addresses=("198.18.0.1",))})
+    h.add("hb", {"t0": FakeInterface(addresses=("198.18.0.2",))})
+    return h
+
+
+SEARCH = "{frames: [64, 1518, 9018], resolution_pct: 5, line_rate: 100M}"
+
+
+def test_ndr_and_pdr_are_found_on_the_grid_and_the_pdr_starts_at_the_ndr(tmp_path):
+    link = Link(clean=40_000, lossy=60_000)
+    found: list[ev.FrameRateFound] = []
+    prof = profile(tmp_path, SEARCH)
+    run_dir = Runner(prof, INVENTORY, tmp_path / "out", hosts=hosts(link),
+                     listener=lambda e: found.append(e) if isinstance(
+                         e, ev.FrameRateFound) else None).run()
+    recs = list(run_dir.records())
+    assert all(r.kind is Kind.UDP_SEARCH and r.frame is not None for r in recs)
+    assert [r.repetition for r in recs] == list(range(1, len(recs) + 1))
+    # 9018 does not go through MTU 1500: never offered
+    assert {p for p, _ in link.asked} == {18, 1472}
+    step = 7441                                      # 5 % of 148,809, rounded up
+    rates = {(r.frame_bytes, r.bound): r for r in frame_rates(recs, 0.5)}
+    ndr, pdr = rates[(64, Bound.NDR)], rates[(64, Bound.PDR)]
+    assert ndr.offered_pps == 5 * step               # the highest grid rate <= 40,000
+    assert pdr.offered_pps == 8 * step               # the highest grid rate <= 60,000
+    assert ndr.received_pps == 5 * step and ndr.loss_pct == 0.0
+    assert pdr.loss_pct == pytest.approx(0.3, abs=0.01)
+    assert ndr.line_pps == pytest.approx(148_809.5, abs=0.1)
+    assert not ndr.above_line and ndr.line_pct == pytest.approx(25.0, abs=0.1)
+    # the NDR search offered each rate once (a rate under the link's ceiling that failed
+    # is offered again), the PDR search only above the NDR, and never the NDR's rates again
+    at64 = [pps for p, pps in link.asked if p == 18]
+    ndr_trials = [r for r in recs if r.frame.frame_bytes == 64 and r.frame.bound is Bound.NDR]
+    pdr_trials = [r for r in recs if r.frame.frame_bytes == 64 and r.frame.bound is Bound.PDR]
+    assert ndr_trials and pdr_trials and len(at64) == len(ndr_trials) + len(pdr_trials)
+    assert all(r.frame.offered_pps > ndr.offered_pps for r in pdr_trials)
+    assert at64[0] == 148_809                        # the line rate is offered first
+    assert all("-l 18" in r.commands["client"] for r in ndr_trials + pdr_trials)
+    # 1518 bytes: 8,127 frames/s is under the link's 40,000: no loss at the line rate, one
+    # trial stands for both
+    big = [r for r in recs if r.frame.frame_bytes == 1518]
+    assert len(big) == 1 and big[0].frame.offered_pps == 8127
+    assert rates[(1518, Bound.NDR)].trial_id == rates[(1518, Bound.PDR)].trial_id
+    assert [(e.frame_bytes, e.bound) for e in found] == [
+        (64, Bound.NDR), (64, Bound.PDR), (1518, Bound.NDR), (1518, Bound.PDR)]
+    assert found[0].pps == 5 * step and found[2].trials == 1
+
+
+def test_a_jumbo_frame_is_searched_where_the_mtu_carries_it(tmp_path):
+    link = Link(clean=1e9, lossy=1e9)
+    prof = profile(tmp_path, "{frames: [9018], resolution_pct: 5, line_rate: 1G}",
+                   mtu="[1500, 9000]")
+    run_dir = Runner(prof, INVENTORY, tmp_path / "out", hosts=hosts(link)).run()
+    recs = list(run_dir.records())
+    assert [(r.point, r.frame.frame_bytes) for r in recs] == [("mtu9000", 9018)]
+    assert link.asked == [(8972, 13_830)]
+
+
+def test_without_a_line_rate_the_test_is_skipped_with_what_to_give(tmp_path):
+    prof = profile(tmp_path, "{frames: [64]}")
+    run_dir = Runner(prof, INVENTORY, tmp_path / "out", hosts=hosts(Link(1, 1))).run()
+    (rec,) = run_dir.records()
+    assert rec.kind is Kind.SKIPPED and "link_rate" in (rec.reason or "")
+
+
+def test_an_interrupted_search_replays_what_it_measured(tmp_path):
+    out = tmp_path / "out"
+    prof = profile(tmp_path, "{frames: [64], resolution_pct: 5, line_rate: 100M}")
+    whole = Link(clean=40_000, lossy=60_000)
+    Runner(prof, INVENTORY, tmp_path / "whole", hosts=hosts(whole)).run()
+
+    def stop_after_four(event: ev.Event) -> None:
+        if isinstance(event, ev.TrialDone) and event.i == 4:
+            raise Stop()
+
+    first = Link(clean=40_000, lossy=60_000)
+    with pytest.raises(Stop):
+        Runner(prof, INVENTORY, out, hosts=hosts(first), listener=stop_after_four).run()
+    second = Link(clean=40_000, lossy=60_000)
+    Runner(prof, INVENTORY, out, hosts=hosts(second), resume=True).run()
+    assert first.asked + second.asked == whole.asked      # the same path, nothing twice
+    recs = list(RunDir(out).records())
+    assert [r.frame.offered_pps for r in recs] == [pps for _, pps in whole.asked]
+    assert [r.repetition for r in recs] == list(range(1, len(recs) + 1))
+
+
+# -- --plan --------------------------------------------------------------------------------
+def test_the_plan_shows_each_probe_s_frame_and_the_searches_trials(tmp_path):
+    from nicbench.execution.plan import make_plan, render
+
+    prof = profile(tmp_path, "{frames: [64, 1518, 9018], resolution_pct: 1, line_rate: 1G}")
+    plan = make_plan(prof, INVENTORY, ["p"])
+    lines = render(plan)
+    assert ("small-packet search small: frames 64, 1518, 9018 B (those the point's MTU "
+            "carries); per frame an NDR (0 % loss) and a PDR (0.5 % loss) bisection on a 1 % "
+            "grid of the line rate (100 rates): about 16 trials per frame, 48 per point, at "
+            "most 1218") in lines
+    # the planned hosts pass every probe: the line rate is offered first and stands for both
+    probes = [line for line in lines if "small #" in line and "iperf -c" in line]
+    assert len(probes) == 2                     # 64 and 1518; 9018 not at MTU 1500
+    assert "(64 B frames, 1,488,095 frames/s)" in probes[0]
+    assert "-l 18 -u -e -t 1 -b 214285680" in probes[0]       # 1,488,095 x 18 x 8
+    assert "(1518 B frames, 81,274 frames/s)" in probes[1] and "-l 1472" in probes[1]
+    assert plan.trials == 48
+
+
+def test_the_summary_row_gives_no_single_rate_for_a_small_packet_search(tmp_path):
+    prof = profile(tmp_path, SEARCH)
+    run = Runner(prof, INVENTORY, tmp_path / "out", hosts=hosts(Link(40_000, 60_000)))
+    run.run()
+    (row,) = run.summary
+    assert (row.select, row.selected_bps, row.best_bps) == ("frame-search", None, None)
+    assert row.search and row.status == "ok"
+
+
+def test_a_frame_search_with_a_tool_that_cannot_set_the_payload_is_refused(tmp_path):
+    path = tmp_path / "p.yaml"
+    path.write_text("name: t\nsource: nicbench unit test\nmtu: [1500]\ntests:\n"
+                    "  - {name: s, tool: netpipe, protocol: udp, frame_search: {frames: [64]}}\n")
+    with pytest.raises(ConfigError, match="netpipe cannot set one; use iperf2 or iperf3"):
+        load_profile(path, CATALOG)
+
+
+def test_the_default_frames_are_rfc2544_s_and_a_jumbo_frame(tmp_path):
+    (test,) = profile(tmp_path, "{line_rate: 1G}").tests
+    assert test.frame_search.frames == [64, 128, 256, 512, 1024, 1518, 9018]
