@@ -1,0 +1,45 @@
+"""A lab's memory: each adapter's figure night after night, and where it changed, and why.
+
+::
+
+    series = nicbench.history.history(["reports/campaigns"], adapter="lab-gbe")
+    for s in series:
+        print(s.adapter, s.test, s.point, [n.value_bps for n in s.nights])
+        for c in s.changes:
+            print(c.run_id, f"{c.change_pct:+.1f} %", c.setup_changes)
+
+``history(source, ...)`` reads a results store or results directories (anything
+``results.frame`` reads), one :class:`~nicbench.history.model.Series` per adapter, test
+and point (``series.py``), with its change points found by CSIT's jumpavg
+(``detect.py``). ``regressions.py`` finds the changes of a campaign's night against the
+nights before it, for the morning summary.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any
+
+from nicbench.history.model import SCORE, SCORE_KIND, Change, Direction, Flag, Night, Series
+
+__all__ = ["SCORE", "SCORE_KIND", "Change", "Direction", "Flag", "Night", "Series",
+           "history", "of_frame"]
+
+
+def of_frame(df: Any, source: Any) -> list[Series]:
+    """The series of a trial frame ``df`` read from ``source`` (its manifests)."""
+    from nicbench.history.series import build
+
+    run_ids = sorted(set(df["run_id"].dropna().tolist())) if len(df) else []
+    return build(df, source.manifests(run_ids) if run_ids else {})
+
+
+def history(source: Any, *, adapter: str | None = None, test: str | None = None,
+            point: str | None = None,
+            since: datetime | date | str | None = None) -> list[Series]:
+    """Every series of ``source`` (a results store, or results directories), filtered."""
+    from nicbench.results.frame import source_of, utc
+
+    src = source_of(source)
+    df = src.trial_frame(adapter=adapter, test=test, point=point, since=utc(since))
+    return of_frame(df, src)
