@@ -154,6 +154,8 @@ class Curve:
     dash: str = ""           # "" solid, else an SVG dash array
     flagged: list[tuple[float, float]] = field(default_factory=list)  # above the limit
     entry: str | None = None
+    line: bool = True        # False: markers only (history's change points)
+    titles: list[str] = field(default_factory=list)   # each point's tooltip, if not bytes
 
 
 @dataclass
@@ -174,6 +176,7 @@ class LinePanel:
     references: list[Reference] = field(default_factory=list)
     xlog: bool = True
     ymax: float = 0.0
+    ymin: float = 0.0        # where the y axis starts (history's trends: near the figures)
 
 
 @dataclass

@@ -38,6 +38,7 @@ from nicbench.textfile import write_atomic
 SECTIONS = [
     ("verdict", "Verdict"),
     ("comparison", "Run against run"),
+    ("history", "History"),
     ("adapters", "Adapters"),
     ("throughput", "Throughput"),
     ("cpu", "CPU and cost"),
@@ -131,6 +132,11 @@ def figure_rows(report: Report, fig: Figure) -> tuple[list[str], list[list[objec
         rows = [[p.title, d.label, d.x, d.y] for p in fig.panels
                 if isinstance(p, ScatterPanel) for d in p.dots]
         return cols, rows
+    if fig.family == "history":
+        cols = ["panel", "curve", "run", "mbit_s", "what"]
+        return cols, [[p.title, c.label, int(x), round(y, 3), c.titles[k] if c.titles else ""]
+                      for p in fig.panels if isinstance(p, LinePanel)
+                      for c in p.curves for k, (x, y) in enumerate(c.points)]
     cols = ["panel", "curve", "block_size_bytes", "mbit_s", "above_limit"]
     rows = []
     for p in fig.panels:
@@ -250,7 +256,8 @@ def render_page(report: Report, single_file: bool = False) -> str:
         from nicbench.report.svg import render_all
         render_all(report)
     present = {"comparison": report.comparison,
-               "published": bool(report.figures_of("published"))}
+               "published": bool(report.figures_of("published")),
+               "history": bool(report.figures_of("history"))}
     sections = [(i, t) for i, t in SECTIONS if present.get(i, True)]
     css = resources.files("nicbench.report").joinpath("templates/report.css").read_text(
         encoding="utf-8")
