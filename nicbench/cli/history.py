@@ -9,6 +9,7 @@ from typing import Any
 from nicbench.cli import console
 from nicbench.cli.console import mbit, out
 from nicbench.errors import UsageError
+from nicbench.history import DEFAULT_LAST
 
 
 def _source(args) -> Any:
@@ -35,8 +36,10 @@ def cmd_history(args) -> int:
     from nicbench.history import history
     from nicbench.history.model import SCORE
 
+    if args.last < 0:
+        raise UsageError(f"--last {args.last}: give how many runs of each series (0: all)")
     found = history(_source(args), adapter=args.adapter, test=args.test, point=args.point,
-                    since=args.since)
+                    since=args.since, last=args.last or None)
     if not found:
         asked = ", ".join(f"{k} {v}" for k, v in (("adapter", args.adapter),
                                                     ("test", args.test),
@@ -87,6 +90,8 @@ def register(sub) -> None:
     hp.add_argument("--point", metavar="P", help="only this point (e.g. mtu9000)")
     hp.add_argument("--since", metavar="DATE",
                     help="only runs started on or after DATE (2026-11-20 or an ISO time, UTC)")
+    hp.add_argument("--last", type=int, default=DEFAULT_LAST, metavar="N",
+                    help=f"the last N runs of each series (default {DEFAULT_LAST}; 0: all)")
     hp.add_argument("--json", action="store_true",
                     help="one JSON object per line per series (adapter, test, point, runs, "
                          "changes)")

@@ -96,4 +96,4 @@ def campaign_changes(directory: str | Path, source: Any = None) -> list[NightCha
     adapters = {r.adapter for d in mine.dirs for r in d.trials()}
     df = src.trial_frame()
     df = df[df["adapter"].isin(sorted(adapters))]
-    return night_changes(of_frame(df, src), run_ids)
+    return night_changes(of_frame(df, src, MAX_NIGHTS), run_ids)

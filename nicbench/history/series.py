@@ -34,23 +34,9 @@ MEASURED = (Kind.REPETITION.value, Kind.UDP_SEARCH.value)
 
 
 def measured(df: pd.DataFrame) -> pd.DataFrame:
-    """The successful measurements of a trial frame, oldest run first."""
-    ok = df[df["kind"].isin(MEASURED) & (df["status"] == Status.OK.value)
-            & df["throughput_bps"].notna()]
-    return ok.sort_values(["adapter", "test", "point", "run_started_at", "run_id",
-                           "repetition"], kind="stable")
-
-
-def _limits(ok: pd.DataFrame, manifests: Mapping[str, Manifest]) -> np.ndarray:
-    """The goodput limit of each row's link at its MTU (NaN where no line rate is
-    known)."""
-    cols = ["run_id", "pair", "point", "protocol", "mtu"]
-    keys = ok[cols].drop_duplicates()
-    found: dict[tuple[Any, ...], float] = {}
-    for key in keys.itertuples(index=False, name=None):
-        found[key] = _limit(manifests.get(key[0]), *key[1:])
-    index = list(ok[cols].itertuples(index=False, name=None)) if found else []
-    return np.array([found.get(k, np.nan) for k in index], dtype="float64")
+    """The successful measurements of a trial frame."""
+    return df[df["kind"].isin(MEASURED) & (df["status"] == Status.OK.value)
+              & df["throughput_bps"].notna()]
 
 
 def _limit(manifest: Manifest | None, pair: str, point: str, protocol: str,
@@ -74,10 +60,11 @@ def _limit(manifest: Manifest | None, pair: str, point: str, protocol: str,
     return goodput_bps(rate, int(mtu), protocol, stamps)
 
 
-def _rules(ok: pd.DataFrame, manifests: Mapping[str, Manifest]) -> dict[tuple[str, str], str]:
+def _rules(nights: pd.DataFrame, manifests: Mapping[str, Manifest]
+           ) -> dict[tuple[str, str], str]:
     """(run_id, test) -> the profile's select rule (best without a manifest)."""
     rules = {}
-    for run_id, test in ok[["run_id", "test"]].drop_duplicates().itertuples(
+    for run_id, test in nights[["run_id", "test"]].drop_duplicates().itertuples(
             index=False, name=None):
         m = manifests.get(run_id)
         spec = m.profile.test(test) if m is not None else None
@@ -86,46 +73,79 @@ def _rules(ok: pd.DataFrame, manifests: Mapping[str, Manifest]) -> dict[tuple[st
     return rules
 
 
-def build(df: pd.DataFrame, manifests: Mapping[str, Manifest]) -> list[Series]:
-    """Every (adapter, test, point) series of the trial frame ``df``, with its changes."""
+def _nights(ok: pd.DataFrame, last: int | None) -> tuple[pd.DataFrame, np.ndarray]:
+    """One row per night (adapter, test, point, run) with its statistics, oldest first in
+    each series, at most the ``last`` runs of each; and each trial's night (its row in
+    that table, -1 for a night left out). Grouped by integer codes: no object per trial."""
+    codes = ok.groupby([*KEYS, "run_id"], sort=False, observed=True).ngroup().to_numpy()
+    by = ok.groupby(codes, sort=True)
+    table = pd.concat([
+        by["throughput_bps"].agg(["max", "mean", "median", "std", "min", "count"]),
+        by[[*KEYS, "run_id", "run_started_at", "pair", "mtu", "tool", "protocol",
+            "adapter_label", "kind"]].first()], axis=1)
+    table = table.sort_values([*KEYS, "run_started_at", "run_id"], kind="stable")
+    if last is not None:
+        newest = table.groupby(KEYS, sort=False, observed=True).cumcount(ascending=False)
+        table = table[newest.to_numpy() < last]
+    row_of = np.full(len(codes) and int(codes.max()) + 1, -1, dtype="int64")
+    row_of[table.index.to_numpy()] = np.arange(len(table))
+    return table.reset_index(drop=True), row_of[codes]
+
+
+def _judged(values: np.ndarray, night: np.ndarray, bad: np.ndarray,
+            n_nights: int) -> list[np.ndarray]:
+    """Each night's values within the bounds, in trial order (the detector's samples)."""
+    keep = (night >= 0) & ~bad
+    v, k = values[keep], night[keep]
+    order = np.argsort(k, kind="stable")
+    counts = np.bincount(k, minlength=n_nights)
+    return np.split(v[order], np.cumsum(counts)[:-1])
+
+
+def build(df: pd.DataFrame, manifests: Mapping[str, Manifest],
+          last: int | None = None) -> list[Series]:
+    """Every (adapter, test, point) series of the trial frame ``df`` (at most its
+    ``last`` runs), with its changes."""
     ok = measured(df)
     if ok.empty:
         return []
-    limit = _limits(ok, manifests)
+    table, night = _nights(ok, last)
+    limits = np.array([_limit(manifests.get(r), p, pt, pr, m) for r, p, pt, pr, m in
+                       table[["run_id", "pair", "point", "protocol", "mtu"]].itertuples(
+                           index=False, name=None)], dtype="float64")
     values = ok["throughput_bps"].to_numpy(dtype="float64")
     impossible = values > MAX_BPS
     above = np.zeros(len(values), dtype=bool)
-    if not np.isnan(limit).all():
+    if len(limits) and not np.isnan(limits).all():
         # flagged where the report flags a bar: more than its margin above the limit
         from nicbench.report.theory import FLAG_MARGIN
 
-        above = values > np.nan_to_num(limit, nan=np.inf) * (1 + FLAG_MARGIN)
-    ok = ok.assign(_flag=impossible | above, _impossible=impossible, _limit=limit)
-    keys = [*KEYS, "run_id"]
-    grouped = ok.groupby(keys, sort=False, observed=True)
-    table = pd.concat([
-        grouped["throughput_bps"].agg(["max", "mean", "median", "std", "min", "count"]),
-        grouped[["run_started_at", "pair", "mtu", "tool", "adapter_label", "kind",
-                 "_limit"]].first(),
-        grouped[["_flag", "_impossible"]].sum()], axis=1).reset_index()
-    samples = _samples(ok[~ok["_flag"]], keys)
-    rules = _rules(ok, manifests)
+        bound = np.where(night >= 0, limits[np.maximum(night, 0)], np.nan)
+        above = values > np.nan_to_num(bound, nan=np.inf) * (1 + FLAG_MARGIN)
+    counted = night >= 0
+    n = len(table)
+    table["_flag"] = np.bincount(night[counted], (impossible | above)[counted], n)
+    table["_impossible"] = np.bincount(night[counted], impossible[counted], n)
+    table["_limit"] = limits
+    samples = _judged(values, night, impossible | above, n)
+    rules = _rules(table, manifests)
     facts: dict[tuple[str, str], dict[str, str]] = {}
     out: list[Series] = []
-    series_of: dict[tuple[str, str, str], Series] = {}
-    for row in table.to_dict("records"):
-        night = _night(row, rules, _facts(facts, manifests, row["run_id"], row["pair"]))
+    judged: dict[tuple[str, str, str], list[tuple[int, np.ndarray]]] = {}
+    for i, row in enumerate(table.to_dict("records")):
         key = (row["adapter"], row["test"], row["point"])
-        series = series_of.get(key)
-        if series is None:
-            series = Series(adapter=key[0], adapter_label=row["adapter_label"],
-                            test=key[1], tool=row["tool"], point=key[2], nights=[])
-            series_of[key] = series
-            out.append(series)
+        if not out or out[-1].key != key:
+            out.append(Series(adapter=key[0], adapter_label=row["adapter_label"],
+                              test=key[1], tool=row["tool"], point=key[2], nights=[]))
+            judged[key] = []
+        series = out[-1]
         series.adapter_label = row["adapter_label"]     # the latest run's words
-        series.nights.append(night)
+        k = len(series.nights)
+        series.nights.append(
+            _night(row, rules, _facts(facts, manifests, row["run_id"], row["pair"])))
+        judged[key].append((k, samples[i]))
     for series in out:
-        series.changes = changes(series, samples)
+        series.changes = changes(series, [(k, v) for k, v in judged[series.key] if len(v)])
     return out
 
 
@@ -159,23 +179,10 @@ def _facts(cache: dict[tuple[str, str], dict[str, str]], manifests: Mapping[str,
     return cache[(run_id, pair)]
 
 
-def _samples(rows: pd.DataFrame, keys: list[str]) -> dict[tuple[Any, ...], np.ndarray]:
-    """The values of each (adapter, test, point, run_id) group of ``rows`` (sorted so that
-    each group is one stretch of rows)."""
-    if rows.empty:
-        return {}
-    labels = list(rows[keys].itertuples(index=False, name=None))
-    values = rows["throughput_bps"].to_numpy(dtype="float64")
-    starts = [0] + [i for i in range(1, len(labels)) if labels[i] != labels[i - 1]]
-    bounds = [*starts[1:], len(labels)]
-    return {labels[a]: values[a:b] for a, b in zip(starts, bounds, strict=True)}
-
-
-def changes(series: Series, samples: Mapping[tuple[Any, ...], np.ndarray]) -> list[Change]:
-    """The change points of ``series``: jumpavg over the nights that have repetitions
-    within the physical bounds, each explained by the setup facts that differ."""
-    judged = [(i, samples[(*series.key, n.run_id)]) for i, n in enumerate(series.nights)
-              if (*series.key, n.run_id) in samples]
+def changes(series: Series, judged: list[tuple[int, np.ndarray]]) -> list[Change]:
+    """The change points of ``series``: jumpavg over ``judged``, (index of a night, its
+    repetitions within the physical bounds) of the nights that have any, oldest first;
+    each explained by the setup facts that differ."""
     out = []
     for split in splits([values for _, values in judged]):
         before = series.nights[judged[split.at - 1][0]]

@@ -79,9 +79,10 @@ def _trend(runs: list[Run], source: Any) -> list[Series] | None:
     if source is None:
         return None
     from nicbench.history import history as read_history
+    from nicbench.report.history import LAST_RUNS
 
     adapters = sorted({r.adapter for run in runs for r in run.records})
-    return [s for a in adapters for s in read_history(source, adapter=a)]
+    return [s for a in adapters for s in read_history(source, adapter=a, last=LAST_RUNS)]
 
 
 def _default_out() -> Path:

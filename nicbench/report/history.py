@@ -2,7 +2,7 @@
 
 Built from ``nicbench.history`` series (the runs of the report, or a results store's
 history of the same adapters): one figure per adapter, a panel per test and point with
-at least :data:`MIN_RUNS` runs, each run's selected figure (the profile's statistic of
+at least :data:`MIN_RUNS` runs (its last :data:`LAST_RUNS`), each run's selected figure (the profile's statistic of
 its n repetitions) as a point, the levels the detector grouped them into as a dashed
 step, every change point as a marker, and under the chart each change explained: the
 shift, the detector's score and the setup facts that differ between the runs either side.
@@ -21,6 +21,7 @@ from nicbench.report.load import Run
 from nicbench.report.model import Curve, Figure, LinePanel, Reference, Table
 
 MIN_RUNS = 3
+LAST_RUNS = 30          # the runs a trend shows (and judges): a month of nights
 MBIT = 1e6
 LEVEL_COLOUR = "#8c8c8c"
 CHANGE_COLOUR = "#b42318"
@@ -40,7 +41,7 @@ def of_runs(runs: list[Run]) -> list[Series]:
     from nicbench.results.frame import DirSource
 
     src = DirSource.loaded((r.path, r.manifest, r.records) for r in runs)
-    return of_frame(src.trial_frame(), src)
+    return of_frame(src.trial_frame(), src, LAST_RUNS)
 
 
 def shown(series: list[Series]) -> list[Series]:

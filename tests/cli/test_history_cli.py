@@ -69,17 +69,23 @@ def test_the_table_and_the_filters(capsys, nights_dir):
     assert rc == 0 and out == "" and "no measured trials for adapter nope" in err
 
 
+def test_last_keeps_the_newest_runs_of_each_series(capsys, nights_dir):
+    rc, out, _ = in_process(capsys, "history", str(nights_dir), "--adapter", "gbe",
+                            "--last", "3", "--json")
+    [gbe] = [json.loads(line) for line in out.splitlines()]
+    assert rc == 0 and [r["run_id"] for r in gbe["runs"]] == [
+        "20261114-030000", "20261115-030000", "20261116-030000"]
+    assert [c["run_id"] for c in gbe["changes"]] == ["20261115-030000"]
+
+
 @pytest.mark.parametrize("args, said", [
-    (["--since", "yesterday"], "'yesterday': not a date: give YYYY-MM-DD"),
-    (["{missing}"], "no such results directory"),
+    (["NIGHTS", "--last", "-1"], "--last -1: give how many runs of each series (0: all)"),
+    (["NIGHTS", "--since", "yesterday"], "'yesterday': not a date: give YYYY-MM-DD"),
+    (["MISSING"], "no such results directory"),
     (["--store", "x.duckdb"], "--store: this nicbench has no results store"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path, nights_dir, args, said):
-    args = [a.format(missing=tmp_path / "missing") for a in args]
-    if args[0] == "--store":
-        full = ["history", *args]
-    else:
-        full = ["history", *(args if args[0] != "--since" else [str(nights_dir), *args])]
-    rc, out, err = in_process(capsys, *full)
+    where = {"NIGHTS": str(nights_dir), "MISSING": str(tmp_path / "missing")}
+    rc, out, err = in_process(capsys, "history", *(where.get(a, a) for a in args))
     assert rc == 2 and out == ""
     assert err.count("\n") == 1 and said in err and "Traceback" not in err
