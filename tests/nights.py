@@ -88,7 +88,7 @@ def night(out: Path, day: str, rates: dict[str, Sequence[float]], *,
 
 CAMPAIGN = """\
     format_version: 1
-    name: nightly
+    name: {name}
     report: false
     runs:
       - profile: {profile}
@@ -96,7 +96,7 @@ CAMPAIGN = """\
 
 
 def campaign_night(out: Path, run_id: str, rates: dict[str, Sequence[float]], *,
-                   driver_version: str = "1.0"):
+                   driver_version: str = "1.0", name: str = "nightly"):
     """One campaign (one run of the nightly profile) into ``out``, by the campaign engine
     on fake hosts; its run's id is ``run_id``. Returns the CampaignRunner, which has run."""
     from nicbench.config.loader import load_campaign
@@ -106,7 +106,7 @@ def campaign_night(out: Path, run_id: str, rates: dict[str, Sequence[float]], *,
     profile = out.parent / f"{out.name}.profile.yaml"
     profile.write_text(textwrap.dedent(PROFILE.format(reps=n)))
     file = out.parent / f"{out.name}.campaign.yaml"
-    file.write_text(textwrap.dedent(CAMPAIGN.format(profile=profile.name)))
+    file.write_text(textwrap.dedent(CAMPAIGN.format(profile=profile.name, name=name)))
     adapters = list(rates)
     queue = {a: list(r) for a, r in rates.items()}
     address_of = {f"198.18.{k}.1": a for k, a in enumerate(adapters)}

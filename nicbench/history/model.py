@@ -55,6 +55,7 @@ class Night:
     flagged: int = 0             # repetitions beyond a physical bound (not judged)
     flag: Flag | None = None
     limit_bps: float | None = None   # the link's goodput limit, where the line rate is known
+    tool: str = ""               # the tool that measured it (a profile may change it)
     setup: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -63,7 +64,7 @@ class Night:
                 "value_bps": self.value_bps, "n": self.n, "stdev_bps": self.stdev_bps,
                 "min_bps": self.min_bps, "max_bps": self.max_bps, "flagged": self.flagged,
                 "flag": self.flag.value if self.flag else None, "limit_bps": self.limit_bps,
-                "setup": dict(self.setup)}
+                "tool": self.tool, "setup": dict(self.setup)}
 
 
 @dataclass(frozen=True)

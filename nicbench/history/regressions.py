@@ -59,21 +59,24 @@ def night_changes(series: list[Series], run_ids: set[str]) -> list[NightChange]:
 
 
 def sibling_nights(directory: str | Path) -> list[Path]:
-    """The campaign directories beside ``directory`` that started no later than it, the
-    last MAX_NIGHTS of them, oldest first (``directory`` last)."""
+    """The directories beside ``directory`` of the same campaign (by its name: reports/
+    holds every campaign's nights) that started no later than it, the last MAX_NIGHTS of
+    them, oldest first (``directory`` last). A sibling that does not read as a campaign
+    is not history."""
+    from nicbench.errors import NicbenchError
     from nicbench.results.campaign import CampaignState, is_campaign
 
     here = Path(directory)
-    mine = CampaignState.read(here).started_at
+    mine = CampaignState.read(here)
     nights = []
     for d in sorted(here.parent.iterdir()):
         if d.is_dir() and is_campaign(d) and d.resolve() != here.resolve():
             try:
-                started = CampaignState.read(d).started_at
-            except Exception:       # a sibling that is not a readable campaign: not history
+                other = CampaignState.read(d)
+            except NicbenchError:
                 continue
-            if started <= mine:
-                nights.append((started, d))
+            if other.name == mine.name and other.started_at <= mine.started_at:
+                nights.append((other.started_at, d))
     return [*[d for _, d in sorted(nights)][-(MAX_NIGHTS - 1):], here]
 
 

@@ -164,7 +164,7 @@ def _night(row: dict[Any, Any], rules: dict[tuple[str, str], str],
         value_bps=float({"mean": row["mean"], "median": row["median"]}.get(rule, row["max"])),
         n=n, stdev_bps=_num(row["std"]) if n > 1 else 0.0, min_bps=float(row["min"]),
         max_bps=float(row["max"]), flagged=flagged, flag=flag,
-        limit_bps=_num(row["_limit"]), setup=setup)
+        limit_bps=_num(row["_limit"]), tool=row["tool"], setup=setup)
 
 
 def _num(value: Any) -> float | None:
@@ -200,16 +200,17 @@ def changes(series: Series, judged: list[tuple[int, np.ndarray]]) -> list[Change
 
 def setup_changes(before: Night, after: Night, tool: str | None = None) -> list[str]:
     """What differs between two nights' setups: ``"<fact> <before> -> <after>"``, in the
-    facts' order ("(none)" where one night has no such fact). With ``tool``, the versions
-    of other tools on the hosts are left out: they did not measure this series."""
-    a = {**before.setup, "mtu": str(before.mtu)}
-    b = {**after.setup, "mtu": str(after.mtu)}
+    facts' order ("(none)" where one night has no such fact), the measuring tool and the
+    point's MTU included. The versions of tools that measured neither night (nor
+    ``tool``) are left out: they did not make these figures."""
+    a = {**before.setup, "tool": before.tool, "mtu": str(before.mtu)}
+    b = {**after.setup, "tool": after.tool, "mtu": str(after.mtu)}
     return [f"{k} {a.get(k, '(none)')} -> {b.get(k, '(none)')}"
             for k in dict.fromkeys([*a, *b])
-            if a.get(k) != b.get(k) and not _other_tool(k, tool)]
+            if a.get(k) != b.get(k) and not _other_tool(k, tool, before.tool, after.tool)]
 
 
-def _other_tool(key: str, tool: str | None) -> bool:
+def _other_tool(key: str, *tools: str | None) -> bool:
+    """A host's version of a tool that measured neither night."""
     words = key.split(" ")
-    return tool is not None and len(words) == 3 and words[2] == "version" \
-        and words[1] != tool
+    return len(words) == 3 and words[2] == "version" and words[1] not in tools

@@ -138,6 +138,11 @@ def test_the_morning_summary_lists_what_the_night_changed(tmp_path):
     root = tmp_path / "nights"
     root.mkdir()
     rng = np.random.default_rng(21)
+    # another campaign's night beside them (every campaign's nights share reports/), low
+    # and on the new driver: not this campaign's history
+    campaign_night(root / "night-0-other", "20261031-030000",
+                   {"gbe": list(GBE * 0.9 * (1 + rng.normal(0, 0.003, 4)))},
+                   driver_version="3.3", name="other")
     runners = []
     for i in range(4):
         level = GBE if i < 3 else GBE * 0.96
@@ -146,8 +151,10 @@ def test_the_morning_summary_lists_what_the_night_changed(tmp_path):
                                       driver_version="3.2" if i < 3 else "3.3"))
     assert all(r.morning.history == [] for r in runners[:3])
     [line] = runners[3].morning.history
-    assert re.fullmatch(r"gbe tcp MTU 1500: -4\.\d % since \d{4}-\d\d-\d\d, "
-                        r"gbe driver_version 3\.2 -> 3\.3", line), line
+    said = re.fullmatch(r"gbe tcp MTU 1500: (-\d\.\d) % since \d{4}-\d\d-\d\d, "
+                        r"gbe driver_version 3\.2 -> 3\.3", line)
+    assert said is not None, line
+    assert float(said.group(1)) == pytest.approx(-4, abs=0.6)
     summary = (root / "night-4" / "summary.md").read_text()
     assert f"- {line}" in summary and "Against history" in summary
     index = (root / "night-4" / "index.html").read_text()
@@ -155,3 +162,33 @@ def test_the_morning_summary_lists_what_the_night_changed(tmp_path):
     assert "Against history" not in (root / "night-3" / "summary.md").read_text()
     [found] = campaign_changes(root / "night-4")
     assert found.regression and found.nights == 4
+
+
+def test_setup_changes_name_the_tool_and_mtu_and_only_the_tools_that_measured():
+    from datetime import UTC, datetime
+
+    from nicbench.history.model import Night
+    from nicbench.history.series import setup_changes
+
+    def n(tool: str, mtu: int, setup: dict[str, str]) -> Night:
+        return Night(run_id="r", started_at=datetime(2026, 11, 1, tzinfo=UTC),
+                     pair="gbe", mtu=mtu, select="best", value_bps=1.0, n=1,
+                     stdev_bps=0.0, min_bps=1.0, max_bps=1.0, tool=tool, setup=setup)
+
+    a = n("iperf2", 1500, {"h iperf2 version": "2.1.8", "h iperf3 version": "3.12",
+                           "h netpipe version": "3.7", "h kernel": "6.1"})
+    b = n("iperf3", 9000, {"h iperf2 version": "2.1.9", "h iperf3 version": "3.16",
+                           "h kernel": "6.1"})
+    assert setup_changes(a, b, "iperf2") == [
+        "h iperf2 version 2.1.8 -> 2.1.9", "h iperf3 version 3.12 -> 3.16",
+        "tool iperf2 -> iperf3", "mtu 1500 -> 9000"]
+
+
+def test_the_runs_of_a_directory_source(tmp_path):
+    from nicbench.results.frame import DirSource
+
+    dirs = nights(tmp_path, [GBE, GBE], seed=1, reps=2)
+    runs = DirSource(dirs).runs()
+    assert runs["run_id"].tolist() == ["20261101-030000", "20261102-030000"]
+    assert runs["trials"].tolist() == [2, 2] and runs["profile"].tolist() == ["nightly"] * 2
+    assert str(runs["run_started_at"].dtype) == "datetime64[ns, UTC]"
