@@ -80,6 +80,21 @@ def sibling_nights(directory: str | Path) -> list[Path]:
     return [*[d for _, d in sorted(nights)][-(MAX_NIGHTS - 1):], here]
 
 
+def campaign_nights(run_dirs: list[str | Path], last: int) -> Any:
+    """The history of runs that belong to campaigns: each campaign's own nights beside it
+    (its last ``last``), as one source; None when no run given is a campaign's or there
+    is no earlier night."""
+    from nicbench.results.campaign import is_campaign
+    from nicbench.results.frame import DirSource
+
+    campaigns = dict.fromkeys(Path(d).resolve().parent for d in run_dirs)
+    nights: list[Path] = []
+    for c in campaigns:
+        if is_campaign(c):
+            nights += sibling_nights(c)[-last:]
+    return DirSource(nights) if len(nights) > len(campaigns) else None
+
+
 def campaign_changes(directory: str | Path, source: Any = None) -> list[NightChange]:
     """The changes this campaign's night starts against its history: ``source`` (a results
     store) or else the sibling nights (nothing without an earlier night)."""

@@ -45,8 +45,9 @@ def build_report(dirs: list[str], out: str | None = None, *,
                  min_change_pct: float | None = None,
                  figures: list[str] | tuple[str, ...] = (), history: Any = None) -> Path:
     """The report of ``dirs`` written to ``out``; its path. ``history``: a results store
-    whose earlier runs of these adapters make the History section (None: the runs
-    given make it, when there are three or more of one adapter)."""
+    whose earlier runs of these adapters make the History section (None: for runs of a
+    campaign, its earlier nights beside it; else the runs given, when there are three or
+    more of one adapter)."""
     rates = parse_link_rates(link_rates)
     runs = load_runs(dirs, warn, labels)
     ref = load_reference(reference) if reference else None
@@ -55,7 +56,8 @@ def build_report(dirs: list[str], out: str | None = None, *,
     _prepare_out(target, runs)
     report = build(runs, rates, ref,
                    min_change_pct=MIN_CHANGE_PCT if min_change_pct is None else min_change_pct,
-                   trend=_trend(runs, history))
+                   trend=_trend(runs, history if history is not None
+                                else _campaign_nights(dirs, warn)))
     render_all(report)
     try:
         if not single_file:
@@ -83,6 +85,19 @@ def _trend(runs: list[Run], source: Any) -> list[Series] | None:
 
     adapters = sorted({r.adapter for run in runs for r in run.records})
     return [s for a in adapters for s in read_history(source, adapter=a, last=LAST_RUNS)]
+
+
+def _campaign_nights(dirs: list[str], warn: Warn | None) -> Any:
+    """Runs of a campaign: the campaign's earlier nights beside it are their history (a
+    night that cannot be read is said and leaves the report without it)."""
+    from nicbench.history.regressions import campaign_nights
+    from nicbench.report.history import LAST_RUNS
+
+    try:
+        return campaign_nights(list(dirs), LAST_RUNS)
+    except NicbenchError as exc:
+        (warn or (lambda m: None))(f"no history in the report: {exc.one_line()}")
+        return None
 
 
 def _default_out() -> Path:

@@ -83,3 +83,28 @@ def test_a_history_source_draws_the_earlier_runs_for_the_runs_given(tmp_path, ni
                         history=DirSource(nights))
     assert 'id="history"' not in page.read_text()         # not these runs' adapters
     assert len(history(DirSource(nights), adapter="gbe")) == 1
+
+
+def test_the_report_of_a_campaigns_run_draws_the_campaigns_earlier_nights(tmp_path):
+    """A campaign builds a report of each run: its history is the campaign's nights beside
+    it (not another campaign's)."""
+    from nights import campaign_night
+
+    from nicbench.report import build_report
+    from nicbench.results.campaign import run_dirs
+
+    root = tmp_path / "reports"
+    root.mkdir()
+    campaign_night(root / "x-other", "20261030-030000", {"gbe": [GBE, GBE]}, name="other")
+    for i, level in enumerate((GBE, GBE, GBE * 0.9)):
+        campaign_night(root / f"night-{i + 1}", f"2026110{i + 1}-030000",
+                       {"gbe": [level, level * 1.001]})
+    [run] = run_dirs(root / "night-3")
+    page = build_report([str(run)], str(tmp_path / "r"))
+    html = page.read_text()
+    assert '<section id="history">' in html
+    assert "history over 3 runs" in html and "20261103-030000" in html
+    assert "20261030-030000" not in html
+    # the first night has no earlier one: no section
+    [first] = run_dirs(root / "night-1")
+    assert 'id="history"' not in build_report([str(first)], str(tmp_path / "r1")).read_text()
