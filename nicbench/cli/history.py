@@ -27,8 +27,9 @@ def _source(args) -> Any:
     try:
         store = importlib.import_module("nicbench.store")
     except ImportError:
-        raise UsageError("--store: this nicbench has no results store; give results "
-                         "directories (nicbench history DIR...)") from None
+        said = "--store: this nicbench has no results store; give" if args.store else "give"
+        raise UsageError(f"{said} results directories (nicbench history DIR...: runs, "
+                         "campaigns, or a directory of them)") from None
     return store.open_store(store.resolve(args.store))
 
 
