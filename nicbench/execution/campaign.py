@@ -294,6 +294,15 @@ class CampaignRunner:
             self.listener(ev.Warning(exc.one_line()))
 
     # -- the end --------------------------------------------------------------------------
+    def _against_history(self) -> list[str]:
+        """What this night changed against the earlier nights beside it; a history that
+        cannot be read is said once and leaves the summary without it."""
+        try:
+            return against_history(self.dir)
+        except NicbenchError as exc:
+            self.listener(ev.Warning(f"no history in the summary: {exc.one_line()}"))
+            return []
+
     def _finish(self, ending: CampaignStateName) -> None:
         """Summary, index, on_finish, the heartbeat's last beat: on every way out."""
         state = self.state
@@ -307,7 +316,7 @@ class CampaignRunner:
         summary = self.dir / morning.SUMMARY_MD
         index = self.dir / morning.INDEX_HTML
         try:
-            summary, index, m = morning.write(self.dir, state)
+            summary, index, m = morning.write(self.dir, state, self._against_history())
             self.morning = m
             measured = m.everything_measured
         except NicbenchError as exc:
@@ -332,6 +341,14 @@ class CampaignRunner:
                     morning.write_index(self.dir, self.morning)
         self._heartbeat.close(ending)
         self.listener(CampaignEnded(state=ending))
+
+
+def against_history(directory: Path) -> list[str]:
+    """The lines of what this night changed against the nights before it (the campaign
+    directories beside this one): nicbench.history's words, regressions first."""
+    from nicbench.history.regressions import campaign_changes
+
+    return [c.line() for c in campaign_changes(directory)]
 
 
 def run_on_finish(argv: list[str], timeout_s: float, words: dict[str, str]) -> OnFinish:

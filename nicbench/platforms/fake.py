@@ -91,6 +91,11 @@ class FakeInterface:
     carrier_down: int = 0
     tx_bytes: int = 0
     rx_bytes: int = 0
+    # What its facts say of its driver (a test that changes them between runs sees the
+    # difference in the manifests: history's setup differences).
+    driver: str | None = None
+    driver_version: str | None = None
+    firmware: str | None = None
 
     def carried(self, answer: Answer) -> None:
         self.tx_bytes += answer.moved_bytes
@@ -250,7 +255,9 @@ class FakePlatform(LinuxPlatform):
         self._alive()
         i = self._iface(iface)
         return InterfaceFacts(name=iface, mtu=i.mtu, max_mtu=i.max_mtu, state=i.state,
-                              carrier=i.state == "up", addresses=i.addresses)
+                              carrier=i.state == "up", addresses=i.addresses,
+                              driver=i.driver, driver_version=i.driver_version,
+                              firmware=i.firmware)
 
     def link_counters(self, iface: str) -> LinkCounters | None:
         self._alive()

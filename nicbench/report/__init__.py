@@ -21,9 +21,12 @@ import shutil
 import time
 from pathlib import Path
 from collections.abc import Callable
+from typing import Any
 
 from nicbench.errors import NicbenchError, UsageError
+from nicbench.history.model import Series
 from nicbench.report.build import build
+from nicbench.report.compare import MIN_CHANGE_PCT
 from nicbench.report.load import Run, check_rate_names, load_runs
 from nicbench.report.page import copy_runs, write_figures, write_page, write_tables
 from nicbench.report.reference import load_reference
@@ -40,15 +43,21 @@ def build_report(dirs: list[str], out: str | None = None, *,
                  labels: list[str] | tuple[str, ...] = (), reference: str | None = None,
                  single_file: bool = False, warn: Warn | None = None,
                  min_change_pct: float | None = None,
-                 figures: list[str] | tuple[str, ...] = ()) -> Path:
+                 figures: list[str] | tuple[str, ...] = (), history: Any = None) -> Path:
+    """The report of ``dirs`` written to ``out``; its path. ``history``: a results store
+    whose earlier runs of these adapters make the History section (None: for runs of a
+    campaign, its earlier nights beside it; else the runs given, when there are three or
+    more of one adapter)."""
     rates = parse_link_rates(link_rates)
     runs = load_runs(dirs, warn, labels)
     ref = load_reference(reference) if reference else None
     check_rate_names(rates, runs)
     target = Path(out) if out else _default_out()
     _prepare_out(target, runs)
-    report = build(runs, rates, ref, **({} if min_change_pct is None
-                                         else {"min_change_pct": min_change_pct}))
+    report = build(runs, rates, ref,
+                   min_change_pct=MIN_CHANGE_PCT if min_change_pct is None else min_change_pct,
+                   trend=_trend(runs, history if history is not None
+                                else _campaign_nights(dirs, warn)))
     render_all(report)
     try:
         if not single_file:
@@ -64,6 +73,31 @@ def build_report(dirs: list[str], out: str | None = None, *,
         publication(report, runs, target / PUBLICATION, FigureOptions(
             formats=list(figures), min_change_pct=min_change_pct))
     return page
+
+
+def _trend(runs: list[Run], source: Any) -> list[Series] | None:
+    """The history of the runs' adapters in ``source`` (a results store: every run of
+    them it holds); None: the runs' own history."""
+    if source is None:
+        return None
+    from nicbench.history import history as read_history
+    from nicbench.report.history import LAST_RUNS
+
+    adapters = sorted({r.adapter for run in runs for r in run.records})
+    return [s for a in adapters for s in read_history(source, adapter=a, last=LAST_RUNS)]
+
+
+def _campaign_nights(dirs: list[str], warn: Warn | None) -> Any:
+    """Runs of a campaign: the campaign's earlier nights beside it are their history (a
+    night that cannot be read is said and leaves the report without it)."""
+    from nicbench.history.regressions import campaign_nights
+    from nicbench.report.history import LAST_RUNS
+
+    try:
+        return campaign_nights(list(dirs), LAST_RUNS)
+    except NicbenchError as exc:
+        (warn or (lambda m: None))(f"no history in the report: {exc.one_line()}")
+        return None
 
 
 def _default_out() -> Path:

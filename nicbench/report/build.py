@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import time
 
-from nicbench.report import bars, compare, netpipe, smallpkt, streams, tables, verdict
+from nicbench.history.model import Series
+from nicbench.report import bars, compare, history, netpipe, smallpkt, streams, tables, verdict
 from nicbench.report.configs import Index, build_entries
 from nicbench.report.failures import failures, failures_table
 from nicbench.report.load import Run
@@ -32,7 +33,10 @@ from nicbench.report.setup import setup_of
 
 def build(runs: list[Run], rates: dict[str, float] | None = None,
           reference: ReferenceFile | None = None,
-          min_change_pct: float = compare.MIN_CHANGE_PCT) -> Report:
+          min_change_pct: float = compare.MIN_CHANGE_PCT,
+          trend: list[Series] | None = None) -> Report:
+    """The report's models. ``trend``: the history of these adapters (a results store's);
+    None: the history the runs themselves make (a section only with 3 runs or more)."""
     entries = build_entries(runs, rates or {})
     ix = Index(runs, entries)
     verdicts = verdict.verdicts(ix)
@@ -60,6 +64,10 @@ def build(runs: list[Run], rates: dict[str, float] | None = None,
         ref_figures, ref_table = reference_figures(ix, reference)
         figures += ref_figures
         table_list.append(ref_table)
+    series = history.of_runs(runs) if trend is None else trend
+    if history.shown(series):
+        figures += history.history_figures(series)
+        table_list.append(history.history_table(series))
     fails = failures(ix)
     table_list += ([tables.entries_table(entries), tables.summary_table(ix), *tables.netio_tables(ix), *tables.length_tables(ix), *np_tables, *st_tables, *smallpkt.table(ix), failures_table(ix, fails)])
     notes = []

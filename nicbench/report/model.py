@@ -154,6 +154,8 @@ class Curve:
     dash: str = ""           # "" solid, else an SVG dash array
     flagged: list[tuple[float, float]] = field(default_factory=list)  # above the limit
     entry: str | None = None
+    line: bool = True        # False: markers only (history's change points)
+    titles: list[str] = field(default_factory=list)   # each point's tooltip, if not bytes
 
 
 @dataclass
@@ -176,6 +178,7 @@ class LinePanel:
     ymax: float = 0.0
     xunit: str = "bytes"     # what x counts (netPIPE's block sizes; streams)
     yunit: str = "Mbit/s"    # what a point's y is, in its tooltip
+    ymin: float = 0.0        # where the y axis starts (history's trends: near the figures)
 
 
 @dataclass

@@ -38,6 +38,7 @@ from nicbench.textfile import write_atomic
 SECTIONS = [
     ("verdict", "Verdict"),
     ("comparison", "Run against run"),
+    ("history", "History"),
     ("adapters", "Adapters"),
     ("throughput", "Throughput"),
     ("cpu", "CPU and cost"),
@@ -133,9 +134,15 @@ def figure_rows(report: Report, fig: Figure) -> tuple[list[str], list[list[objec
         rows = [[p.title, d.label, d.x, d.y] for p in fig.panels
                 if isinstance(p, ScatterPanel) for d in p.dots]
         return cols, rows
+    if fig.family == "history":
+        cols = ["panel", "curve", "run", "mbit_s", "what"]
+        return cols, [[p.title, c.label, int(x), round(y, 3), c.titles[k] if c.titles else ""]
+                      for p in fig.panels if isinstance(p, LinePanel)
+                      for c in p.curves for k, (x, y) in enumerate(c.points)]
     lines = [p for p in fig.panels if isinstance(p, LinePanel)]
     x_col = "block_size_bytes" if not lines or lines[0].xunit == "bytes" else lines[0].xunit
-    cols = ["panel", "curve", x_col, "mbit_s", "above_limit"]
+    y_col = "mbit_s" if not lines or lines[0].yunit == "Mbit/s" else _column(lines[0].yunit)
+    cols = ["panel", "curve", x_col, y_col, "above_limit"]
     rows = []
     for p in fig.panels:
         if not isinstance(p, LinePanel):
@@ -146,6 +153,11 @@ def figure_rows(report: Report, fig: Figure) -> tuple[list[str], list[list[objec
                 rows.append([p.title, curve.label, int(x), y,
                              "yes" if (x, y) in flagged else ""])
     return cols, rows
+
+
+def _column(unit: str) -> str:
+    """A unit as a CSV column name: "frames/s" -> "frames_per_s", "µs" -> "us"."""
+    return unit.replace("/", "_per_").replace("µ", "u").replace(" ", "_").lower()
 
 
 def write_figures(report: Report, out: Path) -> None:
@@ -256,7 +268,8 @@ def render_page(report: Report, single_file: bool = False) -> str:
     present = {"comparison": report.comparison,
                "published": bool(report.figures_of("published")),
                "streams": bool(report.figures_of("streams")),
-               "smallpkt": bool(report.figures_of("smallpkt"))}
+               "smallpkt": bool(report.figures_of("smallpkt")),
+               "history": bool(report.figures_of("history"))}
     sections = [(i, t) for i, t in SECTIONS if present.get(i, True)]
     css = resources.files("nicbench.report").joinpath("templates/report.css").read_text(
         encoding="utf-8")

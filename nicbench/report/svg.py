@@ -279,6 +279,16 @@ def _log2_ticks(lo: float, hi: float) -> list[float]:
     return [float(2 ** k) for k in range(a, b + 1, step)]
 
 
+def _ticks_from(lo: float, hi: float) -> list[float]:
+    """Round ticks from ``lo`` to ``hi`` (from 0: nice_ticks' own)."""
+    if lo <= 0:
+        return nice_ticks(hi)
+    ticks = nice_ticks(hi - lo)
+    step = ticks[1] - ticks[0] if len(ticks) > 1 else hi - lo
+    first = math.ceil(lo / step) * step
+    return [first + k * step for k in range(int((hi - first) / step) + 1)]
+
+
 def line_panel(p: LinePanel, fid: str, x0: float, y0: float,
                width: float) -> tuple[str, float]:
     out = []
@@ -301,10 +311,12 @@ def line_panel(p: LinePanel, fid: str, x0: float, y0: float,
                 math.log2(hi) - math.log2(lo)) * plot_w
         return left + (v - lo) / (hi - lo) * plot_w
 
-    def Y(v: float) -> float:
-        return bottom - max(0.0, min(v, ymax)) / ymax * PLOT_H
+    ymin = p.ymin if 0 <= p.ymin < ymax else 0.0
 
-    for t in nice_ticks(ymax):
+    def Y(v: float) -> float:
+        return bottom - (max(ymin, min(v, ymax)) - ymin) / (ymax - ymin) * PLOT_H
+
+    for t in _ticks_from(ymin, ymax):
         out.append(el("line", {"x1": left, "y1": Y(t), "x2": left + plot_w, "y2": Y(t),
                                "stroke": GRID}))
         out.append(label(left - 4, Y(t) + 4, tick_text(t), SMALL, anchor="end"))
@@ -331,14 +343,18 @@ def line_panel(p: LinePanel, fid: str, x0: float, y0: float,
         if not c.points:
             continue
         d = "M" + "L".join(f"{X(x):.1f},{Y(yv):.1f}" for x, yv in c.points)
-        out.append(el("path", {"d": d, "fill": "none", "stroke": c.colour, "stroke-width": 1.8,
-                               "stroke-dasharray": c.dash, "stroke-linejoin": "round"},
-                      children=[el("title", text=c.label)]))
-        every = max(1, len(c.points) // 12)
+        if c.line:
+            out.append(el("path", {"d": d, "fill": "none", "stroke": c.colour,
+                                   "stroke-width": 1.8, "stroke-dasharray": c.dash,
+                                   "stroke-linejoin": "round"},
+                          children=[el("title", text=c.label)]))
+        every = 1 if c.titles else max(1, len(c.points) // 12)
         for k, (x, yv) in enumerate(c.points):
-            if k % every == 0 or k == len(c.points) - 1:
-                out.append(marker(c.marker, X(x), Y(yv), 3.2, c.colour, stroke="#ffffff",
-                                  title=f"{c.label}: {size_text(x)} {p.xunit}, {yv:.1f} {p.yunit}"))
+            if c.marker != "none" and (k % every == 0 or k == len(c.points) - 1):
+                out.append(marker(c.marker, X(x), Y(yv), 4.2 if not c.line else 3.2,
+                                  c.colour, stroke="#ffffff",
+                                  title=c.titles[k] if c.titles else
+                                  f"{c.label}: {size_text(x)} {p.xunit}, {yv:.1f} {p.yunit}"))
     out.append(el("path", {"d": f"M{left},{top}V{bottom}H{left + plot_w}", "fill": "none",
                            "stroke": AXIS}))
     out.append(label(left + plot_w / 2, bottom + 30, p.xlabel, FONT, anchor="middle"))
@@ -346,7 +362,8 @@ def line_panel(p: LinePanel, fid: str, x0: float, y0: float,
                            "text-anchor": "middle",
                            "transform": f"rotate(-90 {x0 + 12} {(top + bottom) / 2})"},
                   p.ylabel))
-    items = [LegendItem(c.label, c.colour, c.marker) for c in p.curves]
+    items = [LegendItem(c.label, c.colour, c.marker) if c.marker != "none"
+             else LegendItem(c.label, c.colour, "line", dash=c.dash) for c in p.curves]
     leg, lh = legend(items, x0 + 8, bottom + 40, width - 16)
     out.append(leg)
     return "".join(out), bottom + 40 + lh - y0

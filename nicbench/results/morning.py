@@ -23,6 +23,7 @@ from __future__ import annotations
 import html
 import time
 from contextlib import suppress
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -74,6 +75,9 @@ class Morning:
     state: CampaignState
     cells: list[Cell]
     problems: list[str]         # settings not put back, hosts lost, runs that failed
+    # Changes this night starts against the nights before it (nicbench.history's words,
+    # regressions first); empty without history.
+    history: list[str] = field(default_factory=list)
 
     @property
     def everything_measured(self) -> bool:
@@ -82,7 +86,8 @@ class Morning:
                 and all(r.state is RunStateName.DONE for r in self.state.runs))
 
 
-def gather(directory: str | Path, state: CampaignState) -> Morning:
+def gather(directory: str | Path, state: CampaignState,
+           history: Sequence[str] = ()) -> Morning:
     directory = Path(directory)
     cells: list[Cell] = []
     problems: list[str] = []
@@ -97,7 +102,7 @@ def gather(directory: str | Path, state: CampaignState) -> Morning:
             problems.append(f"run {run.name}: host {host} lost: {why}")
         for pair, why in run.unmeasured.items():
             problems.append(f"run {run.name}: pair {pair} could not be measured: {why}")
-    return Morning(state, cells, problems)
+    return Morning(state, cells, problems, list(history))
 
 
 def _cells(directory: Path, run: RunState, problems: list[str]) -> list[Cell]:
@@ -195,10 +200,12 @@ def headline(m: Morning) -> str:
     return f"nicbench campaign {s.name}: {what}"
 
 
-def write(directory: str | Path, state: CampaignState) -> tuple[Path, Path, Morning]:
-    """Write DIR/summary.md and DIR/index.html; returns their paths and what they say."""
+def write(directory: str | Path, state: CampaignState,
+          history: Sequence[str] = ()) -> tuple[Path, Path, Morning]:
+    """Write DIR/summary.md and DIR/index.html; returns their paths and what they say.
+    ``history``: the lines of what changed against the nights before (listed as given)."""
     directory = Path(directory)
-    m = gather(directory, state)
+    m = gather(directory, state, history)
     md = directory / SUMMARY_MD
     page = directory / INDEX_HTML
     _atomic(md, markdown(m))
@@ -279,6 +286,9 @@ def markdown(m: Morning) -> str:
     for pair, adapter, values, _ in rows:
         lines.append(f"| {_md(adapter)} | {_md(pair)} | "
                      + " | ".join(_md(v) for v in values) + " |")
+    if m.history:
+        lines += ["", "Against history (changes that start this night):", ""]
+        lines += [f"- {h}" for h in m.history]
     todo = [(c, why) for c in m.cells for why in c.reasons]
     if todo:
         lines += ["", "Not measured (a refusal by the driver is a result, not a failure):", ""]
@@ -340,7 +350,13 @@ def index_html(m: Morning) -> str:
         parts.append(f"<tr><td>{e(adapter)}</td><td>{e(pair)}</td>" + "".join(
             f"<td class=\"num {_css(cells[by_run[r]])}\">{e(v)}</td>"
             for (r, _), v in zip(cols, values, strict=False)) + "</tr>")
-    parts += ["</table>", "<h2>Adapters and methods</h2>",
+    parts.append("</table>")
+    if m.history:
+        parts += ["<h2>Against history</h2>",
+                  "<p>Changes that start this night, against the nights before it "
+                  "(<code>nicbench history</code> shows each series).</p>", "<ul>"]
+        parts += [f"<li>{e(h)}</li>" for h in m.history] + ["</ul>"]
+    parts += ["<h2>Adapters and methods</h2>",
               "<table><tr><th>adapter</th><th>pair</th><th>method</th>"
               "<th>measured</th><th>status</th><th>not measured, and why</th></tr>"]
     for c in m.cells:

@@ -19,7 +19,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "nicbench"
 
 LOWER = ("nicbench.config", "nicbench.tools", "nicbench.results")
-UPPER = ("nicbench.execution", "nicbench.report", "nicbench.cli")
+UPPER = ("nicbench.execution", "nicbench.history", "nicbench.report", "nicbench.cli")
 
 # What config/ may import besides itself: the modules below every layer. Both import
 # nothing of nicbench (test_the_bottom_imports_nothing), so this list is all config/

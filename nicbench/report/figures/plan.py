@@ -65,7 +65,8 @@ class Unit:
 
 def units(report: Report, comparisons: list[ComparisonChart]) -> list[Unit]:
     out: list[Unit] = []
-    for f in (replace(f, svg="") for f in report.figures):    # the HTML's SVG: not needed
+    # the history's trends are the HTML's only (their x axis is runs, not bytes)
+    for f in (replace(f, svg="") for f in report.figures if f.family != "history"):
         if f.family in PER_PANEL and len(f.panels) > 1:
             for k, p in enumerate(f.panels):
                 out.append(Unit(f"{f.id}-{slug(p.title) if p.title else k}", f.family, f, k))

@@ -1,0 +1,99 @@
+"""``nicbench history``: each adapter's figure run after run, and where it changed, and why."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from typing import Any
+
+from nicbench.cli import console
+from nicbench.cli.console import mbit, out
+from nicbench.errors import UsageError
+from nicbench.history import DEFAULT_LAST
+
+
+def _source(args) -> Any:
+    """What the history is read from: the results directories given, else the store."""
+    if args.dirs and args.store is None:
+        from nicbench.results.frame import DirSource
+
+        return DirSource(args.dirs)
+    if args.dirs:
+        raise UsageError("give results directories or --store, not both")
+    # SEAM(store, issue 21): the store helper's nicbench.store (branch `store`) gives
+    # resolve(arg) -> StoreLocation (--store, else NICBENCH_STORE, else the default
+    # reports/nicbench.duckdb) and open_store(location) -> a Store with trial_frame and
+    # manifests. The lead wires it here at merge; until then --store says it is missing.
+    try:
+        store = importlib.import_module("nicbench.store")
+    except ImportError:
+        said = "--store: this nicbench has no results store; give" if args.store else "give"
+        raise UsageError(f"{said} results directories (nicbench history DIR...: runs, "
+                         "campaigns, or a directory of them)") from None
+    return store.open_store(store.resolve(args.store))
+
+
+def cmd_history(args) -> int:
+    from nicbench.history import history
+    from nicbench.history.model import SCORE
+
+    if args.last < 0:
+        raise UsageError(f"--last {args.last}: give how many runs of each series (0: all)")
+    found = history(_source(args), adapter=args.adapter, test=args.test, point=args.point,
+                    since=args.since, last=args.last or None)
+    if not found:
+        asked = ", ".join(f"{k} {v}" for k, v in (("adapter", args.adapter),
+                                                    ("test", args.test),
+                                                    ("point", args.point),
+                                                    ("since", args.since)) if v)
+        console.warn("no measured trials" + (f" for {asked}" if asked else ""))
+        return 0
+    if args.json:
+        for s in found:
+            out(json.dumps(s.to_json(), default=str))
+        return 0
+    for k, s in enumerate(found):
+        if k:
+            out()
+        changes = len(s.changes)
+        out(f"{s.adapter} {s.test} {s.point} ({s.adapter_label}, {s.tool}): {len(s.nights)} "
+            f"run{'s' if len(s.nights) != 1 else ''}, {changes} "
+            f"change{'s' if changes != 1 else ''}")
+        console.table(["run", "started (UTC)", "Mbit/s", "select", "n", "stdev", "min-max",
+                       "flag"],
+                      [[n.run_id, n.started_at.strftime("%Y-%m-%d %H:%M"), mbit(n.value_bps),
+                        n.select, n.n, mbit(n.stdev_bps),
+                        f"{mbit(n.min_bps)}-{mbit(n.max_bps)}",
+                        f"{n.flag} ({n.flagged} not judged)" if n.flag else ""]
+                       for n in s.nights])
+        for c in s.changes:
+            out(f"change at {c.run_id} ({c.started_at:%Y-%m-%d}): {c.change_pct:+.1f} % "
+                f"({mbit(c.before_bps)} -> {mbit(c.after_bps)} Mbit/s), score "
+                f"{c.score:.1f} bits")
+            for line in c.setup_changes or ("no setup difference recorded",):
+                out(f"  {line}")
+    out()
+    out(f"Each run's figure is the profile's select statistic of its repetitions; "
+        f"changes by jumpavg, {SCORE}.")
+    return 0
+
+
+def register(sub) -> None:
+    hp = sub.add_parser("history", help="each adapter's figure run after run, the changes "
+                                        "in it and the setup differences behind them")
+    hp.add_argument("dirs", nargs="*", metavar="DIR",
+                    help="results directories, campaign directories, or directories of "
+                         "them (the nights); without DIR, the results store")
+    hp.add_argument("--store", metavar="S",
+                    help="the results store to read (a DuckDB file or a postgresql:// URL)")
+    hp.add_argument("--adapter", metavar="A", help="only this adapter (inventory id)")
+    hp.add_argument("--test", metavar="T", help="only this test (the profile's name)")
+    hp.add_argument("--point", metavar="P", help="only this point (e.g. mtu9000)")
+    hp.add_argument("--since", metavar="DATE",
+                    help="only runs started on or after DATE (2026-11-20 or an ISO time, UTC)")
+    hp.add_argument("--last", type=int, default=DEFAULT_LAST, metavar="N",
+                    help=f"the last N runs of each series (default {DEFAULT_LAST}; 0: all)")
+    hp.add_argument("--json", action="store_true",
+                    help="one JSON object per line per series (adapter, test, point, runs, "
+                         "changes)")
+    hp.set_defaults(func=cmd_history)

@@ -1,0 +1,52 @@
+"""A lab's memory: each adapter's figure night after night, and where it changed, and why.
+
+::
+
+    series = nicbench.history.history(["reports/campaigns"], adapter="lab-gbe")
+    for s in series:
+        print(s.adapter, s.test, s.point, [n.value_bps for n in s.nights])
+        for c in s.changes:
+            print(c.run_id, f"{c.change_pct:+.1f} %", c.setup_changes)
+
+``history(source, ...)`` reads a results store or results directories (anything
+``results.frame`` reads), one :class:`~nicbench.history.model.Series` per adapter, test
+and point (``series.py``), with its change points found by CSIT's jumpavg
+(``detect.py``). ``regressions.py`` finds the changes of a campaign's night against the
+nights before it, for the morning summary.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any
+
+from nicbench.history.model import SCORE, SCORE_KIND, Change, Direction, Flag, Night, Series
+
+__all__ = ["DEFAULT_LAST", "SCORE", "SCORE_KIND", "Change", "Direction", "Flag", "Night", "Series",
+           "history", "of_frame"]
+
+
+# The runs of a series judged and shown by default: four months of nights. jumpavg's
+# work grows with the square of the runs (0.06 s for 120 on this project's machines).
+DEFAULT_LAST = 120
+
+
+def of_frame(df: Any, source: Any, last: int | None = DEFAULT_LAST) -> list[Series]:
+    """The series of a trial frame ``df`` read from ``source`` (its manifests), each of
+    its last ``last`` runs (None: all)."""
+    from nicbench.history.series import build
+
+    run_ids = sorted(set(df["run_id"].dropna().unique().tolist())) if len(df) else []
+    return build(df, source.manifests(run_ids) if run_ids else {}, last)
+
+
+def history(source: Any, *, adapter: str | None = None, test: str | None = None,
+            point: str | None = None, since: datetime | date | str | None = None,
+            last: int | None = DEFAULT_LAST) -> list[Series]:
+    """Every series of ``source`` (a results store, or results directories), filtered,
+    each of its last ``last`` runs (None: all of them)."""
+    from nicbench.results.frame import source_of, utc
+
+    src = source_of(source)
+    df = src.trial_frame(adapter=adapter, test=test, point=point, since=utc(since))
+    return of_frame(df, src, last)

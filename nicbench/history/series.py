@@ -1,0 +1,216 @@
+"""From the trial frame to series of nights and their change points, vectorized.
+
+One night per run: the run's selected figure of a configuration, by the profile's own
+``select`` rule (best, mean or median of the successful repetitions, as
+``results/policy.Summary.selected`` takes it; a UDP search's best received rate), with
+the repetitions' spread and count, computed for every series at once by pandas (no
+object per trial). A repetition beyond a physical bound (above the link's goodput limit
+by more than the report's margin, ``report/theory.py``; above any link,
+``results/plausible.MAX_BPS``) is counted as flagged and left out of what the detector
+judges. The change points come from ``detect.splits`` over each night's remaining
+repetitions, and each is explained by the setup facts that differ between the run before
+it and the run after it (``results/setup.setup_facts``, plus the point's MTU).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from nicbench.history.detect import splits
+from nicbench.history.model import Change, Direction, Flag, Night, Series
+from nicbench.results.plausible import MAX_BPS
+from nicbench.results.records import Kind, Status
+from nicbench.results.setup import setup_facts
+
+if TYPE_CHECKING:
+    from nicbench.results.manifest import Manifest
+
+KEYS = ["adapter", "test", "point"]
+MEASURED = (Kind.REPETITION.value, Kind.UDP_SEARCH.value)
+
+
+def measured(df: pd.DataFrame) -> pd.DataFrame:
+    """The successful measurements of a trial frame."""
+    return df[df["kind"].isin(MEASURED) & (df["status"] == Status.OK.value)
+              & df["throughput_bps"].notna()]
+
+
+def _limit(manifest: Manifest | None, pair: str, point: str, protocol: str,
+           mtu: int) -> float:
+    if manifest is None:
+        return np.nan
+    inv_pair = next((p for p in manifest.inventory.pairs if p.name == pair), None)
+    adapter = next((a for a in manifest.inventory.adapters
+                    if inv_pair is not None and a.id == inv_pair.adapter), None)
+    if adapter is None:
+        return np.nan
+    # the report's own line rate (the inventory's link_rate, else the rate its
+    # description names) and margin: a night is flagged where its bar would be
+    from nicbench.report.theory import goodput_bps, link_rate, timestamps_on
+
+    rate, _ = link_rate(pair, adapter, {})
+    if rate is None:
+        return np.nan           # no line rate recorded: no bound but MAX_BPS
+    profile = manifest.profile
+    stamps = timestamps_on(profile, profile.point(point))
+    return goodput_bps(rate, int(mtu), protocol, stamps)
+
+
+def _rules(nights: pd.DataFrame, manifests: Mapping[str, Manifest]
+           ) -> dict[tuple[str, str], str]:
+    """(run_id, test) -> the profile's select rule (best without a manifest)."""
+    rules = {}
+    for run_id, test in nights[["run_id", "test"]].drop_duplicates().itertuples(
+            index=False, name=None):
+        m = manifests.get(run_id)
+        spec = m.profile.test(test) if m is not None else None
+        rules[(run_id, test)] = m.profile.select_for(spec) \
+            if m is not None and spec is not None else "best"
+    return rules
+
+
+def _nights(ok: pd.DataFrame, last: int | None) -> tuple[pd.DataFrame, np.ndarray]:
+    """One row per night (adapter, test, point, run) with its statistics, oldest first in
+    each series, at most the ``last`` runs of each; and each trial's night (its row in
+    that table, -1 for a night left out). Grouped by integer codes: no object per trial."""
+    codes = ok.groupby([*KEYS, "run_id"], sort=False, observed=True).ngroup().to_numpy()
+    by = ok.groupby(codes, sort=True)
+    table = pd.concat([
+        by["throughput_bps"].agg(["max", "mean", "median", "std", "min", "count"]),
+        by[[*KEYS, "run_id", "run_started_at", "pair", "mtu", "tool", "protocol",
+            "adapter_label", "kind"]].first()], axis=1)
+    table = table.sort_values([*KEYS, "run_started_at", "run_id"], kind="stable")
+    if last is not None:
+        newest = table.groupby(KEYS, sort=False, observed=True).cumcount(ascending=False)
+        table = table[newest.to_numpy() < last]
+    row_of = np.full(len(codes) and int(codes.max()) + 1, -1, dtype="int64")
+    row_of[table.index.to_numpy()] = np.arange(len(table))
+    return table.reset_index(drop=True), row_of[codes]
+
+
+def _judged(values: np.ndarray, night: np.ndarray, bad: np.ndarray,
+            n_nights: int) -> list[np.ndarray]:
+    """Each night's values within the bounds, in trial order (the detector's samples)."""
+    keep = (night >= 0) & ~bad
+    v, k = values[keep], night[keep]
+    order = np.argsort(k, kind="stable")
+    counts = np.bincount(k, minlength=n_nights)
+    return np.split(v[order], np.cumsum(counts)[:-1])
+
+
+def build(df: pd.DataFrame, manifests: Mapping[str, Manifest],
+          last: int | None = None) -> list[Series]:
+    """Every (adapter, test, point) series of the trial frame ``df`` (at most its
+    ``last`` runs), with its changes."""
+    ok = measured(df)
+    if ok.empty:
+        return []
+    table, night = _nights(ok, last)
+    limits = np.array([_limit(manifests.get(r), p, pt, pr, m) for r, p, pt, pr, m in
+                       table[["run_id", "pair", "point", "protocol", "mtu"]].itertuples(
+                           index=False, name=None)], dtype="float64")
+    values = ok["throughput_bps"].to_numpy(dtype="float64")
+    impossible = values > MAX_BPS
+    above = np.zeros(len(values), dtype=bool)
+    if len(limits) and not np.isnan(limits).all():
+        # flagged where the report flags a bar: more than its margin above the limit
+        from nicbench.report.theory import FLAG_MARGIN
+
+        bound = np.where(night >= 0, limits[np.maximum(night, 0)], np.nan)
+        above = values > np.nan_to_num(bound, nan=np.inf) * (1 + FLAG_MARGIN)
+    counted = night >= 0
+    n = len(table)
+    table["_flag"] = np.bincount(night[counted], (impossible | above)[counted], n)
+    table["_impossible"] = np.bincount(night[counted], impossible[counted], n)
+    table["_limit"] = limits
+    samples = _judged(values, night, impossible | above, n)
+    rules = _rules(table, manifests)
+    facts: dict[tuple[str, str], dict[str, str]] = {}
+    out: list[Series] = []
+    judged: dict[tuple[str, str, str], list[tuple[int, np.ndarray]]] = {}
+    for i, row in enumerate(table.to_dict("records")):
+        key = (row["adapter"], row["test"], row["point"])
+        if not out or out[-1].key != key:
+            out.append(Series(adapter=key[0], adapter_label=row["adapter_label"],
+                              test=key[1], tool=row["tool"], point=key[2], nights=[]))
+            judged[key] = []
+        series = out[-1]
+        series.adapter_label = row["adapter_label"]     # the latest run's words
+        k = len(series.nights)
+        series.nights.append(
+            _night(row, rules, _facts(facts, manifests, row["run_id"], row["pair"])))
+        judged[key].append((k, samples[i]))
+    for series in out:
+        series.changes = changes(series, [(k, v) for k, v in judged[series.key] if len(v)])
+    return out
+
+
+def _night(row: dict[Any, Any], rules: dict[tuple[str, str], str],
+           setup: dict[str, str]) -> Night:
+    """One run's night of a series from its row of statistics."""
+    rule = "best" if row["kind"] == Kind.UDP_SEARCH.value \
+        else rules[(row["run_id"], row["test"])]
+    flagged = int(row["_flag"])
+    flag = None if not flagged else (
+        Flag.IMPOSSIBLE if row["_impossible"] else Flag.ABOVE_LINE_RATE)
+    n = int(row["count"])
+    return Night(
+        run_id=row["run_id"], started_at=row["run_started_at"].to_pydatetime(warn=False),
+        pair=row["pair"], mtu=int(row["mtu"]), select=rule,
+        value_bps=float({"mean": row["mean"], "median": row["median"]}.get(rule, row["max"])),
+        n=n, stdev_bps=_num(row["std"]) if n > 1 else 0.0, min_bps=float(row["min"]),
+        max_bps=float(row["max"]), flagged=flagged, flag=flag,
+        limit_bps=_num(row["_limit"]), tool=row["tool"], setup=setup)
+
+
+def _num(value: Any) -> float | None:
+    return None if value is None or value != value else float(value)
+
+
+def _facts(cache: dict[tuple[str, str], dict[str, str]], manifests: Mapping[str, Manifest],
+           run_id: str, pair: str) -> dict[str, str]:
+    if (run_id, pair) not in cache:
+        m = manifests.get(run_id)
+        cache[(run_id, pair)] = setup_facts(m, pair) if m is not None else {}
+    return cache[(run_id, pair)]
+
+
+def changes(series: Series, judged: list[tuple[int, np.ndarray]]) -> list[Change]:
+    """The change points of ``series``: jumpavg over ``judged``, (index of a night, its
+    repetitions within the physical bounds) of the nights that have any, oldest first;
+    each explained by the setup facts that differ."""
+    out = []
+    for split in splits([values for _, values in judged]):
+        before = series.nights[judged[split.at - 1][0]]
+        after = series.nights[judged[split.at][0]]
+        pct = 100.0 * (split.after_mean - split.before_mean) / split.before_mean \
+            if split.before_mean else 0.0
+        out.append(Change(
+            run_id=after.run_id, started_at=after.started_at, before_run_id=before.run_id,
+            before_bps=split.before_mean, after_bps=split.after_mean, change_pct=pct,
+            score=split.score,
+            direction=Direction.REGRESSION if pct < 0 else Direction.PROGRESSION,
+            setup_changes=tuple(setup_changes(before, after, series.tool))))
+    return out
+
+
+def setup_changes(before: Night, after: Night, tool: str | None = None) -> list[str]:
+    """What differs between two nights' setups: ``"<fact> <before> -> <after>"``, in the
+    facts' order ("(none)" where one night has no such fact), the measuring tool and the
+    point's MTU included. The versions of tools that measured neither night (nor
+    ``tool``) are left out: they did not make these figures."""
+    a = {**before.setup, "tool": before.tool, "mtu": str(before.mtu)}
+    b = {**after.setup, "tool": after.tool, "mtu": str(after.mtu)}
+    return [f"{k} {a.get(k, '(none)')} -> {b.get(k, '(none)')}"
+            for k in dict.fromkeys([*a, *b])
+            if a.get(k) != b.get(k) and not _other_tool(k, tool, before.tool, after.tool)]
+
+
+def _other_tool(key: str, *tools: str | None) -> bool:
+    """A host's version of a tool that measured neither night."""
+    words = key.split(" ")
+    return len(words) == 3 and words[2] == "version" and words[1] not in tools

@@ -1,0 +1,194 @@
+"""nicbench history over real runs (the engine on fake hosts, each trial the lab's
+captured iperf3 JSON at a rate the test chooses): a step is found at the run it starts,
+with the setup difference behind it; noise alone is no change; a figure beyond the
+link's goodput limit is flagged and not judged; each night's figure is the run's own
+selected figure; a campaign's morning summary lists what its night changed."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nights import campaign_night, night
+
+from nicbench.history import Direction, Flag, history
+from nicbench.history.regressions import campaign_changes, condensed
+from nicbench.results.manifest import Manifest
+from nicbench.results.store import RunDir
+from nicbench.results.summary import summary_rows
+
+DATA = Path(__file__).resolve().parents[1] / "report" / "data"
+GBE = 930e6                   # below the 1 Gbit/s link's 941.5 Mbit/s goodput at MTU 1500
+
+
+def nights(tmp_path: Path, levels: list[float], *, seed: int, rsd: float = 0.003,
+           night_rsd: float = 0.0, reps: int = 5,
+           drivers: list[str] | None = None) -> list[Path]:
+    """A run per level (a night each, from 2026-11-01), its repetitions drawn around the
+    level (``rsd`` within a night, ``night_rsd`` between nights), seeded."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i, level in enumerate(levels):
+        mean = level * (1 + rng.normal(0, night_rsd))
+        rates = list(mean * (1 + rng.normal(0, rsd, reps)))
+        out.append(night(tmp_path / f"night-{i + 1:02d}", f"2026-11-{i + 1:02d}",
+                         {"gbe": rates}, driver_version=(drivers or [])[i]
+                         if drivers else "1.0"))
+    return out
+
+
+def test_a_step_is_found_at_its_run_with_the_driver_change_behind_it(tmp_path):
+    levels = [GBE] * 6 + [GBE * 0.96] * 4
+    drivers = ["1.0"] * 6 + ["1.1"] * 4
+    dirs = nights(tmp_path, levels, seed=11, drivers=drivers)
+    [series] = history(dirs)
+    assert (series.adapter, series.test, series.point) == ("gbe", "tcp", "mtu1500")
+    assert [n.run_id for n in series.nights] == [f"202611{d:02d}-030000" for d in range(1, 11)]
+    [change] = series.changes
+    assert change.run_id == "20261107-030000"
+    assert change.before_run_id == "20261106-030000"
+    assert change.direction is Direction.REGRESSION
+    assert change.change_pct == pytest.approx(-4.0, abs=0.5)
+    assert change.before_bps == pytest.approx(GBE, rel=0.005)
+    assert change.after_bps == pytest.approx(GBE * 0.96, rel=0.005)
+    assert change.score > 0
+    assert set(change.setup_changes) == {"nb-a gbe driver_version 1.0 -> 1.1",
+                                         "nb-b gbe driver_version 1.0 -> 1.1"}
+    assert condensed(change.setup_changes) == ["gbe driver_version 1.0 -> 1.1"]
+    assert all(n.flag is None and n.n == 5 for n in series.nights)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_flat_noisy_series_has_no_change(tmp_path, seed):
+    # 0.5 % within a night and 0.3 % between nights: as a quiet lab link looks
+    dirs = nights(tmp_path, [GBE] * 12, seed=seed, rsd=0.005, night_rsd=0.003)
+    [series] = history(dirs)
+    assert len(series.nights) == 12
+    values = [n.value_bps for n in series.nights]
+    assert max(values) - min(values) > 0.002 * GBE        # the noise is there
+    assert series.changes == []
+
+
+def test_three_runs_the_third_slowed_is_a_change_at_the_third(tmp_path):
+    dirs = nights(tmp_path, [GBE, GBE, GBE * 0.9], seed=5, reps=3)
+    [series] = history(dirs)
+    [change] = series.changes
+    assert change.run_id == "20261103-030000"
+    assert change.change_pct == pytest.approx(-10, abs=0.7)
+    assert change.setup_changes == ()        # nothing recorded changed: said as such
+
+
+def test_a_night_above_the_line_rate_is_flagged_and_not_judged(tmp_path):
+    # 990 Mbit/s cannot cross a 1 Gbit/s link at MTU 1500 (941.5 Mbit/s of goodput)
+    dirs = nights(tmp_path, [GBE] * 4 + [990e6] + [GBE] * 4, seed=7)
+    [series] = history(dirs)
+    odd = series.nights[4]
+    assert odd.flag is Flag.ABOVE_LINE_RATE and odd.flagged == 5
+    assert odd.limit_bps == pytest.approx(941.5e6, rel=0.001)
+    assert odd.value_bps == pytest.approx(990e6, rel=0.01)    # shown, as the report does
+    assert all(n.flag is None for k, n in enumerate(series.nights) if k != 4)
+    assert series.changes == []
+    # the same night at a figure the link can carry is a change
+    (tmp_path / "b").mkdir()
+    dirs = nights(tmp_path / "b", [GBE] * 4 + [GBE * 0.9] * 4, seed=7)
+    assert len(history(dirs)[0].changes) == 1
+
+
+def test_a_nights_figure_is_the_runs_own_selected_figure():
+    """best in run A's profile, median in run B's: as summary.csv selects them."""
+    found = {s.key: s for s in history([DATA / "run-a", DATA / "run-b"])}
+    for run_dir in (DATA / "run-a", DATA / "run-b"):
+        m = Manifest.read(run_dir / "manifest.json")
+        for row in summary_rows(RunDir(run_dir).records(), m.profile):
+            if row.selected_bps is None:
+                continue
+            n = next(n for n in found[(row.adapter, row.test, row.point)].nights
+                     if n.run_id == m.run_id)
+            assert n.value_bps == pytest.approx(row.selected_bps), row
+            assert (n.select, n.n) == (row.select, row.n_ok)
+            assert n.min_bps == pytest.approx(row.min_bps)
+            assert n.max_bps == pytest.approx(row.max_bps)
+    selects = {n.select for s in found.values() for n in s.nights}
+    assert selects == {"best", "median"}
+
+
+def test_json_of_a_series(tmp_path):
+    dirs = nights(tmp_path, [GBE] * 3 + [GBE * 0.95] * 2, seed=9,
+                  drivers=["1.0"] * 3 + ["2.0"] * 2)
+    [series] = history(dirs, since="2026-11-02")
+    data = json.loads(json.dumps(series.to_json()))
+    assert [r["run_id"] for r in data["runs"]] == [f"202611{d:02d}-030000"
+                                                  for d in range(2, 6)]
+    assert set(data["runs"][0]) >= {"run_id", "started_at", "value_bps", "n", "stdev_bps",
+                                    "setup"}
+    [change] = data["changes"]
+    assert set(change) >= {"run_id", "before_bps", "after_bps", "change_pct", "score",
+                           "setup_changes"}
+    assert change["score_kind"] == "jumpavg-bits"
+    assert "nb-a gbe driver_version 1.0 -> 2.0" in change["setup_changes"]
+
+
+def test_the_morning_summary_lists_what_the_night_changed(tmp_path):
+    """Four nights, each a campaign beside the others; the last one's driver is new and
+    its figure 4 % lower: its summary.md and index.html say so, the earlier ones nothing."""
+    root = tmp_path / "nights"
+    root.mkdir()
+    rng = np.random.default_rng(21)
+    # another campaign's night beside them (every campaign's nights share reports/), low
+    # and on the new driver: not this campaign's history
+    campaign_night(root / "night-0-other", "20261031-030000",
+                   {"gbe": list(GBE * 0.9 * (1 + rng.normal(0, 0.003, 4)))},
+                   driver_version="3.3", name="other")
+    runners = []
+    for i in range(4):
+        level = GBE if i < 3 else GBE * 0.96
+        runners.append(campaign_night(root / f"night-{i + 1}", f"2026110{i + 1}-030000",
+                                      {"gbe": list(level * (1 + rng.normal(0, 0.003, 4)))},
+                                      driver_version="3.2" if i < 3 else "3.3"))
+    assert all(r.morning.history == [] for r in runners[:3])
+    [line] = runners[3].morning.history
+    said = re.fullmatch(r"gbe tcp MTU 1500: (-\d\.\d) % since \d{4}-\d\d-\d\d, "
+                        r"gbe driver_version 3\.2 -> 3\.3", line)
+    assert said is not None, line
+    assert float(said.group(1)) == pytest.approx(-4, abs=0.6)
+    summary = (root / "night-4" / "summary.md").read_text()
+    assert f"- {line}" in summary and "Against history" in summary
+    index = (root / "night-4" / "index.html").read_text()
+    assert "<h2>Against history</h2>" in index and line.replace(">", "&gt;") in index
+    assert "Against history" not in (root / "night-3" / "summary.md").read_text()
+    [found] = campaign_changes(root / "night-4")
+    assert found.regression and found.nights == 4
+
+
+def test_setup_changes_name_the_tool_and_mtu_and_only_the_tools_that_measured():
+    from datetime import UTC, datetime
+
+    from nicbench.history.model import Night
+    from nicbench.history.series import setup_changes
+
+    def n(tool: str, mtu: int, setup: dict[str, str]) -> Night:
+        return Night(run_id="r", started_at=datetime(2026, 11, 1, tzinfo=UTC),
+                     pair="gbe", mtu=mtu, select="best", value_bps=1.0, n=1,
+                     stdev_bps=0.0, min_bps=1.0, max_bps=1.0, tool=tool, setup=setup)
+
+    a = n("iperf2", 1500, {"h iperf2 version": "2.1.8", "h iperf3 version": "3.12",
+                           "h netpipe version": "3.7", "h kernel": "6.1"})
+    b = n("iperf3", 9000, {"h iperf2 version": "2.1.9", "h iperf3 version": "3.16",
+                           "h kernel": "6.1"})
+    assert setup_changes(a, b, "iperf2") == [
+        "h iperf2 version 2.1.8 -> 2.1.9", "h iperf3 version 3.12 -> 3.16",
+        "tool iperf2 -> iperf3", "mtu 1500 -> 9000"]
+
+
+def test_the_runs_of_a_directory_source(tmp_path):
+    from nicbench.results.frame import DirSource
+
+    dirs = nights(tmp_path, [GBE, GBE], seed=1, reps=2)
+    runs = DirSource(dirs).runs()
+    assert runs["run_id"].tolist() == ["20261101-030000", "20261102-030000"]
+    assert runs["trials"].tolist() == [2, 2] and runs["profile"].tolist() == ["nightly"] * 2
+    assert str(runs["run_started_at"].dtype) == "datetime64[ns, UTC]"
