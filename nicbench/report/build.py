@@ -9,6 +9,7 @@ what a chart or table shows; nothing here draws:
     differences.py what differs between compared runs (hosts, cards, tools, method)
     bars.py        speed rankings, heatmaps, CPU and cost charts of the rate tools
     netpipe.py     netPIPE curves per adapter and per MTU, and the plateau
+    latency.py     round-trip percentiles, a CDF, and the lowest-tail-latency verdict
     tables.py      adapters, every configuration, netio-style tables
     failures.py    what did not measure, and why
     setup.py       hosts, versions, commands
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import time
 
-from nicbench.report import bars, compare, netpipe, tables, verdict
+from nicbench.report import bars, compare, latency, netpipe, tables, verdict
 from nicbench.report.configs import Index, build_entries
 from nicbench.report.failures import failures, failures_table
 from nicbench.report.load import Run
@@ -35,6 +36,8 @@ def build(runs: list[Run], rates: dict[str, float] | None = None,
     ix = Index(runs, entries)
     verdicts = verdict.verdicts(ix)
     table_list: list[Table] = [verdict.verdict_table(m, rows) for m, rows in verdicts.items()]
+    lat_sentences, lat_verdicts = latency.verdict(ix)
+    table_list += lat_verdicts
     table_list.append(Table(id="verdict", family="verdict-csv", title="verdict",
                             columns=list(verdict.CSV_COLUMNS),
                             rows=verdict.verdict_csv_rows(verdicts)))
@@ -50,6 +53,9 @@ def build(runs: list[Run], rates: dict[str, float] | None = None,
                + bars.cost_figures(ix))
     np_figures, np_tables = netpipe.netpipe_figures(ix)
     figures += np_figures
+    lat_figures, lat_tables = latency.figures(ix)
+    figures += lat_figures
+    table_list += lat_tables
     if reference is not None:
         ref_figures, ref_table = reference_figures(ix, reference)
         figures += ref_figures
@@ -64,6 +70,7 @@ def build(runs: list[Run], rates: dict[str, float] | None = None,
                      "pairs. Its entries are drawn in shades of its colour.")
     return Report(entries=entries, figures=figures, tables=table_list, failures=fails,
                   setup=setup_of(ix),
-                  verdict=[verdict.sentence(m, rows) for m, rows in verdicts.items()],
+                  verdict=[verdict.sentence(m, rows) for m, rows in verdicts.items()]
+                  + lat_sentences,
                   warnings=warnings, notes=notes, created_at=time.time(),
                   comparison=comparison)

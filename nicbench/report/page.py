@@ -40,6 +40,7 @@ SECTIONS = [
     ("comparison", "Run against run"),
     ("adapters", "Adapters"),
     ("throughput", "Throughput"),
+    ("latency", "Latency"),
     ("cpu", "CPU and cost"),
     ("netpipe", "netPIPE"),
     ("published", "Published figures"),

@@ -87,8 +87,9 @@ def test_latency_percentiles_on_a_shaped_veth(lab, tmp_path):
         if rec.test == "rtt-tcp-64":
             trips = sockperf.round_trips_us(text["outfile"])
             assert len(trips) == lat.samples
-            assert min(trips) == pytest.approx(lat.min_us)
-            assert max(trips) == pytest.approx(lat.max_us)
+            # the log and the summary each round to sockperf's printed 0.001 us
+            assert min(trips) == pytest.approx(lat.min_us, abs=0.0015)
+            assert max(trips) == pytest.approx(lat.max_us, abs=0.0015)
         else:
             assert "outfile" not in rec.raw
     with open(out / "summary.csv", newline="") as fh:
