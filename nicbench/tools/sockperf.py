@@ -50,7 +50,7 @@ received from the server. Is the server down?"; no server on a TCP port gives
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import Field, model_validator
 
@@ -222,10 +222,15 @@ def round_trips_us(text: str) -> list[float]:
 # --full-log writes ~40 bytes per message: at most this many keep the file well under
 # nicbench's 8 MB cap on a tool's output (limits.MAX_OUTPUT_BYTES).
 MAX_LOGGED_MESSAGES = 150_000
-WARMUP_S = 0.4       # sockperf's warm-up before its -t starts (its "Warm up time=400 msec")
+# What a ping-pong client takes beyond its -t, measured on the lab with sockperf 3.7
+# (-t 1: 3.27 s, -t 2: 4.29 s, -t 3: 5.32 s): its warm-up (0.4 s) and ~1.9 s of start and
+# end of its own.
+OVERHEAD_S = 2.3
 
 
 class SockperfParams(Strict):
+    # --plan's estimate: a trial takes duration_s plus this (not a parameter)
+    fixed_overhead_s: ClassVar[float] = OVERHEAD_S
     duration_s: Int = Field(5, ge=1, le=3600)             # -t (whole seconds)
     message: Size | VarRef = 64                           # -m, bytes (sockperf: 14 ... 65507)
     # --mps: messages per second; None sends the next as soon as the reply came (max)
@@ -272,7 +277,7 @@ class SockperfDriver(Driver):
         return Plan(server=[exe_server, "server", *tcp, "-i", ends.receiver_addr,
                             "-p", str(p.port)],
                     client=client, port=p.port, listen_protocol=ends.protocol,
-                    server_exits=False, expected_s=p.duration_s + WARMUP_S,
+                    server_exits=False, expected_s=p.duration_s + OVERHEAD_S,
                     client_outfile=outfile, stop_signal="INT")
 
     def interpret(self, client_text: str, server_text: str, outfile_text: str | None,

@@ -50,7 +50,7 @@ def test_both_ends_argv_udp_and_tcp() -> None:
                            "--client_ip", "198.18.0.2", "-m", "256", "-t", "3", "--full-rtt",
                            "-d"]
     assert plan.client_outfile is None and not plan.server_exits
-    assert plan.expected_s == pytest.approx(3.4) and plan.stop_signal == "INT"
+    assert plan.expected_s == pytest.approx(5.3) and plan.stop_signal == "INT"
     tcp = Endpoints("198.18.0.1", "198.18.0.2", "tcp", client_file="/tmp/x.out")
     plan = TOOL.driver.plan("sockperf", "sockperf", {"mps": 1000, "per_sample": True}, tcp, "t")
     assert plan.server[:3] == ["sockperf", "server", "--tcp"] and plan.listen_protocol == "tcp"
