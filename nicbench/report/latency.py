@@ -11,6 +11,12 @@ the highest repetition. The CDF is the repetition whose median is the selected o
 the test's ``per_sample``) where the run kept it, else from the percentiles sockperf
 printed (a coarse CDF, said so in the notes).
 
+A round trip below the wire's minimum (both frames serialized once at the adapter's line
+rate, ``theory.round_trip_floor_us``) is not a measurement of such a card: as a rate
+above the wire's limit, it is flagged (the mark on the p50 bars, the table, the verdict)
+and never ranked. The lab's tbf shaping models no serialization, so its slow links read
+below their floor (README, "Lab latency figures").
+
 The verdict ranks by p99, lowest first; ties (equal to sockperf's printed 0.001 us) keep
 the entries' order, as the throughput verdict's do, and are named as ties. Whether the
 leader's p99 is beyond the runner-up's run-to-run spread is the same rank test the
@@ -30,6 +36,7 @@ from nicbench.report.colours import ink_on
 from nicbench.report.configs import (Config, Index, chart_title, fmt, slug, sorted_groups)
 from nicbench.report.model import (Bar, BarPanel, BarStatus, Curve, Figure, LegendItem,
                                    LinePanel, Sentence, Table)
+from nicbench.report.theory import round_trip_floor_us
 from nicbench.results.records import TrialRecord
 from nicbench.tools import sockperf
 
@@ -67,9 +74,32 @@ def figures(ix: Index) -> tuple[list[Figure], list[Table]]:
 
 
 def ranked(ix: Index, configs: list[Config]) -> list[Config]:
-    """Configurations by their p99, lowest first; unmeasured last; ties in entry order."""
-    return sorted(configs, key=lambda c: (c.row.p99_us is None, c.row.p99_us or 0.0,
-                                          ix.order[c.entry.key], c.mtu))
+    """Configurations by their p99, lowest first; those below the wire's minimum after
+    (not ranked), unmeasured last; ties in entry order."""
+    return sorted(configs, key=lambda c: (c.row.p99_us is None, below_floor(c),
+                                          c.row.p99_us or 0.0, ix.order[c.entry.key], c.mtu))
+
+
+def floor_us(c: Config) -> float | None:
+    """The wire's shortest round trip for this configuration's messages (None without a
+    known line rate or a measured message size)."""
+    size = next((r.latency.message_bytes for r in latency_ok(c) if r.latency), None)
+    if not c.entry.rate_bps or size is None:
+        return None
+    return round_trip_floor_us(c.entry.rate_bps, size, c.row.protocol)
+
+
+def below_floor(c: Config) -> bool:
+    """Its median round trip is shorter than the wire allows: not such a card's figure."""
+    floor = floor_us(c)
+    return bool(floor and c.row.p50_us is not None and c.row.p50_us < floor)
+
+
+def _floor_words(c: Config) -> str:
+    floor = floor_us(c)
+    where = "on this lab" if c.entry.emulated else "(check the link rate and the raw output)"
+    return (f"p50 {c.row.p50_us:.1f} us below the wire's minimum round trip "
+            f"{floor:.2f} us {where}; not ranked")
 
 
 def _bars(tool: str, protocol: str, test: str, title: str, configs: list[Config],
@@ -80,6 +110,10 @@ def _bars(tool: str, protocol: str, test: str, title: str, configs: list[Config]
         rows = [row_of(c.entry) for c in mine]
         for column, name, label in PERCENTILES:
             bars = [_bar(c, column, name) for c in mine]
+            if name == "p50":
+                for b, c in zip(bars, mine, strict=True):
+                    b.limit = floor_us(c)
+                    b.flag = _floor_words(c) if below_floor(c) else ""
             top = max((b.hi or b.value or 0.0 for b in bars), default=0.0)
             panels.append(BarPanel(title=f"{g.label}: {label}", xlabel="round trip, us",
                                    rows=rows, bars=bars, xmax=top * 1.1 or 1.0,
@@ -93,7 +127,10 @@ def _bars(tool: str, protocol: str, test: str, title: str, configs: list[Config]
                  f"profile's select takes it over the repetitions' own ({'; '.join(stats_used)}"
                  "); whiskers: lowest to highest repetition. Rows by p99, lowest first."),
         panels=list(panels), entries=list(dict.fromkeys(c.entry.key for c in order)),
-        legend=[LegendItem("lowest to highest repetition", "#000000", "whisker")],
+        legend=[LegendItem("lowest to highest repetition", "#000000", "whisker"),
+                LegendItem("the wire's minimum round trip (p50 panels)", "#000000", "limit")],
+        notes=[f"{c.entry.label}, {c.group.label}: {_floor_words(c)}." for c in order
+               if below_floor(c)],
         columns=2)
 
 
@@ -186,14 +223,17 @@ def _table(tool: str, protocol: str, test: str, title: str, configs: list[Config
     t = Table(id=slug("latency", tool, protocol, test), family="latency",
               title=f"{title}: round trips, us",
               columns=["adapter", "at", "repetitions", "statistic", "p50", "p90", "p99",
-                       "p99.9", "max", "p50 lowest-highest", "round trips", "CDF repetition"])
+                       "p99.9", "max", "p50 lowest-highest", "round trips", "CDF repetition",
+                       "wire minimum"])
     for c in order:
         r = c.row
         t.rows.append([c.entry.label, c.group.label, c.counts, statistic(c),
                        fmt(r.p50_us), fmt(r.p90_us), fmt(r.p99_us), fmt(r.p999_us),
                        fmt(r.max_us),
                        f"{fmt(r.p50_min_us)}-{fmt(r.p50_max_us)}" if r.p50_min_us is not None
-                       else "", r.latency_samples or "", r.latency_repetition or ""])
+                       else "", r.latency_samples or "", r.latency_repetition or "",
+                       (f"{floor_us(c):.2f}" + (" ! below it" if below_floor(c) else ""))
+                       if floor_us(c) is not None else ""])
         t.row_entries.append(c.entry.key)
     return t
 
@@ -203,7 +243,9 @@ def verdict(ix: Index) -> tuple[list[Sentence], list[Table]]:
     sentences, tables = [], []
     for (tool, protocol, test), configs in ix.charts("latency").items():
         title = chart_title(tool, protocol, test)
-        order = [c for c in ranked(ix, configs) if c.row.p99_us is not None]
+        measured = [c for c in ranked(ix, configs) if c.row.p99_us is not None]
+        order = [c for c in measured if not below_floor(c)]
+        below = [c for c in measured if below_floor(c)]
         t = Table(id=slug("verdict-latency", tool, protocol, test), family="verdict",
                   title=f"{title}: lowest tail latency",
                   columns=["rank", "adapter", "p99, us", "at", "statistic", "p50, us",
@@ -216,13 +258,17 @@ def verdict(ix: Index) -> tuple[list[Sentence], list[Table]]:
                            fmt(c.row.p99_us), c.group.label, statistic(c), fmt(c.row.p50_us),
                            fmt(c.row.p999_us), ""])
             t.row_entries.append(c.entry.key)
+        for c in below:
+            t.rows.append(["", c.entry.label, fmt(c.row.p99_us), c.group.label, statistic(c),
+                           fmt(c.row.p50_us), fmt(c.row.p999_us), _floor_words(c)])
+            t.row_entries.append(c.entry.key)
         for c in configs:
             if c.row.p99_us is None:
                 t.rows.append(["", c.entry.label, "", c.group.label, "", "", "",
                                f"{c.word or 'no data'} {c.counts}"])
                 t.row_entries.append(c.entry.key)
         tables.append(t)
-        sentences.append(Sentence(title, _sentence(title, order, configs)))
+        sentences.append(Sentence(title, _sentence(title, order, below, configs)))
     return sentences, tables
 
 
@@ -230,9 +276,13 @@ def _tied(a: Config, b: Config) -> bool:
     return abs((a.row.p99_us or 0.0) - (b.row.p99_us or 0.0)) < RESOLUTION_US / 2
 
 
-def _sentence(title: str, order: list[Config], configs: list[Config]) -> str:
-    if not order:
+def _sentence(title: str, order: list[Config], below: list[Config],
+              configs: list[Config]) -> str:
+    if not order and not below:
         return f"{title}: no round trips were measured."
+    if not order:
+        return (f"{title}: no round trip within the wire's physics; nothing ranked. "
+                + _below_words(below))
     top = order[0]
     text = (f"{title}: lowest tail latency {top.entry.label}, p99 {top.row.p99_us:.1f} us "
             f"at {top.group.label} ({statistic(top)}; p50 {top.row.p50_us:.1f} us).")
@@ -243,11 +293,18 @@ def _sentence(title: str, order: list[Config], configs: list[Config]) -> str:
         text += " Then " + ", ".join(f"{c.entry.label} {c.row.p99_us:.1f}"
                                      for c in order[1:]) + "."
         text += " " + _separable(top, second)
+    if below:
+        text += " " + _below_words(below)
     missing = [c for c in configs if c.row.p99_us is None]
     if missing:
         text += " Not measured: " + "; ".join(f"{c.entry.label} {c.word or 'no data'}"
                                                for c in missing) + "."
     return text
+
+
+def _below_words(below: list[Config]) -> str:
+    return "Below the wire's minimum round trip; not ranked: " + "; ".join(
+        f"{c.entry.label} {_floor_words(c).removesuffix('; not ranked')}" for c in below) + "."
 
 
 def _separable(a: Config, b: Config) -> str:

@@ -86,22 +86,47 @@ def test_without_per_sample_output_the_cdf_says_it_is_the_printed_percentiles(re
         assert curve.points[-1][1] == 1.0 and (0.5 in [y for _, y in curve.points])
 
 
-def test_the_verdict_names_the_lowest_tail_latency_and_what_it_cannot_tell(report):
+# The wire's shortest round trip of a 64-byte message at the fe card's 100 Mbit/s, by hand:
+# UDP (14 + 20 + 8 + 64 + 4) + 20 = 130 bytes each way, 2 x 130 x 8 / 1e8 s = 20.8 us; TCP
+# with timestamps (14 + 20 + 32 + 64 + 4) + 20 = 154 bytes, 24.64 us. The lab's fe link
+# (tbf: no serialization) reads below both; gbe's floor is a tenth of them.
+FE_FLOOR_US = {"rtt-udp-64": 20.8, "rtt-tcp-64": 24.64}
+
+
+def test_the_verdict_names_the_lowest_tail_latency_and_flags_the_impossible(report):
+    gbe = next(e.label for e in report.entries if e.pair == "gbe")
+    fe = next(e.label for e in report.entries if e.pair == "fe")
     for test, title in (("rtt-udp-64", "sockperf UDP"), ("rtt-tcp-64", "sockperf TCP")):
-        p99 = {pair: min(r.latency.p99_us for r in reps(pair, test)) for pair in ("gbe", "fe")}
-        low = min(p99, key=lambda k: p99[k])
-        label = next(e.label for e in report.entries if e.pair == low)
+        fe_p50 = min(r.latency.p50_us for r in reps("fe", test))
+        assert fe_p50 < FE_FLOOR_US[test]
+        p99 = min(r.latency.p99_us for r in reps("gbe", test))
         (s,) = [s for s in report.verdict if s.method == title]
-        assert s.text.startswith(f"{title}: lowest tail latency {label}, p99 "
-                                 f"{p99[low]:.1f} us at MTU 1500 (best (lowest) of 3 "
-                                 "repetitions;")
-        assert "3 against 3 repetitions cannot tell the first two apart" in s.text
+        assert s.text.startswith(f"{title}: lowest tail latency {gbe}, p99 {p99:.1f} us at "
+                                 "MTU 1500 (best (lowest) of 3 repetitions;")
+        assert (f"Below the wire's minimum round trip; not ranked: {fe} p50 {fe_p50:.1f} us "
+                f"below the wire's minimum round trip {FE_FLOOR_US[test]:.2f} us on this lab."
+                in s.text)
         (t,) = [t for t in report.tables_of("verdict") if t.title == f"{title}: lowest tail latency"]
-        assert [row[0] for row in t.rows] == ["1", "2"] and t.rows[0][1] == label
+        assert [(row[0], row[1]) for row in t.rows] == [("1", gbe), ("", fe)]
+        assert t.rows[1][-1].endswith("on this lab; not ranked")
+    (fig,) = [f for f in report.figures_of("latency") if f.id == "latency-sockperf-udp"]
+    p50 = fig.panels[0]
+    assert isinstance(p50, BarPanel) and p50.title.endswith("p50")
+    fe_bar = p50.bar(next(e.key for e in report.entries if e.pair == "fe"))
+    assert fe_bar is not None and fe_bar.limit == pytest.approx(20.8) and fe_bar.flag
     # round trips are not ranked as throughput: no rate verdict, speed or CPU chart
     assert not [s for s in report.verdict if "fastest" in s.text or "nothing was measured"
                 in s.text]
     assert not report.figures_of("speed") and not report.figures_of("cpu")
+
+
+def test_two_adapters_within_physics_are_ranked_and_the_test_says_what_it_can_tell(copy_run):
+    # --link-rate fe=1gbit: both read as Gigabit, so both are within the wire's physics
+    rep = build(load_runs([copy_run(RUN, "gigabit")]), rates={"lab-gbe": 1e9, "lab-fe": 1e9})
+    (s,) = [s for s in rep.verdict if s.method == "sockperf UDP"]
+    assert "Below the wire's minimum" not in s.text
+    assert "3 against 3 repetitions cannot tell the first two apart (the smallest p " \
+        "possible is 0.10)." in s.text
 
 
 def test_the_latency_table_keeps_the_spread_of_the_medians(report):
