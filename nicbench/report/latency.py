@@ -114,7 +114,10 @@ def _bars(tool: str, protocol: str, test: str, title: str, configs: list[Config]
                 for b, c in zip(bars, mine, strict=True):
                     b.limit = floor_us(c)
                     b.flag = _floor_words(c) if below_floor(c) else ""
-            top = max((b.hi or b.value or 0.0 for b in bars), default=0.0)
+                    if b.flag:
+                        b.text += " !"
+            top = max((max(b.hi or 0.0, b.value or 0.0, b.limit or 0.0) for b in bars),
+                      default=0.0)
             panels.append(BarPanel(title=f"{g.label}: {label}", xlabel="round trip, us",
                                    rows=rows, bars=bars, xmax=top * 1.1 or 1.0,
                                    sorted_by="p99, lowest first"))
