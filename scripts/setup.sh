@@ -9,7 +9,7 @@
 # Later steps of the README (lab up, check, run, report) all use .venv/bin/nicbench.
 set -euo pipefail
 
-PACKAGES=(iproute2 openssh-server openssh-client iperf iperf3 netpipe-tcp ethtool sysstat
+PACKAGES=(iproute2 openssh-server openssh-client iperf iperf3 netpipe-tcp sockperf ethtool sysstat
           net-tools nftables iputils-ping procps python3-venv chromium-driver shellcheck
           poppler-utils fonts-liberation)
 

@@ -65,7 +65,13 @@ def cmd_parse(args) -> int:
         return 0
     out(f"tool        {parsed.tool} {parsed.version or ''}".rstrip())
     out(f"protocol    {parsed.protocol}")
-    out(f"throughput  {mbit(parsed.throughput_bps)} Mbit/s")
+    lat = parsed.latency
+    if lat is not None:          # a latency tool: round trips, no throughput
+        out(f"round trip  p50 {lat.p50_us:g}  p90 {lat.p90_us:g}  p99 {lat.p99_us:g}  "
+            f"p99.9 {lat.p999_us:g}  max {lat.max_us:g} us ({lat.samples} round trips of "
+            f"{lat.message_bytes} bytes)")
+    else:
+        out(f"throughput  {mbit(parsed.throughput_bps)} Mbit/s")
     if parsed.udp:
         out(f"udp         lost {parsed.udp.lost}/{parsed.udp.total} "
             f"({parsed.udp.loss_pct}%), jitter {parsed.udp.jitter_ms} ms")

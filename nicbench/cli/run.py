@@ -62,7 +62,10 @@ class RunPrinter:
             case ev.TrialDone(record=r, i=i, n=n, done=done, total=total, eta_s=eta):
                 of = f"/{n}" if n else ""
                 offered = f" offered {mbit(r.offered_bps)}" if r.offered_bps else ""
-                result = f"{mbit(r.throughput_bps)} Mbit/s" if r.ok else f"FAILED: {r.reason}"
+                result = (f"FAILED: {r.reason}" if not r.ok
+                          else f"p50 {r.latency.p50_us:.1f} us, p99 {r.latency.p99_us:.1f} us "
+                               f"({r.latency.samples} round trips)" if r.latency is not None
+                          else f"{mbit(r.throughput_bps)} Mbit/s")
                 where = f"{r.pair} {r.point} " if self._parallel else ""
                 self.line(f"   [{done:>4}/{total}] {where}{r.test} #{i}{of}{offered}: {result}  "
                           f"(ETA {duration(eta)})")
@@ -136,10 +139,20 @@ def _ended(args, runner, run_dir) -> int:
              mbit(r.selected_bps), mbit(r.median_bps),
              "-" if r.cpu_local_pct is None else f"{r.cpu_local_pct:.0f}",
              "-" if r.cpu_remote_pct is None else f"{r.cpu_remote_pct:.0f}"]
-            for r in runner.summary]
+            for r in runner.summary if r.p50_us is None]
     out("")
-    console.table(["pair", "point", "test", "status", "ok", "select", "Mbit/s", "median",
-                   "cpu snd %", "cpu rcv %"], rows)
+    if rows or not runner.summary:
+        console.table(["pair", "point", "test", "status", "ok", "select", "Mbit/s", "median",
+                       "cpu snd %", "cpu rcv %"], rows)
+    latency = [[r.pair, r.point, r.test, r.status, f"{r.n_ok}/{r.n_ok + r.n_failed}", r.select,
+                *(f"{v:.1f}" if v is not None else "-"
+                  for v in (r.p50_us, r.p90_us, r.p99_us, r.p999_us))]
+               for r in runner.summary if r.p50_us is not None]
+    if latency:
+        out("" if not rows else "\nround trips, us (each percentile by select over the "
+            "repetitions):")
+        console.table(["pair", "point", "test", "status", "ok", "select", "p50", "p90", "p99",
+                       "p99.9"], latency)
     out(f"\nresults: {run_dir.path}/ (summary.csv, trials.jsonl, raw/)")
     if args.report:
         from nicbench.report import build_report

@@ -31,7 +31,7 @@ from nicbench.execution.framesearch import search_frames
 from nicbench.execution.store import Recorder, Where
 from nicbench.execution.trial import TrialContext
 from nicbench.execution.udpsearch import bisect, sweep
-from nicbench.results.policy import Stop, first_stop, passes, stopped
+from nicbench.results.policy import Stop, figure, first_stop, passes, stopped
 from nicbench.results.records import Failure, Kind, Status, TrialKey, TrialRecord
 from nicbench.tools.params import resolve
 
@@ -152,8 +152,9 @@ class Repetitions(Measure):
                     self._give_up(run, trials, rec, limit, reps - rep)
                     recorder.advance(reps - rep)
                     break
-            if rec is not None and rec.ok and rec.throughput_bps is not None:
-                values.append(rec.throughput_bps)
+            value = figure(rec) if rec is not None and rec.ok else None
+            if value is not None:
+                values.append(value)
             stop = self.enough(values, rep)
             if stop is not None:
                 run.tell(ev.RepetitionsStopped(pair=trials.ctx.pair, point=trials.ctx.point,

@@ -464,7 +464,9 @@ def _tool_s(profile: Profile, test: TestSpec) -> float:
         {k: v for k, v in test.params.items() if not str(v).startswith("$")})
     duration = getattr(p, "duration_s", None)
     if duration:
-        return float(duration) + float(getattr(p, "omit_s", 0) or 0)
+        # a tool's own start and end beyond its time (sockperf's), where its params say
+        fixed = float(getattr(type(p), "fixed_overhead_s", 0.0))
+        return float(duration) + float(getattr(p, "omit_s", 0) or 0) + fixed
     return min(UNKNOWN_TOOL_S, profile.timeout_for(test))
 
 

@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterable
 
 from nicbench.report.colours import PUBLISHED, ink_on, scale
 from nicbench.report.configs import (MBIT, Config, Group, Index, chart_title, fmt, mbit,
-                                     slug, sorted_groups, tool_title)
+                                     slug, sorted_groups, tool_title, tools_with)
 from nicbench.report.model import (Bar, BarPanel, BarSeries, BarStatus, Cell, Dot, Entry,
                                    Figure, HeatPanel, LegendItem, Row, ScatterPanel)
 from nicbench.report.theory import FLAG_MARGIN, goodput_formula, timestamps_on
@@ -268,8 +268,9 @@ def cpu_figures(ix: Index) -> list[Figure]:
     figures = []
     shared = shared_hosts(ix)
     for (tool, protocol, test), configs in ix.charts().items():
-        if not any(c.cpu_values("cpu_sender_pct") or c.cpu_values("cpu_receiver_pct")
-                   for c in configs):
+        if tool in tools_with("latency") or not any(
+                c.cpu_values("cpu_sender_pct") or c.cpu_values("cpu_receiver_pct")
+                for c in configs):
             continue
         groups = sorted_groups(c.group for c in configs)
         order = ranking_order(ix, configs, selected)

@@ -11,6 +11,7 @@ what a chart or table shows; nothing here draws:
     netpipe.py     netPIPE curves per adapter and per MTU, and the plateau
     streams.py     throughput against parallel streams, and both directions at once
     smallpkt.py    frames/s against frame size, NDR/PDR table, highest small-packet rate
+    latency.py     round-trip percentiles, a CDF, and the lowest-tail-latency verdict
     tables.py      adapters, every configuration, netio-style tables
     failures.py    what did not measure, and why
     setup.py       hosts, versions, commands
@@ -22,7 +23,8 @@ from __future__ import annotations
 import time
 
 from nicbench.history.model import Series
-from nicbench.report import bars, compare, history, netpipe, smallpkt, streams, tables, verdict
+from nicbench.report import (bars, compare, history, latency, netpipe, smallpkt, streams, tables,
+                             verdict)
 from nicbench.report.configs import Index, build_entries
 from nicbench.report.failures import failures, failures_table
 from nicbench.report.load import Run
@@ -43,6 +45,8 @@ def build(runs: list[Run], rates: dict[str, float] | None = None,
     table_list: list[Table] = [verdict.verdict_table(m, rows) for m, rows in verdicts.items()]
     small_sentences, small_verdict = smallpkt.verdict(ix)
     table_list += small_verdict
+    lat_sentences, lat_verdicts = latency.verdict(ix)
+    table_list += lat_verdicts
     table_list.append(Table(id="verdict", family="verdict-csv", title="verdict",
                             columns=list(verdict.CSV_COLUMNS),
                             rows=verdict.verdict_csv_rows(verdicts)))
@@ -60,6 +64,9 @@ def build(runs: list[Run], rates: dict[str, float] | None = None,
     figures += np_figures
     st_figures, st_tables = streams.streams_figures(ix)
     figures += st_figures + smallpkt.figures(ix)
+    lat_figures, lat_tables = latency.figures(ix)
+    figures += lat_figures
+    table_list += lat_tables
     if reference is not None:
         ref_figures, ref_table = reference_figures(ix, reference)
         figures += ref_figures
@@ -79,6 +86,6 @@ def build(runs: list[Run], rates: dict[str, float] | None = None,
     return Report(entries=entries, figures=figures, tables=table_list, failures=fails,
                   setup=setup_of(ix),
                   verdict=[verdict.sentence(m, rows) for m, rows in verdicts.items()]
-                  + small_sentences,
+                  + small_sentences + lat_sentences,
                   warnings=warnings, notes=notes, created_at=time.time(),
                   comparison=comparison)

@@ -41,6 +41,7 @@ SECTIONS = [
     ("history", "History"),
     ("adapters", "Adapters"),
     ("throughput", "Throughput"),
+    ("latency", "Latency"),
     ("cpu", "CPU and cost"),
     ("netpipe", "netPIPE"),
     ("streams", "Streams"),

@@ -191,6 +191,8 @@ def figure_of(tool: str) -> tuple[str, Callable[[Config], float | None]]:
 def verdicts(ix: Index) -> dict[tuple[str, str, str], list[Verdict]]:
     out: dict[tuple[str, str, str], list[Verdict]] = {}
     for method, configs in ix.charts().items():
+        if method[0] in tools_with("latency"):
+            continue        # round trips: latency.verdict ranks them, lowest first
         kind, value = figure_of(method[0])
         rows = []
         for e in ix.entries_of(configs):

@@ -6,7 +6,8 @@ a finite number, a whole number); this checks what those numbers say:
 - a rate (throughput, sent, offered, a curve's points, a bidirectional run's directions,
   a tool beside the test's own)
   below 0 or above ``MAX_BPS``;
-- an ``ok`` trial without a throughput (the engine fails such a trial: ``no-result``);
+- an ``ok`` trial without a throughput or a latency test's round trips (the engine fails
+  such a trial: ``no-result``); round trips whose percentiles are out of order;
 - an MTU outside 68 (IPv4's minimum, RFC 791) to 65536 (Linux loopback's default, above
   any Ethernet jumbo frame);
 - a repetition below 1, or above the most trials its test plans (the manifest's profile:
@@ -97,8 +98,14 @@ def _number(value: object) -> float | None:
 
 
 def _ok_without_figure(rec: TrialRecord) -> str | None:
-    if rec.status is Status.OK and rec.throughput_bps is None:
-        return "status ok without a throughput_bps (an ok trial has its figure)"
+    if rec.status is Status.OK and rec.throughput_bps is None and rec.latency is None:
+        return ("status ok without a throughput_bps or latency (an ok trial has its "
+                "figure)")
+    lat = rec.latency
+    if lat is not None and not (lat.p50_us <= lat.p90_us <= lat.p99_us <= lat.p999_us
+                                <= lat.max_us):
+        return (f"latency percentiles out of order (p50 {lat.p50_us:g} p90 {lat.p90_us:g} "
+                f"p99 {lat.p99_us:g} p99.9 {lat.p999_us:g} max {lat.max_us:g} us)")
     return None
 
 

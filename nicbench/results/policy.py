@@ -15,9 +15,33 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
+from enum import StrEnum
 
 from nicbench.config.profile import UntilStable
 from nicbench.results.records import TrialRecord
+from nicbench.tools.registry import TOOLS
+
+
+class Better(StrEnum):
+    """Which way a test's figure is better: a rate higher, a round-trip time lower."""
+
+    HIGHER = "higher"
+    LOWER = "lower"
+
+
+def better_of(tool: str) -> Better:
+    """By the tool's result shape: a latency tool's figure (round trips) is better lower;
+    every other shape's (a rate) higher. A tool nicbench does not know: higher."""
+    known = TOOLS.get(tool)
+    return Better.LOWER if known is not None and known.result == "latency" else Better.HIGHER
+
+
+def figure(rec: TrialRecord) -> float | None:
+    """The one number a repetition is selected and judged stable by: a latency trial's
+    median round trip (us), else its throughput (bit/s)."""
+    if rec.latency is not None:
+        return rec.latency.p50_us
+    return rec.throughput_bps
 
 
 @dataclass(frozen=True)
@@ -34,11 +58,13 @@ class Summary:
         return {"mean": self.mean, "median": self.median}.get(rule, self.best)
 
 
-def summarize(values: list[float]) -> Summary:
+def summarize(values: list[float], better: Better = Better.HIGHER) -> Summary:
+    """The spread of ``values``; ``best`` is the highest, or for a lower-is-better figure
+    (``Better.LOWER``: round trips) the lowest."""
     if not values:
         return Summary(None, None, None, None, None, None)
     return Summary(
-        best=max(values),
+        best=min(values) if better is Better.LOWER else max(values),
         median=statistics.median(values), mean=statistics.fmean(values),
         min=min(values), max=max(values),
         stdev=statistics.stdev(values) if len(values) > 1 else 0.0)
@@ -106,8 +132,9 @@ def first_stop(recs: Iterable[TrialRecord | None], policy: UntilStable) -> Stop 
     for ran, rec in enumerate(recs, 1):
         if rec is None:
             return None
-        if rec.ok and rec.throughput_bps is not None:
-            values.append(rec.throughput_bps)
+        value = figure(rec) if rec.ok else None
+        if value is not None:
+            values.append(value)
         stop = stopped(values, ran, policy)
         if stop is not None:
             return stop

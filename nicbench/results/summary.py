@@ -17,11 +17,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 from nicbench.config.profile import DEFAULT_LOSS_PCT, Profile, UntilStable
 from nicbench.textfile import open_new
-from nicbench.results.policy import first_stop, passes, rsd_pct, summarize
+from nicbench.results.policy import Better, figure, first_stop, passes, rsd_pct, summarize
 from nicbench.results.records import Failure, Kind, Status, TrialRecord, current
+
+# The percentiles a latency row keeps (Latency's fields, as SummaryRow's columns).
+LATENCY_FIELDS = ("p50_us", "p90_us", "p99_us", "p999_us", "max_us")
 
 
 class RowStatus(StrEnum):
@@ -62,6 +66,20 @@ class SummaryRow:
     # Repetitions until stable: how many ran and why they stopped ("stable at 0.41 % after
     # 6", "max reached (30) at 2.30 % spread"); empty for a fixed count.
     stopped: str | None = None
+    # A latency test (round trips, lower is better; empty for a rate): each percentile is
+    # the ``select`` statistic over the successful repetitions' own percentiles (best:
+    # the lowest), the median's spread over them, the round trips they counted, and the
+    # repetition whose median is the selected one (its CDF is the one a report draws).
+    p50_us: float | None = None
+    p90_us: float | None = None
+    p99_us: float | None = None
+    p999_us: float | None = None
+    max_us: float | None = None
+    p50_min_us: float | None = None
+    p50_max_us: float | None = None
+    p50_stdev_us: float | None = None
+    latency_samples: int | None = None
+    latency_repetition: int | None = None
 
     @property
     def search(self) -> bool:
@@ -134,7 +152,28 @@ def _row(recs: list[TrialRecord], profile: Profile | None) -> SummaryRow:
         cpu_tool_pct=_mean(r.cpu_tool_pct for r in ok),
         reason=why.reason if why else None, failure=why.failure if why else None,
         stopped=_stopped(recs, profile.repetition_policy(spec)
-                         if profile is not None and spec is not None else None))
+                         if profile is not None and spec is not None else None),
+        **_latency_columns(ok, rule))
+
+
+def _latency_columns(ok: list[TrialRecord], rule: str) -> dict[str, Any]:
+    """A latency row's columns (none for a rate): each percentile by the rule over the
+    repetitions (round trips: best is the lowest), and which repetition is selected (the
+    one whose median is nearest the selected median; the earlier on a tie)."""
+    reps = [(r, r.latency) for r in ok if r.latency is not None]
+    if not reps:
+        return {}
+    cols: dict[str, Any] = {
+        name: summarize([getattr(lat, name) for _, lat in reps], Better.LOWER).selected(rule)
+        for name in LATENCY_FIELDS}
+    p50 = summarize([lat.p50_us for _, lat in reps], Better.LOWER)
+    target = p50.selected(rule) or 0.0
+    chosen, _ = min(reps, key=lambda pair: (abs(pair[1].p50_us - target),
+                                            pair[0].repetition or 0))
+    cols.update(p50_min_us=p50.min, p50_max_us=p50.max, p50_stdev_us=p50.stdev,
+                latency_samples=sum(lat.samples for _, lat in reps),
+                latency_repetition=chosen.repetition)
+    return cols
 
 
 def _stopped(recs: list[TrialRecord], policy: int | UntilStable | None) -> str | None:
@@ -147,7 +186,7 @@ def _stopped(recs: list[TrialRecord], policy: int | UntilStable | None) -> str |
     stop = first_stop(reps, policy)
     if stop is not None:
         return stop.words()
-    spread = rsd_pct([r.throughput_bps for r in reps if r.ok and r.throughput_bps is not None])
+    spread = rsd_pct([v for r in reps if r.ok and (v := figure(r)) is not None])
     return f"not stable yet after {len(reps)}" + (
         "" if spread is None else f" ({spread:.2f} % spread)")
 

@@ -132,7 +132,7 @@ class VersionProbe:
 
 # What one trial of the tool gives, which decides how a report draws it: one rate (bars),
 # a curve over block sizes (netPIPE), or a rate per packet size (netio's tables).
-ResultShape = Literal["rate", "curve", "sizes"]
+ResultShape = Literal["rate", "curve", "sizes", "latency"]
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,12 @@ from pydantic import ValidationError
 
 from nicbench.config.loader import ToolCatalog
 from nicbench.errors import NicbenchError
-from nicbench.tools import iperf2, iperf3, netio, netpipe, ntttcp
+from nicbench.tools import iperf2, iperf3, netio, netpipe, ntttcp, sockperf
 from nicbench.tools.driver import Endpoints, Need, Tool
 from nicbench.tools.params import resolve
 
 TOOLS: dict[str, Tool] = {t.name: t for t in (
-    iperf2.TOOL, iperf3.TOOL, netpipe.TOOL, ntttcp.TOOL, netio.TOOL)}
+    iperf2.TOOL, iperf3.TOOL, netpipe.TOOL, ntttcp.TOOL, netio.TOOL, sockperf.TOOL)}
 
 # ``nicbench parse auto``: the formats easiest to tell apart are tried first.
 DETECT_ORDER: tuple[str, ...] = tuple(sorted(TOOLS, key=lambda n: TOOLS[n].detect_priority))

@@ -190,7 +190,7 @@ def test_a_tool_error_is_read_not_refused(tool, sample, capsys):
     assert rc == 0 and re.search(r"^error +.*refused", out, re.M | re.I), out
 
 
-@pytest.mark.parametrize("tool", ["iperf2", "iperf3", "netpipe", "ntttcp", "netio", "auto"])
+@pytest.mark.parametrize("tool", ["iperf2", "iperf3", "netpipe", "ntttcp", "netio", "sockperf", "auto"])
 @pytest.mark.parametrize("content", [b"", b"\x00\xff garbage \x81\n" * 20,
                                      b"hello\nthis is not a benchmark\n"],
                          ids=["empty", "binary", "text"])
@@ -300,3 +300,12 @@ def test_console_script_errors(tmp_path):
     proc = nicbench_proc("parse", "netio", str(tmp_path / "missing"))
     assert proc.returncode == 3
     assert proc.stderr.count("\n") == 1 and "cannot read" in proc.stderr
+
+
+def test_a_latency_output_prints_its_round_trips_not_a_throughput(capsys):
+    path = str(GOLDEN / "captures" / "sockperf_lab_tcp_m1024_t2_client.txt")
+    rc, out, err = in_process(capsys, "parse", "auto", path)
+    assert (rc, err) == (0, "")
+    assert "throughput" not in out
+    assert ("round trip  p50 14.942  p90 15.753  p99 17.936  p99.9 51.656  max 1330.84 us "
+            "(99691 round trips of 1024 bytes)") in out

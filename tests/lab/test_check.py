@@ -35,6 +35,7 @@ def test_check_of_the_lab_passes(lab, tmp_path):
     a = lab.spec.hosts()[0].name
     iperf3 = re.search(r"iperf (\d+\.\d+(?:\.\d+)?)", in_ns(a, "iperf3", "--version")).group(1)
     iperf2 = re.search(r"iperf version (\S+)", in_ns(a, "iperf", "-v")).group(1)
+    sockperf = re.search(r"version (\d+\.\d+)", in_ns(a, "sockperf", "--version")).group(1)
     for link in links:
         for host, side in ((link.host_a.name, "a"), (link.host_b.name, "b")):
             row = next(r for r in rows if r[0] == link.pair_name and r[1] == host)
@@ -46,6 +47,7 @@ def test_check_of_the_lab_passes(lab, tmp_path):
                                           link.ifname))[0]["max_mtu"]
             assert row[6] == str(link.adapter.max_mtu or kernel_max)
             assert f"iperf3={iperf3}" in row and f"iperf2={iperf2}" in row
+            assert f"sockperf={sockperf}" in row
             assert row[-1] == "yes"
 
 

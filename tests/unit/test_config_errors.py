@@ -313,7 +313,7 @@ def test_unknown_tool(workdir):
     text = edit(PROFILE, "tool: iperf3", "tool: iperf4")
     assert lines_of(profile_error({"p.yaml": text}, "p.yaml")) == [
         f"p.yaml:{line_of(text, 'iperf4')}: tests[0].tool: 'iperf4' is not one of "
-        "'iperf2', 'iperf3', 'netpipe', 'ntttcp' or 'netio'"]
+        "'iperf2', 'iperf3', 'netpipe', 'ntttcp', 'netio' or 'sockperf'"]
 
 
 def test_the_tools_are_the_callers_catalog(workdir):

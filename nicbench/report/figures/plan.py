@@ -21,7 +21,7 @@ from nicbench.report.model import (BarPanel, Figure, HeatPanel, LinePanel, Repor
                                    ScatterPanel)
 
 # families drawn one file per panel (a ranking per point)
-PER_PANEL = ("speed", "cpu", "netpipe-plateau", "published")
+PER_PANEL = ("speed", "cpu", "netpipe-plateau", "published", "latency")
 FAMILIES = ("speed", "cpu", "cost", "heatmap", "netpipe-adapter", "netpipe-mtu",
             "netpipe-plateau", "published", "comparison")
 CSV_COLUMNS = ["file", "figure", "family", "panel", "label", "series", "x", "x_unit",
@@ -99,7 +99,7 @@ def rows_of(unit: Unit, colours: Colours) -> list[list[object]]:
     for p in unit.panels():
         if isinstance(p, BarPanel):
             names = {r.key: r for r in p.rows}
-            unit_name = "%" if unit.family == "cpu" else "Mbit/s"
+            unit_name = {"cpu": "%", "latency": "us"}.get(unit.family, "Mbit/s")
             for b in p.bars:
                 r = names[b.row]
                 add(p.title, r.label, b.series, None, "", b.value, unit_name, b.lo, b.hi,
@@ -115,6 +115,9 @@ def rows_of(unit: Unit, colours: Colours) -> list[list[object]]:
                 colour = colours.of(cv.entry, cv.colour) if fig.family == "netpipe-mtu" \
                     else cv.colour
                 for x, y in cv.points:
+                    if unit.family == "latency-cdf":     # round trip (us) -> share at or below
+                        add(p.title, cv.label, "", x, "us", y, "fraction", colour=colour)
+                        continue
                     add(p.title, cv.label, "", int(x), p.xunit, y, p.yunit,
                         above=(x, y) in flagged, colour=colour)
         elif isinstance(p, ScatterPanel):

@@ -1,0 +1,326 @@
+"""Request/response latency (tools whose result is ``latency``: sockperf ping-pong): the
+percentile bars per adapter, a CDF of one repetition, the table, and the verdict row
+"lowest tail latency".
+
+Every figure is a round trip in microseconds, and lower is better. A configuration's
+percentile is the profile's ``select`` statistic over its successful repetitions' own
+percentiles (summary.csv's ``p50_us`` ... ``p999_us``: best is the lowest), named with the
+number of repetitions in every caption and sentence; the whiskers run from the lowest to
+the highest repetition. The CDF is the repetition whose median is the selected one
+(``latency_repetition``), drawn from its raw per-sample output (sockperf ``--full-log``,
+the test's ``per_sample``) where the run kept it, else from the percentiles sockperf
+printed (a coarse CDF, said so in the notes).
+
+A round trip below the wire's minimum (both frames serialized once at the adapter's line
+rate, ``theory.round_trip_floor_us``) is not a measurement of such a card: as a rate
+above the wire's limit, it is flagged (the mark on the p50 bars, the table, the verdict)
+and never ranked. The lab's tbf shaping models no serialization, so its slow links read
+below their floor (README, "Lab latency figures").
+
+The verdict ranks by p99, lowest first; ties (equal to sockperf's printed 0.001 us) keep
+the entries' order, as the throughput verdict's do, and are named as ties. Whether the
+leader's p99 is beyond the runner-up's run-to-run spread is the same rank test the
+comparison uses (``stats``: Mann-Whitney over the repetitions' p99); with too few
+repetitions for any p below 0.05 the sentence says it cannot tell.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from nicbench.errors import ParseError
+from nicbench.report import stats
+from nicbench.report.bars import row_of
+from nicbench.report.colours import ink_on
+from nicbench.report.configs import (Config, Index, chart_title, fmt, slug, sorted_groups)
+from nicbench.report.model import (Bar, BarPanel, BarStatus, Curve, Figure, LegendItem,
+                                   LinePanel, Sentence, Table)
+from nicbench.report.theory import round_trip_floor_us
+from nicbench.results.records import TrialRecord
+from nicbench.tools import sockperf
+
+# (summary column, Latency field, label): the percentiles the bars show, in order.
+PERCENTILES = (("p50_us", "p50", "p50"), ("p90_us", "p90", "p90"),
+               ("p99_us", "p99", "p99"), ("p999_us", "p999", "p99.9"))
+TAIL = ("p99_us", "p99")        # the verdict's figure
+CDF_POINTS = 400                # a CDF drawn from at most this many quantiles
+RESOLUTION_US = 0.001           # sockperf prints round trips to 3 decimals
+
+
+def statistic(c: Config) -> str:
+    """How a configuration's percentile is taken, in words: "best (lowest) of 3"."""
+    rule = c.rule
+    word = "best (lowest)" if rule == "best" else rule
+    return f"{word} of {len(latency_ok(c))} repetitions"
+
+
+def latency_ok(c: Config) -> list[TrialRecord]:
+    return [r for r in c.ok if r.latency is not None]
+
+
+def figures(ix: Index) -> tuple[list[Figure], list[Table]]:
+    figs: list[Figure] = []
+    tables: list[Table] = []
+    for (tool, protocol, test), configs in ix.charts("latency").items():
+        title = chart_title(tool, protocol, test)
+        order = ranked(ix, configs)
+        figs.append(_bars(tool, protocol, test, title, configs, order))
+        cdf = _cdf(tool, protocol, test, title, configs, order)
+        if cdf is not None:
+            figs.append(cdf)
+        tables.append(_table(tool, protocol, test, title, configs, order))
+    return figs, tables
+
+
+def ranked(ix: Index, configs: list[Config]) -> list[Config]:
+    """Configurations by their p99, lowest first; those below the wire's minimum after
+    (not ranked), unmeasured last; ties in entry order."""
+    return sorted(configs, key=lambda c: (c.row.p99_us is None, below_floor(c),
+                                          c.row.p99_us or 0.0, ix.order[c.entry.key], c.mtu))
+
+
+def floor_us(c: Config) -> float | None:
+    """The wire's shortest round trip for this configuration's messages (None without a
+    known line rate or a measured message size)."""
+    size = next((r.latency.message_bytes for r in latency_ok(c) if r.latency), None)
+    if not c.entry.rate_bps or size is None:
+        return None
+    return round_trip_floor_us(c.entry.rate_bps, size, c.row.protocol)
+
+
+def below_floor(c: Config) -> bool:
+    """Its median round trip is shorter than the wire allows: not such a card's figure."""
+    floor = floor_us(c)
+    return bool(floor and c.row.p50_us is not None and c.row.p50_us < floor)
+
+
+def _floor_words(c: Config) -> str:
+    floor = floor_us(c)
+    where = "on this lab" if c.entry.emulated else "(check the link rate and the raw output)"
+    return (f"p50 {c.row.p50_us:.1f} us below the wire's minimum round trip "
+            f"{floor:.2f} us {where}; not ranked")
+
+
+def _bars(tool: str, protocol: str, test: str, title: str, configs: list[Config],
+          order: list[Config]) -> Figure:
+    panels = []
+    for g in sorted_groups(c.group for c in configs):
+        mine = [c for c in order if c.group.key == g.key]
+        rows = [row_of(c.entry) for c in mine]
+        for column, name, label in PERCENTILES:
+            bars = [_bar(c, column, name) for c in mine]
+            if name == "p50":
+                for b, c in zip(bars, mine, strict=True):
+                    b.limit = floor_us(c)
+                    b.flag = _floor_words(c) if below_floor(c) else ""
+                    if b.flag:
+                        b.text += " !"
+            top = max((max(b.hi or 0.0, b.value or 0.0, b.limit or 0.0) for b in bars),
+                      default=0.0)
+            panels.append(BarPanel(title=f"{g.label}: {label}", xlabel="round trip, us",
+                                   rows=rows, bars=bars, xmax=top * 1.1 or 1.0,
+                                   sorted_by="p99, lowest first"))
+    stats_used = sorted({statistic(c) for c in configs if latency_ok(c)})
+    return Figure(
+        id=slug("latency", tool, protocol, test), family="latency",
+        title=f"{title}: round-trip percentiles",
+        caption=("Round trips of one message in flight (send to reply received), in "
+                 "microseconds; lower is better. Each bar is that percentile as the "
+                 f"profile's select takes it over the repetitions' own ({'; '.join(stats_used)}"
+                 "); whiskers: lowest to highest repetition. Rows by p99, lowest first."),
+        panels=list(panels), entries=list(dict.fromkeys(c.entry.key for c in order)),
+        legend=[LegendItem("lowest to highest repetition", "#000000", "whisker"),
+                LegendItem("the wire's minimum round trip (p50 panels)", "#000000", "limit")],
+        notes=[f"{c.entry.label}, {c.group.label}: {_floor_words(c)}." for c in order
+               if below_floor(c)],
+        columns=2)
+
+
+def _bar(c: Config, column: str, name: str) -> Bar:
+    value = getattr(c.row, column)
+    reps = [getattr(r.latency, f"{name}_us") for r in latency_ok(c) if r.latency]
+    bar = Bar(row=c.entry.key, value=value, n_ok=len(reps), n=c.planned,
+              status=BarStatus.of(c.row.status), fill=c.entry.colour,
+              whisker=ink_on(c.entry.colour))
+    if value is None:
+        bar.gap = c.word or "no data"
+        bar.text = bar.gap
+    else:
+        bar.text = f"{value:.1f} us"
+        if len(reps) > 1:
+            bar.lo, bar.hi = min(reps), max(reps)
+    return bar
+
+
+@dataclass
+class Cdf:
+    points: list[tuple[float, float]]    # (round trip us, fraction at or below)
+    per_sample: bool                     # from every round trip (else the percentiles)
+    repetition: int | None
+
+
+def cdf_of(c: Config) -> Cdf | None:
+    """The CDF of the configuration's selected repetition: every round trip of its raw
+    full log where the run kept one, else sockperf's printed percentiles."""
+    rep = c.row.latency_repetition
+    rec = next((r for r in latency_ok(c) if r.repetition == rep), None)
+    if rec is None or rec.latency is None:
+        return None
+    trips = _kept_round_trips(c.run.path, rec)
+    if trips:
+        trips.sort()
+        n = len(trips)
+        step = max(1, n // CDF_POINTS)
+        idx = sorted({*range(0, n, step), n - 1})
+        return Cdf([(trips[i], (i + 1) / n) for i in idx], True, rep)
+    lat = rec.latency
+    printed = [(lat.min_us, 0.0), (rec.extra.get("p25_us"), 0.25), (lat.p50_us, 0.5),
+               (rec.extra.get("p75_us"), 0.75), (lat.p90_us, 0.9), (lat.p99_us, 0.99),
+               (lat.p999_us, 0.999), (rec.extra.get("p99_99_us"), 0.9999), (lat.max_us, 1.0)]
+    pts = [(float(v), q) for v, q in printed if isinstance(v, (int, float)) and v > 0]
+    return Cdf(sorted(pts), False, rep)
+
+
+def _kept_round_trips(run_path: Path, rec: TrialRecord) -> list[float]:
+    rel = rec.raw.get("outfile")
+    if not rel:
+        return []
+    try:
+        return sockperf.round_trips_us((run_path / rel).read_text(errors="replace"))
+    except (OSError, ParseError):
+        return []
+
+
+def _cdf(tool: str, protocol: str, test: str, title: str, configs: list[Config],
+         order: list[Config]) -> Figure | None:
+    curves, notes = [], []
+    for c in order:
+        cdf = cdf_of(c)
+        if cdf is None or not cdf.points:
+            continue
+        label = f"{c.entry.label}, {c.group.label}" if len(sorted_groups(
+            x.group for x in configs)) > 1 else c.entry.label
+        curves.append(Curve(label=label, colour=c.entry.colour, marker=c.entry.marker,
+                            points=cdf.points, entry=c.entry.key))
+        source = (f"every round trip of repetition {cdf.repetition}'s raw full log"
+                  if cdf.per_sample else
+                  f"sockperf's printed percentiles of repetition {cdf.repetition} (no "
+                  "per-sample output kept: per_sample: true keeps it)")
+        notes.append(f"{label}: {source}.")
+    if not curves:
+        return None
+    return Figure(
+        id=slug("latency-cdf", tool, protocol, test), family="latency-cdf",
+        title=f"{title}: distribution of round trips",
+        caption=("Share of round trips at or below each time (log scale), for the one "
+                 "repetition whose median is the selected one per adapter; lower and "
+                 "further left is better."),
+        panels=[LinePanel(title="", xlabel="round trip, us", ylabel="fraction of round trips",
+                          curves=curves, xlog=True, ymax=1.0)],
+        entries=[cv.entry for cv in curves if cv.entry], notes=notes)
+
+
+def _table(tool: str, protocol: str, test: str, title: str, configs: list[Config],
+           order: list[Config]) -> Table:
+    t = Table(id=slug("latency", tool, protocol, test), family="latency",
+              title=f"{title}: round trips, us",
+              columns=["adapter", "at", "repetitions", "statistic", "p50", "p90", "p99",
+                       "p99.9", "max", "p50 lowest-highest", "round trips", "CDF repetition",
+                       "wire minimum"])
+    for c in order:
+        r = c.row
+        t.rows.append([c.entry.label, c.group.label, c.counts, statistic(c),
+                       fmt(r.p50_us), fmt(r.p90_us), fmt(r.p99_us), fmt(r.p999_us),
+                       fmt(r.max_us),
+                       f"{fmt(r.p50_min_us)}-{fmt(r.p50_max_us)}" if r.p50_min_us is not None
+                       else "", r.latency_samples or "", r.latency_repetition or "",
+                       (f"{floor_us(c):.2f}" + (" ! below it" if below_floor(c) else ""))
+                       if floor_us(c) is not None else ""])
+        t.row_entries.append(c.entry.key)
+    return t
+
+
+# -- the verdict: lowest tail latency -----------------------------------------------
+def verdict(ix: Index) -> tuple[list[Sentence], list[Table]]:
+    sentences, tables = [], []
+    for (tool, protocol, test), configs in ix.charts("latency").items():
+        title = chart_title(tool, protocol, test)
+        measured = [c for c in ranked(ix, configs) if c.row.p99_us is not None]
+        order = [c for c in measured if not below_floor(c)]
+        below = [c for c in measured if below_floor(c)]
+        t = Table(id=slug("verdict-latency", tool, protocol, test), family="verdict",
+                  title=f"{title}: lowest tail latency",
+                  columns=["rank", "adapter", "p99, us", "at", "statistic", "p50, us",
+                           "p99.9, us", "not measured"])
+        rank = 0
+        for k, c in enumerate(order):
+            tied = k > 0 and _tied(order[k - 1], c)
+            rank = rank if tied else k + 1
+            t.rows.append([f"{rank}{' (tied)' if tied else ''}", c.entry.label,
+                           fmt(c.row.p99_us), c.group.label, statistic(c), fmt(c.row.p50_us),
+                           fmt(c.row.p999_us), ""])
+            t.row_entries.append(c.entry.key)
+        for c in below:
+            t.rows.append(["", c.entry.label, fmt(c.row.p99_us), c.group.label, statistic(c),
+                           fmt(c.row.p50_us), fmt(c.row.p999_us), _floor_words(c)])
+            t.row_entries.append(c.entry.key)
+        for c in configs:
+            if c.row.p99_us is None:
+                t.rows.append(["", c.entry.label, "", c.group.label, "", "", "",
+                               f"{c.word or 'no data'} {c.counts}"])
+                t.row_entries.append(c.entry.key)
+        tables.append(t)
+        sentences.append(Sentence(title, _sentence(title, order, below, configs)))
+    return sentences, tables
+
+
+def _tied(a: Config, b: Config) -> bool:
+    return abs((a.row.p99_us or 0.0) - (b.row.p99_us or 0.0)) < RESOLUTION_US / 2
+
+
+def _sentence(title: str, order: list[Config], below: list[Config],
+              configs: list[Config]) -> str:
+    if not order and not below:
+        return f"{title}: no round trips were measured."
+    if not order:
+        return (f"{title}: no round trip within the wire's physics; nothing ranked. "
+                + _below_words(below))
+    top = order[0]
+    text = (f"{title}: lowest tail latency {top.entry.label}, p99 {top.row.p99_us:.1f} us "
+            f"at {top.group.label} ({statistic(top)}; p50 {top.row.p50_us:.1f} us).")
+    if len(order) > 1:
+        second = order[1]
+        if _tied(top, second):
+            text += f" Tied with {second.entry.label}."
+        text += " Then " + ", ".join(f"{c.entry.label} {c.row.p99_us:.1f}"
+                                     for c in order[1:]) + "."
+        text += " " + _separable(top, second)
+    if below:
+        text += " " + _below_words(below)
+    missing = [c for c in configs if c.row.p99_us is None]
+    if missing:
+        text += " Not measured: " + "; ".join(f"{c.entry.label} {c.word or 'no data'}"
+                                               for c in missing) + "."
+    return text
+
+
+def _below_words(below: list[Config]) -> str:
+    return "Below the wire's minimum round trip; not ranked: " + "; ".join(
+        f"{c.entry.label} {_floor_words(c).removesuffix('; not ranked')}" for c in below) + "."
+
+
+def _separable(a: Config, b: Config) -> str:
+    """Whether the leader's p99 is beyond the runner-up's run-to-run spread."""
+    xa = [r.latency.p99_us for r in latency_ok(a) if r.latency]
+    xb = [r.latency.p99_us for r in latency_ok(b) if r.latency]
+    if not stats.testable(len(xa), len(xb)):
+        return (f"{len(xa)} against {len(xb)} repetitions cannot tell the first two apart "
+                f"(the smallest p possible is {stats.smallest_p(len(xa), len(xb)):.2f}).")
+    p = stats.mann_whitney_p(xa, xb)
+    if p is None:
+        return ""
+    lead = "beyond" if p < stats.ALPHA else "within"
+    return (f"The lead over {b.entry.label} is {lead} the repetitions' spread "
+            f"(Mann-Whitney p = {p:.3f} over their p99s).")
+

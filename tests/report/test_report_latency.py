@@ -1,0 +1,174 @@
+"""The report's latency section and verdict row, on a real run (data/latency: sockperf
+ping-pong on a private lab's gbe and fe pairs, UDP back to back and TCP paced with every
+round trip kept, 3 repetitions each, select best; see data/README.md).
+
+Expected values are taken here from the stored repetitions and raw files, not from the
+summary the report reads: each percentile bar is the lowest of the repetitions' own
+(best is the lowest for round trips), its whiskers their range; the CDF is the selected
+repetition's every round trip; the verdict names the lowest p99.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nicbench.report.build import build
+from nicbench.report.load import load_runs
+from nicbench.report.model import BarPanel, LinePanel
+from nicbench.results.records import TrialRecord
+from nicbench.tools import sockperf
+
+RUN = Path(__file__).parent / "data" / "latency"
+
+
+@pytest.fixture(scope="module")
+def report():
+    return build(load_runs([RUN]))
+
+
+def records() -> list[TrialRecord]:
+    return [TrialRecord.from_dict(json.loads(line))
+            for line in (RUN / "trials.jsonl").read_text().splitlines()]
+
+
+def reps(pair: str, test: str) -> list[TrialRecord]:
+    return [r for r in records() if r.pair == pair and r.test == test and r.latency]
+
+
+def test_percentile_bars_are_the_lowest_of_the_repetitions_with_their_range(report):
+    (fig,) = [f for f in report.figures_of("latency") if f.id == "latency-sockperf-udp"]
+    assert "best (lowest) of 3 repetitions" in fig.caption
+    panels = [p for p in fig.panels if isinstance(p, BarPanel)]
+    assert [p.title for p in panels] == ["MTU 1500: p50", "MTU 1500: p90", "MTU 1500: p99",
+                                         "MTU 1500: p99.9"]
+    entry = {e.pair: e.key for e in report.entries}
+    for panel, name in zip(panels, ("p50_us", "p90_us", "p99_us", "p999_us"), strict=True):
+        for pair in ("gbe", "fe"):
+            values = [getattr(r.latency, name) for r in reps(pair, "rtt-udp-64")]
+            bar = panel.bar(entry[pair])
+            assert bar is not None and len(values) == 3
+            assert bar.value == min(values) and (bar.lo, bar.hi) == (min(values), max(values))
+            assert bar.n_ok == 3
+    # rows by p99, lowest first
+    p99 = {pair: min(r.latency.p99_us for r in reps(pair, "rtt-udp-64")) for pair in ("gbe", "fe")}
+    first = min(p99, key=lambda k: p99[k])
+    assert panels[0].rows[0].key == entry[first]
+
+
+def test_the_cdf_is_every_round_trip_of_the_selected_repetition(report):
+    (fig,) = [f for f in report.figures_of("latency-cdf") if f.id == "latency-cdf-sockperf-tcp"]
+    (panel,) = fig.panels
+    assert isinstance(panel, LinePanel) and panel.xlog and panel.ymax == 1.0
+    for pair in ("gbe", "fe"):
+        mine = reps(pair, "rtt-tcp-64")
+        chosen = min(mine, key=lambda r: (r.latency.p50_us, r.repetition))   # best: lowest
+        trips = sorted(sockperf.round_trips_us((RUN / chosen.raw["outfile"]).read_text()))
+        assert len(trips) == chosen.latency.samples
+        (curve,) = [c for c in panel.curves if c.entry == next(
+            e.key for e in report.entries if e.pair == pair)]
+        assert curve.points[0] == (trips[0], pytest.approx(1 / len(trips)))
+        assert curve.points[-1] == (trips[-1], 1.0)
+        ys = [y for _, y in curve.points]
+        assert ys == sorted(ys)
+        assert any(f"every round trip of repetition {chosen.repetition}'s raw full log" in n
+                   for n in fig.notes)
+
+
+def test_without_per_sample_output_the_cdf_says_it_is_the_printed_percentiles(report):
+    (fig,) = [f for f in report.figures_of("latency-cdf") if f.id == "latency-cdf-sockperf-udp"]
+    assert all("printed percentiles" in n for n in fig.notes) and len(fig.notes) == 2
+    (panel,) = fig.panels
+    assert isinstance(panel, LinePanel)
+    for curve in panel.curves:
+        assert curve.points[-1][1] == 1.0 and (0.5 in [y for _, y in curve.points])
+
+
+# The wire's shortest round trip of a 64-byte message at the fe card's 100 Mbit/s, by hand:
+# UDP (14 + 20 + 8 + 64 + 4) + 20 = 130 bytes each way, 2 x 130 x 8 / 1e8 s = 20.8 us; TCP
+# with timestamps (14 + 20 + 32 + 64 + 4) + 20 = 154 bytes, 24.64 us. The lab's fe link
+# (tbf: no serialization) reads below both; gbe's floor is a tenth of them.
+FE_FLOOR_US = {"rtt-udp-64": 20.8, "rtt-tcp-64": 24.64}
+
+
+def test_the_verdict_names_the_lowest_tail_latency_and_flags_the_impossible(report):
+    gbe = next(e.label for e in report.entries if e.pair == "gbe")
+    fe = next(e.label for e in report.entries if e.pair == "fe")
+    for test, title in (("rtt-udp-64", "sockperf UDP"), ("rtt-tcp-64", "sockperf TCP")):
+        fe_p50 = min(r.latency.p50_us for r in reps("fe", test))
+        assert fe_p50 < FE_FLOOR_US[test]
+        p99 = min(r.latency.p99_us for r in reps("gbe", test))
+        (s,) = [s for s in report.verdict if s.method == title]
+        assert s.text.startswith(f"{title}: lowest tail latency {gbe}, p99 {p99:.1f} us at "
+                                 "MTU 1500 (best (lowest) of 3 repetitions;")
+        assert (f"Below the wire's minimum round trip; not ranked: {fe} p50 {fe_p50:.1f} us "
+                f"below the wire's minimum round trip {FE_FLOOR_US[test]:.2f} us on this lab."
+                in s.text)
+        (t,) = [t for t in report.tables_of("verdict") if t.title == f"{title}: lowest tail latency"]
+        assert [(row[0], row[1]) for row in t.rows] == [("1", gbe), ("", fe)]
+        assert t.rows[1][-1].endswith("on this lab; not ranked")
+    (fig,) = [f for f in report.figures_of("latency") if f.id == "latency-sockperf-udp"]
+    p50 = fig.panels[0]
+    assert isinstance(p50, BarPanel) and p50.title.endswith("p50")
+    fe_bar = p50.bar(next(e.key for e in report.entries if e.pair == "fe"))
+    assert fe_bar is not None and fe_bar.limit == pytest.approx(20.8) and fe_bar.flag
+    # round trips are not ranked as throughput: no rate verdict, speed or CPU chart
+    assert not [s for s in report.verdict if "fastest" in s.text or "nothing was measured"
+                in s.text]
+    assert not report.figures_of("speed") and not report.figures_of("cpu")
+
+
+def test_two_adapters_within_physics_are_ranked_and_the_test_says_what_it_can_tell(copy_run):
+    # --link-rate fe=1gbit: both read as Gigabit, so both are within the wire's physics
+    rep = build(load_runs([copy_run(RUN, "gigabit")]), rates={"lab-gbe": 1e9, "lab-fe": 1e9})
+    (s,) = [s for s in rep.verdict if s.method == "sockperf UDP"]
+    assert "Below the wire's minimum" not in s.text
+    assert "3 against 3 repetitions cannot tell the first two apart (the smallest p " \
+        "possible is 0.10)." in s.text
+
+
+def test_the_latency_table_keeps_the_spread_of_the_medians(report):
+    (t,) = [t for t in report.tables_of("latency") if t.id == "latency-sockperf-udp"]
+    for row in t.rows:
+        pair = next(e.pair for e in report.entries if e.label == row[0])
+        medians = [r.latency.p50_us for r in reps(pair, "rtt-udp-64")]
+        assert row[9] == f"{min(medians):.1f}-{max(medians):.1f}"
+        assert row[10] == sum(r.latency.samples for r in reps(pair, "rtt-udp-64"))
+
+
+def test_publication_figures_plot_the_same_round_trips_in_microseconds(tmp_path):
+    import csv
+    import subprocess
+    import sys
+
+    out = tmp_path / "figs"
+    proc = subprocess.run([sys.executable, "-m", "nicbench.cli", "figures", str(RUN), "--out",
+                           str(out), "--format", "png"], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    with open(out / "figures.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    p50 = [r for r in rows if r["file"] == "latency-sockperf-udp-mtu-1500-p50"]
+    assert (out / "latency-sockperf-udp-mtu-1500-p50.png").is_file()
+    for r in p50:
+        pair = "gbe" if "Gigabit" in r["label"] else "fe"
+        values = [x.latency.p50_us for x in reps(pair, "rtt-udp-64")]
+        assert r["unit"] == "us" and float(r["value"]) == min(values)
+        assert (float(r["low"]), float(r["high"])) == (min(values), max(values))
+    cdf = [r for r in rows if r["figure"] == "latency-cdf-sockperf-tcp"]
+    assert cdf and all(r["x_unit"] == "us" and r["unit"] == "fraction" for r in cdf)
+    assert max(float(r["value"]) for r in cdf) == 1.0
+
+
+def test_round_trips_are_not_compared_run_against_run_as_a_rate(copy_run):
+    from nicbench.report import compare
+    from nicbench.report.configs import Index, build_entries
+
+    runs = load_runs([copy_run(RUN, "night-1"), copy_run(RUN, "night-2")])
+    ix = Index(runs, build_entries(runs, {}))
+    assert compare.compare(ix) == []
+    report = build(runs)           # both nights in the latency section, and the verdict
+    (t,) = [t for t in report.tables_of("latency") if t.id == "latency-sockperf-udp"]
+    assert len(t.rows) == 4
