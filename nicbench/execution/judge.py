@@ -1,6 +1,7 @@
 """A tool's outputs judged: its figures read by its own driver, and why it did not
 measure when it did not (its own error text, a non-zero exit, output that cannot be
-read, no figure, a transfer that moved almost nothing over a dead link)."""
+read, no figure, a transfer that moved almost nothing over a dead link). A latency run
+(``ParsedRun.latency``) is judged by its round trips, not by a rate."""
 
 from __future__ import annotations
 
@@ -51,6 +52,7 @@ def judge(out: Outcome, driver: Driver, client: Result, client_text: str,
     if isinstance(out, TrialRecord):
         out.cpu_tool_pct = parsed.cpu_pct
     out.udp = parsed.udp
+    out.latency = parsed.latency
     if isinstance(out, TrialRecord):
         out.points = list(parsed.points)
         out.extra = {k: v for k, v in parsed.extra.items()
@@ -61,6 +63,12 @@ def judge(out: Outcome, driver: Driver, client: Result, client_text: str,
                  f"tool error: {parsed.error}")
     elif client.exit_status:
         out.fail(Failure.EXIT_STATUS, f"exit {client.exit_status}: {client.tail()}")
+    elif parsed.latency is not None:
+        # A latency run is judged by its round trips: its few bytes are no rate.
+        if parsed.latency.samples > 0:
+            out.status = Status.OK
+        else:
+            out.fail(Failure.NO_RESULT, "no round trip completed")
     elif parsed.throughput_bps is None:
         out.fail(Failure.NO_RESULT, "no throughput in the output")
     elif parsed.throughput_bps < DEAD_LINK_BPS:

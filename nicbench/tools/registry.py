@@ -78,7 +78,12 @@ def _check_params(test: Any, profile: Any) -> Iterator[tuple[tuple, str]]:
     model = TOOLS[test.tool].params
     for point in profile.points:
         try:
-            model.model_validate(resolve(test.params, point.vars))
+            params = resolve(test.params, point.vars)
+            model.model_validate(params)
+            refused = TOOLS[test.tool].driver.protocol_error(params, test.protocol)
+            if refused:
+                yield ("protocol",), refused
+                return
         except KeyError:
             return  # undefined $var: reported by the profile's own check
         except ValidationError as exc:
