@@ -5,6 +5,7 @@ what a chart or table shows; nothing here draws:
 
     configs.py     entries (names, colours) and configurations, built once
     verdict.py     the verdict: best figure per adapter and method, ranking sentences
+    loaded.py      latency under load: idle and loaded round trips, increase, RPM
     compare.py     run against run: pairs, the shift and the test on the repetitions, words
     differences.py what differs between compared runs (hosts, cards, tools, method)
     bars.py        speed rankings, heatmaps, CPU and cost charts of the rate tools
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import time
 
-from nicbench.report import bars, compare, netpipe, tables, verdict
+from nicbench.report import bars, compare, loaded, netpipe, tables, verdict
 from nicbench.report.configs import Index, build_entries
 from nicbench.report.failures import failures, failures_table
 from nicbench.report.load import Run
@@ -54,6 +55,10 @@ def build(runs: list[Run], rates: dict[str, float] | None = None,
         ref_figures, ref_table = reference_figures(ix, reference)
         figures += ref_figures
         table_list.append(ref_table)
+    under_load = loaded.loaded_rows(ix)
+    for test, rows in under_load.items():
+        table_list.append(loaded.verdict_table(test, rows))
+        table_list.append(loaded.loaded_table(test, rows))
     fails = failures(ix)
     table_list += ([tables.entries_table(entries), tables.summary_table(ix), *tables.netio_tables(ix), *tables.length_tables(ix), *np_tables, failures_table(ix, fails)])
     notes = []
@@ -64,6 +69,7 @@ def build(runs: list[Run], rates: dict[str, float] | None = None,
                      "pairs. Its entries are drawn in shades of its colour.")
     return Report(entries=entries, figures=figures, tables=table_list, failures=fails,
                   setup=setup_of(ix),
-                  verdict=[verdict.sentence(m, rows) for m, rows in verdicts.items()],
+                  verdict=[verdict.sentence(m, rows) for m, rows in verdicts.items()]
+                  + [loaded.sentence(t, rows) for t, rows in under_load.items()],
                   warnings=warnings, notes=notes, created_at=time.time(),
                   comparison=comparison)

@@ -40,6 +40,7 @@ SECTIONS = [
     ("comparison", "Run against run"),
     ("adapters", "Adapters"),
     ("throughput", "Throughput"),
+    ("under-load", "Under load"),
     ("cpu", "CPU and cost"),
     ("netpipe", "netPIPE"),
     ("published", "Published figures"),
@@ -250,6 +251,7 @@ def render_page(report: Report, single_file: bool = False) -> str:
         from nicbench.report.svg import render_all
         render_all(report)
     present = {"comparison": report.comparison,
+               "under-load": bool(report.tables_of("loaded")),
                "published": bool(report.figures_of("published"))}
     sections = [(i, t) for i, t in SECTIONS if present.get(i, True)]
     css = resources.files("nicbench.report").joinpath("templates/report.css").read_text(

@@ -87,7 +87,8 @@ def _number(value: object) -> float | None:
 
 
 def _ok_without_figure(rec: TrialRecord) -> str | None:
-    if rec.status is Status.OK and rec.throughput_bps is None:
+    # a latency trial's figure is its round trips
+    if rec.status is Status.OK and rec.throughput_bps is None and rec.latency is None:
         return "status ok without a throughput_bps (an ok trial has its figure)"
     return None
 

@@ -259,8 +259,10 @@ class TrialRecord:
 
     @property
     def ok(self) -> bool:
-        """Succeeded with a throughput: the trials every statistic is taken over."""
-        return self.status is Status.OK and self.throughput_bps is not None
+        """Succeeded with its figure, a throughput (or a latency run's round trips): the
+        trials every statistic is taken over."""
+        return self.status is Status.OK and (self.throughput_bps is not None
+                                             or self.latency is not None)
 
     def fail(self, failure: Failure, reason: str) -> None:
         self.status = Status.FAILED
