@@ -168,7 +168,7 @@ def compare(ix: Index, min_change_pct: float = MIN_CHANGE_PCT,
         for a, b in entry_pairs:
             keys: dict[tuple[str, str], int] = {}
             for c in ix.configs:
-                if c.entry.key in (a.key, b.key):
+                if c.entry.key in (a.key, b.key) and not c.latency_only:   # no rate
                     keys.setdefault((c.test, c.point), c.mtu)
             ordered = sorted(keys.items(), key=lambda kv: (_test_rank(ix, a, b, kv[0][0]),
                                                            kv[1], kv[0][1]))

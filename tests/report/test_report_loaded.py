@@ -108,3 +108,15 @@ def test_without_the_probe_alone_there_is_no_increase(tmp_path):
         assert "no test of this run ran the same probe alone" in row["notes"]
     [line] = [s.text for s in report.verdict if "under load" in s.text]
     assert "nothing ranked" in line
+
+
+def test_run_against_run_compares_the_loads_not_the_idle_round_trips(tmp_path):
+    second = tmp_path / "second"
+    second.mkdir()
+    for name in ("manifest.json", "tuning.json", "trials.jsonl"):
+        (second / name).write_bytes((RUN / name).read_bytes())
+    report = build(load_runs([RUN, second]))
+    [table] = report.tables_of("comparison")
+    tests = {row[table.columns.index("test")] for row in table.rows}
+    assert tests == {"rtt-loaded"}
+    assert len(report.tables_of("loaded")) == 1 and len(_table(report, "loaded")) == 4
