@@ -59,6 +59,7 @@ def build(runs: list[Run], rates: dict[str, float] | None = None,
     for test, rows in under_load.items():
         table_list.append(loaded.verdict_table(test, rows))
         table_list.append(loaded.loaded_table(test, rows))
+        figures.append(loaded.loaded_figure(test, rows))
     fails = failures(ix)
     table_list += ([tables.entries_table(entries), tables.summary_table(ix), *tables.netio_tables(ix), *tables.length_tables(ix), *np_tables, failures_table(ix, fails)])
     notes = []

@@ -37,8 +37,9 @@ import statistics
 from dataclasses import dataclass, field
 
 from nicbench.config.profile import Role
-from nicbench.report.configs import Config, Index, fmt, mbit
-from nicbench.report.model import Sentence, Table
+from nicbench.report.configs import Config, Index, fmt, mbit, slug, sorted_groups
+from nicbench.report.model import (Bar, BarPanel, BarSeries, BarStatus, Figure, LegendItem, Row,
+                                   Sentence, Table)
 from nicbench.report.theory import FLAG_MARGIN
 from nicbench.results.records import Kind
 from nicbench.tools.base import Latency
@@ -271,3 +272,55 @@ def sentence(test: str, rows: list[LoadedRow]) -> Sentence:
         text += (" Without idle figures: "
                  + ", ".join(r.config.entry.label for r in unpaired) + ".")
     return Sentence(title, text)
+
+
+SERIES = [BarSeries("idle", "p99 alone"), BarSeries("loaded", "p99 beside the load",
+                                                      opacity=0.5)]
+
+
+def loaded_figure(test: str, rows: list[LoadedRow]) -> Figure:
+    """Per point, one row per adapter in the table's order: its p99 round trip alone and
+    beside the load (ms), the loaded bar labelled with its increase, RPM and the load."""
+    panels = []
+    for g in sorted_groups(r.config.group for r in rows):
+        mine = [r for r in rows if r.config.group.key == g.key]
+        bars = []
+        for r in mine:
+            e = r.config.entry
+            for series, side in (("idle", r.idle), ("loaded", r.loaded)):
+                bar = Bar(row=e.key, series=series, fill=e.colour,
+                          value=side.p99_us / MS if side else None,
+                          n_ok=len(side.repetitions) if side else 0,
+                          n=r.config.planned, status=BarStatus.of(r.config.row.status))
+                if side is None:
+                    bar.gap = "no idle test" if series == "idle" else "no data"
+                    bar.text = bar.gap
+                elif series == "idle":
+                    bar.text = f"{side.p99_us / MS:.2f} ms"
+                else:
+                    load = (f", load {r.throughput_mbit:.0f} Mbit/s"
+                            if r.throughput_mbit is not None else "")
+                    rpm = f", {side.rpm:.0f} RPM" if side.rpm else ""
+                    bar.text = f"{side.p99_us / MS:.2f} ms{rpm}{load}"
+                    if r.above:
+                        bar.flag = "the load above the wire's limit"
+                bars.append(bar)
+        top = max((b.value for b in bars if b.value is not None), default=1.0)
+        panels.append(BarPanel(title=g.label, xlabel="p99 round trip, ms", bars=bars,
+                               rows=[Row(key=r.config.entry.key, label=r.config.entry.label,
+                                         colour=r.config.entry.colour,
+                                         marker=r.config.entry.marker,
+                                         entry=r.config.entry.key) for r in mine],
+                               xmax=top * 1.15, series=list(SERIES),
+                               sorted_by="smallest p99 increase first"))
+    return Figure(
+        id=slug("loaded", test), family="loaded", title=f"Latency under load: test {test}",
+        caption=("The p99 round trip of the same probe alone and beside the load, the median "
+                 "over the repetitions of each; the loaded bar's label gives the score "
+                 "(RPM, draft-ietf-ippm-responsiveness-08 section 5.3.1) and the load's "
+                 "throughput. Adapters by the p99 increase, smallest first."),
+        panels=list(panels), entries=[r.config.entry.key for r in rows],
+        legend=[LegendItem("alone (idle)", "#555555", "bar"),
+                LegendItem("beside the load", "#aaaaaa", "bar")],
+        notes=[f"{r.config.entry.label}: the load's figure is above the wire's limit; not "
+               "ranked" for r in rows if r.above])

@@ -120,3 +120,16 @@ def test_run_against_run_compares_the_loads_not_the_idle_round_trips(tmp_path):
     tests = {row[table.columns.index("test")] for row in table.rows}
     assert tests == {"rtt-loaded"}
     assert len(report.tables_of("loaded")) == 1 and len(_table(report, "loaded")) == 4
+
+
+def test_the_figure_draws_both_p99s_per_adapter_as_the_table_gives_them(report):
+    [fig] = report.figures_of("loaded")
+    [panel] = fig.panels
+    table = {r["adapter"]: r for r in _table(report, "loaded")}
+    assert [row.label for row in panel.rows] == list(table)       # the table's order
+    for row in panel.rows:
+        idle, loaded = panel.bar(row.key, "idle"), panel.bar(row.key, "loaded")
+        assert idle is not None and loaded is not None
+        assert idle.value == pytest.approx(table[row.label]["idle p99 ms"], abs=0.005)
+        assert loaded.value == pytest.approx(table[row.label]["loaded p99 ms"], abs=0.005)
+        assert "RPM, load " in loaded.text
