@@ -69,6 +69,11 @@ def cmd_parse(args) -> int:
     if parsed.udp:
         out(f"udp         lost {parsed.udp.lost}/{parsed.udp.total} "
             f"({parsed.udp.loss_pct}%), jitter {parsed.udp.jitter_ms} ms")
+    if parsed.latency:
+        lat = parsed.latency
+        out(f"latency     {lat.samples} round trips of {lat.message_bytes} bytes: p50 "
+            f"{lat.p50_us:.1f}, p90 {lat.p90_us:.1f}, p99 {lat.p99_us:.1f}, p99.9 "
+            f"{lat.p999_us:.1f}, max {lat.max_us:.1f} us")
     if parsed.cpu_pct is not None:
         out(f"cpu         {parsed.cpu_pct:.1f} %")
     for p in parsed.points:

@@ -118,3 +118,13 @@ def test_a_probe_that_could_not_connect_fails_with_the_tools_words():
     rec = _judged(_rec(), "iperf2_bounceback_lo_connrefused_client.txt")
     assert (rec.status, rec.failure) == (Status.FAILED, Failure.TOOL_ERROR)
     assert "Connection refused" in (rec.reason or "") and rec.latency is None
+
+
+def test_nicbench_parse_prints_the_round_trips(capsys):
+    from nicbench.cli import main
+
+    assert main(["parse", "iperf2",
+                 str(CAPTURES / "iperf2_bounceback_lab_gbe_loaded_client.txt")]) == 0
+    printed = capsys.readouterr().out
+    assert "latency     556 round trips of 64 bytes: p50 6150.0, p90 " in printed
+    assert "max 27304.0 us" in printed
