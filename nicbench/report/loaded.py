@@ -25,7 +25,8 @@ Figures, per configuration, over its repetitions that succeeded (named in the ta
   figure is (its configuration's selected value), with its share of the wire's limit: a
   card that keeps its latency low by not filling the link shows it there. A throughput
   more than ``FLAG_MARGIN`` above the limit is flagged and never ranked, as in the
-  throughput verdict.
+  throughput verdict; a load under ``FILLED_PCT`` of the limit was not working
+  conditions (the draft measures once the goodput has saturated): shown, not ranked.
 
 The verdict's "smallest increase under load" ranks by the p99 increase (the statistic
 and the repetitions are named in it), smallest first.
@@ -48,6 +49,11 @@ from nicbench.tools.registry import display_name
 MS = 1000.0
 RPM_US = 60e6            # round trips per minute from a round trip in us
 SENTENCE_NAMES = 6
+# Working conditions: the load carries at least this share of the wire's goodput limit.
+# Below it the latency was not measured on a full link (the draft measures only once the
+# goodput has saturated, section 5.4): shown, never ranked, so that a card cannot come
+# first by not filling the link.
+FILLED_PCT = 90.0
 
 
 @dataclass(frozen=True)
@@ -72,6 +78,11 @@ class LoadedRow:
     limit_pct: float | None
     above: bool = False             # the load's figure above the wire's limit
     rank: int | None = None
+
+    @property
+    def unfilled(self) -> bool:
+        """The load carried less than ``FILLED_PCT`` of the wire's limit (known)."""
+        return self.limit_pct is not None and self.limit_pct < FILLED_PCT
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -158,7 +169,8 @@ def loaded_rows(ix: Index) -> dict[str, list[LoadedRow]]:
             row.notes.append("no test of this run ran the same probe alone: no idle figures")
         out.setdefault(c.test, []).append(row)
     for rows in out.values():
-        ranked = sorted((r for r in rows if r.p99_increase_us is not None and not r.above),
+        ranked = sorted((r for r in rows if r.p99_increase_us is not None and not r.above
+                         and not r.unfilled),
                         key=lambda r: (r.p99_increase_us, ix.order[r.config.entry.key]))
         for k, r in enumerate(ranked, 1):
             r.rank = k
@@ -201,6 +213,11 @@ def loaded_table(test: str, rows: list[LoadedRow]) -> Table:
         if r.above:
             notes.append(f"the load's figure is more than {FLAG_MARGIN:.0%} above the wire's "
                          "limit: not ranked")
+        elif r.unfilled:
+            notes.append(f"the load filled {r.limit_pct:.1f} % of the wire's limit, under "
+                         f"{FILLED_PCT:g} %: not under working conditions, not ranked")
+        elif r.limit_pct is None:
+            notes.append("no link rate known: whether the load filled the link is not known")
         t.rows.append([r.rank or "", c.entry.label, c.group.label,
                        _ms(r.idle.p50_us if r.idle else None),
                        _ms(r.idle.p99_us if r.idle else None),
@@ -254,20 +271,25 @@ def sentence(test: str, rows: list[LoadedRow]) -> Sentence:
     over the repetitions, loaded minus idle): X +5.10 ms (...). Then Y ..."."""
     title = f"Latency under load: test {test}"
     ranked = [r for r in rows if r.rank is not None]
-    if not ranked:
-        return Sentence(title, f"Smallest increase under load (test {test}): nothing ranked "
-                               "(no idle and loaded figures from one run).")
-    head = (f"Smallest increase under load (test {test}: p99 round trip of the "
-            f"{ranked[0].probe} probe, median over the repetitions, loaded minus idle): ")
-    text = head + _one(ranked[0]) + "."
-    rest = ranked[1:SENTENCE_NAMES]
-    if rest:
-        text += " Then " + ", ".join(_one(r) for r in rest) + "."
+    if ranked:
+        head = (f"Smallest increase under load (test {test}: p99 round trip of the "
+                f"{ranked[0].probe} probe, median over the repetitions, loaded minus idle): ")
+        text = head + _one(ranked[0]) + "."
+        rest = ranked[1:SENTENCE_NAMES]
+        if rest:
+            text += " Then " + ", ".join(_one(r) for r in rest) + "."
+    else:
+        text = f"Smallest increase under load (test {test}): nothing ranked."
     above = [r for r in rows if r.above]
     if above:
         text += (" Not ranked, the load's figure above the wire's limit: "
                  + ", ".join(r.config.entry.label for r in above) + ".")
-    unpaired = [r for r in rows if r.rank is None and not r.above]
+    unfilled = [r for r in rows if r.unfilled and not r.above]
+    if unfilled:
+        text += (f" Not ranked, the load under {FILLED_PCT:g} % of the wire's limit (not "
+                 "under working conditions): " + ", ".join(
+                     f"{r.config.entry.label} ({r.limit_pct:.1f} %)" for r in unfilled) + ".")
+    unpaired = [r for r in rows if r.rank is None and not r.above and not r.unfilled]
     if unpaired:
         text += (" Without idle figures: "
                  + ", ".join(r.config.entry.label for r in unpaired) + ".")
@@ -323,4 +345,7 @@ def loaded_figure(test: str, rows: list[LoadedRow]) -> Figure:
         legend=[LegendItem("alone (idle)", "#555555", "bar"),
                 LegendItem("beside the load", "#aaaaaa", "bar")],
         notes=[f"{r.config.entry.label}: the load's figure is above the wire's limit; not "
-               "ranked" for r in rows if r.above])
+               "ranked" for r in rows if r.above]
+        + [f"{r.config.entry.label}: the load filled {r.limit_pct:.1f} % of the wire's "
+           f"limit, under {FILLED_PCT:g} %: not ranked" for r in rows
+           if r.unfilled and not r.above])
