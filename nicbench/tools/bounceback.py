@@ -1,6 +1,6 @@
-"""iperf 2's bounce-back test (``iperf -c HOST --bounceback -e``, iperf >= 2.1.5): what its
-client printed, read into round-trip times. A pure function of the text, used by
-``iperf2.parse`` when the output is a bounce-back run.
+"""iperf 2's bounce-back test (``iperf -c HOST --bounceback -e``; the 2.1 series has it,
+2.1.8 here, 2.0.x not): what its client printed, read into round-trip times. A pure
+function of the text, used by ``iperf2.parse`` when the output is a bounce-back run.
 
 The client writes a message of ``-l`` bytes (100 by default) on a TCP connection of its
 own; the server writes it straight back (TCP_QUICKACK on, no hold); the client times each

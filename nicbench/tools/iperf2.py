@@ -481,8 +481,8 @@ class Iperf2Params(Strict):
     rate: Rate | VarRef | None = None         # -b for UDP (the search sets it per trial)
     port: Int = Field(5001, ge=1024, le=65535)
     enhanced: bool = True                     # -e: richer reports (iperf >= 2.0.10)
-    # --bounceback (iperf >= 2.1.5): round trips of `length`-byte messages (100 unless
-    # set) instead of a transfer; the figures are ParsedRun.latency (bounceback.py).
+    # --bounceback (iperf 2.1.x; 2.1.8 has it): round trips of `length`-byte messages
+    # (100 unless set) instead of a transfer; its figures: ParsedRun.latency (bounceback.py).
     bounceback: bool = False
     # --bounceback-period: a burst of 10 round trips every this many seconds (iperf's
     # default 1 s); 0 sends them back to back. Only with bounceback.
