@@ -148,5 +148,5 @@ def test_a_load_that_did_not_fill_the_link_is_shown_not_ranked(report):
         assert "not under working conditions, not ranked" in row["notes"]
     [line] = [s.text for s in report.verdict if "under load" in s.text]
     assert line.startswith("Smallest increase under load (test rtt-loaded): nothing ranked.")
-    assert ("Not ranked, the load under 90 % of the wire's limit (not under working "
+    assert ("Not ranked, the load under 95 % of the wire's limit (not under working "
             "conditions): ") in line and "(86.0 %)" in line and "(62.2 %)" in line
