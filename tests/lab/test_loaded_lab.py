@@ -6,8 +6,10 @@ The physics judged: the load fills the link (its figure, the trial's throughput,
 wire's goodput), and a full link's queue (tbf's, latency 5ms: about 5 ms of frames) makes
 every probe message wait: the loaded p99 is above the idle p99 by at least a millisecond
 (measured here: idle p99 0.15-0.2 ms, loaded p99 12-20 ms), and where a repetition's load
-made the link the bottleneck (95 % of its goodput) its median round trip waited behind
-that queue too (p50 at least 1 ms; measured 4.6-6.2 ms). A loaded figure short of that, or a load that did not fill the
+made the link the bottleneck (95 % of its goodput) the median round trip of at least one
+such repetition waited behind that queue too (p50 at least 1 ms; measured 4.6-6.2 ms; a
+sender short of CPU now and then lets the queue drain, as one repetition at 97 % with a
+p50 of 0.09 ms on the busy machine showed). A loaded figure short of that, or a load that did not fill the
 link, fails only on a quiet machine (``loadcheck.Beside``); with other load on the
 machine it is skipped with the figures and the load. Every round-trip figure is read again from the raw files by the
 tool's own parser, the report shows idle and loaded side by side with the score, and
@@ -112,15 +114,17 @@ def test_a_full_link_delays_the_probe(loaded_run, pair):
                              f"{figures}")
     # Where the link was the bottleneck, its queue stood: the median round trip waited
     # behind it (measured 4.6-6.2 ms behind tbf's 5 ms).
-    shallow = [f"repetition {rec.repetition}: {(rec.throughput_bps or 0) / 1e6:.1f} Mbit/s, "
-               f"p50 {lat.p50_us:.0f} us" for rec in loaded
-               if (lat := rec.beside[0].latency) is not None
-               and (rec.throughput_bps or 0.0) >= goodput(PAIRS[pair]) * BOTTLENECK
-               and lat.p50_us < QUEUE_US]
-    if shallow and load.busy:
-        pytest.skip(f"the link the bottleneck but no queue at p50 ({'; '.join(shallow)}) with other "
-                    f"load on the machine ({load}): not judged")
-    assert not shallow, f"the link the bottleneck but no queue at p50 on a quiet machine: {shallow}"
+    full = [(rec.repetition, rec.throughput_bps or 0.0, lat.p50_us) for rec in loaded
+            if (lat := rec.beside[0].latency) is not None
+            and (rec.throughput_bps or 0.0) >= goodput(PAIRS[pair]) * BOTTLENECK]
+    if full and max(p50 for _, _, p50 in full) < QUEUE_US:
+        seen = "; ".join(f"repetition {rep}: {bps / 1e6:.1f} Mbit/s, p50 {p50:.0f} us"
+                         for rep, bps, p50 in full)
+        if load.busy:
+            pytest.skip(f"the link the bottleneck but no queue at p50 ({seen}) with other "
+                        f"load on the machine ({load}): not judged")
+        raise AssertionError(f"the link the bottleneck but no queue at p50 on a quiet "
+                             f"machine: {seen}")
 
 
 def test_the_report_shows_idle_and_loaded_side_by_side(loaded_run, tmp_path):
