@@ -80,6 +80,11 @@ def cmd_parse(args) -> int:
         out(f"reverse     {mbit(b.reverse_bps)} Mbit/s (server to client)"
             if b.reverse_bps is not None else
             "reverse     not known here (a server does not learn what the client received)")
+    if parsed.latency:
+        lat = parsed.latency
+        out(f"latency     {lat.samples} round trips of {lat.message_bytes} bytes: p50 "
+            f"{lat.p50_us:.1f}, p90 {lat.p90_us:.1f}, p99 {lat.p99_us:.1f}, p99.9 "
+            f"{lat.p999_us:.1f}, max {lat.max_us:.1f} us")
     if parsed.cpu_pct is not None:
         out(f"cpu         {parsed.cpu_pct:.1f} %")
     for p in parsed.points:

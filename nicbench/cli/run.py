@@ -62,10 +62,7 @@ class RunPrinter:
             case ev.TrialDone(record=r, i=i, n=n, done=done, total=total, eta_s=eta):
                 of = f"/{n}" if n else ""
                 offered = f" offered {mbit(r.offered_bps)}" if r.offered_bps else ""
-                result = (f"FAILED: {r.reason}" if not r.ok
-                          else f"p50 {r.latency.p50_us:.1f} us, p99 {r.latency.p99_us:.1f} us "
-                               f"({r.latency.samples} round trips)" if r.latency is not None
-                          else f"{mbit(r.throughput_bps)} Mbit/s")
+                result = _figure(r) if r.ok else f"FAILED: {r.reason}"
                 where = f"{r.pair} {r.point} " if self._parallel else ""
                 self.line(f"   [{done:>4}/{total}] {where}{r.test} #{i}{of}{offered}: {result}  "
                           f"(ETA {duration(eta)})")
@@ -350,3 +347,16 @@ def register(sub) -> None:
                      help="check the hosts against this inventory (default: the run's own "
                           "record of them is used)")
     rst.set_defaults(func=cmd_restore)
+
+
+def _figure(r) -> str:
+    """A trial's figure on its progress line: its throughput, a latency run's round trips
+    (p50/p99 in ms), and a probe's beside the load."""
+    lat = r.latency
+    text = (f"{mbit(r.throughput_bps)} Mbit/s" if r.throughput_bps is not None else
+            f"p50 {lat.p50_us / 1000:.2f} ms, p99 {lat.p99_us / 1000:.2f} ms" if lat else "")
+    for b in r.beside:
+        if b.latency is not None:
+            text += (f"; {b.role} p50 {b.latency.p50_us / 1000:.2f} ms, "
+                     f"p99 {b.latency.p99_us / 1000:.2f} ms")
+    return text

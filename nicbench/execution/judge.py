@@ -64,8 +64,12 @@ def judge(out: Outcome, driver: Driver, client: Result, client_text: str,
                  f"tool error: {parsed.error}")
     elif client.exit_status:
         out.fail(Failure.EXIT_STATUS, f"exit {client.exit_status}: {client.tail()}")
-    elif parsed.throughput_bps is None and parsed.latency is not None:
-        out.status = Status.OK         # a latency tool's figure is its round trips
+    elif parsed.latency is not None:
+        # A latency run is judged by its round trips: its few bytes are no rate.
+        if parsed.latency.samples > 0:
+            out.status = Status.OK
+        else:
+            out.fail(Failure.NO_RESULT, "no round trip completed")
     elif parsed.throughput_bps is None:
         out.fail(Failure.NO_RESULT, "no throughput in the output")
     elif parsed.throughput_bps < DEAD_LINK_BPS:

@@ -5,6 +5,7 @@ what a chart or table shows; nothing here draws:
 
     configs.py     entries (names, colours) and configurations, built once
     verdict.py     the verdict: best figure per adapter and method, ranking sentences
+    loaded.py      latency under load: idle and loaded round trips, increase, RPM
     compare.py     run against run: pairs, the shift and the test on the repetitions, words
     differences.py what differs between compared runs (hosts, cards, tools, method)
     bars.py        speed rankings, heatmaps, CPU and cost charts of the rate tools
@@ -23,8 +24,8 @@ from __future__ import annotations
 import time
 
 from nicbench.history.model import Series
-from nicbench.report import (bars, compare, history, latency, netpipe, smallpkt, streams, tables,
-                             verdict)
+from nicbench.report import (bars, compare, history, latency, loaded, netpipe, smallpkt, streams,
+                             tables, verdict)
 from nicbench.report.configs import Index, build_entries
 from nicbench.report.failures import failures, failures_table
 from nicbench.report.load import Run
@@ -75,6 +76,11 @@ def build(runs: list[Run], rates: dict[str, float] | None = None,
     if history.shown(series):
         figures += history.history_figures(series)
         table_list.append(history.history_table(series))
+    under_load = loaded.loaded_rows(ix)
+    for test, rows in under_load.items():
+        table_list.append(loaded.verdict_table(test, rows))
+        table_list.append(loaded.loaded_table(test, rows))
+        figures.append(loaded.loaded_figure(test, rows))
     fails = failures(ix)
     table_list += ([tables.entries_table(entries), tables.summary_table(ix), *tables.netio_tables(ix), *tables.length_tables(ix), *np_tables, *st_tables, *smallpkt.table(ix), failures_table(ix, fails)])
     notes = []
@@ -86,6 +92,7 @@ def build(runs: list[Run], rates: dict[str, float] | None = None,
     return Report(entries=entries, figures=figures, tables=table_list, failures=fails,
                   setup=setup_of(ix),
                   verdict=[verdict.sentence(m, rows) for m, rows in verdicts.items()]
-                  + small_sentences + lat_sentences,
+                  + small_sentences + lat_sentences
+                  + [loaded.sentence(t, rows) for t, rows in under_load.items()],
                   warnings=warnings, notes=notes, created_at=time.time(),
                   comparison=comparison)

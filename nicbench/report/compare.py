@@ -168,9 +168,9 @@ def compare(ix: Index, min_change_pct: float = MIN_CHANGE_PCT,
         for a, b in entry_pairs:
             keys: dict[tuple[str, str], int] = {}
             for c in ix.configs:
-                # round trips are not compared run against run (a rate's words and
-                # threshold would read them backwards): the latency section shows each run
-                if c.entry.key in (a.key, b.key) and c.tool not in tools_with("latency"):
+                if c.entry.key in (a.key, b.key) and not c.latency_only:   # no rate
+                    # round trips are not compared run against run (a rate's words and
+                    # threshold would read them backwards): the latency sections show each run
                     keys.setdefault((c.test, c.point), c.mtu)
             ordered = sorted(keys.items(), key=lambda kv: (_test_rank(ix, a, b, kv[0][0]),
                                                            kv[1], kv[0][1]))

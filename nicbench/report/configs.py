@@ -223,6 +223,12 @@ class Config:
         return sum(1 for r in self.records if r.status is Status.FAILED)
 
     @cached_property
+    def latency_only(self) -> bool:
+        """A latency test of its own (round trips, no rate): not a throughput figure."""
+        return (any(r.latency is not None for r in self.ok)
+                and all(r.throughput_bps is None for r in self.ok))
+
+    @cached_property
     def search(self) -> bool:
         return any(r.kind is Kind.UDP_SEARCH for r in self.records)
 
@@ -425,14 +431,15 @@ class Index:
     def charts(self, result: str | None = None) -> dict[tuple[str, str, str], list[Config]]:
         """Configurations by chart: one chart per (tool, protocol), split by test name
         where a profile has two tests with the same tool and protocol; only tools whose
-        result is drawn as ``result`` when given. Tools in the registry's order."""
+        result is drawn as ``result`` when given; a latency test of its own (no rate) is
+        in none (``loaded.py`` reads it). Tools in the registry's order."""
         per_run: dict[tuple[int, str, str], set[str]] = defaultdict(set)
         for c in self.configs:
             per_run[(c.run.index, c.tool, c.row.protocol)].add(c.test)
         wanted = tools_with(result) if result is not None else None
         charts: dict[tuple[str, str, str], list[Config]] = defaultdict(list)
         for c in self.configs:
-            if wanted is not None and c.tool not in wanted:
+            if (wanted is not None and c.tool not in wanted) or c.latency_only:
                 continue
             split = len(per_run[(c.run.index, c.tool, c.row.protocol)]) > 1
             charts[(c.tool, c.row.protocol, c.test if split else "")].append(c)

@@ -42,6 +42,7 @@ SECTIONS = [
     ("adapters", "Adapters"),
     ("throughput", "Throughput"),
     ("latency", "Latency"),
+    ("under-load", "Under load"),
     ("cpu", "CPU and cost"),
     ("netpipe", "netPIPE"),
     ("streams", "Streams"),
@@ -270,7 +271,8 @@ def render_page(report: Report, single_file: bool = False) -> str:
                "published": bool(report.figures_of("published")),
                "streams": bool(report.figures_of("streams")),
                "smallpkt": bool(report.figures_of("smallpkt")),
-               "history": bool(report.figures_of("history"))}
+               "history": bool(report.figures_of("history")),
+               "under-load": bool(report.tables_of("loaded"))}
     sections = [(i, t) for i, t in SECTIONS if present.get(i, True)]
     css = resources.files("nicbench.report").joinpath("templates/report.css").read_text(
         encoding="utf-8")

@@ -73,7 +73,10 @@ class UdpStats:
 class Latency:
     """Round-trip times of one latency run (request/response of small messages), in
     microseconds, over ``samples`` round trips of ``message_bytes`` each. The percentiles
-    are the tool's own where it prints them, else taken from its per-sample output."""
+    are the tool's own where it prints them, else taken from its per-sample output (or its
+    histogram: the tool's parser says how). ``trimmed_mean_us``: the mean of the round trips
+    at or below the 95th percentile (the trimmed mean of draft-ietf-ippm-responsiveness,
+    from which a responsiveness score is computed), where the output allows it."""
 
     samples: int
     message_bytes: int
@@ -84,6 +87,7 @@ class Latency:
     max_us: float
     min_us: float | None = None
     mean_us: float | None = None
+    trimmed_mean_us: float | None = None
 
 
 @dataclass(frozen=True)

@@ -100,6 +100,11 @@ class Driver:
     def parse_params(self, raw: dict[str, Any]) -> Any:
         return self.params.model_validate(raw)
 
+    def protocol_error(self, raw_params: dict[str, Any], protocol: str) -> str | None:
+        """Why these (valid) params cannot run over ``protocol``, or None: checked when
+        the profile is loaded."""
+        return None
+
     def plan(self, exe_server: str, exe_client: str, raw_params: dict[str, Any],
              ends: Endpoints, tag: str) -> Plan:
         raise NotImplementedError

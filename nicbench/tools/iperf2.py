@@ -9,7 +9,9 @@ Responsible for every iperf 2 layout the harness meets, recognised from the text
 * client and server side, TCP and UDP, one or several streams (``-P``), with or without
   interval rows (``-i``) and with or without ``[SUM]`` rows;
 * iperf's own error lines (``tcp connect failed: Connection refused``): iperf 2.1.8 exits 0
-  there, so the error is returned in ``ParsedRun.error`` for the caller to judge, not raised.
+  there, so the error is returned in ``ParsedRun.error`` for the caller to judge, not raised;
+* a bounce-back client (``--bounceback``, params ``bounceback: true``): its round trips in
+  ``ParsedRun.latency``, read by ``bounceback.py`` (which says how each figure is obtained).
 
 Which rate is ``throughput_bps``: the rate that reached the receiver when the output shows
 it (server-side output; the UDP "Server Report" a client prints), else the sender's rate.
@@ -26,10 +28,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 from collections.abc import Iterable
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from nicbench.config.fields import Float, Int, Rate, Size, Strict
-from nicbench.errors import ParseError
+from nicbench.errors import ConfigError, ParseError
+from nicbench.tools import bounceback
 from nicbench.tools.base import (IPERF_NUM, ParsedRun, UdpStats, iperf_bytes, iperf_row_rate,
                                  iperf_row_re)
 from nicbench.tools.driver import (Driver, Endpoints, Plan, Tool, VersionProbe, per_stream_rate,
@@ -136,6 +139,9 @@ def parse(text: str) -> ParsedRun:
                          "-y C CSV row", f"line {lineno}: {line.strip()[:60]!r}")
     if fmt == "csv":
         return _parse_csv(lines)
+    if bounceback.is_bounceback(lines):
+        version = next((m["ver"] for ln in lines if (m := _VERSION.match(ln.strip()))), None)
+        return bounceback.parse_bounceback(lines, version)
     return _parse_text(lines)
 
 
@@ -476,6 +482,26 @@ class Iperf2Params(Strict):
     rate: Rate | VarRef | None = None         # -b for UDP (the search sets it per trial)
     port: Int = Field(5001, ge=1024, le=65535)
     enhanced: bool = True                     # -e: richer reports (iperf >= 2.0.10)
+    # --bounceback (iperf 2.1.x; 2.1.8 has it): round trips of `length`-byte messages
+    # (100 unless set) instead of a transfer; its figures: ParsedRun.latency (bounceback.py).
+    bounceback: bool = False
+    # --bounceback-period: a burst of 10 round trips every this many seconds (iperf's
+    # default 1 s); 0 sends them back to back. Only with bounceback.
+    bounceback_period_s: Float | None = Field(None, ge=0, le=60)
+
+    @model_validator(mode="after")
+    def _bounceback(self):
+        if not self.bounceback:
+            if self.bounceback_period_s is not None:
+                raise ValueError("bounceback_period_s is for a bounce-back test: add "
+                                 "bounceback: true or drop it")
+            return self
+        if self.streams != 1:
+            raise ValueError("a bounce-back test runs one connection: drop streams")
+        if self.rate is not None or self.mss is not None or self.window is not None:
+            raise ValueError("a bounce-back test takes length and bounceback_period_s, not "
+                             "rate, mss or window")
+        return self
 
 
 # A row covering a whole run (it starts at 0.0 s), as iperf 2.1 ("[  1] 0.0000-2.0043 sec
@@ -488,9 +514,16 @@ IPERF2_WHOLE_RUN_ROW = r"^\[ *([0-9]+|SUM[-0-9]*)\] +0\.0+ *- *[0-9.]+ sec .*/se
 class Iperf2Driver(Driver):
     params = Iperf2Params
 
+    def protocol_error(self, raw_params: dict[str, Any], protocol: str) -> str | None:
+        if raw_params.get("bounceback") and protocol != "tcp":
+            return "iperf 2's bounce-back test is TCP only: give protocol: tcp"
+        return None
+
     def plan(self, exe_server: str, exe_client: str, raw_params: dict[str, Any],
              ends: Endpoints, tag: str) -> Plan:
         p = self.parse_params(raw_params)
+        if p.bounceback:
+            return self._bounceback_plan(p, exe_server, exe_client, ends)
         common: list[str] = ["-p", str(p.port)]
         if p.window is not None:
             common += ["-w", size_arg(p.window)]
@@ -526,9 +559,32 @@ class Iperf2Driver(Driver):
                     report_wait_s=2.0, stop_signal="KILL",
                     finish_overlaps=ends.protocol == "tcp")
 
+    @staticmethod
+    def _bounceback_plan(p: Iperf2Params, exe_server: str, exe_client: str,
+                         ends: Endpoints) -> Plan:
+        """A bounce-back test: the server echoes (it needs no option for it: the client
+        asks), the client times the round trips. Its server is ended as a TCP one is."""
+        if ends.protocol != "tcp":
+            raise ConfigError("iperf 2's bounce-back test is TCP only: give protocol: tcp")
+        common = ["-p", str(p.port), "-e"]
+        if p.length is not None:
+            common += ["-l", size_arg(p.length)]
+        client = [exe_client, "-c", ends.receiver_addr, "-B", ends.sender_addr, *common,
+                  "--bounceback", "-t", f"{p.duration_s:g}"]
+        if p.bounceback_period_s is not None:
+            client += ["--bounceback-period", f"{p.bounceback_period_s:g}"]
+        # a period longer than the run still sends its first burst and waits it out
+        expected = max(float(p.duration_s), float(p.bounceback_period_s or 0))
+        return Plan(server=[exe_server, "-s", "-B", ends.receiver_addr, *common],
+                    client=client, port=p.port, listen_protocol="tcp", server_exits=False,
+                    expected_s=expected, report_re=IPERF2_WHOLE_RUN_ROW, report_count=1,
+                    report_wait_s=2.0, stop_signal="KILL", finish_overlaps=True)
+
     def interpret(self, client_text: str, server_text: str, outfile_text: str | None,
                   protocol: str) -> ParsedRun:
         client = parse(client_text)
+        if client.latency is not None or client.extra.get("mode") == "bounceback":
+            return client          # round trips: timed by the client alone
         if client.error or (protocol == "udp" and client.udp):
             return client
         # TCP: the server saw what arrived; the client only what it wrote into its socket

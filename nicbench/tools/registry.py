@@ -119,7 +119,12 @@ def _check_params(test: Any, profile: Any) -> Iterator[tuple[tuple, str]]:
     model = TOOLS[test.tool].params
     for point in profile.points:
         try:
-            valid = model.model_validate(resolve(test.params, point.vars))
+            params = resolve(test.params, point.vars)
+            valid = model.model_validate(params)
+            refused = TOOLS[test.tool].driver.protocol_error(params, test.protocol)
+            if refused:
+                yield ("protocol",), refused
+                return
             for param, why in TOOLS[test.tool].driver.refuses(
                     valid, test.protocol, getattr(test, "udp_search", None) is not None):
                 yield ("params", param), why

@@ -37,7 +37,7 @@ def figure_of(unit: Unit, colours: Colours):
         assert unit.panel is not None
         return comparison.draw(fig, unit.panel, colours)
     match unit.family:
-        case "speed" | "cpu" | "netpipe-plateau" | "published" | "latency":
+        case "speed" | "cpu" | "netpipe-plateau" | "published" | "latency" | "loaded":
             return bars.draw(fig, unit.panel or 0, colours)
         case "heatmap":
             return heat.draw(fig, colours)

@@ -99,7 +99,7 @@ def rows_of(unit: Unit, colours: Colours) -> list[list[object]]:
     for p in unit.panels():
         if isinstance(p, BarPanel):
             names = {r.key: r for r in p.rows}
-            unit_name = {"cpu": "%", "latency": "us"}.get(unit.family, "Mbit/s")
+            unit_name = {"cpu": "%", "latency": "us", "loaded": "ms"}.get(unit.family, "Mbit/s")
             for b in p.bars:
                 r = names[b.row]
                 add(p.title, r.label, b.series, None, "", b.value, unit_name, b.lo, b.hi,

@@ -1,0 +1,354 @@
+"""Latency under load: the same latency probe alone and beside a load, side by side per
+adapter, with the increase, the responsiveness score and the load's throughput.
+
+A loaded test is a test whose trials ran a latency probe beside their load
+(``tests[].beside``, role probe, its round trips in ``RoleResult.latency``). Its idle
+figures are those of the test of the same run, pair and point that ran that same probe
+alone: the test whose own tool, protocol and params are the probe's (``idle_of``). Both
+are from the same run; without such a test the row says so and has no increase.
+
+Figures, per configuration, over its repetitions that succeeded (named in the table):
+
+* p50 and p99 round trip: the median over the repetitions of each repetition's p50 and
+  p99 (µs, shown in ms);
+* the increase: loaded minus idle, of those medians;
+* the responsiveness score in round trips per minute (RPM), per repetition, then the
+  median: draft-ietf-ippm-responsiveness-08, section 5.3.1 ("Aggregating the
+  Measurements"), computes it as 60000 / TM, TM the single-sided trimmed mean of the
+  probes' round trips in ms at TMP = 95 % (section 5.2, "Test Parameters"). The draft
+  averages the score of foreign probes (on connections of their own: TCP handshake and
+  an HTTP request) and self probes (on the load's connections); the probe here is one
+  request/response on a connection of its own (the draft's foreign ``http_f``), so every
+  term is its own TM: RPM = 60000 / TM(probe). The loaded score is the draft's
+  "responsiveness under working conditions"; the idle one is shown beside it;
+* the loaded throughput: the load's figure, the trial's throughput as every throughput
+  figure is (its configuration's selected value), with its share of the wire's limit: a
+  card that keeps its latency low by not filling the link shows it there. A throughput
+  more than ``FLAG_MARGIN`` above the limit is flagged and never ranked, as in the
+  throughput verdict; a load under ``FILLED_PCT`` of the limit was not working
+  conditions (the draft measures once the goodput has saturated): shown, not ranked.
+
+The verdict's "smallest increase under load" ranks by the p99 increase (the statistic
+and the repetitions are named in it), smallest first.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+
+from nicbench.config.profile import Role
+from nicbench.report.configs import Config, Index, fmt, mbit, slug, sorted_groups
+from nicbench.report.model import (Bar, BarPanel, BarSeries, BarStatus, Figure, LegendItem, Row,
+                                   Sentence, Table)
+from nicbench.report.theory import FLAG_MARGIN
+from nicbench.results.records import Kind
+from nicbench.tools.base import Latency
+from nicbench.tools.registry import display_name
+
+MS = 1000.0
+RPM_US = 60e6            # round trips per minute from a round trip in us
+SENTENCE_NAMES = 6
+# Working conditions: the load carries at least this share of the wire's goodput limit.
+# Below it the latency was not measured on a full link (the draft measures only once the
+# goodput has saturated, section 5.4): shown, never ranked, so that a card cannot come
+# first by not filling the link. Measured on the lab: at 91-94 % of the limit the sender
+# (its CPU, on a busy machine), not the link, was the bottleneck and the probe's p50 stayed
+# at 0.08-0.1 ms; at 95-98 % the link's queue stood (p50 4.6-6.2 ms on Gigabit, 4.9 ms on
+# Fast Ethernet).
+FILLED_PCT = 95.0
+
+
+@dataclass(frozen=True)
+class Rtt:
+    """One side (idle or loaded) of a row: medians over the repetitions named."""
+
+    p50_us: float
+    p99_us: float
+    rpm: float | None
+    repetitions: tuple[int, ...]
+    samples: int                 # round trips over those repetitions
+
+
+@dataclass
+class LoadedRow:
+    config: Config                  # the loaded test's configuration
+    probe: str                      # "iperf 2" (its tool's display name)
+    idle_test: str | None
+    idle: Rtt | None
+    loaded: Rtt | None
+    throughput_mbit: float | None   # the load's selected figure
+    limit_pct: float | None
+    above: bool = False             # the load's figure above the wire's limit
+    rank: int | None = None
+
+    @property
+    def unfilled(self) -> bool:
+        """The load carried less than ``FILLED_PCT`` of the wire's limit (known)."""
+        return self.limit_pct is not None and self.limit_pct < FILLED_PCT
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def p50_increase_us(self) -> float | None:
+        if self.idle is None or self.loaded is None:
+            return None
+        return self.loaded.p50_us - self.idle.p50_us
+
+    @property
+    def p99_increase_us(self) -> float | None:
+        if self.idle is None or self.loaded is None:
+            return None
+        return self.loaded.p99_us - self.idle.p99_us
+
+
+def _probe_latencies(c: Config) -> list[tuple[int, Latency]]:
+    """(repetition, the probe's round trips) of the loaded test's successful trials."""
+    out = []
+    for r in c.ok:
+        if r.kind is not Kind.REPETITION:
+            continue
+        lat = next((b.latency for b in r.beside
+                    if b.role is Role.PROBE and b.latency is not None), None)
+        if lat is not None:
+            out.append((r.repetition or 0, lat))
+    return out
+
+
+def _own_latencies(c: Config) -> list[tuple[int, Latency]]:
+    return [(r.repetition or 0, r.latency) for r in c.ok
+            if r.kind is Kind.REPETITION and r.latency is not None]
+
+
+def rtt(pairs: list[tuple[int, Latency]]) -> Rtt | None:
+    if not pairs:
+        return None
+    lats = [lat for _, lat in pairs]
+    rpms = [RPM_US / lat.trimmed_mean_us for lat in lats if lat.trimmed_mean_us]
+    return Rtt(p50_us=statistics.median(lat.p50_us for lat in lats),
+               p99_us=statistics.median(lat.p99_us for lat in lats),
+               rpm=statistics.median(rpms) if rpms else None,
+               repetitions=tuple(sorted(rep for rep, _ in pairs)),
+               samples=sum(lat.samples for lat in lats))
+
+
+def is_loaded(c: Config) -> bool:
+    return any(b.role is Role.PROBE and b.latency is not None
+               for r in c.records for b in r.beside)
+
+
+def idle_of(ix: Index, c: Config) -> Config | None:
+    """The test of the same run, pair and point that ran the loaded test's probe alone:
+    its own tool, protocol and params are the probe's."""
+    spec = c.test_spec
+    probe = next((b for b in spec.beside if b.role is Role.PROBE), None) if spec else None
+    if probe is None:
+        return None
+    for other in ix.configs:
+        t = other.test_spec
+        if (other.run is c.run and other.row.pair == c.row.pair and other.point == c.point
+                and t is not None and not t.beside and t.tool == probe.tool
+                and t.protocol == probe.protocol and dict(t.params) == dict(probe.params)):
+            return other
+    return None
+
+
+def loaded_rows(ix: Index) -> dict[str, list[LoadedRow]]:
+    """Per loaded test, one row per adapter and point, ranked by the p99 increase."""
+    out: dict[str, list[LoadedRow]] = {}
+    for c in ix.configs:
+        if not is_loaded(c):
+            continue
+        idle_c = idle_of(ix, c)
+        probe = next((b.tool for r in c.records for b in r.beside if b.role is Role.PROBE), "")
+        value = mbit(c.row.selected_bps)
+        limit = mbit(c.limit_bps)
+        row = LoadedRow(config=c, probe=display_name(probe),
+                        idle_test=idle_c.test if idle_c else None,
+                        idle=rtt(_own_latencies(idle_c)) if idle_c else None,
+                        loaded=rtt(_probe_latencies(c)), throughput_mbit=value,
+                        limit_pct=100.0 * value / limit if value is not None and limit else None,
+                        above=c.above_limit(value))
+        if idle_c is None:
+            row.notes.append("no test of this run ran the same probe alone: no idle figures")
+        out.setdefault(c.test, []).append(row)
+    for rows in out.values():
+        ranked = sorted((r for r in rows if r.p99_increase_us is not None and not r.above
+                         and not r.unfilled),
+                        key=lambda r: (r.p99_increase_us, ix.order[r.config.entry.key]))
+        for k, r in enumerate(ranked, 1):
+            r.rank = k
+        rows.sort(key=lambda r: (r.rank is None, r.rank or 0, ix.order[r.config.entry.key]))
+    return out
+
+
+def _ms(us: float | None) -> float | str:
+    """A cell in ms, a number (so the CSV keeps it one), or empty."""
+    return "" if us is None else round(us / MS, 2)
+
+
+def _whole(value: float | None) -> int | str:
+    return "" if value is None else round(value)
+
+
+def _reps(side: Rtt | None) -> str:
+    return ", ".join(str(r) for r in side.repetitions) if side else ""
+
+
+def loaded_table(test: str, rows: list[LoadedRow]) -> Table:
+    t = Table(id=f"loaded-{test}", family="loaded", title=f"Latency under load: test {test}",
+              columns=["rank", "adapter", "point", "idle p50 ms", "idle p99 ms",
+                       "loaded p50 ms", "loaded p99 ms", "p50 increase ms",
+                       "p99 increase ms", "idle RPM", "loaded RPM", "load Mbit/s",
+                       "% of limit", "idle repetitions", "loaded repetitions", "notes"],
+              caption=("The same probe alone (its own test, named in the notes) and beside "
+                       "the load, in one run: p50 and p99 round trip, each the median over "
+                       "the repetitions named of each repetition's percentile; the increase "
+                       "is loaded minus idle; RPM = 60000 / the 95 % trimmed mean of the "
+                       "round trips in ms (draft-ietf-ippm-responsiveness-08 section 5.3.1), "
+                       "median over the repetitions; the load's throughput is its selected "
+                       "figure. Ranked by the p99 increase, smallest first."))
+    for r in rows:
+        c = r.config
+        pct = fmt(r.limit_pct) + (" !" if r.above else "") if r.limit_pct is not None else ""
+        notes = list(r.notes)
+        if r.idle_test:
+            notes.insert(0, f"idle: test {r.idle_test}")
+        if r.above:
+            notes.append(f"the load's figure is more than {FLAG_MARGIN:.0%} above the wire's "
+                         "limit: not ranked")
+        elif r.unfilled:
+            notes.append(f"the load filled {r.limit_pct:.1f} % of the wire's limit, under "
+                         f"{FILLED_PCT:g} %: not under working conditions, not ranked")
+        elif r.limit_pct is None:
+            notes.append("no link rate known: whether the load filled the link is not known")
+        t.rows.append([r.rank or "", c.entry.label, c.group.label,
+                       _ms(r.idle.p50_us if r.idle else None),
+                       _ms(r.idle.p99_us if r.idle else None),
+                       _ms(r.loaded.p50_us if r.loaded else None),
+                       _ms(r.loaded.p99_us if r.loaded else None),
+                       _ms(r.p50_increase_us), _ms(r.p99_increase_us),
+                       _whole(r.idle.rpm if r.idle else None),
+                       _whole(r.loaded.rpm if r.loaded else None),
+                       fmt(r.throughput_mbit), pct, _reps(r.idle), _reps(r.loaded),
+                       "; ".join(notes)])
+        t.row_entries.append(c.entry.key)
+    return t
+
+
+def _signed(us: float | None) -> str:
+    return "" if us is None else f"{us / MS:+.2f}"
+
+
+def verdict_table(test: str, rows: list[LoadedRow]) -> Table:
+    """The verdict's row family for this test: smallest increase under load."""
+    t = Table(id=f"verdict-loaded-{test}", family="verdict-loaded",
+              title=f"Smallest increase under load: test {test}",
+              columns=["rank", "adapter", "p99 increase ms", "idle p99 ms", "loaded p99 ms",
+                       "loaded RPM", "load Mbit/s", "% of limit", "statistic"])
+    for r in rows:
+        stat = (f"median p99 over repetitions {_reps(r.loaded)} loaded minus repetitions "
+                f"{_reps(r.idle)} idle" if r.idle and r.loaded else "; ".join(r.notes))
+        t.rows.append([r.rank or "", r.config.entry.label, _ms(r.p99_increase_us),
+                       _ms(r.idle.p99_us if r.idle else None),
+                       _ms(r.loaded.p99_us if r.loaded else None),
+                       _whole(r.loaded.rpm if r.loaded else None), fmt(r.throughput_mbit),
+                       (fmt(r.limit_pct) + (" !" if r.above else ""))
+                       if r.limit_pct is not None else "", stat])
+        t.row_entries.append(r.config.entry.key)
+    return t
+
+
+def _one(r: LoadedRow) -> str:
+    bits = [f"idle {r.idle.p99_us / MS:.2f}, loaded {r.loaded.p99_us / MS:.2f} ms"
+            if r.idle and r.loaded else ""]
+    if r.loaded and r.loaded.rpm:
+        bits.append(f"{r.loaded.rpm:.0f} RPM under load")
+    if r.throughput_mbit is not None:
+        share = f", {r.limit_pct:.1f} % of the limit" if r.limit_pct is not None else ""
+        bits.append(f"load {r.throughput_mbit:.1f} Mbit/s{share}")
+    return f"{r.config.entry.label} {_signed(r.p99_increase_us)} ms ({'; '.join(b for b in bits if b)})"
+
+
+def sentence(test: str, rows: list[LoadedRow]) -> Sentence:
+    """"Smallest increase under load (test T: p99 round trip of the iperf 2 probe, median
+    over the repetitions, loaded minus idle): X +5.10 ms (...). Then Y ..."."""
+    title = f"Latency under load: test {test}"
+    ranked = [r for r in rows if r.rank is not None]
+    if ranked:
+        head = (f"Smallest increase under load (test {test}: p99 round trip of the "
+                f"{ranked[0].probe} probe, median over the repetitions, loaded minus idle): ")
+        text = head + _one(ranked[0]) + "."
+        rest = ranked[1:SENTENCE_NAMES]
+        if rest:
+            text += " Then " + ", ".join(_one(r) for r in rest) + "."
+    else:
+        text = f"Smallest increase under load (test {test}): nothing ranked."
+    above = [r for r in rows if r.above]
+    if above:
+        text += (" Not ranked, the load's figure above the wire's limit: "
+                 + ", ".join(r.config.entry.label for r in above) + ".")
+    unfilled = [r for r in rows if r.unfilled and not r.above]
+    if unfilled:
+        text += (f" Not ranked, the load under {FILLED_PCT:g} % of the wire's limit (not "
+                 "under working conditions): " + ", ".join(
+                     f"{r.config.entry.label} ({r.limit_pct:.1f} %)" for r in unfilled) + ".")
+    unpaired = [r for r in rows if r.rank is None and not r.above and not r.unfilled]
+    if unpaired:
+        text += (" Without idle figures: "
+                 + ", ".join(r.config.entry.label for r in unpaired) + ".")
+    return Sentence(title, text)
+
+
+SERIES = [BarSeries("idle", "p99 alone"), BarSeries("loaded", "p99 beside the load",
+                                                      opacity=0.5)]
+
+
+def loaded_figure(test: str, rows: list[LoadedRow]) -> Figure:
+    """Per point, one row per adapter in the table's order: its p99 round trip alone and
+    beside the load (ms), the loaded bar labelled with its increase, RPM and the load."""
+    panels = []
+    for g in sorted_groups(r.config.group for r in rows):
+        mine = [r for r in rows if r.config.group.key == g.key]
+        bars = []
+        for r in mine:
+            e = r.config.entry
+            for series, side in (("idle", r.idle), ("loaded", r.loaded)):
+                bar = Bar(row=e.key, series=series, fill=e.colour,
+                          value=side.p99_us / MS if side else None,
+                          n_ok=len(side.repetitions) if side else 0,
+                          n=r.config.planned, status=BarStatus.of(r.config.row.status))
+                if side is None:
+                    bar.gap = "no idle test" if series == "idle" else "no data"
+                    bar.text = bar.gap
+                elif series == "idle":
+                    bar.text = f"{side.p99_us / MS:.2f} ms"
+                else:
+                    load = (f", load {r.throughput_mbit:.0f} Mbit/s"
+                            if r.throughput_mbit is not None else "")
+                    rpm = f", {side.rpm:.0f} RPM" if side.rpm else ""
+                    bar.text = f"{side.p99_us / MS:.2f} ms{rpm}{load}"
+                    if r.above:
+                        bar.flag = "the load above the wire's limit"
+                bars.append(bar)
+        top = max((b.value for b in bars if b.value is not None), default=1.0)
+        panels.append(BarPanel(title=g.label, xlabel="p99 round trip, ms", bars=bars,
+                               rows=[Row(key=r.config.entry.key, label=r.config.entry.label,
+                                         colour=r.config.entry.colour,
+                                         marker=r.config.entry.marker,
+                                         entry=r.config.entry.key) for r in mine],
+                               xmax=top * 1.15, series=list(SERIES),
+                               sorted_by="smallest p99 increase first"))
+    return Figure(
+        id=slug("loaded", test), family="loaded", title=f"Latency under load: test {test}",
+        caption=("The p99 round trip of the same probe alone and beside the load, the median "
+                 "over the repetitions of each; the loaded bar's label gives the score "
+                 "(RPM, draft-ietf-ippm-responsiveness-08 section 5.3.1) and the load's "
+                 "throughput. Adapters by the p99 increase, smallest first."),
+        panels=list(panels), entries=[r.config.entry.key for r in rows],
+        legend=[LegendItem("alone (idle)", "#555555", "bar"),
+                LegendItem("beside the load", "#aaaaaa", "bar")],
+        notes=[f"{r.config.entry.label}: the load's figure is above the wire's limit; not "
+               "ranked" for r in rows if r.above]
+        + [f"{r.config.entry.label}: the load filled {r.limit_pct:.1f} % of the wire's "
+           f"limit, under {FILLED_PCT:g} %: not ranked" for r in rows
+           if r.unfilled and not r.above])

@@ -1,0 +1,152 @@
+"""The report's latency-under-load part, on a real run of ``profiles/lab-loaded.yaml``
+(``data/run-loaded``: gbe and nojumbo of the test lab, 2 repetitions, made by
+tests/lab/test_loaded_lab.py on a busy shared machine): idle and loaded round trips side by
+side per adapter from the same run, the increase, the score in round trips per minute, the
+load's throughput, the verdict's "smallest increase under load", and the flag of a load
+figure above the wire's limit."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+import pytest
+
+from nicbench.report.build import build
+from nicbench.report.load import load_runs
+from nicbench.results.records import TrialRecord
+
+RUN = Path(__file__).parent / "data" / "run-loaded"
+
+
+def _records() -> list[TrialRecord]:
+    return [TrialRecord.from_dict(json.loads(line))
+            for line in (RUN / "trials.jsonl").read_text().splitlines()]
+
+
+def _expected(pair: str) -> dict[str, float]:
+    """The figures read from the records by hand: medians over the two repetitions."""
+    recs = [r for r in _records() if r.pair == pair]
+    idle = [r.latency for r in recs if r.test == "rtt-idle" and r.latency]
+    probe = [b.latency for r in recs if r.test == "rtt-loaded" for b in r.beside if b.latency]
+    load = [r.throughput_bps for r in recs if r.test == "rtt-loaded" and r.throughput_bps]
+    return {"idle_p99": statistics.median(x.p99_us for x in idle) / 1000,
+            "loaded_p99": statistics.median(x.p99_us for x in probe) / 1000,
+            "loaded_p50": statistics.median(x.p50_us for x in probe) / 1000,
+            "loaded_rpm": statistics.median(60e6 / x.trimmed_mean_us for x in probe
+                                            if x.trimmed_mean_us),
+            "load": max(load) / 1e6}
+
+
+@pytest.fixture(scope="module")
+def report():
+    return build(load_runs([RUN]))
+
+
+def _table(report, family: str):
+    [t] = report.tables_of(family)
+    return [dict(zip(t.columns, row, strict=True)) for row in t.rows]
+
+
+def test_idle_and_loaded_side_by_side_per_adapter(report):
+    rows = {r["adapter"].split(" (")[0]: r for r in _table(report, "loaded")}
+    assert len(rows) == 2
+    for row in rows.values():
+        pair = "gbe" if "NJ" not in row["adapter"] else "nojumbo"
+        want = _expected(pair)
+        assert row["idle p99 ms"] == pytest.approx(want["idle_p99"], abs=0.005)
+        assert row["loaded p99 ms"] == pytest.approx(want["loaded_p99"], abs=0.005)
+        assert row["loaded p50 ms"] == pytest.approx(want["loaded_p50"], abs=0.005)
+        assert row["p99 increase ms"] == pytest.approx(want["loaded_p99"] - want["idle_p99"],
+                                                       abs=0.01)
+        assert row["loaded RPM"] == pytest.approx(want["loaded_rpm"], abs=1)
+        assert float(row["load Mbit/s"]) == pytest.approx(want["load"], abs=0.05)
+        assert row["idle repetitions"] == "1, 2" == row["loaded repetitions"]
+        assert row["notes"].startswith("idle: test rtt-idle")
+
+
+# Link rates under which both loads of the fixture filled their links (98.8 and 98.7 % of
+# the goodput limit): the run was made on a busy machine, at 86 and 62 % of a Gigabit link.
+FILLED_RATES = {"gbe": 870e6, "nojumbo": 630e6}
+
+
+def test_the_verdict_ranks_the_smallest_p99_increase_first():
+    report = build(load_runs([RUN]), rates=FILLED_RATES)
+    rows = _table(report, "verdict-loaded")
+    increases = [r["p99 increase ms"] for r in rows]
+    assert [r["rank"] for r in rows] == [1, 2] and increases == sorted(increases)
+    statistic = "median p99 over repetitions 1, 2 loaded minus repetitions 1, 2 idle"
+    assert all(r["statistic"] == statistic for r in rows)
+    [line] = [s.text for s in report.verdict if "under load" in s.text]
+    assert line.startswith("Smallest increase under load (test rtt-loaded: p99 round trip "
+                           "of the iperf 2 probe, median over the repetitions, loaded minus "
+                           f"idle): {rows[0]['adapter']} +")
+
+
+def test_the_idle_test_is_no_throughput_figure(report):
+    assert not any("nothing was measured" in s.text for s in report.verdict)
+    assert not any("rtt-idle" in t.title for t in report.tables_of("verdict"))
+
+
+def test_a_load_above_the_wires_limit_is_flagged_and_not_ranked():
+    # a link rate that makes the gbe card's load impossible: 809.7 Mbit/s on 500 Mbit/s
+    report = build(load_runs([RUN]), rates={"gbe": 500e6})
+    rows = {r["adapter"]: r for r in _table(report, "loaded")}
+    [gbe] = [r for name, r in rows.items() if "NJ" not in name]
+    assert gbe["rank"] == "" and gbe["% of limit"].endswith(" !")
+    assert "above the wire's limit: not ranked" in gbe["notes"]
+    [line] = [s.text for s in report.verdict if "under load" in s.text]
+    assert "Not ranked, the load's figure above the wire's limit: LX-1000 Gigabit" in line
+
+
+def test_without_the_probe_alone_there_is_no_increase(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    for name in ("manifest.json", "tuning.json"):
+        (run / name).write_bytes((RUN / name).read_bytes())
+    lines = [ln for ln in (RUN / "trials.jsonl").read_text().splitlines()
+             if '"test": "rtt-idle"' not in ln]
+    (run / "trials.jsonl").write_text("\n".join(lines) + "\n")
+    report = build(load_runs([run]))
+    for row in _table(report, "loaded"):
+        assert row["rank"] == "" and row["p99 increase ms"] == "" and row["idle p99 ms"] == ""
+        assert "no test of this run ran the same probe alone" in row["notes"]
+    [line] = [s.text for s in report.verdict if "under load" in s.text]
+    assert "nothing ranked" in line
+
+
+def test_run_against_run_compares_the_loads_not_the_idle_round_trips(tmp_path):
+    second = tmp_path / "second"
+    second.mkdir()
+    for name in ("manifest.json", "tuning.json", "trials.jsonl"):
+        (second / name).write_bytes((RUN / name).read_bytes())
+    report = build(load_runs([RUN, second]))
+    [table] = report.tables_of("comparison")
+    tests = {row[table.columns.index("test")] for row in table.rows}
+    assert tests == {"rtt-loaded"}
+    assert len(report.tables_of("loaded")) == 1 and len(_table(report, "loaded")) == 4
+
+
+def test_the_figure_draws_both_p99s_per_adapter_as_the_table_gives_them(report):
+    [fig] = report.figures_of("loaded")
+    [panel] = fig.panels
+    table = {r["adapter"]: r for r in _table(report, "loaded")}
+    assert [row.label for row in panel.rows] == list(table)       # the table's order
+    for row in panel.rows:
+        idle, loaded = panel.bar(row.key, "idle"), panel.bar(row.key, "loaded")
+        assert idle is not None and loaded is not None
+        assert idle.value == pytest.approx(table[row.label]["idle p99 ms"], abs=0.005)
+        assert loaded.value == pytest.approx(table[row.label]["loaded p99 ms"], abs=0.005)
+        assert "RPM, load " in loaded.text
+
+
+def test_a_load_that_did_not_fill_the_link_is_shown_not_ranked(report):
+    # on a Gigabit link the fixture's loads reached 809.7 and 585.4 Mbit/s: 86.0 and 62.2 %
+    for row in _table(report, "loaded"):
+        assert row["rank"] == "" and row["p99 increase ms"] != ""
+        assert "not under working conditions, not ranked" in row["notes"]
+    [line] = [s.text for s in report.verdict if "under load" in s.text]
+    assert line.startswith("Smallest increase under load (test rtt-loaded): nothing ranked.")
+    assert ("Not ranked, the load under 95 % of the wire's limit (not under working "
+            "conditions): ") in line and "(86.0 %)" in line and "(62.2 %)" in line
