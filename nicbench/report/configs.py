@@ -431,15 +431,16 @@ class Index:
     def charts(self, result: str | None = None) -> dict[tuple[str, str, str], list[Config]]:
         """Configurations by chart: one chart per (tool, protocol), split by test name
         where a profile has two tests with the same tool and protocol; only tools whose
-        result is drawn as ``result`` when given; a latency test of its own (no rate) is
-        in none (``loaded.py`` reads it). Tools in the registry's order."""
+        result is drawn as ``result`` when given; a latency run of a rate tool (iperf 2's
+        bounce-back: round trips, no rate) is in none (``loaded.py`` reads it), a latency
+        tool's only in ``charts("latency")``. Tools in the registry's order."""
         per_run: dict[tuple[int, str, str], set[str]] = defaultdict(set)
         for c in self.configs:
             per_run[(c.run.index, c.tool, c.row.protocol)].add(c.test)
         wanted = tools_with(result) if result is not None else None
         charts: dict[tuple[str, str, str], list[Config]] = defaultdict(list)
         for c in self.configs:
-            if (wanted is not None and c.tool not in wanted) or c.latency_only:
+            if (wanted is not None and c.tool not in wanted) or (c.latency_only and result != "latency"):
                 continue
             split = len(per_run[(c.run.index, c.tool, c.row.protocol)]) > 1
             charts[(c.tool, c.row.protocol, c.test if split else "")].append(c)
