@@ -22,6 +22,7 @@ import errno
 import json
 import math
 import os
+import secrets
 import shutil
 import time
 from collections.abc import Callable, Iterator
@@ -336,4 +337,7 @@ def _cause(path: Path, exc: OSError) -> str:
 
 
 def new_run_id() -> str:
-    return time.strftime("%Y%m%d-%H%M%S")
+    """The run's time to the second and four random hex digits: runs that start in the
+    same second (the runs of a fast campaign, the controllers of one sharded night) keep
+    ids of their own in a results store, where run_id is the key of a run."""
+    return f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"

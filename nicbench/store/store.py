@@ -1,0 +1,268 @@
+"""A results store: every run's manifest and every trial that stands, in one database.
+
+:func:`open_store` opens the store a :class:`StoreLocation` names (made and brought to the
+current schema if new or older; refused if newer or not a store), and a :class:`Store`
+writes runs and trials (one record as it is stored, or a run's records at once) and
+reads them back: :meth:`Store.runs`, :meth:`Store.trial_frame`, :meth:`Store.manifests`
+(the trial frame's columns and types are issue 21's contract, ``store/frames.py``).
+
+Results directories stay the source of truth: what a store holds can always be made
+again from them (``nicbench store import`` / ``rebuild``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from nicbench.errors import StoreError
+from nicbench.results.records import TrialRecord
+from nicbench.store import frames
+from nicbench.store.backend import LOCK_WAIT_S, Backend, connect
+from nicbench.store.location import StoreLocation
+from nicbench.store.schema import (MARKERS, MIGRATIONS, RUN_COLUMNS, SCHEMA_VERSION,
+                                   TRIAL_NAMES, RunRow, trial_row)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from nicbench.results.manifest import Manifest
+
+NB_TABLES = {"nb_schema_version", "nb_runs", "nb_trials"}
+
+
+@dataclass(frozen=True)
+class Added:
+    """What writing a run's records changed: rows new (or changed) and rows already there."""
+
+    added: int
+    already: int
+    removed: int = 0          # rows the directory no longer stands by (superseded)
+
+
+@dataclass(frozen=True)
+class StoreInfo:
+    location: str
+    kind: str
+    schema_version: int
+    runs: int
+    trials: int
+    campaigns: int
+    first_run: float | None
+    last_run: float | None
+
+
+class Store:
+    """An open store. Close it (or use ``with``) to let other writers of a DuckDB file in."""
+
+    def __init__(self, backend: Backend):
+        self.backend = backend
+        self.location = backend.location
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.backend.close()
+
+    # -- schema ---------------------------------------------------------------------------
+    def prepare(self, *, write: bool) -> None:
+        """Check the schema's version; make or migrate the schema if ``write``."""
+        b = self.backend
+        tables = b.tables()
+        if "nb_schema_version" not in tables and tables and b.kind == "duckdb":
+            raise StoreError(f"{self.location.named}: a DuckDB database of something else "
+                             f"(tables {', '.join(sorted(tables)[:3])}), not a nicbench "
+                             "store: give another file")
+        version = self._version() if "nb_schema_version" in tables else 0
+        if version > SCHEMA_VERSION:
+            raise StoreError(f"{self.location.named}: schema version {version}, newer than "
+                             f"this nicbench knows ({SCHEMA_VERSION}): use a newer nicbench "
+                             "(or another store)")
+        if version == SCHEMA_VERSION or (version and not write):
+            return      # a reader of a new store makes its (empty) schema
+        b.begin()
+        try:
+            b.lock_schema()
+            again = self._version() if "nb_schema_version" in b.tables() else 0
+            if again == 0:
+                b.execute("CREATE TABLE nb_schema_version (version INTEGER NOT NULL)")
+                b.execute("INSERT INTO nb_schema_version VALUES (0)")
+            for step in range(again + 1, SCHEMA_VERSION + 1):
+                for sql in MIGRATIONS[step]:
+                    b.execute(sql)
+                b.execute("UPDATE nb_schema_version SET version = ?", [step])
+            b.commit()
+        except BaseException:
+            b.rollback()
+            raise
+
+    def _version(self) -> int:
+        rows = self.backend.fetchall("SELECT version FROM nb_schema_version")
+        if len(rows) != 1 or not isinstance(rows[0][0], int) or rows[0][0] < 0:
+            raise StoreError(f"{self.location.named}: an unknown schema version "
+                             f"({[r[0] for r in rows][:3]}): not a store this nicbench "
+                             "can read or write")
+        return rows[0][0]
+
+    def schema_version(self) -> int:
+        return self._version()
+
+    # -- writing --------------------------------------------------------------------------
+    def write_run(self, run: RunRow) -> None:
+        """Add the run or bring its row up to date (its end, its manifest)."""
+        cols = ", ".join(RUN_COLUMNS)
+        marks = ", ".join("?" * len(RUN_COLUMNS))
+        updates = ", ".join(f"{c} = excluded.{c}" for c in RUN_COLUMNS[1:])
+        self.backend.execute(f"INSERT INTO nb_runs ({cols}) VALUES ({marks}) "
+                             f"ON CONFLICT (run_id) DO UPDATE SET {updates}", run.values())
+
+    def write_record(self, run: RunRow, rec: TrialRecord, *, with_run: bool) -> None:
+        """One record as it is stored, in one transaction: it replaces what it supersedes
+        (as ``records.current`` reads the file: an earlier record of its trial key, or of
+        its configuration that stood for trials not run)."""
+        b = self.backend
+        b.begin()
+        try:
+            if with_run:
+                self.write_run(run)
+            b.execute("DELETE FROM nb_trials WHERE run_id = ? AND (trial_id = ? OR "
+                      "(pair = ? AND point = ? AND test = ? AND (kind IN (?, ?) OR "
+                      "(kind = ? AND repetition IS NOT DISTINCT FROM ?))))",
+                      [rec.run_id, rec.trial_id, rec.pair, rec.point, rec.test, *MARKERS,
+                       rec.kind.value, rec.repetition])
+            b.insert("nb_trials", TRIAL_NAMES, [trial_row(rec)])
+            b.commit()
+        except BaseException:
+            b.rollback()
+            raise
+
+    def write_run_records(self, run: RunRow, records: Sequence[TrialRecord]) -> Added:
+        """A run and the records that stand for it (``schema.standing``), in one
+        transaction: rows already there as they are stay, others are written, rows the
+        run no longer has are removed."""
+        b = self.backend
+        have = dict(b.fetchall("SELECT trial_id, record FROM nb_trials WHERE run_id = ?",
+                               [run.run_id]))
+        rows = [trial_row(r) for r in records]
+        new = [row for row in rows if have.get(row[1]) != row[-1]]
+        keep = {row[1] for row in rows}
+        gone = [t for t in have if t not in keep]
+        stale = [row[1] for row in new if row[1] in have] + gone
+        b.begin()
+        try:
+            self.write_run(run)
+            for i in range(0, len(stale), 500):
+                chunk = stale[i:i + 500]
+                b.execute(f"DELETE FROM nb_trials WHERE run_id = ? AND trial_id IN "
+                          f"({', '.join('?' * len(chunk))})", [run.run_id, *chunk])
+            b.insert("nb_trials", TRIAL_NAMES, new)
+            b.commit()
+        except BaseException:
+            b.rollback()
+            raise
+        return Added(added=len(new), already=len(rows) - len(new), removed=len(gone))
+
+    def clear(self) -> None:
+        """Every run and trial out (a rebuild), in one transaction."""
+        b = self.backend
+        b.begin()
+        try:
+            b.execute("DELETE FROM nb_trials")
+            b.execute("DELETE FROM nb_runs")
+            b.commit()
+        except BaseException:
+            b.rollback()
+            raise
+
+    def run_ids(self) -> set[str]:
+        return {r[0] for r in self.backend.fetchall("SELECT run_id FROM nb_runs")}
+
+    def run_started(self, run_id: str) -> float | None:
+        rows = self.backend.fetchall("SELECT started_at FROM nb_runs WHERE run_id = ?",
+                                     [run_id])
+        return rows[0][0] if rows else None
+
+    # -- reading --------------------------------------------------------------------------
+    def trial_frame(self, *, adapter: str | None = None, test: str | None = None,
+                    point: str | None = None, since: datetime | None = None,
+                    run_ids: Sequence[str] | None = None) -> pd.DataFrame:
+        """One row per stored trial record that stands, issue 21's columns and types."""
+        where: list[str] = []
+        params: list[object] = []
+        for column, value in (("t.adapter", adapter), ("t.test", test), ("t.point", point)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        if since is not None:
+            where.append("r.started_at >= ?")
+            params.append(frames.epoch(since))
+        if run_ids is not None:
+            if not run_ids:
+                return frames.trial_frame_of(None)
+            where.append(f"t.run_id IN ({', '.join('?' * len(run_ids))})")
+            params.extend(run_ids)
+        sql = frames.TRIAL_SELECT + (" WHERE " + " AND ".join(where) if where else "") \
+            + frames.TRIAL_ORDER
+        raw = self.backend.frame(sql, params, frames.TRIAL_SELECTED)
+        return frames.trial_frame_of(raw)
+
+    def manifests(self, run_ids: Sequence[str]) -> dict[str, Manifest]:
+        """run_id -> its Manifest, for the runs of ``run_ids`` the store holds."""
+        from nicbench.config.fields import STORED
+        from nicbench.results.manifest import Manifest
+
+        out: dict[str, Manifest] = {}
+        ids = list(dict.fromkeys(run_ids))
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            for run_id, text in self.backend.fetchall(
+                    f"SELECT run_id, manifest FROM nb_runs WHERE run_id IN "
+                    f"({', '.join('?' * len(chunk))})", chunk):
+                out[run_id] = Manifest.model_validate(json.loads(text), context=STORED)
+        return out
+
+    def runs(self, *, campaign: str | None = None, night: str | None = None) -> pd.DataFrame:
+        """A row per run: run_id, run_started_at, profile, campaign, trials (the contract's
+        columns), then campaign_started_at, shard, night, ended_at, results_dir. A
+        campaign's ``night`` is the day (YYYY-MM-DD) of the evening it started in (noon to
+        noon, UTC): the runs of every shard of one campaign night select together."""
+        raw = self.backend.frame(frames.RUNS_SELECT, [], frames.RUNS_SELECTED)
+        out = frames.runs_frame_of(raw)
+        if campaign is not None:
+            out = out[out["campaign"] == campaign]
+        if night is not None:
+            out = out[out["night"] == night]
+        return out.reset_index(drop=True)
+
+    def info(self) -> StoreInfo:
+        b = self.backend
+        ((runs, campaigns, first, last),) = b.fetchall(
+            "SELECT count(*), count(DISTINCT campaign), min(started_at), max(started_at) "
+            "FROM nb_runs")
+        ((trials,),) = b.fetchall("SELECT count(*) FROM nb_trials")
+        return StoreInfo(location=self.location.shown, kind=self.location.kind.value,
+                         schema_version=self._version(), runs=runs, trials=trials,
+                         campaigns=campaigns, first_run=first, last_run=last)
+
+
+def open_store(location: StoreLocation, *, write: bool = True,
+               lock_wait_s: float = LOCK_WAIT_S) -> Store:
+    """The store at ``location``, its schema checked (and, to ``write``, made or
+    migrated). StoreError (one line) if it cannot be opened, is not a store, or is of
+    another schema version. A DuckDB store opened to write keeps other writers out
+    until it is closed: keep it open briefly."""
+    backend = connect(location, read_only=not write, lock_wait_s=lock_wait_s)
+    store = Store(backend)
+    try:
+        store.prepare(write=write)
+    except BaseException:
+        store.close()
+        raise
+    return store
