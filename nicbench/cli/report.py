@@ -20,6 +20,9 @@ def cmd_report(args) -> int:
     # A campaign directory stands for its runs: the directories of several controllers
     # that shared a campaign (--shard) make one report.
     dirs = [str(d) for given in args.dirs for d in run_dirs(given)]
+    # The store the report's history is read from: checked here (one line, exit 2 if it
+    # is not a store), read by the report's History section.
+    args.store_location = _store(args.store)
     formats = parse_formats(args.figures, "--figures") if args.figures else []
     page = build_report(dirs, args.out, link_rates=args.link_rate, labels=args.label,
                         reference=args.reference, single_file=args.single_file,
@@ -32,6 +35,8 @@ def cmd_report(args) -> int:
 
 
 def register(sub) -> None:
+    from nicbench.cli.store import add_store_option
+
     rp = sub.add_parser("report", help="a verdict, charts and tables of one or more results "
                                        "directories (several: a comparison)")
     rp.add_argument("dirs", nargs="+", metavar="DIR",
@@ -57,7 +62,18 @@ def register(sub) -> None:
                     help="also every chart as publication files (png, pdf, svg; drawn by "
                          "matplotlib in the house style) in OUT/publication/, as nicbench "
                          "figures draws them")
+    add_store_option(rp)
     rp.set_defaults(func=cmd_report)
+
+
+def _store(arg: str | None):
+    from nicbench.store import open_store, resolve
+
+    location = resolve(arg)
+    if location.enabled and (arg is not None or Path(location.target).exists()
+                             or location.kind != "duckdb"):
+        open_store(location, write=False).close()
+    return location
 
 
 def _min_change(text: str | None) -> float | None:

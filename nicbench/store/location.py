@@ -109,6 +109,9 @@ def check_duckdb_file(location: StoreLocation) -> None:
                          "with `nicbench store import DIR`)")
     if not path.exists():
         return
+    if not path.is_file():
+        raise StoreError(f"{location.named}: not a regular file (a FIFO or a device?): give "
+                         "a nicbench store's file, or a new name for one")
     try:
         with open(path, "rb") as fh:
             head = fh.read(_MAGIC_AT + len(DUCKDB_MAGIC))
