@@ -11,17 +11,20 @@ run_id and trial_id, and the record's JSON): a second import adds nothing.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from nicbench.errors import UsageError
-from nicbench.results.records import current
-from nicbench.store.schema import RunRow, standing
+from nicbench.store.schema import RunRow, standing_lines, trial_row
 from nicbench.store.store import Store
 
-REOPEN_S = 1.0      # a DuckDB import lets live writers in at least this often
+BATCH_S = 0.5           # an import writes (and holds a DuckDB store) at most this often,
+BATCH_TRIALS = 50_000   # or for this many trials at once
+PARALLEL_FROM = 8       # runs from which an import reads them in worker processes
 
 
 @dataclass
@@ -76,46 +79,102 @@ def run_dirs_of(given: Iterable[str]) -> Iterator[tuple[str, str]]:
                              "campaign's (campaign.json)")
 
 
-def import_dirs(open_: Callable[[], Store], dirs: Iterable[str],
-                note: Callable[[str], None] | None = None) -> ImportCounts:
-    """Import every run of ``dirs`` into the store ``open_`` opens (called again now and
-    then: a DuckDB store is closed between runs at least every REOPEN_S, so that live
-    writers wait for it briefly)."""
-    counts = ImportCounts()
-    todo = list(run_dirs_of(dirs))
-    store = open_()
-    opened = time.monotonic()
-    try:
-        for directory, named in todo:
-            if store.backend.kind == "duckdb" and time.monotonic() - opened > REOPEN_S:
-                store.close()
-                store = open_()
-                opened = time.monotonic()
-            _import_one(store, directory, named, counts)
-            if note is not None:
-                note(named)
-    finally:
-        store.close()
-    return counts
+@dataclass
+class _Prepared:
+    """One run read from its directory, ready to write: its row and its trials' rows."""
+
+    named: str
+    row: RunRow
+    rows: list[tuple]
+    skipped: list[str]
 
 
-def _import_one(store: Store, directory: str, named: str, counts: ImportCounts) -> None:
+def _prepare(directory: str, named: str) -> _Prepared:
+    """Read a run directory as every reader does (each line checked) and make its rows;
+    run in worker processes for an import of many runs."""
     from nicbench.results.store import RunDir
 
     row = run_row(directory, named)
-    there = store.run_started(row.run_id)
-    if there is not None and there != row.started_at:
-        counts.conflicts.append(f"{named}: run_id {row.run_id} is another run's in the store "
-                                "(started at another time): not imported")
-        return
     skipped: list[str] = []
-    records = standing(current(RunDir(directory).records(skipped=skipped)))
-    counts.skipped_lines.extend(skipped)
-    added = store.write_run_records(row, records)
-    if there is None:
-        counts.runs_added += 1
-    else:
-        counts.runs_already += 1
-    counts.trials_added += added.added
-    counts.trials_already += added.already
-    counts.trials_removed += added.removed
+    run_dir = RunDir(directory)
+    numbered = list(run_dir.numbered_records(skipped=skipped))
+    lines = _lines(run_dir.trials_file) if numbered else []
+    rows = [trial_row(rec, line) for rec, line in standing_lines(numbered, lines)]
+    return _Prepared(named, row, rows, skipped)
+
+
+def _prepare_args(args: tuple[str, str]) -> _Prepared:
+    return _prepare(*args)
+
+
+def import_dirs(open_: Callable[[], Store], dirs: Iterable[str],
+                note: Callable[[str], None] | None = None,
+                workers: int | None = None) -> ImportCounts:
+    """Import every run of ``dirs`` into the store ``open_`` opens. Runs are read (and
+    their lines checked) by ``workers`` processes (default: one per CPU, for 8 runs or
+    more) while the store is written; the store is opened for each batch of runs (at
+    most BATCH_S of reading, or BATCH_TRIALS trials) and closed in between, so that a
+    run writing a DuckDB store meanwhile waits for it briefly."""
+    counts = ImportCounts()
+    todo = list(run_dirs_of(dirs))
+    workers = workers if workers is not None else \
+        (min(os.cpu_count() or 1, 4) if len(todo) >= PARALLEL_FROM else 1)
+    with contextlib.ExitStack() as stack:
+        if workers > 1:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            pool = stack.enter_context(ProcessPoolExecutor(
+                workers, mp_context=multiprocessing.get_context("fork")))
+            prepared: Iterator[_Prepared] = pool.map(_prepare_args, todo, chunksize=2)
+        else:
+            prepared = (_prepare(d, n) for d, n in todo)
+        batch: list[_Prepared] = []
+        since = time.monotonic()
+        for item in prepared:
+            batch.append(item)
+            if sum(len(b.rows) for b in batch) >= BATCH_TRIALS or \
+                    time.monotonic() - since >= BATCH_S:
+                _write_batch(open_, batch, counts, note)
+                batch, since = [], time.monotonic()
+        _write_batch(open_, batch, counts, note)
+    return counts
+
+
+def _write_batch(open_: Callable[[], Store], batch: list[_Prepared], counts: ImportCounts,
+                 note: Callable[[str], None] | None) -> None:
+    """Runs read, written in one transaction; their new trials in one bulk insert."""
+    if not batch:
+        return
+    with open_() as store, store.transaction():
+        new: list[tuple] = []
+        known = store.runs_started([item.row.run_id for item in batch])
+        for item in batch:
+            there = known.get(item.row.run_id)
+            if there is not None and there != item.row.started_at:
+                counts.conflicts.append(
+                    f"{item.named}: run_id {item.row.run_id} is another run's in the store "
+                    "(started at another time): not imported")
+                continue
+            counts.skipped_lines.extend(item.skipped)
+            added, rows = store.write_run_rows(item.row, item.rows, new_run=there is None)
+            known[item.row.run_id] = item.row.started_at      # a run given twice
+            new.extend(rows)
+            counts.runs_added += there is None
+            counts.runs_already += there is not None
+            counts.trials_added += added.added
+            counts.trials_already += added.already
+            counts.trials_removed += added.removed
+        store.insert_rows(new)
+    for item in batch:
+        if note is not None:
+            note(item.named)
+
+
+def _lines(path: Path) -> list[bytes]:
+    """trials.jsonl's lines as bytes, numbered as ``RunDir.numbered_records`` numbers
+    them (read again: the reader checked the file before)."""
+    from nicbench.textfile import open_regular
+
+    with open_regular(path, nofollow=True) as fh:
+        return fh.read().split(b"\n")

@@ -23,7 +23,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from nicbench.results.records import Kind, TrialRecord
+from nicbench.results.records import Kind, TrialRecord, current
 
 SCHEMA_VERSION = 1
 
@@ -83,8 +83,9 @@ def record_line(rec: TrialRecord) -> str:
     return json.dumps(rec.to_dict(), default=str)
 
 
-def trial_row(rec: TrialRecord) -> tuple:
-    """The values of nb_trials' columns for ``rec``, in :data:`TRIAL_NAMES` order."""
+def trial_row(rec: TrialRecord, line: str | None = None) -> tuple:
+    """The values of nb_trials' columns for ``rec``, in :data:`TRIAL_NAMES` order; its
+    JSON is ``line`` (the line trials.jsonl holds, as read) or made as the file's is."""
     lat = rec.latency
     return (rec.run_id, rec.trial_id, rec.pair, rec.adapter, rec.adapter_label, rec.test,
             rec.tool, rec.protocol, rec.point, rec.mtu, rec.kind.value, rec.status.value,
@@ -93,7 +94,7 @@ def trial_row(rec: TrialRecord) -> tuple:
             rec.cpu_sender_pct, rec.cpu_receiver_pct,
             lat.p50_us if lat else None, lat.p99_us if lat else None, rec.started_at,
             rec.hosts.get("sender"), rec.hosts.get("receiver"), rec.version,
-            record_line(rec))
+            line if line is not None else record_line(rec))
 
 
 def standing(records: Sequence[TrialRecord]) -> list[TrialRecord]:
@@ -101,3 +102,11 @@ def standing(records: Sequence[TrialRecord]) -> list[TrialRecord]:
     rows a store keeps for a run."""
     last = {r.trial_id: i for i, r in enumerate(records)}
     return [r for i, r in enumerate(records) if last[r.trial_id] == i]
+
+
+def standing_lines(numbered: Sequence[tuple[int, TrialRecord]],
+                   lines: Sequence[bytes]) -> list[tuple[TrialRecord, str]]:
+    """:func:`standing` of a file's numbered records, each with its line's text."""
+    by_id = {id(rec): n for n, rec in numbered}
+    keep = standing(current(rec for _, rec in numbered))
+    return [(rec, lines[by_id[id(rec)] - 1].decode("utf-8").rstrip("\n")) for rec in keep]

@@ -13,7 +13,8 @@ again from them (``nicbench store import`` / ``rebuild``).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -128,8 +129,7 @@ class Store:
         (as ``records.current`` reads the file: an earlier record of its trial key, or of
         its configuration that stood for trials not run)."""
         b = self.backend
-        b.begin()
-        try:
+        with self.transaction():
             if with_run:
                 self.write_run(run)
             b.execute("DELETE FROM nb_trials WHERE run_id = ? AND (trial_id = ? OR "
@@ -138,56 +138,63 @@ class Store:
                       [rec.run_id, rec.trial_id, rec.pair, rec.point, rec.test, *MARKERS,
                        rec.kind.value, rec.repetition])
             b.insert("nb_trials", TRIAL_NAMES, [trial_row(rec)])
-            b.commit()
-        except BaseException:
-            b.rollback()
-            raise
 
-    def write_run_records(self, run: RunRow, records: Sequence[TrialRecord]) -> Added:
-        """A run and the records that stand for it (``schema.standing``), in one
-        transaction: rows already there as they are stay, others are written, rows the
-        run no longer has are removed."""
+    def write_run_rows(self, run: RunRow, rows: Sequence[tuple], *,
+                       new_run: bool = False) -> tuple[Added, list[tuple]]:
+        """A run and the rows (``schema.trial_row``) of the records that stand for it,
+        inside the caller's :meth:`transaction`: rows already there as they are stay,
+        rows the run no longer has are removed; returns the counts and the rows still to
+        insert (:meth:`insert_rows`, at once for many runs). ``new_run``: the store holds
+        nothing of it (nothing to compare with)."""
         b = self.backend
-        have = dict(b.fetchall("SELECT trial_id, record FROM nb_trials WHERE run_id = ?",
-                               [run.run_id]))
-        rows = [trial_row(r) for r in records]
+        have = {} if new_run else dict(b.fetchall(
+            "SELECT trial_id, record FROM nb_trials WHERE run_id = ?", [run.run_id]))
         new = [row for row in rows if have.get(row[1]) != row[-1]]
         keep = {row[1] for row in rows}
         gone = [t for t in have if t not in keep]
         stale = [row[1] for row in new if row[1] in have] + gone
-        b.begin()
-        try:
+        if new_run:
+            self.backend.insert("nb_runs", RUN_COLUMNS, [run.values()])
+        else:
             self.write_run(run)
-            for i in range(0, len(stale), 500):
-                chunk = stale[i:i + 500]
-                b.execute(f"DELETE FROM nb_trials WHERE run_id = ? AND trial_id IN "
-                          f"({', '.join('?' * len(chunk))})", [run.run_id, *chunk])
-            b.insert("nb_trials", TRIAL_NAMES, new)
-            b.commit()
-        except BaseException:
-            b.rollback()
-            raise
-        return Added(added=len(new), already=len(rows) - len(new), removed=len(gone))
+        for i in range(0, len(stale), 500):
+            chunk = stale[i:i + 500]
+            b.execute(f"DELETE FROM nb_trials WHERE run_id = ? AND trial_id IN "
+                      f"({', '.join('?' * len(chunk))})", [run.run_id, *chunk])
+        return Added(added=len(new), already=len(rows) - len(new), removed=len(gone)), new
 
-    def clear(self) -> None:
-        """Every run and trial out (a rebuild), in one transaction."""
+    def insert_rows(self, rows: list[tuple]) -> None:
+        self.backend.insert("nb_trials", TRIAL_NAMES, rows)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
         b = self.backend
         b.begin()
         try:
-            b.execute("DELETE FROM nb_trials")
-            b.execute("DELETE FROM nb_runs")
+            yield
             b.commit()
         except BaseException:
             b.rollback()
             raise
+
+    def clear(self) -> None:
+        """Every run and trial out (a rebuild), in one transaction."""
+        with self.transaction():
+            self.backend.execute("DELETE FROM nb_trials")
+            self.backend.execute("DELETE FROM nb_runs")
 
     def run_ids(self) -> set[str]:
         return {r[0] for r in self.backend.fetchall("SELECT run_id FROM nb_runs")}
 
-    def run_started(self, run_id: str) -> float | None:
-        rows = self.backend.fetchall("SELECT started_at FROM nb_runs WHERE run_id = ?",
-                                     [run_id])
-        return rows[0][0] if rows else None
+    def runs_started(self, run_ids: Sequence[str]) -> dict[str, float]:
+        """run_id -> started_at of those of ``run_ids`` the store holds."""
+        out: dict[str, float] = {}
+        for i in range(0, len(run_ids), 500):
+            chunk = list(run_ids[i:i + 500])
+            out.update(self.backend.fetchall(
+                f"SELECT run_id, started_at FROM nb_runs WHERE run_id IN "
+                f"({', '.join('?' * len(chunk))})", chunk))
+        return out
 
     # -- reading --------------------------------------------------------------------------
     def trial_frame(self, *, adapter: str | None = None, test: str | None = None,
