@@ -126,7 +126,8 @@ def _newer(at: str) -> None:
 def test_a_store_of_a_newer_schema_is_refused_in_one_line(store_at, tmp_path, capsys):
     _newer(store_at)
     for argv in ([*RUN, "--store", store_at], ["store", "import", RUNS[0], "--store", store_at],
-                 ["store", "info", "--store", store_at]):
+                 ["store", "info", "--store", store_at],
+                 ["report", RUNS[0], "--out", "rep", "--store", store_at]):
         line = one_line(*in_process(capsys, *argv)[::2])
         assert "schema version 99, newer than this nicbench knows (1)" in line
     assert not (tmp_path / "out").exists()          # the run never began
@@ -152,9 +153,10 @@ def test_a_store_that_is_not_one_is_refused_in_one_line(what, tmp_path, capsys):
         words = "does not answer (within 5 s)"
     else:
         store, words = "mysql://lab/nb", "not mysql://"
-    for argv in ([*RUN, "--store", store], ["store", "import", RUNS[0], "--store", store]):
+    for argv in ([*RUN, "--store", store], ["store", "import", RUNS[0], "--store", store],
+                 ["report", RUNS[0], "--out", "rep", "--store", store]):
         rc, _out, err = in_process(capsys, *argv)
         assert words in one_line(rc, err)
-    assert not (tmp_path / "out").exists()
+    assert not (tmp_path / "out").exists() and not (tmp_path / "rep").exists()
     if what == "text":
         assert (tmp_path / "notes.txt").read_text() == "hello\n" * 10    # left as it was
