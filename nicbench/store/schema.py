@@ -45,18 +45,29 @@ TRIAL_COLUMNS: tuple[tuple[str, str], ...] = (
 TRIAL_NAMES = tuple(name for name, _ in TRIAL_COLUMNS)
 MARKERS = (Kind.SKIPPED.value, Kind.GIVEN_UP.value)
 
-_V1 = [
-    "CREATE TABLE nb_runs (run_id TEXT PRIMARY KEY, started_at DOUBLE PRECISION, "
-    "ended_at DOUBLE PRECISION, profile TEXT, campaign TEXT, "
-    "campaign_started_at DOUBLE PRECISION, shard TEXT, results_dir TEXT, manifest TEXT, "
-    "nicbench_version TEXT)",
-    "CREATE TABLE nb_trials (" + ", ".join(f"{n} {t}" for n, t in TRIAL_COLUMNS)
-    + ", PRIMARY KEY (run_id, trial_id))",
-    "CREATE INDEX nb_trials_series ON nb_trials (adapter, test, point)",
-]
+_TRIALS = "CREATE TABLE nb_trials (" + ", ".join(f"{n} {t}" for n, t in TRIAL_COLUMNS)
+# version -> the statements that make a store of version-1 into one of version; per
+# database where they differ. The tables are the same; PostgreSQL keeps nb_trials' key
+# and the history's index (writers at once; a B-tree is updated as rows come), DuckDB
+# neither: its one writer at a time deletes before it inserts, its scans of a column
+# store need no index, and an index there doubles the cost of a bulk insert and
+# quintuples the file.
+MIGRATIONS: dict[int, dict[str, list[str]]] = {1: {
+    "common": [
+        "CREATE TABLE nb_runs (run_id TEXT PRIMARY KEY, started_at DOUBLE PRECISION, "
+        "ended_at DOUBLE PRECISION, profile TEXT, campaign TEXT, "
+        "campaign_started_at DOUBLE PRECISION, shard TEXT, results_dir TEXT, "
+        "manifest TEXT, nicbench_version TEXT)"],
+    "duckdb": [_TRIALS + ")"],
+    "postgresql": [_TRIALS + ", PRIMARY KEY (run_id, trial_id))",
+                   "CREATE INDEX nb_trials_series ON nb_trials (adapter, test, point)"],
+}}
 
-# version -> the statements that make a store of version-1 into one of version.
-MIGRATIONS: dict[int, list[str]] = {1: _V1}
+
+def migration(step: int, kind: str) -> list[str]:
+    """The statements of migration ``step`` on a ``kind`` (duckdb, postgresql) store."""
+    m = MIGRATIONS[step]
+    return m.get("common", []) + m.get(kind, [])
 
 
 @dataclass(frozen=True)

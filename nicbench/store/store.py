@@ -24,8 +24,8 @@ from nicbench.results.records import TrialRecord
 from nicbench.store import frames
 from nicbench.store.backend import LOCK_WAIT_S, Backend, connect
 from nicbench.store.location import StoreLocation
-from nicbench.store.schema import (MARKERS, MIGRATIONS, RUN_COLUMNS, SCHEMA_VERSION,
-                                   TRIAL_NAMES, RunRow, trial_row)
+from nicbench.store.schema import (MARKERS, RUN_COLUMNS, SCHEMA_VERSION, TRIAL_NAMES,
+                                   RunRow, migration, trial_row)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -62,6 +62,11 @@ class Store:
     def __init__(self, backend: Backend):
         self.backend = backend
         self.location = backend.location
+        # Manifests read and validated once per open store: a report's History section
+        # asks for the same runs' setup adapter after adapter.
+        self._manifests: dict[str, Manifest] = {}
+        # A lab's nights share their profile and inventory: each validated once.
+        self._parts: dict[tuple[str, str], object] = {}
 
     def __enter__(self) -> Store:
         return self
@@ -96,7 +101,7 @@ class Store:
                 b.execute("CREATE TABLE nb_schema_version (version INTEGER NOT NULL)")
                 b.execute("INSERT INTO nb_schema_version VALUES (0)")
             for step in range(again + 1, SCHEMA_VERSION + 1):
-                for sql in MIGRATIONS[step]:
+                for sql in migration(step, b.kind.value):
                     b.execute(sql)
                 b.execute("UPDATE nb_schema_version SET version = ?", [step])
             b.commit()
@@ -118,6 +123,7 @@ class Store:
     # -- writing --------------------------------------------------------------------------
     def write_run(self, run: RunRow) -> None:
         """Add the run or bring its row up to date (its end, its manifest)."""
+        self._manifests.pop(run.run_id, None)
         cols = ", ".join(RUN_COLUMNS)
         marks = ", ".join("?" * len(RUN_COLUMNS))
         updates = ", ".join(f"{c} = excluded.{c}" for c in RUN_COLUMNS[1:])
@@ -222,18 +228,35 @@ class Store:
 
     def manifests(self, run_ids: Sequence[str]) -> dict[str, Manifest]:
         """run_id -> its Manifest, for the runs of ``run_ids`` the store holds."""
-        from nicbench.config.fields import STORED
-        from nicbench.results.manifest import Manifest
-
-        out: dict[str, Manifest] = {}
         ids = list(dict.fromkeys(run_ids))
-        for i in range(0, len(ids), 500):
-            chunk = ids[i:i + 500]
+        todo = [r for r in ids if r not in self._manifests]
+        for i in range(0, len(todo), 500):
+            chunk = todo[i:i + 500]
             for run_id, text in self.backend.fetchall(
                     f"SELECT run_id, manifest FROM nb_runs WHERE run_id IN "
                     f"({', '.join('?' * len(chunk))})", chunk):
-                out[run_id] = Manifest.model_validate(json.loads(text), context=STORED)
-        return out
+                self._manifests[run_id] = self._manifest(text)
+        return {r: self._manifests[r] for r in ids if r in self._manifests}
+
+    def _manifest(self, text: str) -> Manifest:
+        """A stored manifest validated as ``Manifest.read`` validates it; the profile and
+        inventory it shares with other runs validated once (a year of nights of one lab
+        is hundreds of manifests of one profile and inventory)."""
+        from nicbench.config.fields import STORED
+        from nicbench.config.inventory import Inventory
+        from nicbench.config.profile import Profile
+        from nicbench.results.manifest import MANIFEST_VERSION, Manifest
+
+        data = json.loads(text)
+        if isinstance(data, dict) and data.get("format_version") == MANIFEST_VERSION:
+            for key, model in (("profile", Profile), ("inventory", Inventory)):
+                part = data.get(key)
+                if isinstance(part, dict):
+                    seen = (key, json.dumps(part, sort_keys=True))
+                    if seen not in self._parts:
+                        self._parts[seen] = model.model_validate(part, context=STORED)
+                    data[key] = self._parts[seen]
+        return Manifest.model_validate(data, context=STORED)
 
     def runs(self, *, campaign: str | None = None, night: str | None = None) -> pd.DataFrame:
         """A row per run: run_id, run_started_at, profile, campaign, trials (the contract's

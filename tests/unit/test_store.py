@@ -150,3 +150,34 @@ def test_a_run_id_held_by_another_run_is_not_imported_over_it(store_at, tmp_path
     counts = imported(store_at, [str(twin)])
     assert counts.runs_added == 0 and len(counts.conflicts) == 1
     assert "another run's" in counts.conflicts[0]
+
+
+def test_an_older_store_is_migrated_forward_when_opened_to_write(store_at, monkeypatch):
+    imported(store_at, RUNS[:1])
+    from nicbench.store import schema
+    from nicbench.store import store as store_module
+
+    # a version 2 of the schema, as a later nicbench would bring: one column more
+    monkeypatch.setitem(schema.MIGRATIONS, 2, {"common": [
+        "ALTER TABLE nb_runs ADD COLUMN controller TEXT"]})
+    monkeypatch.setattr(store_module, "SCHEMA_VERSION", 2)
+    with store(store_at, write=False) as s:           # a reader leaves it as it is
+        assert s.schema_version() == 1
+    with store(store_at) as s:
+        assert s.schema_version() == 2
+        assert s.backend.fetchall("SELECT count(controller), count(*) FROM nb_runs") == \
+            [(0, 1)]
+        assert s.info().trials == len(standing(current(RunDir(RUNS[0]).records())))
+
+
+@pytest.mark.parametrize("versions", [[-1], [1, 1], []])
+def test_a_store_of_an_unknown_version_is_refused(store_at, versions):
+    from nicbench.errors import StoreError
+
+    open_store(resolve(store_at)).close()
+    with store(store_at) as s:
+        s.backend.execute("DELETE FROM nb_schema_version")
+        for v in versions:
+            s.backend.execute("INSERT INTO nb_schema_version VALUES (?)", [v])
+    with pytest.raises(StoreError, match="unknown schema version"):
+        store(store_at)
