@@ -22,7 +22,7 @@ from nicbench.errors import UsageError
 from nicbench.store.schema import RunRow, standing_lines, trial_row
 from nicbench.store.store import Store
 
-BATCH_S = 0.5           # an import writes (and holds a DuckDB store) at most this often,
+BATCH_S = 1.0           # an import writes (and holds a DuckDB store) at most this often,
 BATCH_TRIALS = 50_000   # or for this many trials at once
 PARALLEL_FROM = 8       # runs from which an import reads them in worker processes
 
