@@ -98,7 +98,12 @@ class DuckBackend(Backend):
         pause = 0.005
         while True:
             try:
-                return self._duckdb.connect(path, read_only=read_only)
+                # A writer's statements are small or a bulk scan of a frame: one thread.
+                # (A thread per core is also what fails first, aborting the process,
+                # under an address-space limit: `ulimit -v`, the bad-input corpus.)
+                config: dict[str, str | bool | int | float | list[str]] = \
+                    {} if read_only else {"threads": 1}
+                return self._duckdb.connect(path, read_only=read_only, config=config)
             except self._duckdb.Error as exc:
                 text = str(exc)
                 if "lock" not in text.lower():
