@@ -181,3 +181,20 @@ def test_a_store_of_an_unknown_version_is_refused(store_at, versions):
             s.backend.execute("INSERT INTO nb_schema_version VALUES (?)", [v])
     with pytest.raises(StoreError, match="unknown schema version"):
         store(store_at)
+
+
+def test_many_runs_read_by_worker_processes_import_as_one_process_does(tmp_path):
+    dirs = []
+    for i in range(8):                 # PARALLEL_FROM: read by a pool of processes
+        d = tmp_path / f"run{i}"
+        shutil.copytree(RUNS[0], d)
+        for name in ("manifest.json", "trials.jsonl"):
+            text = (d / name).read_text()
+            (d / name).write_text(text.replace('"run_id": "', f'"run_id": "n{i}-'))
+        dirs.append(str(d))
+    pooled, alone = str(tmp_path / "pooled.duckdb"), str(tmp_path / "alone.duckdb")
+    a = import_dirs(lambda: store(pooled), dirs)
+    b = import_dirs(lambda: store(alone), dirs, workers=1)
+    assert a == b and a.runs_added == 8
+    with store(pooled, write=False) as s, store(alone, write=False) as t:
+        assert s.trial_frame().equals(t.trial_frame()) and s.runs().equals(t.runs())
