@@ -67,11 +67,11 @@ def register(sub) -> None:
 
 
 def _store(arg: str | None):
-    from nicbench.store import open_store, resolve
+    from nicbench.store import StoreKind, open_store, resolve
 
     location = resolve(arg)
     if location.enabled and (arg is not None or Path(location.target).exists()
-                             or location.kind != "duckdb"):
+                             or location.kind is not StoreKind.DUCKDB):
         open_store(location, write=False).close()
     return location
 

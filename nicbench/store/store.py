@@ -23,7 +23,7 @@ from nicbench.errors import StoreError
 from nicbench.results.records import TrialRecord
 from nicbench.store import frames
 from nicbench.store.backend import LOCK_WAIT_S, Backend, connect
-from nicbench.store.location import StoreLocation
+from nicbench.store.location import StoreKind, StoreLocation
 from nicbench.store.schema import (MARKERS, RUN_COLUMNS, SCHEMA_VERSION, TRIAL_NAMES,
                                    RunRow, migration, trial_row)
 
@@ -82,7 +82,7 @@ class Store:
         """Check the schema's version; make or migrate the schema if ``write``."""
         b = self.backend
         tables = b.tables()
-        if "nb_schema_version" not in tables and tables and b.kind == "duckdb":
+        if "nb_schema_version" not in tables and tables and b.kind is StoreKind.DUCKDB:
             raise StoreError(f"{self.location.named}: a DuckDB database of something else "
                              f"(tables {', '.join(sorted(tables)[:3])}), not a nicbench "
                              "store: give another file")
