@@ -11,6 +11,7 @@ import multiprocessing
 import shutil
 from pathlib import Path
 
+import pytest
 from test_runner import GIVE_UP, INVENTORY, fake, iperf3_ok, profile, stalls_at_jumbo
 
 from nicbench.execution import events as ev
@@ -155,8 +156,6 @@ def test_a_postgresql_store_gone_mid_run_is_said_once_and_caught_up(pg_server, t
     import pgserver
 
     if isinstance(pg_server, pgserver.Unavailable):
-        import pytest
-
         pytest.skip(f"no PostgreSQL server for the store tests: {pg_server}")
     url = pg_server.new_database()
     seen: list = []
@@ -185,3 +184,49 @@ def test_a_postgresql_store_gone_mid_run_is_said_once_and_caught_up(pg_server, t
         assert (counts.runs_added, counts.trials_added) == (1, 6)
     finally:
         pg_server.drop_database(url)
+
+
+def test_the_shards_of_a_campaign_write_one_night_and_a_rebuild_equals_it(store_at, tmp_path):
+    from test_campaign import CATALOG, fakes, inventory, load_campaign, ok, write
+
+    from nicbench.execution.campaign import CampaignRunner
+    from nicbench.results.campaign import CampaignState, run_dirs
+
+    inv = inventory()
+    loaded = load_campaign(write(tmp_path, NIGHT_TEXT), CATALOG)
+    seen: list = []
+    outs = []
+    for k in (1, 2):                       # two controllers, one store
+        out = tmp_path / f"ctl{k}"
+        CampaignRunner(loaded, inv, out, hosts=fakes(inv, ok), shard=(k, 2),
+                       listener=seen.append,
+                       sinks=lambda d, tell: StoreSink(resolve(store_at), d, listener=tell)
+                       ).run()
+        outs.append(out)
+    assert not [e for e in seen if isinstance(e, ev.Warning)]
+    state = CampaignState.read(outs[0])
+    with open_store(resolve(store_at), write=False) as s:
+        nights = s.runs(campaign="night")
+    assert set(nights["night"]) == {nights["night"].iloc[0]}      # one night
+    assert sorted(nights["shard"]) == ["1/2", "1/2", "2/2", "2/2"]
+    assert sorted(nights["results_dir"]) == sorted(str(d) for o in outs for d in run_dirs(o))
+    assert nights[nights["shard"] == "1/2"]["campaign_started_at"].iloc[0].timestamp() == \
+        pytest.approx(state.started_at, abs=1e-6)
+    stands = sum(len(standing(current(RunDir(d).records()))) for o in outs
+                 for d in run_dirs(o))
+    assert int(nights["trials"].sum()) == stands
+    rebuilt = str(tmp_path / "rebuilt.duckdb")
+    import_dirs(lambda: open_store(resolve(rebuilt)), [str(o) for o in outs])
+    assert_same(store_at, rebuilt)
+
+
+NIGHT_TEXT = """\
+    format_version: 1
+    name: night
+    parallel: 2
+    report: false
+    runs:
+      - profile: pa.yaml
+      - profile: pb.yaml
+        pairs: [p2, p1]
+    """
