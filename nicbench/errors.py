@@ -7,7 +7,8 @@
     │   │                           local file one names: ssh_config, known_hosts, key; exit 2
     │   └── ConfigErrors            several ConfigError found in one load, reported together
     ├── UsageError                  the command line or the request does not fit; exit 2
-    │   └── NotReadyError           no pair of a run is ready (check's reasons); exit 2
+    │   ├── NotReadyError           no pair of a run is ready (check's reasons); exit 2
+    │   └── StoreError              the results store cannot be opened, read or written
     ├── RemoteError                 talking to a host failed (names the host)
     │   ├── ConnectError            host (or a jump host on the way) unreachable / refused / DNS
     │   ├── AuthError               SSH authentication refused
@@ -84,6 +85,12 @@ class NotReadyError(UsageError):
         return [*self.problems,
                 f"no pair is ready to run {self.profile}: nothing was changed (see "
                 f"`nicbench check --profile {self.profile}`)"]
+
+
+class StoreError(UsageError):
+    """The results store (``--store``) cannot be opened, read or written: not a store,
+    another schema version, a server that does not answer, locked by another writer.
+    Translated from DuckDB's and psycopg's errors in one place (``store/backend.py``)."""
 
 
 class ConfigError(NicbenchError):

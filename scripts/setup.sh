@@ -11,7 +11,7 @@ set -euo pipefail
 
 PACKAGES=(iproute2 openssh-server openssh-client iperf iperf3 netpipe-tcp sockperf ethtool sysstat
           net-tools nftables iputils-ping procps python3-venv chromium-driver shellcheck
-          poppler-utils fonts-liberation)
+          poppler-utils fonts-liberation postgresql)
 
 top="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$top"

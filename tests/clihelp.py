@@ -2,7 +2,8 @@
 ``start`` + ``read_until`` for a run watched while it goes), or in this process
 (``in_process``, to read what it printed through capsys).
 
-The environment is the test's without ``NICBENCH_*`` (the lab's names must not leak
+The environment is the test's without ``NICBENCH_*`` (``NICBENCH_STORE=none``: a run
+writes no results store unless the test gives one) (the lab's names must not leak
 into a command that runs on another lab), and without ``SSH_AUTH_SOCK`` unless asked
 (an agent on the machine must not log a test in).
 """
@@ -22,7 +23,8 @@ REPO = Path(__file__).resolve().parents[1]
 def env(*, agent: bool = False, **extra: str) -> dict[str, str]:
     out = {k: v for k, v in os.environ.items()
            if not k.startswith("NICBENCH_") and (agent or k != "SSH_AUTH_SOCK")}
-    return {**out, **extra}
+    # No results store unless the test gives one (not reports/nicbench.duckdb of REPO).
+    return {**out, "NICBENCH_STORE": "none", **extra}
 
 
 def argv(*args: str) -> list[str]:

@@ -195,3 +195,46 @@ def pool(lab_inventory):
 def mtus() -> Callable[[str], dict[str, int]]:
     """``mtus(namespace)`` -> {ifname: mtu}, read with ip(8) directly."""
     return read_mtus
+
+
+# -- the results store (issue 21) ---------------------------------------------------------
+# A run in a test writes no results store unless the test names one: not the default
+# reports/nicbench.duckdb of wherever pytest runs, nor a developer's NICBENCH_STORE.
+os.environ["NICBENCH_STORE"] = "none"
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """A throwaway PostgreSQL server (tests/pgserver.py) for the session, or the reason
+    it cannot start here."""
+    import pgserver
+
+    try:
+        server = pgserver.start()
+    except pgserver.Unavailable as exc:
+        yield exc
+        return
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(params=["duckdb", "postgresql"])
+def store_at(request, tmp_path):
+    """Where a test's new, empty store is: a DuckDB file in the test's temp directory, and
+    (the second time) a new database on the session's PostgreSQL server; the PostgreSQL
+    case skips, saying why, only if the server cannot start."""
+    if request.param == "duckdb":
+        yield str(tmp_path / "store.duckdb")
+        return
+    import pgserver
+
+    server = request.getfixturevalue("pg_server")
+    if isinstance(server, pgserver.Unavailable):
+        pytest.skip(f"no PostgreSQL server for the store tests: {server}")
+    url = server.new_database()
+    try:
+        yield url
+    finally:
+        server.drop_database(url)

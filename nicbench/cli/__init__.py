@@ -23,7 +23,7 @@ except KeyboardInterrupt:       # Ctrl-C while the command loads: one line, no t
 
 def build_parser() -> argparse.ArgumentParser:
     from nicbench.cli import (campaign, check, figures, history, lab, parse, report, run,
-                              validate, windows)
+                              store, validate, windows)
 
     p = argparse.ArgumentParser(
         prog="nicbench",
@@ -33,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--debug", action="store_true", help="show tracebacks of unexpected errors")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for module in (lab, check, validate, report, figures, history, run, campaign, parse,
-                   windows):
+                   windows, store):
         module.register(sub)
     return p
 
@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
         debug = args.debug
         if not getattr(args, "func", None):
-            if args.command in ("lab", "windows"):
+            if args.command in ("lab", "windows", "store"):
                 parser.parse_args([args.command, "--help"])
             parser.print_help()
             return 2

@@ -72,6 +72,9 @@ def cmd_campaign(args) -> int:
     shard = parse_shard(args.shard) if args.shard else None
     if args.plan:
         return _plan(loaded, inv, args, shard)
+    from nicbench.cli.store import checked_location, run_sink
+
+    location = checked_location(args.store)
     out_dir = Path(args.resume or args.out or
                    f"reports/{loaded.name}-{time.strftime('%Y%m%d-%H%M%S')}")
     out(f"nicbench campaign {loaded.name} -> {out_dir}")
@@ -79,7 +82,8 @@ def cmd_campaign(args) -> int:
         runner = CampaignRunner(loaded, inv, out_dir, resume=bool(args.resume),
                                 parallel=args.parallel, only_pairs=args.pair, shard=shard,
                                 listener=printer, trust_new_keys=args.trust_new_host_keys,
-                                build_report=_build_report)
+                                build_report=_build_report,
+                                sinks=lambda run_dir, tell: run_sink(location, run_dir, tell))
         try:
             status = runner.run()
         except KeyboardInterrupt:
@@ -144,8 +148,13 @@ def cmd_status(args) -> int:
     for r in st.runs:
         for line in r.unread:
             console.warn(line)
+    night = None
+    if args.store is not None:      # the whole night, every controller's share of it
+        from nicbench.cli.store import night_of
+
+        night = night_of(args.store, args.dir)
     if args.json:
-        out(json.dumps(st.to_json(), indent=1))
+        out(json.dumps({**st.to_json(), **({"store": night} if night else {})}, indent=1))
         return 0 if st.ok else 1
     out(f"{st.kind} {st.name} ({st.path}): {st.state}")
     out(f"controller: {st.controller}")
@@ -163,10 +172,16 @@ def cmd_status(args) -> int:
                    "ETA"], rows)
     if st.summary:
         out(f"\nsummary: {Path(st.path) / st.summary}")
+    if night:
+        shards = f" (shards {', '.join(night['shards'])})" if night["shards"] else ""
+        out(f"store: night {night['night']} of {night['campaign']}: {night['runs']} runs"
+            f"{shards}, {night['trials']} trials")
     return 0 if st.ok else 1
 
 
 def register(sub) -> None:
+    from nicbench.cli.store import add_store_option
+
     cp = sub.add_parser("campaign", help="run a campaign file: several runs for one night, "
                                          "host-disjoint pairs at once")
     cp.add_argument("file", help="campaign file, or the name of one in profiles/ "
@@ -187,10 +202,14 @@ def register(sub) -> None:
                     help="print every run's commands per host in order, the trials, the "
                          "estimated time and how the pairs run at once, and stop (connects "
                          "to nothing)")
+    add_store_option(cp)
     cp.set_defaults(func=cmd_campaign)
 
     st = sub.add_parser("status", help="progress of a run or campaign directory (safe while "
                                        "it runs)")
     st.add_argument("dir", help="a run's or a campaign's directory")
     st.add_argument("--json", action="store_true", help="the same as JSON")
+    st.add_argument("--store", metavar="STORE", default=None,
+                    help="also what this results store holds of the campaign's night, "
+                         "every shard's runs (a DuckDB file or postgresql://... URL)")
     st.set_defaults(func=cmd_status)

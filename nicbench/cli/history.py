@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import importlib
 import json
+from pathlib import Path
 from typing import Any
 
 from nicbench.cli import console
@@ -20,17 +20,16 @@ def _source(args) -> Any:
         return DirSource(args.dirs)
     if args.dirs:
         raise UsageError("give results directories or --store, not both")
-    # SEAM(store, issue 21): the store helper's nicbench.store (branch `store`) gives
-    # resolve(arg) -> StoreLocation (--store, else NICBENCH_STORE, else the default
-    # reports/nicbench.duckdb) and open_store(location) -> a Store with trial_frame and
-    # manifests. The lead wires it here at merge; until then --store says it is missing.
-    try:
-        store = importlib.import_module("nicbench.store")
-    except ImportError:
-        said = "--store: this nicbench has no results store; give" if args.store else "give"
-        raise UsageError(f"{said} results directories (nicbench history DIR...: runs, "
-                         "campaigns, or a directory of them)") from None
-    return store.open_store(store.resolve(args.store))
+    # The results store: --store, else NICBENCH_STORE, else reports/nicbench.duckdb.
+    from nicbench.store import StoreKind, open_store, resolve
+
+    location = resolve(args.store)
+    if not location.enabled or (location.kind is StoreKind.DUCKDB
+                                and not Path(location.target).exists()):
+        raise UsageError(f"no results store at {location.shown}: give results directories "
+                         "(nicbench history DIR...: runs, campaigns, or a directory of them), "
+                         "or --store a store that nicbench run or store import wrote")
+    return open_store(location, write=False)
 
 
 def cmd_history(args) -> int:
@@ -39,8 +38,13 @@ def cmd_history(args) -> int:
 
     if args.last < 0:
         raise UsageError(f"--last {args.last}: give how many runs of each series (0: all)")
-    found = history(_source(args), adapter=args.adapter, test=args.test, point=args.point,
-                    since=args.since, last=args.last or None)
+    source = _source(args)
+    try:
+        found = history(source, adapter=args.adapter, test=args.test, point=args.point,
+                        since=args.since, last=args.last or None)
+    finally:
+        if hasattr(source, "close"):
+            source.close()
     if not found:
         asked = ", ".join(f"{k} {v}" for k, v in (("adapter", args.adapter),
                                                     ("test", args.test),

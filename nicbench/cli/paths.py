@@ -29,6 +29,7 @@ PATH_ARGS: dict[str, tuple[str, bool]] = {
     "inventory": ("-i", False), "dir": ("", False), "dirs": ("", False),
     "reference": ("--reference", False), "out": ("--out", True),
     "resume": ("--resume", True), "key_dir": ("--key-dir", False),
+    "store": ("--store", False),
 }
 # commands whose ``dir`` is a directory nicbench writes into (the lab's state)
 WRITTEN_DIR = {"lab"}
@@ -40,7 +41,7 @@ def check_args(args: Namespace) -> None:
         value = getattr(args, dest, None)
         values = value if isinstance(value, list) else [value]
         for v in values:
-            if isinstance(v, str) and v != "-":
+            if isinstance(v, str) and v != "-" and not (dest == "store" and "://" in v):
                 if dest == "dir" and getattr(args, "command", None) in WRITTEN_DIR:
                     check_dir_to_write(v, "--dir")
                 elif written:

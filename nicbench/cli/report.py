@@ -20,11 +20,19 @@ def cmd_report(args) -> int:
     # A campaign directory stands for its runs: the directories of several controllers
     # that shared a campaign (--shard) make one report.
     dirs = [str(d) for given in args.dirs for d in run_dirs(given)]
+    # The store the report's history is read from: checked here (one line, exit 2 if it
+    # is not a store), read by the report's History section.
+    args.store_location = _store(args.store)
     formats = parse_formats(args.figures, "--figures") if args.figures else []
-    page = build_report(dirs, args.out, link_rates=args.link_rate, labels=args.label,
-                        reference=args.reference, single_file=args.single_file,
-                        warn=console.warn, min_change_pct=_min_change(args.min_change),
-                        figures=formats)
+    history = _history(args.store_location)
+    try:
+        page = build_report(dirs, args.out, link_rates=args.link_rate, labels=args.label,
+                            reference=args.reference, single_file=args.single_file,
+                            warn=console.warn, min_change_pct=_min_change(args.min_change),
+                            figures=formats, history=history)
+    finally:
+        if history is not None:
+            history.close()
     if formats:
         out(f"figures: {page.parent / 'publication'}")
     out(f"report: {page}")
@@ -32,6 +40,8 @@ def cmd_report(args) -> int:
 
 
 def register(sub) -> None:
+    from nicbench.cli.store import add_store_option
+
     rp = sub.add_parser("report", help="a verdict, charts and tables of one or more results "
                                        "directories (several: a comparison)")
     rp.add_argument("dirs", nargs="+", metavar="DIR",
@@ -57,7 +67,34 @@ def register(sub) -> None:
                     help="also every chart as publication files (png, pdf, svg; drawn by "
                          "matplotlib in the house style) in OUT/publication/, as nicbench "
                          "figures draws them")
+    add_store_option(rp)
     rp.set_defaults(func=cmd_report)
+
+
+def _store(arg: str | None):
+    from nicbench.store import StoreKind, open_store, resolve
+
+    location = resolve(arg)
+    if location.enabled and (arg is not None or Path(location.target).exists()
+                             or location.kind is not StoreKind.DUCKDB):
+        open_store(location, write=False).close()
+    return location
+
+
+def _history(location):
+    """The store the History section reads (its runs of the reported adapters), or None:
+    no store, or one not made yet (then a campaign's own earlier nights are the history).
+    A store busy with a writer leaves the report without its history, said once."""
+    from nicbench.store import StoreBusy, StoreKind, open_store
+
+    if not location.enabled or (location.kind is StoreKind.DUCKDB
+                                and not Path(location.target).exists()):
+        return None
+    try:
+        return open_store(location, write=False)
+    except StoreBusy as exc:
+        console.warn(f"no history from the store in this report: {exc.one_line()}")
+        return None
 
 
 def _min_change(text: str | None) -> float | None:

@@ -110,14 +110,19 @@ def cmd_run(args) -> int:
         for line in render(make_plan(profile, inv, args.pair, parallel=args.parallel)):
             out(line)
         return 0
+    from nicbench.cli.store import checked_location, run_sink
+
+    location = checked_location(args.store)
     out_dir = args.out or args.resume or \
         f"reports/{profile.name}-{time.strftime('%Y%m%d-%H%M%S')}"
     out(f"nicbench run {profile.name} -> {out_dir}")
     printer = RunPrinter()
     pulse = Pulse(profile.name, printer)
+    sink = run_sink(location, out_dir, pulse)
     runner = Runner(profile, inv, out_dir, pairs=args.pair, resume=bool(args.resume),
                     keep_failed=args.keep_failed, listener=pulse,
-                    trust_new_keys=args.trust_new_host_keys, parallel=args.parallel)
+                    trust_new_keys=args.trust_new_host_keys, parallel=args.parallel,
+                    sinks=[sink] if sink else [])
     with runner.owning():       # the directory is this command's until it ends
         with printer, pulse:
             try:
@@ -127,6 +132,9 @@ def cmd_run(args) -> int:
                 _left_changed(runner)
                 _say_resume(args, runner)
                 raise
+            finally:
+                if sink is not None:
+                    sink.close()
         return _ended(args, runner, run_dir)
 
 
@@ -320,6 +328,8 @@ def _parallel(text: str) -> int:
 
 
 def register(sub) -> None:
+    from nicbench.cli.store import add_store_option
+
     run = sub.add_parser("run", help="run a profile on the inventory's pairs")
     run.add_argument("profile", help="profile name (profiles/NAME.yaml) or file")
     run.add_argument("-i", "--inventory", default="inventory.yaml")
@@ -339,6 +349,7 @@ def register(sub) -> None:
                           "at the same time (default 1: one pair after another)")
     run.add_argument("--report", action="store_true",
                      help="build the report of the run in DIR/report/ when it ends")
+    add_store_option(run)
     run.set_defaults(func=cmd_run)
 
     rst = sub.add_parser("restore", help="put back settings a run left changed (after a crash)")

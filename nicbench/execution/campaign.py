@@ -48,6 +48,7 @@ from nicbench.errors import CommandTimeout, NicbenchError, UsageError
 from nicbench.execution import events as ev
 from nicbench.execution.heartbeat import HEARTBEAT_FILE, Heartbeat
 from nicbench.execution.runner import Hosts, RestorePending, Runner
+from nicbench.execution.store import SinkFactory
 from nicbench.results import morning
 from nicbench.results.dirlock import owned
 from nicbench.results.campaign import (CampaignState, CampaignStateName, OnFinish, RunState,
@@ -115,7 +116,7 @@ class CampaignRunner:
                  listener: Listener = _ignore, trust_new_keys: bool = False,
                  hosts: Callable[[], Hosts] | None = None,
                  build_report: Callable[[Path], Path] | None = None,
-                 stop: threading.Event | None = None):
+                 stop: threading.Event | None = None, sinks: SinkFactory | None = None):
         self.loaded = loaded
         self.inventory = inventory
         self.dir = Path(out)
@@ -130,6 +131,8 @@ class CampaignRunner:
         # the run in progress directly.
         self.stop = stop or threading.Event()
         self._build_report = build_report if loaded.campaign.report else None
+        # Each run's records also go to a results store as they are stored.
+        self._sinks = sinks
         self.state: CampaignState | None = None
         self.exit_status: int | None = None
         self.morning: morning.Morning | None = None
@@ -228,12 +231,14 @@ class CampaignRunner:
         self.listener(RunBegins(i=i, n=n, name=rs.name, profile=rs.profile,
                                 pairs=tuple(rs.pairs), resumed=resumed))
         runner: Runner | None = None
+        sink = self._sinks(run_dir, self._forward) if self._sinks else None
         try:
             runner = Runner(planned.profile, self.inventory, run_dir, pairs=list(rs.pairs),
                             resume=resumed, keep_failed=planned.keep_failed,
                             listener=self._forward, trust_new_keys=self.trust_new_keys,
                             hosts=self._hosts() if self._hosts else None,
-                            parallel=self.parallel, stop=self.stop)
+                            parallel=self.parallel, stop=self.stop,
+                            sinks=[sink] if sink else [])
             runner.run()
             rs.state = RunStateName.DONE
         except KeyboardInterrupt:
@@ -250,6 +255,8 @@ class CampaignRunner:
             rs.error = f"internal error: {type(exc).__name__}: {exc}"
             raise
         finally:
+            if sink is not None:
+                sink.close()
             rs.ended_at = time.time()
             if runner is not None:
                 rs.restore_problems = [str(p) for p in runner.problems]

@@ -16,6 +16,8 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
 
 from nicbench.config.profile import Point, TestSpec
 from nicbench.execution import events as ev
@@ -23,6 +25,18 @@ from nicbench.results.records import Failure, Kind, Status, TrialKey, TrialRecor
 from nicbench.results.store import RunDir
 
 Subscriber = Callable[[TrialRecord], None]
+
+
+class RunSink(Protocol):
+    """A subscriber that lives as long as one run (a results store's writer): told every
+    record, then closed once the run has ended."""
+
+    def __call__(self, rec: TrialRecord) -> None: ...
+    def close(self) -> None: ...
+
+
+# Makes the sink of one run of a campaign: its results directory, and whom to tell.
+SinkFactory = Callable[[Path, ev.Listener], RunSink | None]
 
 
 @dataclass

@@ -184,7 +184,7 @@ class RoleResult:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RoleResult:
-        names = {f.name for f in fields(cls)}
+        names = _field_names(cls)
         data = {k: v for k, v in data.items() if k in names}
         if "udp" in data:
             data["udp"] = udp_of(data["udp"])
@@ -324,10 +324,21 @@ class TrialRecord:
         if "frame" in data:
             data["frame"] = frame_of(data["frame"])
         data["beside"] = [RoleResult.from_dict(r) for r in data.get("beside") or ()]
-        names = {f.name for f in fields(cls)}
+        names = _field_names(cls)
         rec = cls(**{k: v for k, v in data.items() if k in names})
         rec.format_version = FORMAT_VERSION
         return rec
+
+
+_NAMES: dict[type, frozenset[str]] = {}
+
+
+def _field_names(cls: type) -> frozenset[str]:
+    """A record class's field names, worked out once (an import reads millions)."""
+    names = _NAMES.get(cls)
+    if names is None:
+        names = _NAMES[cls] = frozenset(f.name for f in fields(cls))
+    return names
 
 
 _SPLIT_CPU = ("cpu_sender_tool_pct", "cpu_receiver_tool_pct", "cpu_sender_other_pct",

@@ -31,7 +31,7 @@ from nicbench.results.facts import HostFacts, InterfaceFacts
 from nicbench.results.manifest import Manifest
 
 _HOST_FIELDS = ("os", "kernel", "os_build", "cpu_model", "cpus")
-_INTERFACE_FIELDS = ("driver", "driver_version", "firmware", "max_mtu")
+_INTERFACE_FIELDS = ("driver", "driver_version", "firmware", "max_mtu", "shaping")
 
 
 def offloads_text(offloads: dict[str, bool]) -> str:

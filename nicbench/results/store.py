@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import json
 import math
 import os
+import secrets
 import shutil
 import time
 from collections.abc import Callable, Iterator
@@ -272,15 +274,27 @@ class ScratchRunDir(RunDir):
 # Check the stored types before building a record: a string where a rate belongs would
 # only fail later, in a statistic or a chart, as an internal error.
 def _check_types(data: dict) -> None:
+    for name, nullable, what, check in _field_types():
+        if name not in data:
+            continue
+        value = data[name]
+        if value is None and nullable:
+            continue
+        if not check(value):
+            raise ValueError(f"{name} {_short(value)} is not {what}")
+
+
+@functools.cache
+def _field_types() -> tuple[tuple[str, bool, str, Callable[[object], bool]], ...]:
+    """(field, None allowed, what it must be, the check) of each record field whose type
+    is checked: worked out once, not for every line (a store's import reads millions)."""
+    out = []
     for f in fields(TrialRecord):
-        if f.name not in data:
-            continue
-        value, kind = data[f.name], str(f.type)
-        if value is None and kind.endswith("| None"):
-            continue
+        kind = str(f.type)
         core = kind.removesuffix(" | None").split("[")[0]
-        if core in _TYPES and not _TYPES[core][1](value):
-            raise ValueError(f"{f.name} {_short(value)} is not {_TYPES[core][0]}")
+        if core in _TYPES:
+            out.append((f.name, kind.endswith("| None"), *_TYPES[core]))
+    return tuple(out)
 
 
 def _number(v: object) -> bool:
@@ -336,4 +350,7 @@ def _cause(path: Path, exc: OSError) -> str:
 
 
 def new_run_id() -> str:
-    return time.strftime("%Y%m%d-%H%M%S")
+    """The run's time to the second and four random hex digits: runs that start in the
+    same second (the runs of a fast campaign, the controllers of one sharded night) keep
+    ids of their own in a results store, where run_id is the key of a run."""
+    return f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"

@@ -49,6 +49,11 @@ COMMANDS = {
                               "nb-a", "--out", "{p}"],
     "lab status --dir": ["lab", "status", "--dir", "{p}"],
     "lab down --dir": ["lab", "down", "--dir", "{p}"],
+    "run --store": ["run", str(VALID / "run-profile.yaml"), "-i",
+                    str(VALID / "run-inventory.yaml"), "--out", "{tmp}/o", "--store", "{p}"],
+    "store import DIR": ["store", "import", "{p}", "--store", "{tmp}/s.duckdb"],
+    "store import --store": ["store", "import", str(BASE_RUN), "--store", "{p}"],
+    "store info --store": ["store", "info", "--store", "{p}"],
 }
 WRITES = {"run --out", "run --resume", "report --out", "campaign --out", "campaign --resume",
           "windows capture --out", "lab status --dir", "lab down --dir"}

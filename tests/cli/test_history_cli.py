@@ -3,7 +3,6 @@ with the fields the issue names; bad input one line, exit 2."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import signal
 
@@ -83,14 +82,11 @@ def test_last_keeps_the_newest_runs_of_each_series(capsys, nights_dir):
     (["NIGHTS", "--last", "-1"], "--last -1: give how many runs of each series (0: all)"),
     (["NIGHTS", "--since", "yesterday"], "'yesterday': not a date: give YYYY-MM-DD"),
     (["MISSING"], "no such results directory"),
-    (["--store", "x.duckdb"], "--store: this nicbench has no results store; give results "
-                              "directories (nicbench history DIR..."),
-    (["--adapter", "gbe"], "give results directories (nicbench history DIR...: runs,"),
+    (["--store", "MISSING"], "no results store at"),
+    (["--store", "none"], "no results store at"),
+    (["NIGHTS", "--store", "x.duckdb"], "give results directories or --store, not both"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path, nights_dir, args, said):
-    if "DIR..." in said and importlib.util.find_spec("nicbench.store") is not None:
-        pytest.skip("nicbench.store is merged: --store and the default store read it "
-                    "(the seam in cli/history._source); the store's tests cover them")
     where = {"NIGHTS": str(nights_dir), "MISSING": str(tmp_path / "missing")}
     rc, out, err = in_process(capsys, "history", *(where.get(a, a) for a in args))
     assert rc == 2 and out == ""

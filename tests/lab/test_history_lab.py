@@ -13,7 +13,6 @@ says so in its skip, after everything before them has passed).
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 import statistics
 import subprocess
@@ -53,11 +52,6 @@ SLOW = "250mbit"      # a quarter: unmistakable even when other load halves gbe
 def goodput(rate_bps: float, mtu: int = 1500) -> float:
     """TCP goodput of a shaped link at ``mtu`` (docs/lab.md): R x (m-52)/(m+38)."""
     return rate_bps * (mtu - 52) / (mtu + 38)
-
-
-# Until the branches of issue 21 are merged, the runs go without --store and the history
-# is not asked (the test skips there, naming what is missing).
-STORE_MERGED = importlib.util.find_spec("nicbench.store") is not None
 
 
 def write_profile(tmp_path: Path, reps: int) -> Path:
@@ -144,7 +138,7 @@ def test_lab_shape_refuses_in_one_line_what_it_cannot_shape(lab, tmp_path):
 def test_history_finds_the_slowdown_at_the_third_night_and_names_the_rate(lab, tmp_path):
     profile = write_profile(tmp_path, reps=5)
     store = tmp_path / "history.duckdb"
-    with_store = ["--store", str(store)] if STORE_MERGED else []
+    with_store = ["--store", str(store)]
     nights = [tmp_path / f"night{n}" for n in (1, 2, 3)]
     try:
         loads = [run(lab, profile, nights[0], *with_store),
@@ -189,10 +183,6 @@ def test_history_finds_the_slowdown_at_the_third_night_and_names_the_rate(lab, t
         (row,) = list(csv.DictReader(fh))
     assert (row["verdict"], row["differs"]) == ("slower", "shaping (throughput)"), row
 
-    pytest.importorskip("nicbench.store", reason="issue 21's store (branch store) is not "
-                        "merged: the runs and their facts were checked, the history is not")
-    pytest.importorskip("nicbench.history", reason="issue 21's `nicbench history` (branch "
-                        "history) is not merged: the runs were checked, the history is not")
     # --adapter is the inventory's adapter id (the records' and the trial frame's adapter)
     res = nicbench("history", "--store", str(store), "--json", "--adapter", "lab-gbe",
                    timeout=60)

@@ -1,0 +1,104 @@
+"""The store's rows as issue 21's DataFrames: the trial frame and the runs.
+
+The trial frame's columns, order and pandas types are the contract between the store and
+its readers (``nicbench.results.frame``, ``nicbench history``): :data:`TRIAL_FRAME`.
+Times are kept as epoch seconds and become ``datetime64[ns, UTC]`` here; kinds and states
+are categories of the records' own enums, in their declaration order.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from nicbench.results.records import Kind, Status
+
+_STR: Any = pd.StringDtype()                     # "string": nullable text
+_TIME: Any = pd.DatetimeTZDtype("ns", "UTC")     # "datetime64[ns, UTC]"
+_F: Any = np.dtype("float64")
+_INT: Any = pd.Int64Dtype()                      # "Int64"
+
+# (column, dtype) of the trial frame, in order: issue 21's contract.
+TRIAL_FRAME: tuple[tuple[str, Any], ...] = (
+    ("run_id", _STR), ("run_started_at", _TIME), ("profile", _STR), ("campaign", _STR),
+    ("pair", _STR), ("adapter", _STR), ("adapter_label", _STR), ("test", _STR),
+    ("tool", _STR), ("protocol", _STR), ("point", _STR), ("mtu", _INT),
+    ("kind", pd.CategoricalDtype([k.value for k in Kind])),
+    ("status", pd.CategoricalDtype([s.value for s in Status])),
+    ("failure", _STR), ("repetition", _INT), ("throughput_bps", _F), ("sent_bps", _F),
+    ("offered_bps", _F), ("duration_s", _F), ("cpu_sender_pct", _F),
+    ("cpu_receiver_pct", _F), ("latency_p50_us", _F), ("latency_p99_us", _F),
+    ("started_at", _TIME), ("sender", _STR), ("receiver", _STR), ("tool_version", _STR),
+    ("trial_id", _STR))
+TRIAL_SELECTED = tuple(name for name, _ in TRIAL_FRAME)
+
+_FROM_RUN = {"run_started_at": "r.started_at", "profile": "r.profile",
+             "campaign": "r.campaign"}
+TRIAL_SELECT = ("SELECT " + ", ".join(_FROM_RUN.get(n, f"t.{n}") for n in TRIAL_SELECTED)
+                + " FROM nb_trials t JOIN nb_runs r ON r.run_id = t.run_id")
+# Runs in the order they started, each run's trials in the order they started.
+TRIAL_ORDER = " ORDER BY r.started_at, t.run_id, t.started_at, t.trial_id"
+
+RUNS_SELECTED = ("run_id", "run_started_at", "profile", "campaign", "trials",
+                 "campaign_started_at", "shard", "ended_at", "results_dir")
+RUNS_SELECT = ("SELECT r.run_id, r.started_at, r.profile, r.campaign, "
+               "(SELECT count(*) FROM nb_trials t WHERE t.run_id = r.run_id), "
+               "r.campaign_started_at, r.shard, r.ended_at, r.results_dir "
+               "FROM nb_runs r ORDER BY r.started_at, r.run_id")
+NIGHT_TURNS_H = 12          # a night runs from noon to noon (UTC), named by its evening
+
+
+def epoch(when: datetime) -> float:
+    """Seconds since the epoch; a naive datetime is taken as UTC."""
+    return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
+
+
+def _times(values: Any) -> Any:
+    seconds = pd.to_numeric(values, errors="coerce").astype("float64")
+    return pd.to_datetime(seconds, unit="s", utc=True).astype(_TIME)
+
+
+def trial_frame_of(raw: pd.DataFrame | None) -> pd.DataFrame:
+    """The store's selected trial columns typed as the contract says."""
+    raw = raw if raw is not None else pd.DataFrame({n: [] for n in TRIAL_SELECTED})
+    out: dict[str, Any] = {}
+    for name, dtype in TRIAL_FRAME:
+        col = raw[name]
+        if dtype == _TIME:
+            out[name] = _times(col)
+        elif dtype == _F:
+            out[name] = pd.to_numeric(col, errors="coerce").astype("float64")
+        elif dtype == _INT:
+            out[name] = pd.array(_whole(col), dtype=_INT)
+        else:
+            out[name] = _strings(col).astype(dtype)
+    return pd.DataFrame(out, columns=list(TRIAL_SELECTED)).reset_index(drop=True)
+
+
+def _whole(col: pd.Series) -> list:
+    return [None if v is None or v is pd.NA or v != v else int(v) for v in col.tolist()]
+
+
+def _strings(col: Any) -> Any:
+    return pd.Series([None if v is None or v is pd.NA or v != v else v
+                      for v in col.tolist()], dtype="object")
+
+
+def runs_frame_of(raw: pd.DataFrame) -> pd.DataFrame:
+    started = _times(raw["campaign_started_at"])
+    night = (started - pd.Timedelta(hours=NIGHT_TURNS_H)).dt.strftime("%Y-%m-%d")
+    return pd.DataFrame({
+        "run_id": _strings(raw["run_id"]).astype(_STR),
+        "run_started_at": _times(raw["run_started_at"]),
+        "profile": _strings(raw["profile"]).astype(_STR),
+        "campaign": _strings(raw["campaign"]).astype(_STR),
+        "trials": pd.array(_whole(raw["trials"]), dtype=_INT),
+        "campaign_started_at": started,
+        "shard": _strings(raw["shard"]).astype(_STR),
+        "night": night.astype(_STR),
+        "ended_at": _times(raw["ended_at"]),
+        "results_dir": _strings(raw["results_dir"]).astype(_STR),
+    })

@@ -1,0 +1,180 @@
+"""Results directories into a store: ``nicbench store import`` and ``rebuild``.
+
+A run's row comes from its directory alone (:func:`run_row`): manifest.json (read and
+checked as ``report`` reads it), and, for a run of a campaign, the campaign's name, start
+and shard from campaign.json beside it. The live writer (``store/sink.py``) makes the row
+the same way, so a store rebuilt from the directories equals the one written as they ran.
+
+Importing is idempotent: each run's trials are compared with what the store holds (by
+run_id and trial_id, and the record's JSON): a second import adds nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nicbench.errors import UsageError
+from nicbench.store.schema import RunRow, standing_lines, trial_row
+from nicbench.store.store import Store
+
+BATCH_S = 1.0           # an import writes (and holds a DuckDB store) at most this often,
+BATCH_TRIALS = 50_000   # or for this many trials at once
+PARALLEL_FROM = 8       # runs from which an import reads them in worker processes
+
+
+@dataclass
+class ImportCounts:
+    runs_added: int = 0
+    runs_already: int = 0
+    trials_added: int = 0
+    trials_already: int = 0
+    trials_removed: int = 0
+    skipped_lines: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)     # run_id held by another run
+
+
+def run_row(run_dir: str | Path, results_dir: str | None = None) -> RunRow:
+    """The store's row of the run in ``run_dir`` (UsageError if it holds no readable
+    manifest); ``results_dir``: the directory as the user gave it (default: as given)."""
+    from nicbench.results.campaign import CampaignState, is_campaign
+    from nicbench.results.manifest import Manifest
+
+    path = Path(run_dir)
+    manifest = Manifest.read(path / "manifest.json")
+    text = (path / "manifest.json").read_text(encoding="utf-8")
+    campaign = started = shard = None
+    if is_campaign(path.parent):
+        state = CampaignState.read(path.parent)
+        if any(r.name == path.name for r in state.runs):
+            campaign, started, shard = state.name, state.started_at, state.shard
+    return RunRow(run_id=manifest.run_id, started_at=manifest.started_at,
+                  ended_at=manifest.ended_at, profile=manifest.profile.name,
+                  campaign=campaign, campaign_started_at=started, shard=shard,
+                  results_dir=results_dir if results_dir is not None else str(run_dir),
+                  manifest=text, nicbench_version=manifest.nicbench_version)
+
+
+def run_dirs_of(given: Iterable[str]) -> Iterator[tuple[str, str]]:
+    """(directory, as the user would name it) of each run: a run directory stands for
+    itself, a campaign directory for its runs; anything else is one UsageError line."""
+    from nicbench.results.campaign import is_campaign, run_dirs
+
+    for g in given:
+        path = Path(g)
+        if not path.is_dir():
+            raise UsageError(f"{g}: {'not a directory' if path.exists() else 'no such directory'}"
+                             ": give a run's or a campaign's results directory")
+        if is_campaign(path):
+            for d in run_dirs(path):
+                yield str(d), str(Path(g) / d.name)
+        elif (path / "manifest.json").is_file():
+            yield g, g
+        else:
+            raise UsageError(f"{g}: neither a run's results directory (manifest.json) nor a "
+                             "campaign's (campaign.json)")
+
+
+@dataclass
+class _Prepared:
+    """One run read from its directory, ready to write: its row and its trials' rows."""
+
+    named: str
+    row: RunRow
+    rows: list[tuple]
+    skipped: list[str]
+
+
+def _prepare(directory: str, named: str) -> _Prepared:
+    """Read a run directory as every reader does (each line checked) and make its rows;
+    run in worker processes for an import of many runs."""
+    from nicbench.results.store import RunDir
+
+    row = run_row(directory, named)
+    skipped: list[str] = []
+    run_dir = RunDir(directory)
+    numbered = list(run_dir.numbered_records(skipped=skipped))
+    lines = _lines(run_dir.trials_file) if numbered else []
+    rows = [trial_row(rec, line) for rec, line in standing_lines(numbered, lines)]
+    return _Prepared(named, row, rows, skipped)
+
+
+def _prepare_args(args: tuple[str, str]) -> _Prepared:
+    return _prepare(*args)
+
+
+def import_dirs(open_: Callable[[], Store], dirs: Iterable[str],
+                note: Callable[[str], None] | None = None,
+                workers: int | None = None) -> ImportCounts:
+    """Import every run of ``dirs`` into the store ``open_`` opens. Runs are read (and
+    their lines checked) by ``workers`` processes (default: one per CPU, for 8 runs or
+    more) while the store is written; the store is opened for each batch of runs (at
+    most BATCH_S of reading, or BATCH_TRIALS trials) and closed in between, so that a
+    run writing a DuckDB store meanwhile waits for it briefly."""
+    counts = ImportCounts()
+    todo = list(run_dirs_of(dirs))
+    workers = workers if workers is not None else \
+        (min(os.cpu_count() or 1, 4) if len(todo) >= PARALLEL_FROM else 1)
+    with contextlib.ExitStack() as stack:
+        if workers > 1:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            pool = stack.enter_context(ProcessPoolExecutor(
+                workers, mp_context=multiprocessing.get_context("fork")))
+            prepared: Iterator[_Prepared] = pool.map(_prepare_args, todo, chunksize=2)
+        else:
+            prepared = (_prepare(d, n) for d, n in todo)
+        batch: list[_Prepared] = []
+        since = time.monotonic()
+        for item in prepared:
+            batch.append(item)
+            if sum(len(b.rows) for b in batch) >= BATCH_TRIALS or \
+                    time.monotonic() - since >= BATCH_S:
+                _write_batch(open_, batch, counts, note)
+                batch, since = [], time.monotonic()
+        _write_batch(open_, batch, counts, note)
+    return counts
+
+
+def _write_batch(open_: Callable[[], Store], batch: list[_Prepared], counts: ImportCounts,
+                 note: Callable[[str], None] | None) -> None:
+    """Runs read, written in one transaction; their new trials in one bulk insert."""
+    if not batch:
+        return
+    with open_() as store, store.transaction():
+        new: list[tuple] = []
+        known = store.runs_started([item.row.run_id for item in batch])
+        for item in batch:
+            there = known.get(item.row.run_id)
+            if there is not None and there != item.row.started_at:
+                counts.conflicts.append(
+                    f"{item.named}: run_id {item.row.run_id} is another run's in the store "
+                    "(started at another time): not imported")
+                continue
+            counts.skipped_lines.extend(item.skipped)
+            added, rows = store.write_run_rows(item.row, item.rows, new_run=there is None)
+            known[item.row.run_id] = item.row.started_at      # a run given twice
+            new.extend(rows)
+            counts.runs_added += there is None
+            counts.runs_already += there is not None
+            counts.trials_added += added.added
+            counts.trials_already += added.already
+            counts.trials_removed += added.removed
+        store.insert_rows(new)
+    for item in batch:
+        if note is not None:
+            note(item.named)
+
+
+def _lines(path: Path) -> list[bytes]:
+    """trials.jsonl's lines as bytes, numbered as ``RunDir.numbered_records`` numbers
+    them (read again: the reader checked the file before)."""
+    from nicbench.textfile import open_regular
+
+    with open_regular(path, nofollow=True) as fh:
+        return fh.read().split(b"\n")
