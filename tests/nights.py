@@ -96,9 +96,11 @@ CAMPAIGN = """\
 
 
 def campaign_night(out: Path, run_id: str, rates: dict[str, Sequence[float]], *,
-                   driver_version: str = "1.0", name: str = "nightly"):
+                   driver_version: str = "1.0", name: str = "nightly", store: str | None = None):
     """One campaign (one run of the nightly profile) into ``out``, by the campaign engine
-    on fake hosts; its run's id is ``run_id``. Returns the CampaignRunner, which has run."""
+    on fake hosts; its run's id is ``run_id``. With ``store``, its records go to that
+    results store as they are stored and the morning summary reads its history from it,
+    as ``nicbench campaign --store`` wires them. Returns the CampaignRunner, which has run."""
     from nicbench.config.loader import load_campaign
     from nicbench.execution.campaign import CampaignRunner
 
@@ -124,8 +126,15 @@ def campaign_night(out: Path, run_id: str, rates: dict[str, Sequence[float]], *,
                             for k in range(len(adapters))})
         return made
 
+    wired: dict = {}
+    if store is not None:
+        from nicbench.cli.store import checked_location, history_store, run_sink
+
+        location = checked_location(store)
+        wired = {"sinks": lambda run_dir, tell: run_sink(location, run_dir, tell),
+                 "history": lambda: history_store(location)}
     runner = CampaignRunner(load_campaign(file, CATALOG), inventory(adapters), out,
-                            hosts=hosts)
+                            hosts=hosts, **wired)
     with mock.patch("nicbench.execution.opening.new_run_id", return_value=run_id):
         runner.run()
     assert all(not q for q in queue.values()), "every rate was measured"

@@ -72,7 +72,7 @@ def cmd_campaign(args) -> int:
     shard = parse_shard(args.shard) if args.shard else None
     if args.plan:
         return _plan(loaded, inv, args, shard)
-    from nicbench.cli.store import checked_location, run_sink
+    from nicbench.cli.store import checked_location, history_store, run_sink
 
     location = checked_location(args.store)
     out_dir = Path(args.resume or args.out or
@@ -83,7 +83,8 @@ def cmd_campaign(args) -> int:
                                 parallel=args.parallel, only_pairs=args.pair, shard=shard,
                                 listener=printer, trust_new_keys=args.trust_new_host_keys,
                                 build_report=_build_report,
-                                sinks=lambda run_dir, tell: run_sink(location, run_dir, tell))
+                                sinks=lambda run_dir, tell: run_sink(location, run_dir, tell),
+                                history=lambda: history_store(location))
         try:
             status = runner.run()
         except KeyboardInterrupt:

@@ -37,6 +37,14 @@ def run_sink(location, run_dir, listener):
     return None if location is None else StoreSink(location, run_dir, listener=listener)
 
 
+def history_store(location):
+    """The store a campaign's morning summary reads its history from, opened to read
+    (None: no store: the campaign directories beside it are the history)."""
+    from nicbench.store import open_store
+
+    return None if location is None else open_store(location, write=False)
+
+
 def night_of(arg: str | None, directory: str) -> dict | None:
     """What the store holds of the night a campaign directory belongs to, every shard's
     runs together (the controllers of ``campaign --shard K/N`` each have a directory of

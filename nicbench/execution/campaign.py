@@ -116,7 +116,8 @@ class CampaignRunner:
                  listener: Listener = _ignore, trust_new_keys: bool = False,
                  hosts: Callable[[], Hosts] | None = None,
                  build_report: Callable[[Path], Path] | None = None,
-                 stop: threading.Event | None = None, sinks: SinkFactory | None = None):
+                 stop: threading.Event | None = None, sinks: SinkFactory | None = None,
+                 history: Callable[[], Any] | None = None):
         self.loaded = loaded
         self.inventory = inventory
         self.dir = Path(out)
@@ -133,6 +134,9 @@ class CampaignRunner:
         self._build_report = build_report if loaded.campaign.report else None
         # Each run's records also go to a results store as they are stored.
         self._sinks = sinks
+        # Opens the results store the morning summary judges this night against (None:
+        # the campaign directories beside this one are its history).
+        self._history = history
         self.state: CampaignState | None = None
         self.exit_status: int | None = None
         self.morning: morning.Morning | None = None
@@ -304,11 +308,16 @@ class CampaignRunner:
     def _against_history(self) -> list[str]:
         """What this night changed against the earlier nights beside it; a history that
         cannot be read is said once and leaves the summary without it."""
+        source = None
         try:
-            return against_history(self.dir)
+            source = self._history() if self._history is not None else None
+            return against_history(self.dir, source)
         except NicbenchError as exc:
             self.listener(ev.Warning(f"no history in the summary: {exc.one_line()}"))
             return []
+        finally:
+            if source is not None:
+                source.close()
 
     def _finish(self, ending: CampaignStateName) -> None:
         """Summary, index, on_finish, the heartbeat's last beat: on every way out."""
@@ -350,12 +359,13 @@ class CampaignRunner:
         self.listener(CampaignEnded(state=ending))
 
 
-def against_history(directory: Path) -> list[str]:
-    """The lines of what this night changed against the nights before it (the campaign
-    directories beside this one): nicbench.history's words, regressions first."""
+def against_history(directory: Path, source: Any = None) -> list[str]:
+    """The lines of what this night changed against the nights before it (``source``, a
+    results store, else the campaign directories beside this one): nicbench.history's
+    words, regressions first."""
     from nicbench.history.regressions import campaign_changes
 
-    return [c.line() for c in campaign_changes(directory)]
+    return [c.line() for c in campaign_changes(directory, source)]
 
 
 def run_on_finish(argv: list[str], timeout_s: float, words: dict[str, str]) -> OnFinish:

@@ -98,6 +98,8 @@ def campaign_nights(run_dirs: list[str | Path], last: int) -> Any:
 def campaign_changes(directory: str | Path, source: Any = None) -> list[NightChange]:
     """The changes this campaign's night starts against its history: ``source`` (a results
     store) or else the sibling nights (nothing without an earlier night)."""
+    import pandas as pd
+
     from nicbench.history import of_frame
     from nicbench.results.frame import DirSource, source_of
 
@@ -111,7 +113,9 @@ def campaign_changes(directory: str | Path, source: Any = None) -> list[NightCha
             return []
         source = DirSource(nights)
     src = source_of(source)
-    adapters = {r.adapter for d in mine.dirs for r in d.trials()}
-    df = src.trial_frame()
-    df = df[df["adapter"].isin(sorted(adapters))]
+    adapters = sorted({r.adapter for d in mine.dirs for r in d.trials()})
+    # one adapter at a time: a store of a year's nights is read only where it matters
+    frames = [src.trial_frame(adapter=a) for a in adapters]
+    df = pd.concat(frames, ignore_index=True) if frames else src.trial_frame()
+    df = df[df["adapter"].isin(adapters)]
     return night_changes(of_frame(df, src, MAX_NIGHTS), run_ids)
