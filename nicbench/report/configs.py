@@ -32,6 +32,7 @@ from nicbench.report.load import Run
 from nicbench.report.model import Entry
 from nicbench.report.resolution import sample_resolution_bps
 from nicbench.report.theory import FLAG_MARGIN, goodput_bps, link_rate, timestamps_on
+from nicbench.results.policy import Better, better_of
 from nicbench.results.records import Failure, Kind, Status, TrialRecord
 from nicbench.results.summary import SummaryRow
 from nicbench.tools.registry import TOOLS, display_name
@@ -227,6 +228,14 @@ class Config:
         """A latency test of its own (round trips, no rate): not a throughput figure."""
         return (any(r.latency is not None for r in self.ok)
                 and all(r.throughput_bps is None for r in self.ok))
+
+    @cached_property
+    def round_trips(self) -> bool:
+        """Its figure is a round trip, lower is better (``policy.better_of``, by the test:
+        sockperf, or iperf 2 in bounce-back mode), or, a test nicbench cannot place, its
+        repetitions measured round trips and no rate."""
+        params = self.test_spec.params if self.test_spec is not None else None
+        return better_of(self.tool, params) is Better.LOWER or self.latency_only
 
     @cached_property
     def search(self) -> bool:
@@ -431,16 +440,17 @@ class Index:
     def charts(self, result: str | None = None) -> dict[tuple[str, str, str], list[Config]]:
         """Configurations by chart: one chart per (tool, protocol), split by test name
         where a profile has two tests with the same tool and protocol; only tools whose
-        result is drawn as ``result`` when given; a latency run of a rate tool (iperf 2's
-        bounce-back: round trips, no rate) is in none (``loaded.py`` reads it), a latency
-        tool's only in ``charts("latency")``. Tools in the registry's order."""
+        result is drawn as ``result`` when given; a test whose figure is a round trip
+        (``Config.round_trips``: sockperf, iperf 2's bounce-back) only in
+        ``charts("latency")``, whatever its tool. Tools in the registry's order."""
         per_run: dict[tuple[int, str, str], set[str]] = defaultdict(set)
         for c in self.configs:
             per_run[(c.run.index, c.tool, c.row.protocol)].add(c.test)
         wanted = tools_with(result) if result is not None else None
         charts: dict[tuple[str, str, str], list[Config]] = defaultdict(list)
         for c in self.configs:
-            if (wanted is not None and c.tool not in wanted) or (c.latency_only and result != "latency"):
+            if c.round_trips != (result == "latency") or (
+                    result not in (None, "latency") and c.tool not in (wanted or ())):
                 continue
             split = len(per_run[(c.run.index, c.tool, c.row.protocol)]) > 1
             charts[(c.tool, c.row.protocol, c.test if split else "")].append(c)

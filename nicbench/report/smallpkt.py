@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from nicbench.report.configs import NOISY_OTHER_POINTS, Index
 from nicbench.report.model import (Curve, Entry, Figure, LegendItem, LinePanel, Panel, Sentence,
                                    Table)
-from nicbench.report.verdict import ABOVE_LAB, ABOVE_REAL, SENTENCE_NAMES
+from nicbench.report.verdict import (ABOVE_LAB, ABOVE_REAL, HIGHEST_SMALL_PACKET,
+                                     SENTENCE_NAMES, csv_row)
 from nicbench.results.framerate import FrameRate, frame_rates
 from nicbench.results.frames import WIRE_EXTRA, Bound
 
@@ -147,12 +148,31 @@ def _figures(r: FrameRate) -> list[object]:
             round(r.line_pct or 0.0, 1)]
 
 
-def verdict(ix: Index) -> tuple[list[Sentence], list[Table]]:
-    """The verdict's "highest small-packet rate": entries ranked by NDR frames/s at the
-    smallest frame size all of them were searched at."""
+@dataclass
+class Ranking:
+    """The verdict's "highest small-packet rate" over one frame size: the ranked, those
+    above the line rate, those measured while the sender was busy, those without a rate."""
+
+    frame: int
+    ranked: list[Measured]
+    above: list[Measured]
+    busy: list[Measured]
+    none: list[Measured]
+
+    @property
+    def statistic(self) -> str:
+        return (f"NDR at {self.frame}-byte frames: the received frames/s of the trial with "
+                "the highest offered rate that lost no frame (RFC 2544 throughput), over the "
+                "bisection's trials at that size")
+
+
+def ranking(ix: Index) -> Ranking | None:
+    """Entries ranked by NDR frames/s at the smallest frame size all of them were searched
+    at; ties keep the report's entry order with consecutive ranks, as the throughput
+    verdict's do."""
     ndr = [m for m in measured(ix) if m.rate.bound is Bound.NDR]
     if not ndr:
-        return [], []
+        return None
     sizes = [{m.rate.frame_bytes for m in ndr if m.entry.key == e}
              for e in dict.fromkeys(m.entry.key for m in ndr)]
     common = set.intersection(*sizes)
@@ -165,9 +185,47 @@ def verdict(ix: Index) -> tuple[list[Sentence], list[Table]]:
     busy = [m for m in at if m.rate.received_pps is not None and not m.rate.above_line
             and _busy(m.rate)]
     none = [m for m in at if m.rate.received_pps is None]
-    statistic = (f"NDR at {frame}-byte frames: the received frames/s of the trial with the "
-                 "highest offered rate that lost no frame (RFC 2544 throughput), over the "
-                 "bisection's trials at that size")
+    return Ranking(frame, ranked, above, busy, none)
+
+
+def verdict_csv_rows(ix: Index) -> list[list[object]]:
+    """verdict.csv's "highest small-packet rate" rows: the NDR in frames/s, its statistic,
+    the line rate it is held to, and why a row is not ranked."""
+    r = ranking(ix)
+    if r is None:
+        return []
+    out = []
+    for m in r.ranked + r.above + r.busy + r.none:
+        rate = m.rate
+        why = ((ABOVE_LAB if m.entry.emulated else ABOVE_REAL) if m in r.above else
+               f"the sender busy with other load ({rate.cpu_sender_other_pct:.0f} %); "
+               "not ranked" if m in r.busy else "")
+        out.append(csv_row(
+            adapter=m.entry.label, adapter_id=m.entry.adapter, run=m.entry.run_label,
+            test=rate.test, tool=_tool(ix, m),
+            rank=r.ranked.index(m) + 1 if m in r.ranked else "", point=rate.point,
+            figure=f"NDR at {r.frame} B", status="ok" if rate.received_pps is not None
+            else "not measured",
+            not_measured="" if rate.received_pps is not None else "no rate without loss",
+            above_limit=why if m in r.above else "", verdict_row=HIGHEST_SMALL_PACKET,
+            value="" if rate.received_pps is None else round(rate.received_pps, 1),
+            unit="frames/s", statistic=r.statistic + f" ({rate.trials} trials)",
+            bound=round(rate.line_pps, 1), beyond_bound=why))
+    return out
+
+
+def _tool(ix: Index, m: Measured) -> str:
+    spec = ix.runs[m.entry.run_index].test_spec(m.rate.test)
+    return spec.tool if spec is not None else ""
+
+
+def verdict(ix: Index) -> tuple[list[Sentence], list[Table]]:
+    """The verdict's "highest small-packet rate" (:func:`ranking`)."""
+    r = ranking(ix)
+    if r is None:
+        return [], []
+    frame, ranked, above, busy, none = r.frame, r.ranked, r.above, r.busy, r.none
+    statistic = r.statistic
     names = [f"{m.entry.label} {m.rate.received_pps:,.0f} frames/s "
              f"({m.rate.line_pct:.1f} % of line rate)" for m in ranked]
     shown = names[:SENTENCE_NAMES] + ([f"... {names[-1]}"] if len(names) > SENTENCE_NAMES

@@ -40,7 +40,16 @@ CSV_COLUMNS = ["adapter", "adapter_id", "run", "test", "tool", "rank", "point",
                "cpu_statistic",
                "cpu_repetitions", "cpu_ranked", "mbit_per_cpu_pct", "gain_pct",
                "above_limit", "largest_block_bytes", "largest_block_bps",
-               "status", "not_measured"]
+               "status", "not_measured",
+               # every verdict row family in one file: which row, its ranked figure in its
+               # unit, the statistic and repetitions it is over, the physical bound it is
+               # held to and whether it is beyond it (then never ranked)
+               "verdict_row", "value", "unit", "statistic", "bound", "beyond_bound"]
+# The verdict's row families (verdict.csv's ``verdict_row``).
+FASTEST = "fastest"
+LOWEST_TAIL = "lowest tail latency"
+SMALLEST_INCREASE = "smallest increase under load"
+HIGHEST_SMALL_PACKET = "highest small-packet rate"
 
 ABOVE_LAB = "above the wire's limit on this lab; not ranked"
 ABOVE_REAL = "above the wire's limit (check the link rate and the raw output); not ranked"
@@ -431,8 +440,20 @@ def verdict_csv_rows(all_rows: dict[tuple[str, str, str], list[Verdict]]) -> lis
                 _num(v.per_cpu, 3), _num(v.gain_pct, 2),
                 _above(v).removeprefix(v.entry.label + " ") if v.above else "",
                 lb[0] if lb else "", _num(lb[1] * MBIT if lb else None),
-                v.status, "; ".join(v.missing)])
+                v.status, "; ".join(v.missing), FASTEST,
+                _num(v.shown_value * MBIT if v.shown_value is not None else None), "bit/s",
+                v.figure,
+                _num(c.limit_bps if c else None),
+                v.above_words if v.value is None and v.above else ""])
     return out
+
+
+def csv_row(**cells: object) -> list[object]:
+    """A verdict.csv row of another verdict row family (latency, under load, small
+    packets): the cells it names, the others empty."""
+    unknown = set(cells) - set(CSV_COLUMNS)
+    assert not unknown, unknown
+    return [cells.get(col, "") for col in CSV_COLUMNS]
 
 
 def _num(value: float | None, digits: int = 1) -> object:

@@ -146,3 +146,17 @@ def test_an_ndr_measured_while_the_sender_was_busy_with_other_work_is_not_ranked
         in sentence.text
     (table,) = [t for t in model.tables_of("verdict") if t.id == "verdict-smallpkt"]
     assert [r[0] for r in table.rows] == ["", ""]
+
+
+def test_the_small_packet_rows_reach_verdict_csv_with_their_bound(report):
+    model, _ = report
+    (t,) = [t for t in model.tables if t.family == "verdict-csv"]
+    rows = [dict(zip(t.columns, r, strict=True)) for r in t.rows]
+    small = {r["adapter"]: r for r in rows if r["verdict_row"] == "highest small-packet rate"}
+    assert set(small) == {"Card (d)", "Liar (d)"}
+    card, liar = small["Card (d)"], small["Liar (d)"]
+    assert card["rank"] == 1 and card["value"] == pytest.approx(37_205, abs=1)
+    assert card["unit"] == "frames/s" and card["statistic"].startswith("NDR at 64-byte frames")
+    assert card["tool"] == "iperf2" and card["beyond_bound"] == ""
+    assert liar["rank"] == "" and float(liar["value"]) > float(liar["bound"])
+    assert "above the wire's limit" in liar["beyond_bound"]

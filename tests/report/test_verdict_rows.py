@@ -1,0 +1,56 @@
+"""Every verdict row family names its statistic and repetitions, holds its figure to a
+physical bound (flagged, never ranked beyond it) and reaches verdict.csv: "lowest tail
+latency" and "smallest increase under load" on the real runs ``data/latency`` and
+``data/run-loaded`` (the small-packet rows: test_smallpkt_report.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nicbench.report.build import build
+from nicbench.report.load import load_runs
+from nicbench.report.verdict import FASTEST, LOWEST_TAIL, SMALLEST_INCREASE
+
+DATA = Path(__file__).parent / "data"
+
+
+def csv_rows(report) -> list[dict[str, object]]:
+    (t,) = [t for t in report.tables if t.family == "verdict-csv"]
+    return [dict(zip(t.columns, r, strict=True)) for r in t.rows]
+
+
+def test_lowest_tail_latency_rows_in_verdict_csv_flag_what_the_wire_cannot_give():
+    (run,) = runs = load_runs([DATA / "latency"])
+    rows = [r for r in csv_rows(build(runs)) if r["verdict_row"] == LOWEST_TAIL]
+    assert {(r["test"], r["adapter_id"]) for r in rows} == {
+        (t, a) for t in ("rtt-udp-64", "rtt-tcp-64") for a in ("lab-gbe", "lab-fe")}
+    for r in rows:
+        row = next(s for s in run.summary if s.adapter == r["adapter_id"] and s.test == r["test"])
+        assert r["unit"] == "us" and r["value"] == round(row.p99_us, 3)
+        assert r["statistic"] == "p99: best (lowest) of 3 repetitions' own p99"
+        assert float(r["bound"]) > 0           # the wire's minimum round trip
+        if r["adapter_id"] == "lab-fe":        # its p50 is below the 100 Mbit/s wire's
+            assert r["rank"] == "" and "below the wire's minimum" in r["beyond_bound"]
+        else:
+            assert r["rank"] == 1 and r["beyond_bound"] == ""
+    # no rate verdict for round trips
+    assert not [r for r in csv_rows(build(runs)) if r["verdict_row"] == FASTEST]
+
+
+def test_under_load_rows_in_verdict_csv_say_why_nothing_was_ranked():
+    runs = load_runs([DATA / "run-loaded"])
+    rows = csv_rows(build(runs))
+    loaded = [r for r in rows if r["verdict_row"] == SMALLEST_INCREASE]
+    assert len(loaded) == 2
+    for r in loaded:
+        # on the busy machine neither load reached 95 % of the wire's limit
+        assert r["rank"] == "" and r["status"] == "not ranked"
+        assert "under 95 %" in r["beyond_bound"]
+        assert r["statistic"].startswith("median p99 over repetitions 1, 2 loaded minus "
+                                         "repetitions 1, 2 idle")
+        assert r["unit"] == "us" and isinstance(r["value"], float)
+        assert float(r["limit_pct"]) < 95.0
+    # the bounce-back probe alone is a latency test: ranked lowest first, never 'fastest'
+    tail = [r for r in rows if r["verdict_row"] == LOWEST_TAIL]
+    assert sorted(r["rank"] for r in tail) == [1, 2]
+    assert {r["test"] for r in rows if r["verdict_row"] == FASTEST} == {"rtt-loaded"}
