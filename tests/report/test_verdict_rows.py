@@ -54,3 +54,26 @@ def test_under_load_rows_in_verdict_csv_say_why_nothing_was_ranked():
     tail = [r for r in rows if r["verdict_row"] == LOWEST_TAIL]
     assert sorted(r["rank"] for r in tail) == [1, 2]
     assert {r["test"] for r in rows if r["verdict_row"] == FASTEST} == {"rtt-loaded"}
+
+
+def test_every_configuration_shows_round_trips_not_an_empty_rate_nor_a_goodput_limit():
+    for name, tests in (("latency", {"rtt-udp-64", "rtt-tcp-64"}), ("run-loaded", {"rtt-idle"})):
+        (run,) = runs = load_runs([DATA / name])
+        (t,) = build(runs).tables_of("summary")
+        rows = [dict(zip(t.columns, r, strict=True)) for r in t.rows]
+        for r in rows:
+            s = next(x for x in run.summary if x.test == r["test"]
+                     and x.adapter_label == r["adapter"].split(" [")[0])
+            if r["test"] in tests:
+                assert r["selected"] == (f"p50 {s.p50_us:.1f} us, p99 {s.p99_us:.1f} us "
+                                         f"(n = {s.latency_samples} round trips)")
+                assert r["min"] == f"{s.p50_min_us:.1f} us"
+                assert r["goodput limit"] == ""
+                below = r["beyond the wire"]
+                assert below == "" or "below the wire's minimum round trip" in below
+            else:                       # the load: a rate with its limit
+                assert float(r["selected"]) == round(s.selected_bps / 1e6, 1)
+                assert r["goodput limit"] != ""
+        if name == "latency":          # fe's p50 is below its 100 Mbit/s wire's minimum
+            assert {r["adapter"].startswith("LX-100 ") for r in rows
+                    if r["beyond the wire"]} == {True}
