@@ -317,12 +317,16 @@ class Config:
         """The repetitions the CPU figures are taken over: those whose throughput is within
         the tool's printed resolution of the selected value (every one tied for the best,
         not one of them; those around the median), every one for a mean, the trial a UDP
-        search found its rate in."""
+        search found its rate in; for round trips, the repetition whose median round trip is
+        the selected one (``latency_repetition``, the one the CDF draws)."""
         ok = sorted(self.ok, key=lambda r: (r.throughput_bps or 0.0, r.repetition or 0))
         if not ok:
             return []
         if self.rule == "mean":
             return ok
+        if self.round_trips:
+            chosen = [r for r in ok if r.repetition == self.row.latency_repetition]
+            return chosen or ok[-1:]
         if self.search:
             hit = [r for r in ok if r.throughput_bps == self.row.selected_bps]
             return hit[:1] or ok[-1:]
@@ -351,6 +355,8 @@ class Config:
         n = len(self.shown)
         if self.search:
             return "the trial at the rate found"
+        if self.round_trips and self.rule != "mean":
+            return f"the repetition whose p50 is the {self.rule} one"
         if self.rule == "mean":
             return f"median over all {n} repetitions"
         what = "best" if self.rule not in ("median",) else "median"

@@ -77,3 +77,17 @@ def test_every_configuration_shows_round_trips_not_an_empty_rate_nor_a_goodput_l
         if name == "latency":          # fe's p50 is below its 100 Mbit/s wire's minimum
             assert {r["adapter"].startswith("LX-100 ") for r in rows
                     if r["beyond the wire"]} == {True}
+
+
+def test_a_latency_rows_cpu_is_the_selected_repetitions_not_an_arbitrary_one():
+    from nicbench.report.configs import Index, build_entries
+
+    runs = load_runs([DATA / "latency"])
+    ix = Index(runs, build_entries(runs, {}))
+    (t,) = build(runs).tables_of("summary")
+    cells = {(e, r[1]): r[t.columns.index("CPU sender %")]
+             for r, e in zip(t.rows, t.row_entries, strict=True)}
+    for c in ix.configs:
+        best = min((r for r in c.ok), key=lambda r: (r.latency.p50_us, r.repetition))
+        assert c.cpu_repetitions == [best.repetition] == [c.row.latency_repetition]
+        assert cells[(c.entry.key, c.test)] == f"{best.cpu_sender_pct:.1f}"
