@@ -17,7 +17,8 @@ above the wire's limit, it is flagged (the mark on the p50 bars, the table, the 
 and never ranked. The lab's tbf shaping models no serialization, so its slow links read
 below their floor (README, "Lab latency figures").
 
-The verdict ranks by p99, lowest first; ties (within the tool's resolution: sockperf's
+The verdict ranks each adapter once, at its lowest p99 over its points within the wire's
+physics (as the throughput verdict takes an adapter's best point), lowest first; ties (within the tool's resolution: sockperf's
 printed 0.001 us, the bounce-back histogram's bin) keep the entries' order with
 consecutive ranks, as the throughput verdict's do, and the sentence names them. Whether the
 leader's p99 is beyond the runner-up's run-to-run spread is the same rank test the
@@ -247,13 +248,29 @@ def _table(tool: str, protocol: str, test: str, title: str, configs: list[Config
 
 
 # -- the verdict: lowest tail latency -----------------------------------------------
+def verdict_sets(ix: Index, configs: list[Config]) -> tuple[list[Config], list[Config],
+                                                              list[Config]]:
+    """(ranked, below the wire's minimum, not measured): one configuration per adapter,
+    as the throughput verdict takes an adapter's best point: its lowest p99 among its
+    points within the wire's physics, else its lowest below it; the not measured are
+    every configuration without a p99 (its gaps)."""
+    picks = []
+    for e in ix.entries_of(configs):
+        measured = [c for c in configs if c.entry.key == e.key and c.row.p99_us is not None]
+        good = [c for c in measured if not below_floor(c)] or measured
+        if good:
+            picks.append(min(good, key=lambda c: (c.row.p99_us or 0.0, c.mtu)))
+    in_order = ranked(ix, picks)
+    return ([c for c in in_order if not below_floor(c)],
+            [c for c in in_order if below_floor(c)],
+            [c for c in configs if c.row.p99_us is None])
+
+
 def verdict(ix: Index) -> tuple[list[Sentence], list[Table]]:
     sentences, tables = [], []
     for (tool, protocol, test), configs in ix.charts("latency").items():
         title = chart_title(tool, protocol, test)
-        measured = [c for c in ranked(ix, configs) if c.row.p99_us is not None]
-        order = [c for c in measured if not below_floor(c)]
-        below = [c for c in measured if below_floor(c)]
+        order, below, _missing = verdict_sets(ix, configs)
         t = Table(id=slug("verdict-latency", tool, protocol, test), family="verdict",
                   title=f"{title}: lowest tail latency",
                   columns=["rank", "adapter", "p99, us", "at", "statistic", "p50, us",
@@ -283,15 +300,13 @@ def resolution_us(c: Config) -> float:
 
 
 def verdict_csv_rows(ix: Index) -> list[list[object]]:
-    """verdict.csv's "lowest tail latency" rows: every configuration, ranked, below the
-    wire's minimum (not ranked) or not measured, with its statistic and the bound."""
+    """verdict.csv's "lowest tail latency" rows: per adapter, ranked or below the wire's
+    minimum (not ranked), and every configuration not measured, with its statistic and the
+    bound."""
     out: list[list[object]] = []
     for (tool, _protocol, _test), configs in ix.charts("latency").items():
-        measured = [c for c in ranked(ix, configs) if c.row.p99_us is not None]
-        order = [c for c in measured if not below_floor(c)]
-        rest = [c for c in measured if below_floor(c)] + [
-            c for c in configs if c.row.p99_us is None]
-        for c in order + rest:
+        order, below, missing = verdict_sets(ix, configs)
+        for c in order + below + missing:
             floor = floor_us(c)
             out.append(csv_row(
                 adapter=c.entry.label, adapter_id=c.entry.adapter, run=c.entry.run_label,

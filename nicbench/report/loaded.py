@@ -189,7 +189,8 @@ def idle_of(ix: Index, c: Config) -> Config | None:
 
 
 def loaded_rows(ix: Index) -> dict[str, list[LoadedRow]]:
-    """Per loaded test, one row per adapter and point, ranked by the p99 increase."""
+    """Per loaded test, one row per adapter and point, ranked by the p99 increase: each
+    adapter once, at its point of smallest increase that can be ranked."""
     out: dict[str, list[LoadedRow]] = {}
     for c in ix.configs:
         if not is_loaded(c):
@@ -217,11 +218,21 @@ def loaded_rows(ix: Index) -> dict[str, list[LoadedRow]]:
             row.notes.append("no test of this run ran the same probe alone: no idle figures")
         out.setdefault(c.test, []).append(row)
     for rows in out.values():
-        ranked = sorted((r for r in rows if r.p99_increase_us is not None and not r.above
-                         and not r.unfilled and not r.below_floor),
-                        key=lambda r: (r.p99_increase_us, ix.order[r.config.entry.key]))
-        for k, r in enumerate(ranked, 1):
+        rankable = sorted((r for r in rows if r.p99_increase_us is not None and not r.above
+                           and not r.unfilled and not r.below_floor),
+                          key=lambda r: (r.p99_increase_us, ix.order[r.config.entry.key],
+                                         r.config.mtu))
+        # one rank per adapter, at its smallest increase (as the throughput verdict takes
+        # an adapter's best point); its other points are shown, named, not ranked again
+        first: dict[str, LoadedRow] = {}
+        for r in rankable:
+            first.setdefault(r.config.entry.key, r)
+        for k, r in enumerate(first.values(), 1):
             r.rank = k
+        for r in rankable:
+            best = first[r.config.entry.key]
+            if r is not best:
+                r.notes.append(f"ranked at {best.config.group.label}, its smallest increase")
         rows.sort(key=lambda r: (r.rank is None, r.rank or 0, ix.order[r.config.entry.key]))
     return out
 
@@ -405,8 +416,9 @@ def sentence(test: str, rows: list[LoadedRow]) -> Sentence:
         text += (" Not ranked, a round trip below the wire's minimum: " + "; ".join(
             f"{r.config.entry.label} {_floor_words(r).removesuffix('; not ranked')}"
             for r in below) + ".")
+    ranked_keys = {r.config.entry.key for r in ranked}
     unpaired = [r for r in rows if r.rank is None and not r.above and not r.unfilled
-                and not r.below_floor]
+                and not r.below_floor and r.config.entry.key not in ranked_keys]
     if unpaired:
         text += (" Without idle figures: "
                  + ", ".join(r.config.entry.label for r in unpaired) + ".")

@@ -236,3 +236,43 @@ def test_a_round_trip_below_the_wire_minimum_is_flagged_not_ranked(copy_run):
     t = loaded.verdict_table("rtt-loaded", list(rows.values()))
     (cells,) = [row for row in t.rows if row[1] == gbe.config.entry.label]
     assert "below the wire's minimum round trip" in cells[-1]
+
+
+def test_an_adapter_at_two_points_is_ranked_once_at_its_smallest_increase(copy_run):
+    """run-loaded's records again at MTU 9000 (a copy of the real run: the load 5 % faster,
+    every round trip 10 % longer, so the increase is larger there): each adapter is
+    ranked once, at MTU 1500, its MTU 9000 row shown and named, not ranked again."""
+    from nicbench.report import loaded
+    from nicbench.report.configs import Index, build_entries
+
+    run = copy_run(RUN, "two-points")
+    lines = (run / "trials.jsonl").read_text().splitlines()
+    more = []
+
+    def longer(lat):
+        return {k: (v * 1.1 if k.endswith("_us") and v is not None else v)
+                for k, v in lat.items()}
+    for line in lines:
+        data = json.loads(line)
+        if data.get("point") != "mtu1500":
+            continue
+        data.update(point="mtu9000", mtu=9000, trial_id=data["trial_id"] + "-9000")
+        if data.get("throughput_bps"):
+            data["throughput_bps"] *= 1.05
+        if data.get("latency"):
+            data["latency"] = longer(data["latency"])
+        for b in data.get("beside") or []:
+            if b.get("latency"):
+                b["latency"] = longer(b["latency"])
+        more.append(json.dumps(data))
+    (run / "trials.jsonl").write_text("\n".join(lines + more) + "\n")
+    runs = load_runs([run])
+    rates = {"lab-gbe": 0.87e9, "lab-nojumbo": 0.63e9}
+    rows = loaded.loaded_rows(Index(runs, build_entries(runs, rates)))["rtt-loaded"]
+    assert len(rows) == 4 and not any(r.unfilled or r.above for r in rows)
+    ranked = [r for r in rows if r.rank is not None]
+    assert sorted(r.rank for r in ranked) == [1, 2]
+    assert {r.config.mtu for r in ranked} == {1500}
+    for r in rows:
+        if r.rank is None:
+            assert r.config.mtu == 9000 and "ranked at MTU 1500" in "; ".join(r.notes)

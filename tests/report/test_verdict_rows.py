@@ -91,3 +91,28 @@ def test_a_latency_rows_cpu_is_the_selected_repetitions_not_an_arbitrary_one():
         best = min((r for r in c.ok), key=lambda r: (r.latency.p50_us, r.repetition))
         assert c.cpu_repetitions == [best.repetition] == [c.row.latency_repetition]
         assert cells[(c.entry.key, c.test)] == f"{best.cpu_sender_pct:.1f}"
+
+
+def test_an_adapter_at_two_points_is_ranked_once_at_its_lowest_tail(copy_run):
+    """The latency run's records again at MTU 9000 with every round trip 10 % longer (a
+    copy of the real run): each adapter is one row of the verdict, at MTU 1500."""
+    import json
+
+    run = copy_run(DATA / "latency", "two-points")
+    lines = (run / "trials.jsonl").read_text().splitlines()
+    more = []
+    for line in lines:
+        data = json.loads(line)
+        if data.get("latency"):
+            data.update(point="mtu9000", mtu=9000, trial_id=data["trial_id"] + "-9000")
+            data["latency"] = {k: (v * 1.1 if k.endswith("_us") and v is not None else v)
+                               for k, v in data["latency"].items()}
+            more.append(json.dumps(data))
+    (run / "trials.jsonl").write_text("\n".join(lines + more) + "\n")
+    report = build(load_runs([run]), rates={"lab-gbe": 1e9, "lab-fe": 1e9})
+    for t in [t for t in report.tables_of("verdict") if "lowest tail latency" in t.title]:
+        assert sorted(t.row_entries) == sorted(set(t.row_entries))          # once each
+        assert {row[3] for row in t.rows} == {"MTU 1500"}
+        assert [row[0] for row in t.rows] == ["1", "2"]
+    rows = [r for r in csv_rows(report) if r["verdict_row"] == LOWEST_TAIL]
+    assert len(rows) == 4 and {r["point"] for r in rows} == {"mtu1500"}
