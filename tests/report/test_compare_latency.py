@@ -108,3 +108,18 @@ def test_comparison_csv_keeps_round_trips_in_their_own_unit(copy_run, tmp_path):
     assert {row[t.columns.index("figure")] for row in t.rows} == {
         "p50 round trip, us", "p99 round trip, us", "throughput, Mbit/s",
         "probe p50 under load, us", "probe p99 under load, us"}
+
+
+def test_the_comparison_chart_has_a_chart_per_figure_saying_which_way_is_better(copy_run):
+    from nicbench.report.figures.comparison import comparison_charts
+
+    runs = load_runs([copy_run(DATA / "run-loaded", "night-1"),
+                      copy_run(DATA / "run-loaded", "night-2")])
+    charts = {c.id: c for c in comparison_charts(Index(runs, build_entries(runs, {})))}
+    assert set(charts) == {"comparison-rtt-idle-p50-round-trip",
+                           "comparison-rtt-idle-p99-round-trip", "comparison-rtt-loaded",
+                           "comparison-rtt-loaded-probe-p50-under-load",
+                           "comparison-rtt-loaded-probe-p99-under-load"}
+    for cid, chart in charts.items():
+        lower = "round-trip" in cid or "under-load" in cid
+        assert all(("lower is better" in p.xlabel) == lower for p in chart.panels)

@@ -61,6 +61,8 @@ def comparison_charts(ix: Index, min_change_pct: float = compare.MIN_CHANGE_PCT
         panels = []
         for (mtu, point), comps in sorted(points.items()):
             panel = ShiftPanel(title=point_label(point, mtu), rows=[], shifts=[])
+            if figure != compare.THROUGHPUT:
+                panel.xlabel += " (a round trip: lower is better)"
             for c in comps:
                 panel.rows.append(Row(key=c.b.key, label=f"{c.b.label} vs {c.a.run_label}",
                                       colour=c.b.colour, marker=c.b.marker, entry=c.b.key))
@@ -72,8 +74,8 @@ def comparison_charts(ix: Index, min_change_pct: float = compare.MIN_CHANGE_PCT
         charts.append(ComparisonChart(
             id=slug("comparison", test, "" if figure == compare.THROUGHPUT else figure),
             family="comparison",
-            title=f"{test}: run against run" + (
-                "" if figure == compare.THROUGHPUT else f", {figure} (lower is better)"),
+            title=f"{test}: run against run" if figure == compare.THROUGHPUT else
+            f"{test}, {figure}: run against run",
             caption=("The shift of each adapter's later run against its first (Hodges-"
                      "Lehmann, % of A's median) with its 95 % interval, the threshold "
                      "either side in grey, and the comparison's word."),
