@@ -48,9 +48,15 @@ def build(runs: list[Run], rates: dict[str, float] | None = None,
     table_list += small_verdict
     lat_sentences, lat_verdicts = latency.verdict(ix)
     table_list += lat_verdicts
+    under_load = loaded.loaded_rows(ix)
+    # every verdict row family in one verdict.csv, each row naming its own
     table_list.append(Table(id="verdict", family="verdict-csv", title="verdict",
                             columns=list(verdict.CSV_COLUMNS),
-                            rows=verdict.verdict_csv_rows(verdicts)))
+                            rows=verdict.verdict_csv_rows(verdicts)
+                            + latency.verdict_csv_rows(ix)
+                            + [row for test, rows in under_load.items()
+                               for row in loaded.verdict_csv_rows(test, rows)]
+                            + smallpkt.verdict_csv_rows(ix)))
     warnings = []
     comparison = len(runs) > 1
     if comparison:
@@ -76,7 +82,6 @@ def build(runs: list[Run], rates: dict[str, float] | None = None,
     if history.shown(series):
         figures += history.history_figures(series)
         table_list.append(history.history_table(series))
-    under_load = loaded.loaded_rows(ix)
     for test, rows in under_load.items():
         table_list.append(loaded.verdict_table(test, rows))
         table_list.append(loaded.loaded_table(test, rows))

@@ -11,7 +11,9 @@ in Mbit/s and as % of A's median, and the two-sided Mann-Whitney p, raw and adju
 Benjamini-Hochberg across the rows of one comparison (run A against run B) that can be
 tested. The word:
 
-- ``faster`` / ``slower`` (the sign of the shift): the adjusted p is below 0.05 AND the
+- ``faster`` / ``slower`` (the sign of the shift), for a round trip ``lower latency`` /
+  ``higher latency`` (lower is better: a shift below zero is the better way): the
+  adjusted p is below 0.05 AND the
   whole confidence interval lies beyond the practical threshold: ``--min-change`` % of
   A's median (1 % by default), never below the resolution the tool printed its figures
   at (``resolution.py``: iperf 2 prints three digits, whole Mbit/s near a gigabit);
@@ -19,7 +21,16 @@ tested. The word:
   the interval reaching inside the threshold: the note says which);
 - ``not testable``: the repetitions are too few for any p below 0.05 (one against one,
   two against two, three against three ...); the note says how many would do;
-- ``not comparable``: one run has no successful repetition there, or no such test or point.
+- ``not comparable``: one run has no successful repetition there, or no such test or point;
+- ``above the limit`` / ``below the wire's minimum``: a run's figure is beyond what the wire
+  allows (a rate above its goodput limit, a median round trip shorter than both frames'
+  serialization): not a measurement of the card, never judged.
+
+A latency test (``Config.round_trips``: sockperf, iperf 2's bounce-back) gives two rows per
+test and point, its p50 and its p99 round trip, each over the repetitions' own percentile
+(us; the resolution is the tool's: sockperf's 0.001 us, the bounce-back histogram's bin);
+a test with a latency probe beside its load gives, beside its throughput row, the probe's
+p50 and p99 under load the same way. The threshold and the test are the throughput's.
 
 Each run's selected figure (its profile's ``select``: best, median ...) is kept beside the
 medians (``a_bps``, ``b_bps``), but the word never comes from it.
@@ -35,10 +46,13 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from nicbench.report.configs import MBIT, Config, Index, fmt, mbit, point_label, tools_with
+from nicbench.config.profile import Role
 from nicbench.report.differences import Difference, RunDifferences, run_differences
+from nicbench.report.latency import below_floor, floor_words
+from nicbench.report.loaded import is_loaded
 from nicbench.report.model import Entry, MethodWarning, Table
 from nicbench.report.netpipe import plateau, plateaus
-from nicbench.report.resolution import sample_resolution_bps
+from nicbench.report.resolution import round_trip_resolution_us, sample_resolution_bps
 from nicbench.report.stats import (ALPHA, NAME, SHIFT_NAME, bh_adjust, mann_whitney_p, method,
                                    repetitions_needed, shift_interval, smallest_p, testable)
 
@@ -46,13 +60,24 @@ MIN_CHANGE_PCT = 1.0
 FASTER, SLOWER, NOISE, UNTESTABLE, NOT_COMPARABLE = ("faster", "slower", "within noise",
                                                      "not testable", "not comparable")
 ABOVE_LIMIT = "above the limit"     # a figure the link cannot give: not judged
-WORDS = (FASTER, SLOWER, NOISE, UNTESTABLE, NOT_COMPARABLE, ABOVE_LIMIT)
+BELOW_FLOOR = "below the wire's minimum"   # a round trip the link cannot give: not judged
+LOWER_LATENCY, HIGHER_LATENCY = "lower latency", "higher latency"
+WORDS = (FASTER, SLOWER, LOWER_LATENCY, HIGHER_LATENCY, NOISE, UNTESTABLE, NOT_COMPARABLE,
+         ABOVE_LIMIT, BELOW_FLOOR)
+THROUGHPUT = "throughput"
+# A round-trip row: (figure name, the Latency field, whose round trips: the test's own or
+# its probe's beside the load).
+ROUND_TRIPS = (("p50 round trip", "p50_us", False), ("p99 round trip", "p99_us", False))
+UNDER_LOAD = (("probe p50 under load", "p50_us", True),
+              ("probe p99 under load", "p99_us", True))
 
 CSV_COLUMNS = ["adapter", "adapter_id", "test", "point", "a_run", "b_run", "n_a", "n_b",
                "a_median_bps", "b_median_bps", "a_select", "b_select", "a_bps", "b_bps",
                "shift_bps", "change_pct", "ci_low_bps", "ci_high_bps", "ci_low_pct",
                "ci_high_pct", "threshold_pct", "resolution_bps", "p_value", "p_adjusted",
-               "p_method", "verdict", "differs", "note"]
+               "p_method", "verdict", "differs", "note", "figure", "a_median_us",
+               "b_median_us", "a_us", "b_us", "shift_us", "ci_low_us", "ci_high_us",
+               "resolution_us"]
 
 
 @dataclass
@@ -63,9 +88,10 @@ class Comparison:
     point: str
     mtu: int
     tool: str = ""
+    figure: str = THROUGHPUT    # or a round trip's ("p99 round trip"): ROUND_TRIPS
     a_select: str = ""          # each run's selection rule: "best of 15"
     b_select: str = ""
-    a_value: float | None = None       # the selected figures, Mbit/s
+    a_value: float | None = None       # the selected figures, Mbit/s (a round trip: us)
     b_value: float | None = None
     a_median: float | None = None      # Mbit/s
     b_median: float | None = None
@@ -83,6 +109,15 @@ class Comparison:
     note: str = ""
     differs: list[str] = field(default_factory=list)
     above_limit: bool = False    # a run's figure is beyond the wire's limit: never judged
+
+    @property
+    def lower_better(self) -> bool:
+        """A round trip: lower is better, and the words say so."""
+        return self.figure != THROUGHPUT
+
+    @property
+    def unit(self) -> str:
+        return "us" if self.lower_better else "Mbit/s"
 
     def pct(self, value: float | None) -> float | None:
         if value is None or not self.a_median:
@@ -166,18 +201,21 @@ def compare(ix: Index, min_change_pct: float = MIN_CHANGE_PCT,
     for (ia, ib), entry_pairs in run_pairs(ix).items():
         rows = []
         for a, b in entry_pairs:
-            keys: dict[tuple[str, str], int] = {}
+            keys: dict[tuple[str, str, str], int] = {}
             for c in ix.configs:
-                if c.entry.key in (a.key, b.key) and not c.latency_only:   # no rate
-                    # round trips are not compared run against run (a rate's words and
-                    # threshold would read them backwards): the latency sections show each run
-                    keys.setdefault((c.test, c.point), c.mtu)
+                if c.entry.key in (a.key, b.key):
+                    for fig in _figures(c):
+                        keys.setdefault((c.test, c.point, fig), c.mtu)
             ordered = sorted(keys.items(), key=lambda kv: (_test_rank(ix, a, b, kv[0][0]),
-                                                           kv[1], kv[0][1]))
-            for (test, point), mtu in ordered:
+                                                           kv[0][0], kv[1], kv[0][1],
+                                                           _FIGS.index(kv[0][2])))
+            for (test, point, fig), mtu in ordered:
                 ca = ix.get(a.run_index, a.pair, point, test)
                 cb = ix.get(b.run_index, b.pair, point, test)
-                row = _measure(a, b, test, point, mtu, ca, cb, min_change_pct)
+                row = (_measure(a, b, test, point, mtu, ca, cb, min_change_pct)
+                       if fig == THROUGHPUT else
+                       _measure_round_trips(a, b, test, point, mtu, ca, cb, fig,
+                                            min_change_pct))
                 row.differs = list(dict.fromkeys(    # one mark for several hosts
                     d.mark for d in marks.get((ia, ib), [])
                     if d.covers(a, b, row.tool, test, point)))
@@ -185,6 +223,65 @@ def compare(ix: Index, min_change_pct: float = MIN_CHANGE_PCT,
         judge(rows)
         out += rows
     return out
+
+
+_FIGS = [THROUGHPUT] + [name for name, _, _ in ROUND_TRIPS + UNDER_LOAD]
+
+
+def _figures(c: Config) -> list[str]:
+    """The rows a configuration gives: a rate's throughput; a latency test's p50 and p99
+    round trip; a loaded test's throughput and its probe's p50 and p99 under load."""
+    if c.round_trips:
+        return [name for name, _, _ in ROUND_TRIPS]
+    if is_loaded(c):
+        return [THROUGHPUT] + [name for name, _, _ in UNDER_LOAD]
+    return [THROUGHPUT]
+
+
+def _round_trips(c: Config, field_name: str, probe: bool) -> list[float]:
+    """One percentile (us) of each successful repetition: its own round trips, or its
+    probe's beside the load."""
+    out = []
+    for r in c.ok:
+        lats = [b.latency for b in r.beside if b.role is Role.PROBE] if probe else [r.latency]
+        out += [getattr(lat, field_name) for lat in lats[:1] if lat is not None]
+    return out
+
+
+def _measure_round_trips(a: Entry, b: Entry, test: str, point: str, mtu: int,
+                         ca: Config | None, cb: Config | None, fig: str,
+                         min_change_pct: float) -> Comparison:
+    """A round-trip row: the same statistic and threshold as a rate's, over the
+    repetitions' own percentile, read the other way round (lower is better)."""
+    _, field_name, probe = next(f for f in ROUND_TRIPS + UNDER_LOAD if f[0] == fig)
+    comp = Comparison(a=a, b=b, test=test, point=point, mtu=mtu, figure=fig)
+    if ca is None or cb is None:
+        missing = a if ca is None else b
+        comp.note = f"not measured in run {missing.run_label} (no such test or point)"
+        return comp
+    sa, sb = _round_trips(ca, field_name, probe), _round_trips(cb, field_name, probe)
+    comp.tool = ca.tool
+    comp.a_select = f"{ca.rule} of {ca.planned}" if not probe else f"median of {ca.planned}"
+    comp.b_select = f"{cb.rule} of {cb.planned}" if not probe else f"median of {cb.planned}"
+    if not probe:
+        comp.a_value, comp.b_value = getattr(ca.row, field_name), getattr(cb.row, field_name)
+    comp.a_n, comp.b_n = len(sa), len(sb)
+    if not sa or not sb:
+        failed = ca if not sa else cb
+        comp.note = f"run {failed.entry.run_label}: {failed.word} {failed.counts}"
+        return comp
+    tool = ca.tool if not probe else next(
+        (x.tool for r in ca.ok for x in r.beside if x.role is Role.PROBE), ca.tool)
+    resolution = round_trip_resolution_us(tool, ca.ok + cb.ok)
+    fill(comp, sa, sb, resolution, min_change_pct)
+    below = [c for c in (ca, cb) if not probe and below_floor(c)]
+    if below:
+        comp.above_limit = True
+        comp.verdict = BELOW_FLOOR
+        comp.note = "; ".join(f"run {c.entry.run_label}: "
+                              f"{floor_words(c).removesuffix('; not ranked')}" for c in below) \
+            + ": not a measurement of the card, not judged"
+    return comp
 
 
 def _test_rank(ix: Index, a: Entry, b: Entry, test: str) -> int:
@@ -276,7 +373,10 @@ def _word(c: Comparison) -> None:
         beyond_up = c.ci_low is not None and c.ci_low > c.threshold and c.shift > 0
         beyond_down = c.ci_high is not None and c.ci_high < -c.threshold and c.shift < 0
         if beyond_up or beyond_down:
-            c.verdict = FASTER if beyond_up else SLOWER
+            if c.lower_better:
+                c.verdict = HIGHER_LATENCY if beyond_up else LOWER_LATENCY
+            else:
+                c.verdict = FASTER if beyond_up else SLOWER
             return
         c.verdict = NOISE
         c.note = (f"the runs differ (adjusted p {c.p_adjusted:.2g}) but the 95 % interval "
@@ -300,26 +400,30 @@ def _ci_text(c: Comparison) -> str:
 
 def comparison_table(comps: list[Comparison]) -> Table:
     t = Table(id="comparison", family="comparison", title="Each adapter, test and point",
-              columns=["adapter", "test", "point", "A", "B", "n A/B", "A median",
-                       "B median", "shift Mbit/s", "change %", "95 % interval",
+              columns=["adapter", "test", "point", "figure", "A", "B", "n A/B", "A median",
+                       "B median", "shift", "change %", "95 % interval",
                        "threshold %", "p", "p adjusted", "verdict", "differs", "note"],
               caption=(f"Each adapter in a later run against the first run that has it, "
                        f"on all the stored repetitions. Shift: {SHIFT_NAME}; change: the "
-                       f"shift as % of A's median. p: {NAME}; adjusted by Benjamini-Hochberg "
-                       f"across the testable rows of each comparison. faster or slower only "
+                       f"shift as % of A's median; a throughput in Mbit/s, a round trip "
+                       f"(each repetition's own p50 or p99) in us. p: {NAME}; adjusted by Benjamini-Hochberg "
+                       f"across the testable rows of each comparison. faster or slower (a "
+                       f"round trip: lower or higher latency, lower being better) only "
                        f"when the adjusted p < {ALPHA:g} and the whole interval lies beyond "
                        "the threshold (the --min-change % of A's median, at least the "
                        "tool's printed resolution); within noise when the test could "
                        "have shown that and did not; not testable when the repetitions are "
                        "too few for p < 0.05; not comparable when a run has no successful "
                        "repetition there; above the limit (never judged) when a run's "
-                       "figure is beyond what the wire carries at that MTU. Each run's selected figure is in comparison.csv "
+                       "figure is beyond what the wire carries at that MTU, below the wire's "
+                       "minimum when a median round trip is shorter than the wire allows. Each run's selected figure is in comparison.csv "
                        "(a_bps, b_bps); 'differs' names a difference between the runs "
                        "the row's figure depends on."))
     for c in comps:
-        t.rows.append([c.a.adapter_label, c.test, point_label(c.point, c.mtu), c.a.run_label,
+        t.rows.append([c.a.adapter_label, c.test, point_label(c.point, c.mtu),
+                       f"{c.figure}, {c.unit}", c.a.run_label,
                        c.b.run_label, f"{c.a_n}/{c.b_n}", fmt(c.a_median), fmt(c.b_median),
-                       f"{c.shift:+.1f}" if c.shift is not None else "",
+                       f"{c.shift:+.1f} {c.unit}" if c.shift is not None else "",
                        f"{c.change_pct:+.2f}" if c.change_pct is not None else "",
                        _ci_text(c) if c.testable else "",
                        _pct_text(c.pct(c.threshold)),
@@ -327,15 +431,19 @@ def comparison_table(comps: list[Comparison]) -> Table:
                        f"{c.p_adjusted:.3g}" if c.p_adjusted is not None else "",
                        c.verdict, "; ".join(c.differs), c.note])
         t.row_entries.append(c.b.key)
+        bps = _bps if not c.lower_better else _none
+        us = _us if c.lower_better else _none
         t.csv_rows.append([c.a.adapter_label, c.a.adapter, c.test, c.point, c.a.run_label,
-                           c.b.run_label, c.a_n, c.b_n, _bps(c.a_median), _bps(c.b_median),
-                           c.a_select, c.b_select, _bps(c.a_value), _bps(c.b_value),
-                           _bps(c.shift), _round(c.change_pct), _bps(c.ci_low),
-                           _bps(c.ci_high), _round(c.pct(c.ci_low)),
+                           c.b.run_label, c.a_n, c.b_n, bps(c.a_median), bps(c.b_median),
+                           c.a_select, c.b_select, bps(c.a_value), bps(c.b_value),
+                           bps(c.shift), _round(c.change_pct), bps(c.ci_low),
+                           bps(c.ci_high), _round(c.pct(c.ci_low)),
                            _round(c.pct(c.ci_high)), _round(c.pct(c.threshold)),
-                           _bps(c.resolution) if c.threshold is not None else None,
+                           bps(c.resolution) if c.threshold is not None else None,
                            c.p, c.p_adjusted, c.p_method, c.verdict, "; ".join(c.differs),
-                           c.note])
+                           c.note, c.figure, us(c.a_median), us(c.b_median), us(c.a_value),
+                           us(c.b_value), us(c.shift), us(c.ci_low), us(c.ci_high),
+                           us(c.resolution) if c.threshold is not None else None])
     t.csv_columns = list(CSV_COLUMNS)
     return t
 
@@ -362,6 +470,14 @@ def warnings(diffs: list[RunDifferences]) -> list[MethodWarning]:
 
 def _bps(mbit_value: float | None) -> object:
     return None if mbit_value is None else round(mbit_value * MBIT, 1)
+
+
+def _us(value: float | None) -> object:
+    return None if value is None else round(value, 3)
+
+
+def _none(value: float | None) -> object:
+    return None
 
 
 def _round(value: float | None, digits: int = 4) -> object:

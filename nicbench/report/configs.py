@@ -32,6 +32,7 @@ from nicbench.report.load import Run
 from nicbench.report.model import Entry
 from nicbench.report.resolution import sample_resolution_bps
 from nicbench.report.theory import FLAG_MARGIN, goodput_bps, link_rate, timestamps_on
+from nicbench.results.policy import Better, better_of
 from nicbench.results.records import Failure, Kind, Status, TrialRecord
 from nicbench.results.summary import SummaryRow
 from nicbench.tools.registry import TOOLS, display_name
@@ -229,6 +230,14 @@ class Config:
                 and all(r.throughput_bps is None for r in self.ok))
 
     @cached_property
+    def round_trips(self) -> bool:
+        """Its figure is a round trip, lower is better (``policy.better_of``, by the test:
+        sockperf, or iperf 2 in bounce-back mode), or, a test nicbench cannot place, its
+        repetitions measured round trips and no rate."""
+        params = self.test_spec.params if self.test_spec is not None else None
+        return better_of(self.tool, params) is Better.LOWER or self.latency_only
+
+    @cached_property
     def search(self) -> bool:
         return any(r.kind is Kind.UDP_SEARCH for r in self.records)
 
@@ -308,12 +317,16 @@ class Config:
         """The repetitions the CPU figures are taken over: those whose throughput is within
         the tool's printed resolution of the selected value (every one tied for the best,
         not one of them; those around the median), every one for a mean, the trial a UDP
-        search found its rate in."""
+        search found its rate in; for round trips, the repetition whose median round trip is
+        the selected one (``latency_repetition``, the one the CDF draws)."""
         ok = sorted(self.ok, key=lambda r: (r.throughput_bps or 0.0, r.repetition or 0))
         if not ok:
             return []
         if self.rule == "mean":
             return ok
+        if self.round_trips:
+            chosen = [r for r in ok if r.repetition == self.row.latency_repetition]
+            return chosen or ok[-1:]
         if self.search:
             hit = [r for r in ok if r.throughput_bps == self.row.selected_bps]
             return hit[:1] or ok[-1:]
@@ -342,6 +355,8 @@ class Config:
         n = len(self.shown)
         if self.search:
             return "the trial at the rate found"
+        if self.round_trips and self.rule != "mean":
+            return f"the repetition whose p50 is the {self.rule} one"
         if self.rule == "mean":
             return f"median over all {n} repetitions"
         what = "best" if self.rule not in ("median",) else "median"
@@ -431,16 +446,17 @@ class Index:
     def charts(self, result: str | None = None) -> dict[tuple[str, str, str], list[Config]]:
         """Configurations by chart: one chart per (tool, protocol), split by test name
         where a profile has two tests with the same tool and protocol; only tools whose
-        result is drawn as ``result`` when given; a latency run of a rate tool (iperf 2's
-        bounce-back: round trips, no rate) is in none (``loaded.py`` reads it), a latency
-        tool's only in ``charts("latency")``. Tools in the registry's order."""
+        result is drawn as ``result`` when given; a test whose figure is a round trip
+        (``Config.round_trips``: sockperf, iperf 2's bounce-back) only in
+        ``charts("latency")``, whatever its tool. Tools in the registry's order."""
         per_run: dict[tuple[int, str, str], set[str]] = defaultdict(set)
         for c in self.configs:
             per_run[(c.run.index, c.tool, c.row.protocol)].add(c.test)
         wanted = tools_with(result) if result is not None else None
         charts: dict[tuple[str, str, str], list[Config]] = defaultdict(list)
         for c in self.configs:
-            if (wanted is not None and c.tool not in wanted) or (c.latency_only and result != "latency"):
+            if c.round_trips != (result == "latency") or (
+                    result not in (None, "latency") and c.tool not in (wanted or ())):
                 continue
             split = len(per_run[(c.run.index, c.tool, c.row.protocol)]) > 1
             charts[(c.tool, c.row.protocol, c.test if split else "")].append(c)

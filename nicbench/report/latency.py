@@ -1,6 +1,6 @@
-"""Request/response latency (tools whose result is ``latency``: sockperf ping-pong): the
-percentile bars per adapter, a CDF of one repetition, the table, and the verdict row
-"lowest tail latency".
+"""Request/response latency (every test whose figure is a round trip, ``Config.round_trips``:
+sockperf ping-pong, iperf 2's bounce-back): the percentile bars per adapter, a CDF of one
+repetition, the table, and the verdict row "lowest tail latency".
 
 Every figure is a round trip in microseconds, and lower is better. A configuration's
 percentile is the profile's ``select`` statistic over its successful repetitions' own
@@ -17,8 +17,10 @@ above the wire's limit, it is flagged (the mark on the p50 bars, the table, the 
 and never ranked. The lab's tbf shaping models no serialization, so its slow links read
 below their floor (README, "Lab latency figures").
 
-The verdict ranks by p99, lowest first; ties (equal to sockperf's printed 0.001 us) keep
-the entries' order, as the throughput verdict's do, and are named as ties. Whether the
+The verdict ranks each adapter once, at its lowest p99 over its points within the wire's
+physics (as the throughput verdict takes an adapter's best point), lowest first; ties (within the tool's resolution: sockperf's
+printed 0.001 us, the bounce-back histogram's bin) keep the entries' order with
+consecutive ranks, as the throughput verdict's do, and the sentence names them. Whether the
 leader's p99 is beyond the runner-up's run-to-run spread is the same rank test the
 comparison uses (``stats``: Mann-Whitney over the repetitions' p99); with too few
 repetitions for any p below 0.05 the sentence says it cannot tell.
@@ -36,16 +38,18 @@ from nicbench.report.colours import ink_on
 from nicbench.report.configs import (Config, Index, chart_title, fmt, slug, sorted_groups)
 from nicbench.report.model import (Bar, BarPanel, BarStatus, Curve, Figure, LegendItem,
                                    LinePanel, Sentence, Table)
+from nicbench.report.resolution import round_trip_resolution_us
 from nicbench.report.theory import round_trip_floor_us
+from nicbench.report.verdict import LOWEST_TAIL, csv_row
 from nicbench.results.records import TrialRecord
 from nicbench.tools import sockperf
+from nicbench.tools.registry import display_name
 
 # (summary column, Latency field, label): the percentiles the bars show, in order.
 PERCENTILES = (("p50_us", "p50", "p50"), ("p90_us", "p90", "p90"),
                ("p99_us", "p99", "p99"), ("p999_us", "p999", "p99.9"))
 TAIL = ("p99_us", "p99")        # the verdict's figure
 CDF_POINTS = 400                # a CDF drawn from at most this many quantiles
-RESOLUTION_US = 0.001           # sockperf prints round trips to 3 decimals
 
 
 def statistic(c: Config) -> str:
@@ -95,7 +99,7 @@ def below_floor(c: Config) -> bool:
     return bool(floor and c.row.p50_us is not None and c.row.p50_us < floor)
 
 
-def _floor_words(c: Config) -> str:
+def floor_words(c: Config) -> str:
     floor = floor_us(c)
     where = "on this lab" if c.entry.emulated else "(check the link rate and the raw output)"
     return (f"p50 {c.row.p50_us:.1f} us below the wire's minimum round trip "
@@ -113,7 +117,7 @@ def _bars(tool: str, protocol: str, test: str, title: str, configs: list[Config]
             if name == "p50":
                 for b, c in zip(bars, mine, strict=True):
                     b.limit = floor_us(c)
-                    b.flag = _floor_words(c) if below_floor(c) else ""
+                    b.flag = floor_words(c) if below_floor(c) else ""
                     if b.flag:
                         b.text += " !"
             top = max((max(b.hi or 0.0, b.value or 0.0, b.limit or 0.0) for b in bars),
@@ -132,7 +136,7 @@ def _bars(tool: str, protocol: str, test: str, title: str, configs: list[Config]
         panels=list(panels), entries=list(dict.fromkeys(c.entry.key for c in order)),
         legend=[LegendItem("lowest to highest repetition", "#000000", "whisker"),
                 LegendItem("the wire's minimum round trip (p50 panels)", "#000000", "limit")],
-        notes=[f"{c.entry.label}, {c.group.label}: {_floor_words(c)}." for c in order
+        notes=[f"{c.entry.label}, {c.group.label}: {floor_words(c)}." for c in order
                if below_floor(c)],
         columns=2)
 
@@ -206,7 +210,9 @@ def _cdf(tool: str, protocol: str, test: str, title: str, configs: list[Config],
         source = (f"every round trip of repetition {cdf.repetition}'s raw full log"
                   if cdf.per_sample else
                   f"sockperf's printed percentiles of repetition {cdf.repetition} (no "
-                  "per-sample output kept: per_sample: true keeps it)")
+                  "per-sample output kept: per_sample: true keeps it)" if c.tool == "sockperf"
+                  else f"the percentiles {display_name(c.tool)} gave for repetition "
+                  f"{cdf.repetition} (read off its histogram: no per-sample output)")
         notes.append(f"{label}: {source}.")
     if not curves:
         return None
@@ -242,28 +248,41 @@ def _table(tool: str, protocol: str, test: str, title: str, configs: list[Config
 
 
 # -- the verdict: lowest tail latency -----------------------------------------------
+def verdict_sets(ix: Index, configs: list[Config]) -> tuple[list[Config], list[Config],
+                                                              list[Config]]:
+    """(ranked, below the wire's minimum, not measured): one configuration per adapter,
+    as the throughput verdict takes an adapter's best point: its lowest p99 among its
+    points within the wire's physics, else its lowest below it; the not measured are
+    every configuration without a p99 (its gaps)."""
+    picks = []
+    for e in ix.entries_of(configs):
+        measured = [c for c in configs if c.entry.key == e.key and c.row.p99_us is not None]
+        good = [c for c in measured if not below_floor(c)] or measured
+        if good:
+            picks.append(min(good, key=lambda c: (c.row.p99_us or 0.0, c.mtu)))
+    in_order = ranked(ix, picks)
+    return ([c for c in in_order if not below_floor(c)],
+            [c for c in in_order if below_floor(c)],
+            [c for c in configs if c.row.p99_us is None])
+
+
 def verdict(ix: Index) -> tuple[list[Sentence], list[Table]]:
     sentences, tables = [], []
     for (tool, protocol, test), configs in ix.charts("latency").items():
         title = chart_title(tool, protocol, test)
-        measured = [c for c in ranked(ix, configs) if c.row.p99_us is not None]
-        order = [c for c in measured if not below_floor(c)]
-        below = [c for c in measured if below_floor(c)]
+        order, below, _missing = verdict_sets(ix, configs)
         t = Table(id=slug("verdict-latency", tool, protocol, test), family="verdict",
                   title=f"{title}: lowest tail latency",
                   columns=["rank", "adapter", "p99, us", "at", "statistic", "p50, us",
                            "p99.9, us", "not measured"])
-        rank = 0
-        for k, c in enumerate(order):
-            tied = k > 0 and _tied(order[k - 1], c)
-            rank = rank if tied else k + 1
-            t.rows.append([f"{rank}{' (tied)' if tied else ''}", c.entry.label,
+        for rank, c in enumerate(order, 1):
+            t.rows.append([str(rank), c.entry.label,
                            fmt(c.row.p99_us), c.group.label, statistic(c), fmt(c.row.p50_us),
                            fmt(c.row.p999_us), ""])
             t.row_entries.append(c.entry.key)
         for c in below:
             t.rows.append(["", c.entry.label, fmt(c.row.p99_us), c.group.label, statistic(c),
-                           fmt(c.row.p50_us), fmt(c.row.p999_us), _floor_words(c)])
+                           fmt(c.row.p50_us), fmt(c.row.p999_us), floor_words(c)])
             t.row_entries.append(c.entry.key)
         for c in configs:
             if c.row.p99_us is None:
@@ -275,8 +294,43 @@ def verdict(ix: Index) -> tuple[list[Sentence], list[Table]]:
     return sentences, tables
 
 
+def resolution_us(c: Config) -> float:
+    """The resolution of this configuration's round trips (``resolution.py``)."""
+    return round_trip_resolution_us(c.tool, c.ok)
+
+
+def verdict_csv_rows(ix: Index) -> list[list[object]]:
+    """verdict.csv's "lowest tail latency" rows: per adapter, ranked or below the wire's
+    minimum (not ranked), and every configuration not measured, with its statistic and the
+    bound."""
+    out: list[list[object]] = []
+    for (tool, _protocol, _test), configs in ix.charts("latency").items():
+        order, below, missing = verdict_sets(ix, configs)
+        for c in order + below + missing:
+            floor = floor_us(c)
+            out.append(csv_row(
+                adapter=c.entry.label, adapter_id=c.entry.adapter, run=c.entry.run_label,
+                test=c.test, tool=tool,
+                rank=order.index(c) + 1 if c in order else "", point=c.point,
+                figure="p99", status=c.row.status.value if c.row.p99_us is not None
+                else "not measured",
+                not_measured="" if c.row.p99_us is not None else f"{c.word or 'no data'} "
+                f"{c.counts}",
+                verdict_row=LOWEST_TAIL, value=_num(c.row.p99_us), unit="us",
+                statistic=f"p99: {statistic(c)}' own p99" if c.row.p99_us is not None
+                else "", bound=_num(floor),
+                beyond_bound=floor_words(c) if below_floor(c) else ""))
+    return out
+
+
+def _num(value: float | None) -> object:
+    return "" if value is None else round(value, 3)
+
+
 def _tied(a: Config, b: Config) -> bool:
-    return abs((a.row.p99_us or 0.0) - (b.row.p99_us or 0.0)) < RESOLUTION_US / 2
+    """Equal p99s within the coarser of the two tools' resolutions."""
+    res = max(resolution_us(a), resolution_us(b))
+    return abs((a.row.p99_us or 0.0) - (b.row.p99_us or 0.0)) < max(res, 1e-9) / 2
 
 
 def _sentence(title: str, order: list[Config], below: list[Config],
@@ -292,7 +346,9 @@ def _sentence(title: str, order: list[Config], below: list[Config],
     if len(order) > 1:
         second = order[1]
         if _tied(top, second):
-            text += f" Tied with {second.entry.label}."
+            text += (f" Tied with {second.entry.label} (within the "
+                     f"{max(resolution_us(top), resolution_us(second)):g} us the round trips "
+                     "are read to; ranked in the report's entry order).")
         text += " Then " + ", ".join(f"{c.entry.label} {c.row.p99_us:.1f}"
                                      for c in order[1:]) + "."
         text += " " + _separable(top, second)
@@ -307,7 +363,7 @@ def _sentence(title: str, order: list[Config], below: list[Config],
 
 def _below_words(below: list[Config]) -> str:
     return "Below the wire's minimum round trip; not ranked: " + "; ".join(
-        f"{c.entry.label} {_floor_words(c).removesuffix('; not ranked')}" for c in below) + "."
+        f"{c.entry.label} {floor_words(c).removesuffix('; not ranked')}" for c in below) + "."
 
 
 def _separable(a: Config, b: Config) -> str:

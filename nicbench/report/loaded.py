@@ -27,9 +27,19 @@ Figures, per configuration, over its repetitions that succeeded (named in the ta
   more than ``FLAG_MARGIN`` above the limit is flagged and never ranked, as in the
   throughput verdict; a load under ``FILLED_PCT`` of the limit was not working
   conditions (the draft measures once the goodput has saturated): shown, not ranked.
+  A load in both directions at once (iperf3 ``bidir: true``) has two figures, forward
+  (client to server: the trial's throughput) and reverse, each the median over the
+  repetitions the selected figure is taken over (``streams.figures_of``, as the streams
+  section shows them); each is held to the one-way goodput limit (a full-duplex link
+  carries its rate each way at once): the load filled the link only if both did, and a
+  direction above its limit is flagged as a one-way figure is;
+* a round trip shorter than the wire allows (the idle or loaded p50 below
+  ``theory.round_trip_floor_us`` for the probe's messages at the adapter's line rate) is
+  not such a card's figure: flagged, never ranked, as in the latency verdict.
 
 The verdict's "smallest increase under load" ranks by the p99 increase (the statistic
-and the repetitions are named in it), smallest first.
+and the repetitions are named in it), smallest first; equal increases keep the report's
+entry order with consecutive ranks, as the throughput verdict's ties do.
 """
 
 from __future__ import annotations
@@ -41,7 +51,9 @@ from nicbench.config.profile import Role
 from nicbench.report.configs import Config, Index, fmt, mbit, slug, sorted_groups
 from nicbench.report.model import (Bar, BarPanel, BarSeries, BarStatus, Figure, LegendItem, Row,
                                    Sentence, Table)
-from nicbench.report.theory import FLAG_MARGIN
+from nicbench.report.streams import figures_of
+from nicbench.report.theory import FLAG_MARGIN, round_trip_floor_us
+from nicbench.report.verdict import SMALLEST_INCREASE, csv_row
 from nicbench.results.records import Kind
 from nicbench.tools.base import Latency
 from nicbench.tools.registry import display_name
@@ -79,14 +91,38 @@ class LoadedRow:
     loaded: Rtt | None
     throughput_mbit: float | None   # the load's selected figure
     limit_pct: float | None
-    above: bool = False             # the load's figure above the wire's limit
+    above: bool = False             # a direction of the load above the wire's limit
     rank: int | None = None
+    notes: list[str] = field(default_factory=list)
+    bidir: bool = False             # the load ran both ways at once (iperf3 --bidir)
+    reverse_mbit: float | None = None   # its reverse direction (server to client)
+    reverse_pct: float | None = None
+    floor_us: float | None = None   # the wire's shortest round trip for the probe's messages
 
     @property
     def unfilled(self) -> bool:
-        """The load carried less than ``FILLED_PCT`` of the wire's limit (known)."""
-        return self.limit_pct is not None and self.limit_pct < FILLED_PCT
-    notes: list[str] = field(default_factory=list)
+        """The load carried less than ``FILLED_PCT`` of the wire's limit (known): for a
+        load both ways, either direction did (or the reverse's rate is not known)."""
+        if self.limit_pct is not None and self.limit_pct < FILLED_PCT:
+            return True
+        return self.bidir and self.limit_pct is not None and (
+            self.reverse_pct is None or self.reverse_pct < FILLED_PCT)
+
+    @property
+    def below_floor(self) -> bool:
+        """An idle or loaded median round trip shorter than the wire allows."""
+        return bool(self.floor_us) and any(
+            side is not None and side.p50_us < (self.floor_us or 0.0)
+            for side in (self.idle, self.loaded))
+
+    @property
+    def fill_words(self) -> str:
+        """"91.2 %" or, both ways, "forward 97.0 %, reverse 60.1 %"."""
+        if not self.bidir:
+            return f"{self.limit_pct:.1f} %" if self.limit_pct is not None else "?"
+        rev = f"{self.reverse_pct:.1f} %" if self.reverse_pct is not None else "not known"
+        fwd = f"{self.limit_pct:.1f} %" if self.limit_pct is not None else "?"
+        return f"forward {fwd}, reverse {rev}"
 
     @property
     def p50_increase_us(self) -> float | None:
@@ -153,7 +189,8 @@ def idle_of(ix: Index, c: Config) -> Config | None:
 
 
 def loaded_rows(ix: Index) -> dict[str, list[LoadedRow]]:
-    """Per loaded test, one row per adapter and point, ranked by the p99 increase."""
+    """Per loaded test, one row per adapter and point, ranked by the p99 increase: each
+    adapter once, at its point of smallest increase that can be ranked."""
     out: dict[str, list[LoadedRow]] = {}
     for c in ix.configs:
         if not is_loaded(c):
@@ -162,21 +199,40 @@ def loaded_rows(ix: Index) -> dict[str, list[LoadedRow]]:
         probe = next((b.tool for r in c.records for b in r.beside if b.role is Role.PROBE), "")
         value = mbit(c.row.selected_bps)
         limit = mbit(c.limit_bps)
+        bidir = c.test_spec is not None and c.test_spec.params.get("bidir") is True
+        reverse = figures_of(c, True).reverse if bidir else None
+        probes = _probe_latencies(c)
         row = LoadedRow(config=c, probe=display_name(probe),
                         idle_test=idle_c.test if idle_c else None,
                         idle=rtt(_own_latencies(idle_c)) if idle_c else None,
-                        loaded=rtt(_probe_latencies(c)), throughput_mbit=value,
+                        loaded=rtt(probes), throughput_mbit=value,
                         limit_pct=100.0 * value / limit if value is not None and limit else None,
-                        above=c.above_limit(value))
+                        above=c.above_limit(value) or c.above_limit(reverse), bidir=bidir,
+                        reverse_mbit=reverse,
+                        reverse_pct=100.0 * reverse / limit if reverse is not None and limit
+                        else None,
+                        floor_us=round_trip_floor_us(c.entry.rate_bps, probes[0][1].message_bytes,
+                                                     "tcp")
+                        if c.entry.rate_bps and probes else None)
         if idle_c is None:
             row.notes.append("no test of this run ran the same probe alone: no idle figures")
         out.setdefault(c.test, []).append(row)
     for rows in out.values():
-        ranked = sorted((r for r in rows if r.p99_increase_us is not None and not r.above
-                         and not r.unfilled),
-                        key=lambda r: (r.p99_increase_us, ix.order[r.config.entry.key]))
-        for k, r in enumerate(ranked, 1):
+        rankable = sorted((r for r in rows if r.p99_increase_us is not None and not r.above
+                           and not r.unfilled and not r.below_floor),
+                          key=lambda r: (r.p99_increase_us, ix.order[r.config.entry.key],
+                                         r.config.mtu))
+        # one rank per adapter, at its smallest increase (as the throughput verdict takes
+        # an adapter's best point); its other points are shown, named, not ranked again
+        first: dict[str, LoadedRow] = {}
+        for r in rankable:
+            first.setdefault(r.config.entry.key, r)
+        for k, r in enumerate(first.values(), 1):
             r.rank = k
+        for r in rankable:
+            best = first[r.config.entry.key]
+            if r is not best:
+                r.notes.append(f"ranked at {best.config.group.label}, its smallest increase")
         rows.sort(key=lambda r: (r.rank is None, r.rank or 0, ix.order[r.config.entry.key]))
     return out
 
@@ -199,14 +255,17 @@ def loaded_table(test: str, rows: list[LoadedRow]) -> Table:
               columns=["rank", "adapter", "point", "idle p50 ms", "idle p99 ms",
                        "loaded p50 ms", "loaded p99 ms", "p50 increase ms",
                        "p99 increase ms", "idle RPM", "loaded RPM", "load Mbit/s",
-                       "% of limit", "idle repetitions", "loaded repetitions", "notes"],
+                       "% of limit", "reverse Mbit/s", "reverse % of limit",
+                       "idle repetitions", "loaded repetitions", "notes"],
               caption=("The same probe alone (its own test, named in the notes) and beside "
                        "the load, in one run: p50 and p99 round trip, each the median over "
                        "the repetitions named of each repetition's percentile; the increase "
                        "is loaded minus idle; RPM = 60000 / the 95 % trimmed mean of the "
                        "round trips in ms (draft-ietf-ippm-responsiveness-08 section 5.3.1), "
                        "median over the repetitions; the load's throughput is its selected "
-                       "figure. Ranked by the p99 increase, smallest first."))
+                       "figure (a load both ways: forward, and reverse over the same "
+                       "repetitions, each against the one-way limit). Ranked by the p99 "
+                       "increase, smallest first."))
     for r in rows:
         c = r.config
         pct = fmt(r.limit_pct) + (" !" if r.above else "") if r.limit_pct is not None else ""
@@ -217,10 +276,12 @@ def loaded_table(test: str, rows: list[LoadedRow]) -> Table:
             notes.append(f"the load's figure is more than {FLAG_MARGIN:.0%} above the wire's "
                          "limit: not ranked")
         elif r.unfilled:
-            notes.append(f"the load filled {r.limit_pct:.1f} % of the wire's limit, under "
+            notes.append(f"the load filled {r.fill_words} of the wire's limit, under "
                          f"{FILLED_PCT:g} %: not under working conditions, not ranked")
         elif r.limit_pct is None:
             notes.append("no link rate known: whether the load filled the link is not known")
+        if r.below_floor:
+            notes.append(_floor_words(r))
         t.rows.append([r.rank or "", c.entry.label, c.group.label,
                        _ms(r.idle.p50_us if r.idle else None),
                        _ms(r.idle.p99_us if r.idle else None),
@@ -229,10 +290,29 @@ def loaded_table(test: str, rows: list[LoadedRow]) -> Table:
                        _ms(r.p50_increase_us), _ms(r.p99_increase_us),
                        _whole(r.idle.rpm if r.idle else None),
                        _whole(r.loaded.rpm if r.loaded else None),
-                       fmt(r.throughput_mbit), pct, _reps(r.idle), _reps(r.loaded),
+                       fmt(r.throughput_mbit), pct, fmt(r.reverse_mbit),
+                       fmt(r.reverse_pct) if r.reverse_pct is not None else "",
+                       _reps(r.idle), _reps(r.loaded),
                        "; ".join(notes)])
         t.row_entries.append(c.entry.key)
     return t
+
+
+def _floor_words(r: LoadedRow) -> str:
+    where = "on this lab" if r.config.entry.emulated else "(check the link rate and the raw output)"
+    sides = ", ".join(f"{name} p50 {side.p50_us:.1f} us" for name, side in
+                      (("idle", r.idle), ("loaded", r.loaded))
+                      if side is not None and side.p50_us < (r.floor_us or 0.0))
+    return (f"{sides} below the wire's minimum round trip {r.floor_us or 0.0:.2f} us {where}; "
+            "not ranked")
+
+
+def statistic(r: LoadedRow) -> str:
+    """The verdict's statistic of a row, with its repetitions."""
+    if r.idle and r.loaded:
+        return (f"median p99 over repetitions {_reps(r.loaded)} loaded minus repetitions "
+                f"{_reps(r.idle)} idle")
+    return "; ".join(r.notes)
 
 
 def _signed(us: float | None) -> str:
@@ -246,16 +326,52 @@ def verdict_table(test: str, rows: list[LoadedRow]) -> Table:
               columns=["rank", "adapter", "p99 increase ms", "idle p99 ms", "loaded p99 ms",
                        "loaded RPM", "load Mbit/s", "% of limit", "statistic"])
     for r in rows:
-        stat = (f"median p99 over repetitions {_reps(r.loaded)} loaded minus repetitions "
-                f"{_reps(r.idle)} idle" if r.idle and r.loaded else "; ".join(r.notes))
+        stat = statistic(r)
+        if r.rank is None and r.below_floor:
+            stat += "; " + _floor_words(r)
         t.rows.append([r.rank or "", r.config.entry.label, _ms(r.p99_increase_us),
                        _ms(r.idle.p99_us if r.idle else None),
                        _ms(r.loaded.p99_us if r.loaded else None),
-                       _whole(r.loaded.rpm if r.loaded else None), fmt(r.throughput_mbit),
-                       (fmt(r.limit_pct) + (" !" if r.above else ""))
-                       if r.limit_pct is not None else "", stat])
+                       _whole(r.loaded.rpm if r.loaded else None),
+                       fmt(r.throughput_mbit) + (f" / {fmt(r.reverse_mbit)} reverse"
+                                                 if r.bidir else ""),
+                       (r.fill_words if r.bidir else fmt(r.limit_pct))
+                       + (" !" if r.above else "") if r.limit_pct is not None else "", stat])
         t.row_entries.append(r.config.entry.key)
     return t
+
+
+def verdict_csv_rows(test: str, rows: list[LoadedRow]) -> list[list[object]]:
+    """verdict.csv's "smallest increase under load" rows, in the table's order: the p99
+    increase (us), its statistic, the load's share of the wire's limit (the bound it is
+    held to) and why a row is not ranked."""
+    out: list[list[object]] = []
+    for r in rows:
+        c = r.config
+        why = list(r.notes) + ([_floor_words(r)] if r.below_floor else [])
+        if r.above:
+            why.append("the load's figure above the wire's limit; not ranked")
+        elif r.unfilled:
+            why.append(f"the load filled {r.fill_words} of the wire's limit, under "
+                       f"{FILLED_PCT:g} %; not ranked")
+        out.append(csv_row(
+            adapter=c.entry.label, adapter_id=c.entry.adapter, run=c.entry.run_label,
+            test=test, tool=c.tool, rank=r.rank or "", point=c.point,
+            selected_bps=_bps(r.throughput_mbit), figure="p99 increase",
+            limit_bps=_bps(mbit(c.limit_bps)),
+            limit_pct="" if r.limit_pct is None else round(r.limit_pct, 2),
+            above_limit="the load above the wire's limit" if r.above else "",
+            status="ok" if r.rank is not None else "not ranked",
+            verdict_row=SMALLEST_INCREASE,
+            value="" if r.p99_increase_us is None else round(r.p99_increase_us, 3),
+            unit="us", statistic=statistic(r),
+            bound="" if r.floor_us is None else round(r.floor_us, 3),
+            beyond_bound="; ".join(why) if r.rank is None else ""))
+    return out
+
+
+def _bps(value_mbit: float | None) -> object:
+    return "" if value_mbit is None else round(value_mbit * 1e6, 1)
 
 
 def _one(r: LoadedRow) -> str:
@@ -265,6 +381,9 @@ def _one(r: LoadedRow) -> str:
         bits.append(f"{r.loaded.rpm:.0f} RPM under load")
     if r.throughput_mbit is not None:
         share = f", {r.limit_pct:.1f} % of the limit" if r.limit_pct is not None else ""
+        if r.bidir:
+            share = (f" forward, {fmt(r.reverse_mbit) or '?'} reverse ({r.fill_words} of "
+                     "the one-way limit)" if r.limit_pct is not None else " forward")
         bits.append(f"load {r.throughput_mbit:.1f} Mbit/s{share}")
     return f"{r.config.entry.label} {_signed(r.p99_increase_us)} ms ({'; '.join(b for b in bits if b)})"
 
@@ -291,8 +410,15 @@ def sentence(test: str, rows: list[LoadedRow]) -> Sentence:
     if unfilled:
         text += (f" Not ranked, the load under {FILLED_PCT:g} % of the wire's limit (not "
                  "under working conditions): " + ", ".join(
-                     f"{r.config.entry.label} ({r.limit_pct:.1f} %)" for r in unfilled) + ".")
-    unpaired = [r for r in rows if r.rank is None and not r.above and not r.unfilled]
+                     f"{r.config.entry.label} ({r.fill_words})" for r in unfilled) + ".")
+    below = [r for r in rows if r.below_floor and not r.above and not r.unfilled]
+    if below:
+        text += (" Not ranked, a round trip below the wire's minimum: " + "; ".join(
+            f"{r.config.entry.label} {_floor_words(r).removesuffix('; not ranked')}"
+            for r in below) + ".")
+    ranked_keys = {r.config.entry.key for r in ranked}
+    unpaired = [r for r in rows if r.rank is None and not r.above and not r.unfilled
+                and not r.below_floor and r.config.entry.key not in ranked_keys]
     if unpaired:
         text += (" Without idle figures: "
                  + ", ".join(r.config.entry.label for r in unpaired) + ".")
@@ -329,6 +455,8 @@ def loaded_figure(test: str, rows: list[LoadedRow]) -> Figure:
                     bar.text = f"{side.p99_us / MS:.2f} ms{rpm}{load}"
                     if r.above:
                         bar.flag = "the load above the wire's limit"
+                    elif r.below_floor:
+                        bar.flag = "a round trip below the wire's minimum"
                 bars.append(bar)
         top = max((b.value for b in bars if b.value is not None), default=1.0)
         panels.append(BarPanel(title=g.label, xlabel="p99 round trip, ms", bars=bars,
@@ -349,6 +477,8 @@ def loaded_figure(test: str, rows: list[LoadedRow]) -> Figure:
                 LegendItem("beside the load", "#aaaaaa", "bar")],
         notes=[f"{r.config.entry.label}: the load's figure is above the wire's limit; not "
                "ranked" for r in rows if r.above]
-        + [f"{r.config.entry.label}: the load filled {r.limit_pct:.1f} % of the wire's "
+        + [f"{r.config.entry.label}: the load filled {r.fill_words} of the wire's "
            f"limit, under {FILLED_PCT:g} %: not ranked" for r in rows
-           if r.unfilled and not r.above])
+           if r.unfilled and not r.above]
+        + [f"{r.config.entry.label}: {_floor_words(r)}" for r in rows
+           if r.below_floor and not r.above and not r.unfilled])

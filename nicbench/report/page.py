@@ -257,7 +257,11 @@ def _method_items(report: Report) -> list[str]:
                      "1 % of A's median by default, at least the tool's printed "
                      "resolution); 'within noise' when it could have and did not; 'not "
                      "testable' when the repetitions are too few for any p below 0.05 (one "
-                     "against one, two against two, three against three).")
+                     "against one, two against two, three against three). A round trip "
+                     "(a latency test's p50 and p99, a probe's under load) is compared the "
+                     "same way over the repetitions' own percentile, in us: 'lower latency' "
+                     "(better) or 'higher latency'; one below the wire's minimum round trip "
+                     "is never judged, as a rate above its limit is not.")
     if any(en.rate_bps is None for en in report.entries):
         items.append("Some adapters have no known line rate: their bars have no limit mark.")
     return items

@@ -49,3 +49,20 @@ def resolution_bps(rec: TrialRecord) -> float:
 def sample_resolution_bps(records: list[TrialRecord]) -> float:
     """The coarsest resolution among the trials: the figures cannot be told apart finer."""
     return max((resolution_bps(r) for r in records if r.ok), default=0.0)
+
+
+# Round trips (us): sockperf prints them to 3 decimals (``%.3lf`` usec); iperf 2's
+# bounce-back percentiles are read off its histogram (``tools/bounceback.py``), exact to
+# within one bin (100 us in 2.1.8, ``histogram_bin_us`` where the record kept it).
+SOCKPERF_US = 0.001
+BOUNCEBACK_BIN_US = 100.0
+
+
+def round_trip_resolution_us(tool: str, records: list[TrialRecord]) -> float:
+    """The coarsest resolution of the round-trip percentiles of these trials (their own or
+    their probe's), in us: no difference finer than it is a measurement."""
+    if tool == "sockperf":
+        return SOCKPERF_US
+    bins = [float(b) for r in records
+            if isinstance(b := r.extra.get("histogram_bin_us"), (int, float))]
+    return max(bins, default=BOUNCEBACK_BIN_US if tool == "iperf2" else 0.0)

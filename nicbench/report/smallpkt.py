@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from nicbench.report.configs import NOISY_OTHER_POINTS, Index
 from nicbench.report.model import (Curve, Entry, Figure, LegendItem, LinePanel, Panel, Sentence,
                                    Table)
-from nicbench.report.verdict import ABOVE_LAB, ABOVE_REAL, SENTENCE_NAMES
+from nicbench.report.verdict import (ABOVE_LAB, ABOVE_REAL, HIGHEST_SMALL_PACKET,
+                                     SENTENCE_NAMES, csv_row)
 from nicbench.results.framerate import FrameRate, frame_rates
 from nicbench.results.frames import WIRE_EXTRA, Bound
 
@@ -147,32 +148,111 @@ def _figures(r: FrameRate) -> list[object]:
             round(r.line_pct or 0.0, 1)]
 
 
+@dataclass
+class Ranking:
+    """The verdict's "highest small-packet rate" over one frame size: the ranked, those
+    above the line rate, those measured while the sender was busy, those without a rate."""
+
+    test: str
+    frame: int
+    ranked: list[Measured]
+    above: list[Measured]
+    busy: list[Measured]
+    none: list[Measured]
+
+    @property
+    def statistic(self) -> str:
+        return (f"NDR at {self.frame}-byte frames: the received frames/s of the trial with "
+                "the highest offered rate that lost no frame (RFC 2544 throughput), over the "
+                "bisection's trials at that size")
+
+
+def _rankable(m: Measured) -> bool:
+    return m.rate.received_pps is not None and not m.rate.above_line and not _busy(m.rate)
+
+
+def rankings(ix: Index) -> list[Ranking]:
+    """Per small-packet test (a method, as in the throughput verdict), one row per adapter:
+    its NDR frames/s at the smallest frame size all of them were searched at, the highest
+    over its points that can be ranked (as the throughput verdict takes an adapter's best
+    point), else what it has (above the line rate, the sender busy, no rate); ties keep
+    the report's entry order with consecutive ranks, as the throughput verdict's do."""
+    out = []
+    ndr_all = [m for m in measured(ix) if m.rate.bound is Bound.NDR]
+    for test in dict.fromkeys(m.rate.test for m in ndr_all):
+        ndr = [m for m in ndr_all if m.rate.test == test]
+        sizes = [{m.rate.frame_bytes for m in ndr if m.entry.key == e}
+                 for e in dict.fromkeys(m.entry.key for m in ndr)]
+        common = set.intersection(*sizes)
+        frame = min(common) if common else min(m.rate.frame_bytes for m in ndr)
+        at: list[Measured] = []
+        for e in dict.fromkeys(m.entry.key for m in ndr):
+            mine = [m for m in ndr if m.entry.key == e and m.rate.frame_bytes == frame]
+            good = [m for m in mine if _rankable(m)]
+            pick = max(good, key=lambda m: m.rate.received_pps or 0.0) if good else \
+                next(iter(mine), None)
+            if pick is not None:
+                at.append(pick)
+        ranked = sorted((m for m in at if _rankable(m)),
+                        key=lambda m: -(m.rate.received_pps or 0.0))
+        above = [m for m in at if m.rate.above_line]
+        busy = [m for m in at if m.rate.received_pps is not None and not m.rate.above_line
+                and _busy(m.rate)]
+        none = [m for m in at if m.rate.received_pps is None]
+        out.append(Ranking(test, frame, ranked, above, busy, none))
+    return out
+
+
+def verdict_csv_rows(ix: Index) -> list[list[object]]:
+    """verdict.csv's "highest small-packet rate" rows: the NDR in frames/s, its statistic,
+    the line rate it is held to, and why a row is not ranked."""
+    out = []
+    pairs = [(rk, m) for rk in rankings(ix) for m in rk.ranked + rk.above + rk.busy + rk.none]
+    for r, m in pairs:
+        rate = m.rate
+        why = ((ABOVE_LAB if m.entry.emulated else ABOVE_REAL) if m in r.above else
+               f"the sender busy with other load ({rate.cpu_sender_other_pct:.0f} %); "
+               "not ranked" if m in r.busy else "")
+        out.append(csv_row(
+            adapter=m.entry.label, adapter_id=m.entry.adapter, run=m.entry.run_label,
+            test=rate.test, tool=_tool(ix, m),
+            rank=r.ranked.index(m) + 1 if m in r.ranked else "", point=rate.point,
+            figure=f"NDR at {r.frame} B", status="ok" if rate.received_pps is not None
+            else "not measured",
+            not_measured="" if rate.received_pps is not None else "no rate without loss",
+            above_limit=why if m in r.above else "", verdict_row=HIGHEST_SMALL_PACKET,
+            value="" if rate.received_pps is None else round(rate.received_pps, 1),
+            unit="frames/s", statistic=r.statistic + f" ({rate.trials} trials)",
+            bound=round(rate.line_pps, 1), beyond_bound=why))
+    return out
+
+
+def _tool(ix: Index, m: Measured) -> str:
+    spec = ix.runs[m.entry.run_index].test_spec(m.rate.test)
+    return spec.tool if spec is not None else ""
+
+
 def verdict(ix: Index) -> tuple[list[Sentence], list[Table]]:
-    """The verdict's "highest small-packet rate": entries ranked by NDR frames/s at the
-    smallest frame size all of them were searched at."""
-    ndr = [m for m in measured(ix) if m.rate.bound is Bound.NDR]
-    if not ndr:
-        return [], []
-    sizes = [{m.rate.frame_bytes for m in ndr if m.entry.key == e}
-             for e in dict.fromkeys(m.entry.key for m in ndr)]
-    common = set.intersection(*sizes)
-    frame = min(common) if common else min(m.rate.frame_bytes for m in ndr)
-    at = [m for m in ndr if m.rate.frame_bytes == frame]
-    ranked = sorted((m for m in at if m.rate.received_pps is not None
-                     and not m.rate.above_line and not _busy(m.rate)),
-                    key=lambda m: -(m.rate.received_pps or 0.0))
-    above = [m for m in at if m.rate.above_line]
-    busy = [m for m in at if m.rate.received_pps is not None and not m.rate.above_line
-            and _busy(m.rate)]
-    none = [m for m in at if m.rate.received_pps is None]
-    statistic = (f"NDR at {frame}-byte frames: the received frames/s of the trial with the "
-                 "highest offered rate that lost no frame (RFC 2544 throughput), over the "
-                 "bisection's trials at that size")
+    """The verdict's "highest small-packet rate", per small-packet test (:func:`rankings`)."""
+    sentences: list[Sentence] = []
+    tables: list[Table] = []
+    all_r = rankings(ix)
+    for r in all_r:
+        s, t = _verdict_of(r, len(all_r) > 1)
+        sentences.append(s)
+        tables.append(t)
+    return sentences, tables
+
+
+def _verdict_of(r: Ranking, several: bool) -> tuple[Sentence, Table]:
+    frame, ranked, above, busy, none = r.frame, r.ranked, r.above, r.busy, r.none
+    statistic = r.statistic
     names = [f"{m.entry.label} {m.rate.received_pps:,.0f} frames/s "
              f"({m.rate.line_pct:.1f} % of line rate)" for m in ranked]
     shown = names[:SENTENCE_NAMES] + ([f"... {names[-1]}"] if len(names) > SENTENCE_NAMES
                                       else [])
-    text = f"Highest small-packet rate ({statistic}): " + (", ".join(shown) or "none ranked")
+    of = f"test {r.test}, " if several else ""
+    text = f"Highest small-packet rate ({of}{statistic}): " + (", ".join(shown) or "none ranked")
     if above:
         text += "; not ranked: " + ", ".join(
             f"{m.entry.label} ({(ABOVE_LAB if m.entry.emulated else ABOVE_REAL)})"
@@ -184,20 +264,23 @@ def verdict(ix: Index) -> tuple[list[Sentence], list[Table]]:
     if none:
         text += "; no rate without loss: " + ", ".join(m.entry.label for m in none)
     rows = [[rank, m.entry.label, frame, f"{m.rate.received_pps:,.0f}",
-             int(m.rate.line_pps), round(m.rate.line_pct or 0.0, 1), m.rate.trials,
-             m.rate.trial_id or ""] for rank, m in enumerate(ranked, 1)]
+             int(m.rate.line_pps), round(m.rate.line_pct or 0.0, 1), m.rate.point,
+             m.rate.trials, m.rate.trial_id or ""] for rank, m in enumerate(ranked, 1)]
     rows += [["", m.entry.label, frame, f"! {m.rate.received_pps:,.0f}",
-              int(m.rate.line_pps), round(m.rate.line_pct or 0.0, 1), m.rate.trials,
-              m.rate.trial_id or ""] for m in above]
+              int(m.rate.line_pps), round(m.rate.line_pct or 0.0, 1), m.rate.point,
+              m.rate.trials, m.rate.trial_id or ""] for m in above]
     rows += [["", m.entry.label, frame, f"{m.rate.received_pps:,.0f} (sender busy)",
-              int(m.rate.line_pps), round(m.rate.line_pct or 0.0, 1), m.rate.trials,
-              m.rate.trial_id or ""] for m in busy]
+              int(m.rate.line_pps), round(m.rate.line_pct or 0.0, 1), m.rate.point,
+              m.rate.trials, m.rate.trial_id or ""] for m in busy]
     keys: list[str | None] = [m.entry.key for m in ranked + above + busy]
-    tab = Table(id="verdict-smallpkt", family="verdict", title="highest small-packet rate",
+    tab = Table(id="verdict-smallpkt" + (f"-{r.test}" if several else ""), family="verdict",
+                title="highest small-packet rate" + (f": test {r.test}" if several else ""),
                 columns=["rank", "adapter", "frame (B)", "NDR (frames/s)",
-                         "line rate (frames/s)", "% of line rate", "trials", "NDR trial"],
+                         "line rate (frames/s)", "% of line rate", "point", "trials",
+                         "NDR trial"],
                 rows=rows, row_entries=keys, caption=statistic)
-    return [Sentence(method="small-packet rate", text=text)], [tab]
+    return Sentence(method="small-packet rate" + (f": test {r.test}" if several else ""),
+                    text=text), tab
 
 
 def _busy(r: FrameRate) -> bool:

@@ -17,6 +17,7 @@ from nicbench.config.fields import parse_size
 from nicbench.report.bars import limit_cells
 from nicbench.report.configs import (MBIT, Config, Index, fmt, mbit, point_label, slug,
                                      tool_title, tools_with)
+from nicbench.report.latency import below_floor, floor_words, latency_ok
 from nicbench.report.model import Entry, Table
 from nicbench.results.policy import summarize
 from nicbench.tools.params import resolve
@@ -40,29 +41,52 @@ def entries_table(entries: list[Entry]) -> Table:
 def summary_table(ix: Index) -> Table:
     t = Table(id="summary", family="summary", title="Every configuration",
               columns=["adapter", "test", "tool", "point", "status", "n", "select",
-                       "selected Mbit/s", "median", "min", "max", "stdev", "goodput limit",
-                       "CPU sender %", "CPU receiver %", "tool CPU %", "above the limit"],
+                       "selected", "median", "min", "max", "stdev", "goodput limit",
+                       "CPU sender %", "CPU receiver %", "tool CPU %", "beyond the wire"],
               caption="One row per configuration (adapter, point, test) of every run, as "
                       "the engine summarised it (summary.csv): throughput in Mbit/s; CPU: "
                       "the median over the repetitions within the tool's printed resolution "
                       "of the selected value; for netPIPE the selected "
-                      "value is its burst maximum (the plateau is in the netPIPE section).")
+                      "value is its burst maximum (the plateau is in the netPIPE section). "
+                      "A latency test (round trips, lower is better) gives its p50 and p99 "
+                      "in us (each by select over the repetitions' own) and the round trips "
+                      "they counted, then the spread of the repetitions' p50s; no goodput "
+                      "limit applies to it, the wire's minimum round trip does.")
     tools = list(TOOLS)
     for c in sorted(ix.configs, key=lambda c: (
             tools.index(c.tool) if c.tool in tools else len(tools), ix.test_order(c), c.test,
             c.mtu, ix.order[c.entry.key])):
         row = c.row
         limit, flag = limit_cells(c)
+        figures = [fmt(mbit(row.selected_bps)), fmt(mbit(row.median_bps)),
+                   fmt(mbit(row.min_bps)), fmt(mbit(row.max_bps)),
+                   fmt(mbit(row.stdev_bps), 2)]
+        if c.round_trips:
+            figures, limit, flag = _round_trip_cells(c)
         t.rows.append([c.entry.label, c.test, tool_title(c.tool, row.protocol),
                        point_label(c.point, c.mtu), row.status, c.counts, row.select,
-                       fmt(mbit(row.selected_bps)), fmt(mbit(row.median_bps)),
-                       fmt(mbit(row.min_bps)), fmt(mbit(row.max_bps)),
-                       fmt(mbit(row.stdev_bps), 2), limit,
+                       *figures, limit,
                        fmt(c.shown_cpu("cpu_sender_pct")),
                        fmt(c.shown_cpu("cpu_receiver_pct")),
                        fmt(c.shown_cpu("cpu_tool_pct")), flag])
         t.row_entries.append(c.entry.key)
     return t
+
+
+def _round_trip_cells(c: Config) -> tuple[list[str], str, str]:
+    """A latency row's figures (p50 and p99 with the round trips counted, then the
+    spread of the repetitions' p50s, us), no goodput limit, and the wire's minimum."""
+    row = c.row
+    if row.p50_us is None or row.p99_us is None:
+        return ["", "", "", "", ""], "", ""
+    p50s = [r.latency.p50_us for r in latency_ok(c) if r.latency is not None]
+    selected = (f"p50 {row.p50_us:.1f} us, p99 {row.p99_us:.1f} us "
+                f"(n = {row.latency_samples or 0} round trips)")
+    cells = [selected, f"p50 {statistics.median(p50s):.1f} us" if p50s else "",
+             f"{fmt(row.p50_min_us)} us", f"{fmt(row.p50_max_us)} us",
+             f"{fmt(row.p50_stdev_us, 2)} us"]
+    flag = floor_words(c) if below_floor(c) else ""
+    return cells, "", flag
 
 
 def _select(values: list[float], rule: str) -> float | None:

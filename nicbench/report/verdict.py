@@ -1,7 +1,8 @@
 """The verdict: which card is fastest, at what frame size, at what CPU cost.
 
-As the reviews' conclusions did, per adapter and method (a test of the profile): the best
-figure it reached and the point where it reached it, that figure as a share of the wire's
+As the reviews' conclusions did, per adapter and method (a test of the profile; the tests
+one ``sweep:`` made are one method, ``methods``): the best figure it reached and the point
+(and swept value) where it reached it, that figure as a share of the wire's
 limit at that point, the CPU load of both hosts, the speed per CPU % of the busier host,
 and what could not be measured and why. Per method a ranking sentence names the order,
 and a second one the CPU cost, where the CPU figures allow it.
@@ -40,7 +41,16 @@ CSV_COLUMNS = ["adapter", "adapter_id", "run", "test", "tool", "rank", "point",
                "cpu_statistic",
                "cpu_repetitions", "cpu_ranked", "mbit_per_cpu_pct", "gain_pct",
                "above_limit", "largest_block_bytes", "largest_block_bps",
-               "status", "not_measured"]
+               "status", "not_measured",
+               # every verdict row family in one file: which row, its ranked figure in its
+               # unit, the statistic and repetitions it is over, the physical bound it is
+               # held to and whether it is beyond it (then never ranked)
+               "verdict_row", "value", "unit", "statistic", "bound", "beyond_bound"]
+# The verdict's row families (verdict.csv's ``verdict_row``).
+FASTEST = "fastest"
+LOWEST_TAIL = "lowest tail latency"
+SMALLEST_INCREASE = "smallest increase under load"
+HIGHEST_SMALL_PACKET = "highest small-packet rate"
 
 ABOVE_LAB = "above the wire's limit on this lab; not ranked"
 ABOVE_REAL = "above the wire's limit (check the link rate and the raw output); not ranked"
@@ -188,22 +198,52 @@ def figure_of(tool: str) -> tuple[str, Callable[[Config], float | None]]:
     return "selected", selected
 
 
+def place(c: Config) -> str:
+    """Where a figure was reached: its point, and for a test made by a sweep the value it
+    ran at ("MTU 1500, streams 8")."""
+    sw = c.test_spec.swept if c.test_spec is not None else None
+    return c.group.label + (f", {sw.param} {sw.value}" if sw is not None else "")
+
+
+def _sweep_order(c: Config) -> tuple[int, float]:
+    sw = c.test_spec.swept if c.test_spec is not None else None
+    value = sw.value if sw is not None else 0
+    return (c.mtu, float(value) if isinstance(value, (int, float)) else 0.0)
+
+
+def methods(ix: Index) -> dict[tuple[str, str, str], list[Config]]:
+    """The verdict's methods: the charts' (a test of the profile each), except that the
+    tests one sweep made are one method, the test as written (``swept.of``): its values
+    are settings of that method as its points are, so each adapter's row is the best
+    figure over all of them and names the value it was reached at, as it names the point.
+    One row per swept value would rank the same cards again at every value (the streams
+    section draws them all) and make a ranking of the first value a choice nothing in
+    the report's rules makes."""
+    out: dict[tuple[str, str, str], list[Config]] = {}
+    for (tool, protocol, test), configs in ix.charts().items():
+        for c in configs:
+            sw = c.test_spec.swept if c.test_spec is not None else None
+            key = (tool, protocol, sw.of) if sw is not None else (tool, protocol, test)
+            out.setdefault(key, []).append(c)
+    return out
+
+
 def verdicts(ix: Index) -> dict[tuple[str, str, str], list[Verdict]]:
     out: dict[tuple[str, str, str], list[Verdict]] = {}
-    for method, configs in ix.charts().items():
+    for method, configs in methods(ix).items():
         if method[0] in tools_with("latency"):
             continue        # round trips: latency.verdict ranks them, lowest first
         kind, value = figure_of(method[0])
         rows = []
         for e in ix.entries_of(configs):
-            mine = sorted((c for c in configs if c.entry.key == e.key), key=lambda c: c.mtu)
+            mine = sorted((c for c in configs if c.entry.key == e.key), key=_sweep_order)
             vals = [(value(c), c) for c in mine]
             measured = [(v, c) for v, c in vals if v is not None]
             physical = [(v, c) for v, c in measured if not c.above_limit(v)]
             above = [(c, v) for v, c in measured if c.above_limit(v)]
             best_v, best_c = max(physical, key=lambda vc: vc[0]) if physical else (None, None)
-            gaps = [Gap(c.group.label, c.word, c.counts) if v is None
-                    else Gap(c.group.label, "", c.counts) for v, c in vals
+            gaps = [Gap(place(c), c.word, c.counts) if v is None
+                    else Gap(place(c), "", c.counts) for v, c in vals
                     if v is None or c.failed or c.not_run]
             shown_c = best_c or (max(above, key=lambda ca: ca[1])[0] if above else None)
             status = ("not measured" if not measured else
@@ -216,7 +256,7 @@ def verdicts(ix: Index) -> dict[tuple[str, str, str], list[Verdict]]:
             if best_c is not None and best_v is not None and physical \
                     and physical[0][1] is not best_c and physical[0][0]:
                 gain = 100.0 * (best_v / physical[0][0] - 1.0)
-                smallest = physical[0][1].group.label
+                smallest = place(physical[0][1])
             rows.append(Verdict(entry=e, method=method, test=(best_c or mine[0]).test,
                                 best=best_c, value=best_v, figure=what, status=status,
                                 gaps=gaps, gain_pct=gain, smallest=smallest, above=above))
@@ -233,7 +273,7 @@ def verdicts(ix: Index) -> dict[tuple[str, str, str], list[Verdict]]:
 
 
 def _name(v: Verdict) -> str:
-    return f"{v.entry.label} {v.value:.1f} at {v.best.group.label}" if v.best else \
+    return f"{v.entry.label} {v.value:.1f} at {place(v.best)}" if v.best else \
         v.entry.label
 
 
@@ -268,7 +308,7 @@ def _above(v: Verdict) -> str:
     parts = []
     for c, value in v.above:
         limit = mbit(c.limit_bps)
-        bit = f"{value:.1f} Mbit/s at {c.group.label}"
+        bit = f"{value:.1f} Mbit/s at {place(c)}"
         extra = [f"{100 * value / limit:.1f} % of the limit"] if limit else []
         if c.tool in tools_with("curve"):
             lb = largest_block(c)
@@ -293,7 +333,7 @@ def sentence(method: tuple[str, str, str], rows: list[Verdict]) -> Sentence:
         top = ranked[0]
         text = f"{title}: {top.entry.label} fastest, {top.value:.1f} Mbit/s"
         if top.best is not None:
-            text += f" at {top.best.group.label}"
+            text += f" at {place(top.best)}"
         bits = []
         if top.limit_pct is not None:
             bits.append(f"{top.limit_pct:.1f} % of the wire's limit")
@@ -401,7 +441,7 @@ def verdict_table(method: tuple[str, str, str], rows: list[Verdict]) -> Table:
             missing.append(_above(v).removeprefix(v.entry.label + " ") + ": "
                            + v.above_words)
         t.rows.append([v.rank or "", v.entry.label, figure,
-                       c.group.label if c else "", v.figure,
+                       place(c) if c else "", v.figure,
                        (fmt(pct) + (" !" if v.value is None and v.above else ""))
                        if pct is not None else "",
                        fmt(snd.median, 0), fmt(rcv.median, 0), iqr,
@@ -431,8 +471,20 @@ def verdict_csv_rows(all_rows: dict[tuple[str, str, str], list[Verdict]]) -> lis
                 _num(v.per_cpu, 3), _num(v.gain_pct, 2),
                 _above(v).removeprefix(v.entry.label + " ") if v.above else "",
                 lb[0] if lb else "", _num(lb[1] * MBIT if lb else None),
-                v.status, "; ".join(v.missing)])
+                v.status, "; ".join(v.missing), FASTEST,
+                _num(v.shown_value * MBIT if v.shown_value is not None else None), "bit/s",
+                v.figure,
+                _num(c.limit_bps if c else None),
+                v.above_words if v.value is None and v.above else ""])
     return out
+
+
+def csv_row(**cells: object) -> list[object]:
+    """A verdict.csv row of another verdict row family (latency, under load, small
+    packets): the cells it names, the others empty."""
+    unknown = set(cells) - set(CSV_COLUMNS)
+    assert not unknown, unknown
+    return [cells.get(col, "") for col in CSV_COLUMNS]
 
 
 def _num(value: float | None, digits: int = 1) -> object:

@@ -13,9 +13,10 @@ apply the same rule, from here.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from nicbench.config.profile import UntilStable
 from nicbench.results.records import TrialRecord
@@ -29,11 +30,20 @@ class Better(StrEnum):
     LOWER = "lower"
 
 
-def better_of(tool: str) -> Better:
-    """By the tool's result shape: a latency tool's figure (round trips) is better lower;
-    every other shape's (a rate) higher. A tool nicbench does not know: higher."""
+def better_of(tool: str, params: Mapping[str, Any] | None = None) -> Better:
+    """Which way a test's figure is better, by the test, not only its tool: round trips
+    (a latency tool's result shape, or a rate tool run in a round-trip mode: iperf 2's
+    ``bounceback: true``) lower; a rate higher. A tool nicbench does not know: higher."""
     known = TOOLS.get(tool)
-    return Better.LOWER if known is not None and known.result == "latency" else Better.HIGHER
+    if known is not None and known.result == "latency":
+        return Better.LOWER
+    return Better.LOWER if params and params.get("bounceback") is True else Better.HIGHER
+
+
+def better_of_record(rec: TrialRecord) -> Better:
+    """Which way a stored repetition's figure (:func:`figure`) is better: a repetition
+    that holds round trips (whatever tool made them) lower, else higher."""
+    return Better.LOWER if rec.latency is not None else Better.HIGHER
 
 
 def figure(rec: TrialRecord) -> float | None:

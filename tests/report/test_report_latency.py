@@ -162,13 +162,15 @@ def test_publication_figures_plot_the_same_round_trips_in_microseconds(tmp_path)
     assert max(float(r["value"]) for r in cdf) == 1.0
 
 
-def test_round_trips_are_not_compared_run_against_run_as_a_rate(copy_run):
+def test_round_trips_are_compared_run_against_run_as_round_trips(copy_run):
     from nicbench.report import compare
     from nicbench.report.configs import Index, build_entries
 
     runs = load_runs([copy_run(RUN, "night-1"), copy_run(RUN, "night-2")])
     ix = Index(runs, build_entries(runs, {}))
-    assert compare.compare(ix) == []
+    rows = compare.compare(ix)      # p50 and p99 per adapter and test, never a rate's words
+    assert len(rows) == 8 and {c.figure for c in rows} == {"p50 round trip", "p99 round trip"}
+    assert not {c.verdict for c in rows} & {compare.FASTER, compare.SLOWER}
     report = build(runs)           # both nights in the latency section, and the verdict
     (t,) = [t for t in report.tables_of("latency") if t.id == "latency-sockperf-udp"]
     assert len(t.rows) == 4

@@ -116,15 +116,19 @@ def test_without_the_probe_alone_there_is_no_increase(tmp_path):
     assert "nothing ranked" in line
 
 
-def test_run_against_run_compares_the_loads_not_the_idle_round_trips(tmp_path):
+def test_run_against_run_compares_the_loads_and_the_round_trips_each_as_itself(tmp_path):
     second = tmp_path / "second"
     second.mkdir()
     for name in ("manifest.json", "tuning.json", "trials.jsonl"):
         (second / name).write_bytes((RUN / name).read_bytes())
     report = build(load_runs([RUN, second]))
     [table] = report.tables_of("comparison")
-    tests = {row[table.columns.index("test")] for row in table.rows}
-    assert tests == {"rtt-loaded"}
+    rows = {(row[table.columns.index("test")], row[table.columns.index("figure")])
+            for row in table.rows}
+    assert rows == {("rtt-idle", "p50 round trip, us"), ("rtt-idle", "p99 round trip, us"),
+                    ("rtt-loaded", "throughput, Mbit/s"),
+                    ("rtt-loaded", "probe p50 under load, us"),
+                    ("rtt-loaded", "probe p99 under load, us")}
     assert len(report.tables_of("loaded")) == 1 and len(_table(report, "loaded")) == 4
 
 
@@ -150,3 +154,125 @@ def test_a_load_that_did_not_fill_the_link_is_shown_not_ranked(report):
     assert line.startswith("Smallest increase under load (test rtt-loaded): nothing ranked.")
     assert ("Not ranked, the load under 95 % of the wire's limit (not under working "
             "conditions): ") in line and "(86.0 %)" in line and "(62.2 %)" in line
+
+
+def _bidir_run(copy_run, reverse_share: dict[str, float]) -> Path:
+    """run-loaded as if its load had run both ways (iperf3 ``bidir: true``): the profile
+    says so and each loaded trial carries ``bidir``, forward its own throughput, reverse
+    ``reverse_share[pair]`` of it (a fake made from the real run: the round trips, the
+    forward rates and everything else as measured)."""
+    run = copy_run(RUN, "bidir")
+    manifest = json.loads((run / "manifest.json").read_text())
+    spec = next(t for t in manifest["profile"]["tests"] if t["name"] == "rtt-loaded")
+    spec["params"]["bidir"] = True
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    lines = []
+    for line in (run / "trials.jsonl").read_text().splitlines():
+        data = json.loads(line)
+        if data.get("test") == "rtt-loaded" and data.get("throughput_bps"):
+            fwd = data["throughput_bps"]
+            data["bidir"] = {"forward_bps": fwd, "reverse_bps": fwd * reverse_share[data["pair"]]}
+        lines.append(json.dumps(data))
+    (run / "trials.jsonl").write_text("\n".join(lines) + "\n")
+    return run
+
+
+def test_a_load_both_ways_is_held_to_the_limit_in_each_direction(copy_run):
+    from nicbench.report import loaded
+    from nicbench.report.configs import Index, build_entries
+
+    # Line rates at which the forward loads fill their links (>= 95 % of the limit):
+    # gbe's reverse at half its forward did not; nojumbo's, equal to its forward, did.
+    run = _bidir_run(copy_run, {"gbe": 0.5, "nojumbo": 1.0})
+    runs = load_runs([run])
+    rates = {"lab-gbe": 0.87e9, "lab-nojumbo": 0.63e9}
+    ix = Index(runs, build_entries(runs, rates))
+    rows = {r.config.row.pair: r for r in loaded.loaded_rows(ix)["rtt-loaded"]}
+    for pair, share in (("gbe", 0.5), ("nojumbo", 1.0)):
+        r = rows[pair]
+        limit = r.config.limit_bps / 1e6
+        assert r.bidir and r.limit_pct == pytest.approx(100 * r.throughput_mbit / limit)
+        assert r.limit_pct >= loaded.FILLED_PCT
+        assert r.reverse_mbit == pytest.approx(r.throughput_mbit * share)
+        assert r.reverse_pct == pytest.approx(100 * r.reverse_mbit / limit)
+    assert not rows["gbe"].above and not rows["nojumbo"].above
+    assert rows["gbe"].unfilled and rows["gbe"].rank is None
+    assert not rows["nojumbo"].unfilled and rows["nojumbo"].rank == 1
+    report = build(runs, rates=rates)
+    table = {r["adapter"].split(" (")[0]: r for r in _table(report, "loaded")}
+    gbe = next(v for k, v in table.items() if "NJ" not in k)
+    assert gbe["reverse Mbit/s"] == f"{rows['gbe'].reverse_mbit:.1f}"
+    assert f"reverse {rows['gbe'].reverse_pct:.1f} %" in gbe["notes"]
+    [line] = [s.text for s in report.verdict if "under load" in s.text]
+    assert "reverse" in line and "Not ranked, the load under 95 %" in line
+
+
+def test_a_load_direction_above_the_wire_is_flagged_not_ranked(copy_run):
+    from nicbench.report import loaded
+    from nicbench.report.configs import Index, build_entries
+
+    run = _bidir_run(copy_run, {"gbe": 1.3, "nojumbo": 1.0})
+    runs = load_runs([run])
+    rates = {"lab-gbe": 0.87e9, "lab-nojumbo": 0.63e9}
+    rows = {r.config.row.pair: r for r in loaded.loaded_rows(
+        Index(runs, build_entries(runs, rates)))["rtt-loaded"]}
+    assert rows["gbe"].above and rows["gbe"].rank is None
+    assert rows["nojumbo"].rank == 1
+
+
+def test_a_round_trip_below_the_wire_minimum_is_flagged_not_ranked(copy_run):
+    from nicbench.report import loaded
+    from nicbench.report.configs import Index, build_entries
+    from nicbench.report.theory import round_trip_floor_us
+
+    # At 10 Mbit/s two 64-byte messages take longer on the wire than the probe's ~60 us.
+    run = _bidir_run(copy_run, {"gbe": 1.0, "nojumbo": 1.0})
+    runs = load_runs([run])
+    ix = Index(runs, build_entries(runs, {"lab-gbe": 10e6}))
+    rows = {r.config.row.pair: r for r in loaded.loaded_rows(ix)["rtt-loaded"]}
+    gbe = rows["gbe"]
+    assert gbe.floor_us == pytest.approx(round_trip_floor_us(10e6, 64, "tcp"))
+    assert gbe.idle.p50_us < gbe.floor_us and gbe.below_floor and gbe.rank is None
+    t = loaded.verdict_table("rtt-loaded", list(rows.values()))
+    (cells,) = [row for row in t.rows if row[1] == gbe.config.entry.label]
+    assert "below the wire's minimum round trip" in cells[-1]
+
+
+def test_an_adapter_at_two_points_is_ranked_once_at_its_smallest_increase(copy_run):
+    """run-loaded's records again at MTU 9000 (a copy of the real run: the load 5 % faster,
+    every round trip 10 % longer, so the increase is larger there): each adapter is
+    ranked once, at MTU 1500, its MTU 9000 row shown and named, not ranked again."""
+    from nicbench.report import loaded
+    from nicbench.report.configs import Index, build_entries
+
+    run = copy_run(RUN, "two-points")
+    lines = (run / "trials.jsonl").read_text().splitlines()
+    more = []
+
+    def longer(lat):
+        return {k: (v * 1.1 if k.endswith("_us") and v is not None else v)
+                for k, v in lat.items()}
+    for line in lines:
+        data = json.loads(line)
+        if data.get("point") != "mtu1500":
+            continue
+        data.update(point="mtu9000", mtu=9000, trial_id=data["trial_id"] + "-9000")
+        if data.get("throughput_bps"):
+            data["throughput_bps"] *= 1.05
+        if data.get("latency"):
+            data["latency"] = longer(data["latency"])
+        for b in data.get("beside") or []:
+            if b.get("latency"):
+                b["latency"] = longer(b["latency"])
+        more.append(json.dumps(data))
+    (run / "trials.jsonl").write_text("\n".join(lines + more) + "\n")
+    runs = load_runs([run])
+    rates = {"lab-gbe": 0.87e9, "lab-nojumbo": 0.63e9}
+    rows = loaded.loaded_rows(Index(runs, build_entries(runs, rates)))["rtt-loaded"]
+    assert len(rows) == 4 and not any(r.unfilled or r.above for r in rows)
+    ranked = [r for r in rows if r.rank is not None]
+    assert sorted(r.rank for r in ranked) == [1, 2]
+    assert {r.config.mtu for r in ranked} == {1500}
+    for r in rows:
+        if r.rank is None:
+            assert r.config.mtu == 9000 and "ranked at MTU 1500" in "; ".join(r.notes)

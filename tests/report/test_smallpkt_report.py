@@ -48,17 +48,17 @@ class Liar:
         return Answer(client=server_report(payload, 2 * pps, 0))
 
 
-def make_report(tmp: Path, sender_cpu: FakeCpu | None = None):
+def make_report(tmp: Path, sender_cpu: FakeCpu | None = None, mtu: str = "[1500]"):
     path = tmp / "p.yaml"
     path.write_text("name: t\nsource: nicbench unit test\n" + textwrap.dedent("""\
-        mtu: [1500]
+        mtu: MTUS
         tests:
           - name: small
             tool: iperf2
             protocol: udp
             params: {duration_s: 1}
             frame_search: {frames: [64, 1518], resolution_pct: 5, line_rate: 100M}
-        """))
+        """).replace("MTUS", mtu))
     prof = load_profile(path, CATALOG)
     honest, liar = Link(clean=40_000, lossy=60_000), Liar()
 
@@ -146,3 +146,30 @@ def test_an_ndr_measured_while_the_sender_was_busy_with_other_work_is_not_ranked
         in sentence.text
     (table,) = [t for t in model.tables_of("verdict") if t.id == "verdict-smallpkt"]
     assert [r[0] for r in table.rows] == ["", ""]
+
+
+def test_the_small_packet_rows_reach_verdict_csv_with_their_bound(report):
+    model, _ = report
+    (t,) = [t for t in model.tables if t.family == "verdict-csv"]
+    rows = [dict(zip(t.columns, r, strict=True)) for r in t.rows]
+    small = {r["adapter"]: r for r in rows if r["verdict_row"] == "highest small-packet rate"}
+    assert set(small) == {"Card (d)", "Liar (d)"}
+    card, liar = small["Card (d)"], small["Liar (d)"]
+    assert card["rank"] == 1 and card["value"] == pytest.approx(37_205, abs=1)
+    assert card["unit"] == "frames/s" and card["statistic"].startswith("NDR at 64-byte frames")
+    assert card["tool"] == "iperf2" and card["beyond_bound"] == ""
+    assert liar["rank"] == "" and float(liar["value"]) > float(liar["bound"])
+    assert "above the wire's limit" in liar["beyond_bound"]
+
+
+def test_an_adapter_at_several_points_is_one_row_of_the_verdict_at_its_best(tmp_path):
+    """As the throughput verdict takes an adapter's best point, the small-packet verdict
+    ranks each adapter once: its highest NDR within the line rate over its points."""
+    model, _ = make_report(tmp_path, mtu="[1500, 9000]")
+    (table,) = [t for t in model.tables_of("verdict") if t.id == "verdict-smallpkt"]
+    assert [(r[0], r[1]) for r in table.rows] == [(1, "Card (d)"), ("", "Liar (d)")]
+    assert table.rows[0][table.columns.index("point")] in ("mtu1500", "mtu9000")
+    (t,) = [t for t in model.tables if t.family == "verdict-csv"]
+    small = [r for r in t.rows if r[t.columns.index("verdict_row")] ==
+             "highest small-packet rate"]
+    assert len(small) == 2

@@ -190,3 +190,28 @@ def test_a_bidirectional_test_not_swept_is_a_family_of_its_own(tmp_path):
                   "streams-tcp-iperf3-tcp-0-fe"]
     one = next(f for f in report.figures_of("streams") if f.id == fe[1])
     assert [cv.points[0][0] for cv in one.panels[0].curves] == [4.0, 4.0]
+
+
+def test_a_sweep_is_one_verdict_method_each_adapter_at_its_best_value(report):
+    """The tests one sweep made are one method of the verdict (the test as written), each
+    adapter's best figure over its stream counts within the wire's limit, named with the
+    count it was reached at, as a point is; not a ranking per stream count."""
+    recs = records(STREAMS)
+    titles = {s.method for s in report.verdict}
+    assert titles == {"iperf3 TCP: test tcp", "iperf3 TCP: test bidir"}
+    (t,) = [t for t in report.tables_of("verdict") if t.title == "iperf3 TCP: test tcp"]
+    rows = {e: dict(zip(t.columns, r, strict=True)) for r, e in zip(t.rows, t.row_entries,
+                                                                     strict=True)}
+    for e in report.entries:
+        tests = {f"tcp-streams{n}": n for n in (1, 2, 4, 8)}
+        limit = goodput_bps(e.rate_bps, 1500, "tcp", True) if e.rate_bps else None
+        figures = {n: best(recs, e.pair, name).throughput_bps / 1e6
+                   for name, n in tests.items()}
+        physical = {n: v for n, v in figures.items()
+                    if limit is None or v * 1e6 <= limit * 1.01}
+        n = max(physical, key=lambda k: physical[k])
+        row = rows[e.key]
+        assert row["best Mbit/s"] == f"{physical[n]:.1f}"
+        assert row["at"] == f"MTU 1500, streams {n}"
+    ranks = sorted(r["rank"] for r in rows.values() if r["rank"] != "")
+    assert ranks == list(range(1, len(ranks) + 1))

@@ -52,15 +52,17 @@ def comparison_charts(ix: Index, min_change_pct: float = compare.MIN_CHANGE_PCT
                       ) -> list[ComparisonChart]:
     """One chart per test, a panel per point, a row per adapter of a later run."""
     rows = compare.compare(ix, min_change_pct)
-    by_test: dict[str, dict[tuple[int, str], list[compare.Comparison]]] = defaultdict(
-        lambda: defaultdict(list))
+    by_test: dict[tuple[str, str], dict[tuple[int, str], list[compare.Comparison]]] = \
+        defaultdict(lambda: defaultdict(list))
     for c in rows:
-        by_test[c.test][(c.mtu, c.point)].append(c)
+        by_test[(c.test, c.figure)][(c.mtu, c.point)].append(c)
     charts = []
-    for test, points in by_test.items():
+    for (test, figure), points in by_test.items():
         panels = []
         for (mtu, point), comps in sorted(points.items()):
             panel = ShiftPanel(title=point_label(point, mtu), rows=[], shifts=[])
+            if figure != compare.THROUGHPUT:
+                panel.xlabel += " (a round trip: lower is better)"
             for c in comps:
                 panel.rows.append(Row(key=c.b.key, label=f"{c.b.label} vs {c.a.run_label}",
                                       colour=c.b.colour, marker=c.b.marker, entry=c.b.key))
@@ -70,8 +72,10 @@ def comparison_charts(ix: Index, min_change_pct: float = compare.MIN_CHANGE_PCT
                    for p in panels for s in p.shifts):
             continue            # nothing measured in both runs: the table says why
         charts.append(ComparisonChart(
-            id=slug("comparison", test), family="comparison",
-            title=f"{test}: run against run",
+            id=slug("comparison", test, "" if figure == compare.THROUGHPUT else figure),
+            family="comparison",
+            title=f"{test}: run against run" if figure == compare.THROUGHPUT else
+            f"{test}, {figure}: run against run",
             caption=("The shift of each adapter's later run against its first (Hodges-"
                      "Lehmann, % of A's median) with its 95 % interval, the threshold "
                      "either side in grey, and the comparison's word."),
@@ -84,7 +88,7 @@ def _shift(c: compare.Comparison) -> Shift:
               threshold_pct=c.pct(c.threshold), above_limit=c.above_limit)
     if c.above_limit:
         s.change_pct = None
-        s.text = "above the limit, not judged"
+        s.text = f"{c.verdict}, not judged"
         return s
     if c.testable:
         s.low_pct, s.high_pct = c.pct(c.ci_low), c.pct(c.ci_high)

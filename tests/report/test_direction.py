@@ -1,0 +1,92 @@
+"""Which way is better is the test's, not only its tool's: iperf 2 is a rate tool, but its
+bounce-back mode gives round trips, and every reader of a bounce-back repetition treats it
+as lower-is-better as it treats sockperf's (select=best, summary.csv, the run's printed
+summary, until-stable, the verdict). On the real run ``data/run-loaded`` (rtt-idle: iperf
+2 --bounceback alone, 2 repetitions of gbe and nojumbo, select best)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+from nicbench.config.profile import UntilStable
+from nicbench.report.build import build
+from nicbench.report.load import load_runs
+from nicbench.results.policy import (Better, better_of, better_of_record, first_stop,
+                                     rsd_pct)
+from nicbench.results.records import Kind
+
+RUN = Path(__file__).parent / "data" / "run-loaded"
+
+
+def _idle(run, pair: str):
+    return sorted((r for r in run.records if r.pair == pair and r.test == "rtt-idle"
+                   and r.kind is Kind.REPETITION), key=lambda r: r.repetition)
+
+
+def test_the_direction_is_the_tests_not_only_the_tools():
+    assert better_of("iperf2", {"bounceback": True}) is Better.LOWER
+    assert better_of("iperf2", {"length": "64K"}) is Better.HIGHER
+    assert better_of("sockperf") is Better.LOWER and better_of("iperf3") is Better.HIGHER
+    (run,) = load_runs([RUN])
+    idle = _idle(run, "gbe")[0]
+    load = next(r for r in run.records if r.test == "rtt-loaded" and r.ok)
+    assert better_of_record(idle) is Better.LOWER and better_of_record(load) is Better.HIGHER
+
+
+def test_best_of_bounce_back_repetitions_is_the_lowest_in_summary_csv():
+    (run,) = load_runs([RUN])
+    for pair in ("gbe", "nojumbo"):
+        reps = _idle(run, pair)
+        (row,) = [r for r in run.summary if r.pair == pair and r.test == "rtt-idle"]
+        assert row.select == "best" and row.selected_bps is None    # no rate
+        for field in ("p50_us", "p90_us", "p99_us", "p999_us", "max_us"):
+            values = [getattr(r.latency, field) for r in reps]
+            assert getattr(row, field) == min(values)
+        assert max(r.latency.p50_us for r in reps) > row.p50_us or len(
+            {r.latency.p50_us for r in reps}) == 1
+
+
+def test_until_stable_replays_the_bounce_back_median_round_trips():
+    (run,) = load_runs([RUN])
+    reps = _idle(run, "gbe")
+    spread = rsd_pct([r.latency.p50_us for r in reps])
+    assert spread is not None
+    stop = first_stop(reps, UntilStable(min=2, max=10, until_rsd_pct=spread + 0.01))
+    assert stop is not None and stop.stable and stop.rsd_pct == spread and stop.ran == 2
+    assert first_stop(reps, UntilStable(min=2, max=10, until_rsd_pct=spread / 2)) is None
+
+
+def test_the_printed_summary_gives_bounce_back_round_trips_not_an_empty_rate(capsys):
+    from nicbench.cli.run import _ended
+
+    (run,) = load_runs([RUN])
+    runner = SimpleNamespace(summary=run.summary, unmeasured={}, lost={}, problems=[])
+    args = SimpleNamespace(report=False)
+    _ended(args, runner, SimpleNamespace(path=RUN))
+    text = capsys.readouterr().out
+    idle = [ln for ln in text.splitlines() if "rtt-idle" in ln]
+    assert len(idle) == 2
+    for pair in ("gbe", "nojumbo"):
+        (row,) = [r for r in run.summary if r.pair == pair and r.test == "rtt-idle"]
+        (line,) = [ln for ln in idle if ln.split()[0] == pair]
+        assert f"{row.p50_us:.1f}" in line and f"{row.p99_us:.1f}" in line
+
+
+def test_the_verdict_ranks_bounce_back_round_trips_lowest_first_never_as_a_rate():
+    report = build(load_runs([RUN]))
+    (run,) = load_runs([RUN])
+    rows = {p: next(r for r in run.summary if r.pair == p and r.test == "rtt-idle")
+            for p in ("gbe", "nojumbo")}
+    first = min(rows, key=lambda p: rows[p].p99_us)
+    label = next(e.label for e in report.entries if e.pair == first)
+    (s,) = [s for s in report.verdict if s.method == "iperf 2 TCP"]
+    assert s.text.startswith(f"iperf 2 TCP: lowest tail latency {label}, p99 "
+                             f"{rows[first].p99_us:.1f} us at MTU 1500 (best (lowest) of 2 "
+                             "repetitions;")
+    assert not [x for x in report.verdict if "fastest" in x.text and "iperf 2" in x.text]
+    # the percentile bars are the lowest of the repetitions, as sockperf's are
+    (t,) = [t for t in report.tables_of("latency") if t.id == "latency-iperf2-tcp"]
+    for row in t.rows:
+        pair = next(e.pair for e in report.entries if e.label == row[0])
+        assert row[t.columns.index("p99")] == f"{rows[pair].p99_us:.1f}"
