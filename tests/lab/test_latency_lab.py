@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pytest
 from clihelp import nicbench
+from leftovers import left_by
 
 from nicbench.results.records import Status, TrialRecord
 from nicbench.tools import sockperf
@@ -107,7 +108,7 @@ def test_latency_percentiles_on_a_shaped_veth(lab, tmp_path):
         assert chosen.latency is not None
         assert chosen.latency.p50_us == pytest.approx(float(row["p50_us"]))
     # nothing left behind on the hosts (they share this machine's /tmp and processes)
-    assert sorted(Path("/tmp").glob("nicbench-gbe.mtu1500.rtt-*")) == []
+    assert left_by(recs) == []
     for rec in recs:
         for cmd in rec.commands.values():
             found = subprocess.run(["pgrep", "-f", "^" + re.escape(cmd)],

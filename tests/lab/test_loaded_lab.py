@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 from clihelp import nicbench
 from loadcheck import Beside, lab_namespaces
+from leftovers import left_by
 
 from nicbench.config.profile import Role
 from nicbench.results.records import Status, TrialRecord
@@ -146,7 +147,7 @@ def test_the_report_shows_idle_and_loaded_side_by_side(loaded_run, tmp_path):
 
 
 def assert_hosts_clean(pair: str, recs: list[TrialRecord]) -> None:
-    left = sorted(str(p) for p in Path("/tmp").glob(f"nicbench-{pair}.mtu1500.rtt-*"))
+    left = left_by(recs)
     assert left == [], left
     for rec in recs:
         for cmd in [*rec.commands.values(), *(c for b in rec.beside

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 from clihelp import nicbench
 from loadcheck import Beside, judge_short, lab_namespaces
+from leftovers import left_by
 
 from nicbench.config.loader import load_profile
 from nicbench.execution.runner import Runner
@@ -96,7 +97,7 @@ def test_streams_and_both_directions_through_the_cli(lab, tmp_path):
 def assert_hosts_clean(out: Path, recs: list[TrialRecord]) -> None:
     journal = json.loads((out / "tuning.json").read_text())
     assert journal["changes"] == [] and journal["leftovers"] == [], journal
-    left = sorted(str(p) for p in Path("/tmp").glob("nicbench-gbe.mtu1500.*streams*"))
+    left = left_by(recs)
     assert left == [], left
     for rec in recs:
         for cmd in rec.commands.values():

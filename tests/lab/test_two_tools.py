@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 from portheld import port_held
 from clihelp import argv, env, nicbench, read_until
+from leftovers import left_by
 
 from nicbench.config.loader import load_profile
 from nicbench.config.profile import Role
@@ -83,7 +84,7 @@ def assert_hosts_clean(out: Path, recs: list[TrialRecord]) -> None:
     journal = json.loads((out / "tuning.json").read_text())
     assert journal["changes"] == [] and journal["leftovers"] == [], journal
     # the lab's hosts share this machine's /tmp and processes
-    left = sorted(str(p) for p in Path("/tmp").glob("nicbench-gbe.mtu1500.bulk-probe.*"))
+    left = left_by(recs)
     assert left == [], left
     for rec in recs:
         for cmd in [*rec.commands.values(), *(c for b in rec.beside
