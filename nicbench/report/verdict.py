@@ -190,7 +190,7 @@ def figure_of(tool: str) -> tuple[str, Callable[[Config], float | None]]:
 
 def verdicts(ix: Index) -> dict[tuple[str, str, str], list[Verdict]]:
     out: dict[tuple[str, str, str], list[Verdict]] = {}
-    for method, configs in ix.charts().items():
+    for method, configs in ix.charts(own_sections=False).items():
         if method[0] in tools_with("latency"):
             continue        # round trips: latency.verdict ranks them, lowest first
         kind, value = figure_of(method[0])
