@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from nicbench.report.build import build
+from nicbench.report import svg
 from nicbench.report.load import load_runs
 
 MODERN = Path(__file__).parent / "data" / "modern"
@@ -86,3 +87,10 @@ def test_packet_rates_are_within_the_line_rate_and_traceable(report):
 def test_one_repetition_is_said_so(report):
     [tcp] = [s for s in report.verdict if s.method == "sockperf TCP"]
     assert "of 1 repetitions" not in tcp.text and "one repetition" in tcp.text
+
+
+def test_the_under_load_bars_say_their_whole_label(report):
+    """p99, RPM and the load beside each loaded bar, none cut short with an ellipsis."""
+    for fig in report.figures_of("loaded"):
+        text = svg.render(fig)
+        assert "RPM, load " in text and "\u2026" not in text, fig.id
