@@ -144,3 +144,19 @@ def test_the_manifest_keeps_the_field_only_when_given(tmp_path):
     assert "points" not in tests[0] and tests[1]["points"] == ["mtu1500"]
     again = Profile.model_validate(prof.model_dump())
     assert again.tests[1].points == ["mtu1500"] and again.trials_per_pair == 6
+
+
+def test_the_morning_summary_counts_only_the_configurations_planned(tmp_path):
+    """Three configurations (tcp at both MTUs, small at 1500): all measured is "ok", not
+    "1 of 4 configurations not run"."""
+    from nicbench.results.campaign import CampaignState, RunState, RunStateName
+    from nicbench.results.morning import CellStatus, gather
+
+    prof = profile(tmp_path, RESTRICTED)
+    Runner(prof, INVENTORY, tmp_path / "c" / "r", hosts=fake(iperf3_ok)).run()
+    state = CampaignState(name="c", file="c.yaml", text="", runs=[RunState(
+        name="r", profile="t", pairs=["p"], planned=prof.trials_per_pair,
+        state=RunStateName.DONE)])
+    [cell] = gather(tmp_path / "c", state).cells
+    assert (cell.configs, cell.measured, cell.status) == (3, 3, CellStatus.OK)
+    assert cell.reasons == []
