@@ -265,6 +265,13 @@ class TestSpec(Strict):
     # sweep left here was not well formed); a test so made says where from in swept:.
     sweep: Any = None
     swept: Swept | None = None
+    # The profile's points (by name) this test runs at; unset: every point. A test not
+    # run at a point by design is no configuration there (not missing, not failed).
+    points: list[Label] | None = Field(None, min_length=1)
+
+    def runs_at(self, point: Point) -> bool:
+        """Is this test one of ``point``'s (``points:`` unset: every point's)?"""
+        return self.points is None or point.name in self.points
 
     @field_validator("sweep")
     @classmethod
@@ -285,6 +292,8 @@ class TestSpec(Strict):
             data.pop("sweep", None)
             if self.swept is None:
                 data.pop("swept", None)
+            if self.points is None:
+                data.pop("points", None)
         return data
 
 class Point(Strict):
@@ -409,10 +418,23 @@ class Profile(Strict):
             return test.frame_search.planned_trials
         return test.udp_search.planned_trials if test.udp_search else self.repetitions_for(test)
 
+    def tests_at(self, point: Point) -> list[TestSpec]:
+        """The tests run at ``point`` (a test's ``points:`` may leave it out), in order."""
+        return [t for t in self.tests if t.runs_at(point)]
+
+    def trials_at(self, point: Point) -> int:
+        """The trials of the tests at ``point`` of one pair."""
+        return sum(self.planned_trials(t) for t in self.tests_at(point))
+
     @property
-    def trials_per_point(self) -> int:
-        """The trials of all the tests at one point of one pair."""
-        return sum(self.planned_trials(t) for t in self.tests)
+    def trials_per_pair(self) -> int:
+        """The trials of one pair: every point's tests."""
+        return sum(self.trials_at(p) for p in self.points)
+
+    @property
+    def configurations_per_pair(self) -> int:
+        """The (point, test) configurations of one pair."""
+        return sum(len(self.tests_at(p)) for p in self.points)
 
     def select_for(self, test: TestSpec) -> str:
         return test.select or self.select
@@ -464,6 +486,7 @@ def cross_check(profile: Profile, where: Where,
         if validate_params is not None:
             for subpath, message in validate_params(test, profile):
                 errors.append(where.error(("tests", i, *tuple(subpath)), message))
+    errors += _test_points_errors(profile, where)
     # Results, resumes and reports know a point by its name: two points of one name would
     # leave the second never measured (its trials look done).
     points: dict[str, int] = {}
@@ -481,6 +504,23 @@ def cross_check(profile: Profile, where: Where,
                 errors.append(where.error(("points", j, "registry"),
                                           "registry values are Windows settings; this profile "
                                           "is platform: linux"))
+    return errors
+
+
+def _test_points_errors(profile: Profile, where: Where) -> list[ConfigError]:
+    """A test's ``points:`` names points of the profile (a sweep's tests share the list:
+    said once)."""
+    errors, said = [], set()
+    names = [p.name for p in profile.points]
+    for i, test in enumerate(profile.tests):
+        for k, name in enumerate(test.points or ()):
+            key = (test.swept.of if test.swept else test.name, k)
+            if name in names or key in said:
+                continue
+            said.add(key)
+            errors.append(where.error(("tests", i, "points", k),
+                                      f"no point named '{name}' in this profile (its points: "
+                                      f"{', '.join(names)})"))
     return errors
 
 

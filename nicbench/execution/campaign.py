@@ -427,7 +427,7 @@ def plan(loaded: LoadedCampaign, inventory: Inventory, only_pairs: list[str] | N
             rng.shuffle(pairs)
     return [RunState(name=r.name, profile=r.profile.name, profile_file=r.profile_file,
                      pairs=pairs,
-                     planned=len(pairs) * len(r.profile.points) * r.profile.trials_per_point)
+                     planned=len(pairs) * r.profile.trials_per_pair)
             for r, pairs in runs]
 
 

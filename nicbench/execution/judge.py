@@ -12,8 +12,17 @@ from nicbench.remote.result import Result
 from nicbench.results.records import Failure, RoleResult, Status, TrialRecord
 from nicbench.tools.driver import Driver
 
-# A transfer slower than this moved "nothing or almost nothing": a dead or stalled link.
+# A transfer slower than this moved "nothing or almost nothing": a dead or stalled link;
+# a UDP trial offered less than 100 times it, less than DEAD_LINK_SHARE of its offer (a
+# small-packet search offers 214 kbit/s, 1 % of Fast Ethernet's line rate at 64 bytes).
 DEAD_LINK_BPS = 1_000_000
+DEAD_LINK_SHARE = 0.01
+
+
+def dead_link_bps(offered_bps: float | None) -> float:
+    """Below this rate a transfer moved almost nothing."""
+    return DEAD_LINK_BPS if not offered_bps else min(DEAD_LINK_BPS,
+                                                     offered_bps * DEAD_LINK_SHARE)
 
 # Where a tool's outcome goes: the trial's record for the test's own tool, a RoleResult
 # for a tool beside it.
@@ -72,7 +81,8 @@ def judge(out: Outcome, driver: Driver, client: Result, client_text: str,
             out.fail(Failure.NO_RESULT, "no round trip completed")
     elif parsed.throughput_bps is None:
         out.fail(Failure.NO_RESULT, "no throughput in the output")
-    elif parsed.throughput_bps < DEAD_LINK_BPS:
+    elif parsed.throughput_bps < dead_link_bps(out.offered_bps if isinstance(out, TrialRecord)
+                                               else None):
         out.fail(Failure.DEAD_LINK,
                  f"transfer moved almost nothing ({parsed.throughput_bps:.0f} bit/s): "
                  "the link is dead or stalled")

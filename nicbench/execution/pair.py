@@ -100,9 +100,10 @@ class PairRun:
 
     def point(self, sides: PairSides, point: Point, next_point: Point | None) -> None:
         run = self.run
-        pending = [t for t in run.profile.tests if not self.stands(point, t)]
+        tests = run.profile.tests_at(point)   # a test's points: may leave it out here
+        pending = [t for t in tests if not self.stands(point, t)]
         run.recorder.advance(sum(measure_for(run.profile, t).planned()
-                                 for t in run.profile.tests if t not in pending))
+                                 for t in tests if t not in pending))
         if not pending:
             return
         run.tell(ev.PointStarted(pair=self.pair.name, point=point.name))
@@ -148,7 +149,7 @@ class PairRun:
         run.tell(ev.Warning(f"pair {self.pair.name}: {reason}"))
         for point in points:
             where = Where(self.pair.name, self.adapter_id, self.adapter_label, point)
-            for test in run.profile.tests:
+            for test in run.profile.tests_at(point):
                 if self.stands(point, test):
                     continue
                 planned = measure_for(run.profile, test).planned()

@@ -422,8 +422,8 @@ def make_plan(profile: Profile, inventory: Inventory, pairs: list[str] | None = 
     plan = RunPlan(profile, chosen, log.sent, trials, tool_s, estimate, schedule, commands,
                    skipped=skipped, windows_starts=starts, windows_trials=windows_trials,
                    windows_trial_starts=0)
-    fewest = sum(measure_for(profile, t).planned_min() for t in profile.tests) \
-        * len(profile.points) * len(chosen)
+    fewest = sum(measure_for(profile, t).planned_min() for pt in profile.points
+                 for t in profile.tests_at(pt)) * len(chosen)
     if fewest != trials:
         plan.trials_min = fewest
         plan.estimate_min_s = _estimate(profile, inventory, chosen, parallel, fewest,
@@ -451,10 +451,12 @@ def _estimate(profile: Profile, inventory: Inventory, chosen: list[str], paralle
               ) -> tuple[float, float, list[Slot]]:
     """Tool time, the whole run's time and the pairs' schedule for ``trials`` trials
     (``starts_s``: what the Windows hosts' process starts add)."""
-    per_point = sum(per_test(t) * _tool_s(profile, t) for t in profile.tests)
-    tool_s = per_point * len(profile.points) * len(chosen)
+    per_pair_tools = sum(per_test(t) * _tool_s(profile, t) for pt in profile.points
+                         for t in profile.tests_at(pt))
+    tool_s = per_pair_tools * len(chosen)
     per_pair = (tool_s + trials * TRIAL_OVERHEAD_S + starts_s
-                + len(profile.points) * len(chosen) * POINT_OVERHEAD_S) / max(1, len(chosen))
+                + sum(1 for pt in profile.points if profile.tests_at(pt)) * len(chosen)
+                * POINT_OVERHEAD_S) / max(1, len(chosen))
     schedule = schedule_pairs(inventory, chosen, parallel, per_pair)
     return tool_s, max((s.end_s for s in schedule), default=0.0), schedule
 
@@ -518,6 +520,11 @@ def render(plan: RunPlan) -> list[str]:
            "schedule: " + ", ".join(f"{s.pair} {duration_text(s.start_s)}-"
                                     f"{duration_text(s.end_s)}" for s in plan.schedule)]
     out += [_frame_search_line(t) for t in p.tests if t.frame_search]
+    only: dict[tuple[str, ...], list[str]] = {}
+    for t in p.tests:
+        if t.points is not None:
+            only.setdefault(tuple(t.points), []).append(t.name)
+    out += [f"only at {', '.join(at)}: {', '.join(names)}" for at, names in only.items()]
     # A point the hosts would refuse: planned, not run, and said why (the trials it
     # would have run are in the count above, as a run counts them).
     out += [f"skipped: {pair} {point}: {reason}" for pair, point, reason in plan.skipped]

@@ -118,8 +118,7 @@ class Runner:
         # nor does it ask whether its pairs are ready (planning hosts always are).
         self.scratch = scratch
         self.run_dir = ScratchRunDir(out) if scratch else RunDir(out)
-        self.progress = Progress(total=profile.trials_per_point * len(profile.points)
-                                 * len(self.pairs))
+        self.progress = Progress(total=profile.trials_per_pair * len(self.pairs))
         self.manifest: Manifest | None = None
         self.tuning: TuningSession | None = None
         self.summary: list[SummaryRow] = []

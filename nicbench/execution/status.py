@@ -169,7 +169,7 @@ def _pair(run: RunStatus, pair: str, recs: list[TrialRecord], profile: Profile |
     planned = done = 0
     if profile is not None:
         for point in profile.points:
-            for test in profile.tests:
+            for test in profile.tests_at(point):
                 want = profile.planned_trials(test)
                 mine = [r for r in recs if r.point == point.name and r.test == test.name]
                 got = sum(1 for r in mine if r.kind in (Kind.REPETITION, Kind.UDP_SEARCH)) \

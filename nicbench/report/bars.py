@@ -195,7 +195,7 @@ def speed_caption(configs: list[Config], protocol: str) -> str:
 # -- speed ------------------------------------------------------------------------------
 def speed_figures(ix: Index) -> list[Figure]:
     figures = []
-    for (tool, protocol, test), configs in ix.charts("rate").items():
+    for (tool, protocol, test), configs in ix.charts("rate", own_sections=False).items():
         title = f"{chart_title(tool, protocol, test)}: throughput"
         groups = sorted_groups(c.group for c in configs)
         panels, notes, explain = [], [], set()
@@ -247,7 +247,7 @@ def heatmap(ix: Index, configs: list[Config], value: Value, fig_id: str, title: 
 
 def heatmap_figures(ix: Index) -> list[Figure]:
     figures = []
-    for (tool, protocol, test), configs in ix.charts("rate").items():
+    for (tool, protocol, test), configs in ix.charts("rate", own_sections=False).items():
         figures.append(heatmap(
             ix, configs, selected, slug("heatmap", tool, protocol, test),
             f"{chart_title(tool, protocol, test)}: every adapter at every point",
@@ -267,7 +267,7 @@ CPU_SERIES = [BarSeries("sender", "sending host"), BarSeries("receiver", "receiv
 def cpu_figures(ix: Index) -> list[Figure]:
     figures = []
     shared = shared_hosts(ix)
-    for (tool, protocol, test), configs in ix.charts().items():
+    for (tool, protocol, test), configs in ix.charts(own_sections=False).items():
         if tool in tools_with("latency") or not any(
                 c.cpu_values("cpu_sender_pct") or c.cpu_values("cpu_receiver_pct")
                 for c in configs):
@@ -340,7 +340,7 @@ def cpu_figures(ix: Index) -> list[Figure]:
 def cost_figures(ix: Index) -> list[Figure]:
     """Speed against CPU: what each adapter's figure costs the busier host."""
     figures = []
-    for (tool, protocol, test), configs in ix.charts("rate").items():
+    for (tool, protocol, test), configs in ix.charts("rate", own_sections=False).items():
         groups = sorted_groups(c.group for c in configs)
         panels = []
         for g in groups:

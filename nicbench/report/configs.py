@@ -443,7 +443,8 @@ class Index:
         names = [t.name for t in c.run.profile.tests] if c.run.profile else []
         return names.index(c.test) if c.test in names else len(names)
 
-    def charts(self, result: str | None = None) -> dict[tuple[str, str, str], list[Config]]:
+    def charts(self, result: str | None = None, own_sections: bool = True
+               ) -> dict[tuple[str, str, str], list[Config]]:
         """Configurations by chart: one chart per (tool, protocol), split by test name
         where a profile has two tests with the same tool and protocol; only tools whose
         result is drawn as ``result`` when given; a test whose figure is a round trip
@@ -466,11 +467,22 @@ class Index:
             first = charts[key][0]
             return (tools.index(key[0]) if key[0] in tools else len(tools),
                     self.test_order(first), key)
+        if not own_sections:
+            # A swept test (the streams section draws it) or one with a probe beside it
+            # (latency under load): left to its own section where others remain, so a
+            # report of both kinds (profiles/modern.yaml) ranks each figure once.
+            rest = [k for k in charts if not all(_own_section(c) for c in charts[k])]
+            charts = defaultdict(list, {k: charts[k] for k in rest}) if rest else charts
         return {k: charts[k] for k in sorted(charts, key=order)}
 
     def entries_of(self, configs: Iterable[Config]) -> list[Entry]:
         keys = {c.entry.key for c in configs}
         return [e for e in self.entries if e.key in keys]
+
+
+def _own_section(c: Config) -> bool:
+    spec = c.test_spec
+    return spec is not None and (spec.swept is not None or bool(spec.beside))
 
 
 def chart_title(tool: str, protocol: str, test: str) -> str:

@@ -56,7 +56,8 @@ def statistic(c: Config) -> str:
     """How a configuration's percentile is taken, in words: "best (lowest) of 3"."""
     rule = c.rule
     word = "best (lowest)" if rule == "best" else rule
-    return f"{word} of {len(latency_ok(c))} repetitions"
+    n = len(latency_ok(c))
+    return f"{word} of {n} repetitions" if n != 1 else "one repetition"
 
 
 def latency_ok(c: Config) -> list[TrialRecord]:
@@ -371,7 +372,8 @@ def _separable(a: Config, b: Config) -> str:
     xa = [r.latency.p99_us for r in latency_ok(a) if r.latency]
     xb = [r.latency.p99_us for r in latency_ok(b) if r.latency]
     if not stats.testable(len(xa), len(xb)):
-        return (f"{len(xa)} against {len(xb)} repetitions cannot tell the first two apart "
+        many = "s" if max(len(xa), len(xb)) > 1 else ""
+        return (f"{len(xa)} against {len(xb)} repetition{many} cannot tell the first two apart "
                 f"(the smallest p possible is {stats.smallest_p(len(xa), len(xb)):.2f}).")
     p = stats.mann_whitney_p(xa, xb)
     if p is None:

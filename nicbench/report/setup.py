@@ -126,7 +126,8 @@ def _run_setup(ix: Index, run: Run) -> RunSetup:
                                ", ".join(k for k, v in i.offloads.items() if v) or "none"])
     if profile is not None:
         for t in profile.tests:
-            tests.append([t.name, t.tool, t.protocol, json.dumps(t.params),
+            name = t.name if t.points is None else f"{t.name} (at {', '.join(t.points)} only)"
+            tests.append([name, t.tool, t.protocol, json.dumps(t.params),
                           _repetitions(profile.repetition_policy(t)), profile.select_for(t),
                           profile.timeout_for(t),
                           t.udp_search.model_dump_json() if t.udp_search else ""])

@@ -130,7 +130,8 @@ def table(ix: Index) -> list[Table]:
         ndr, pdr = both[Bound.NDR], both[Bound.PDR]
         rows.append([entries[k].label, ndr.point, ndr.frame_bytes, int(ndr.line_pps),
                      *_figures(ndr), *_figures(pdr), pdr.loss_limit_pct, ndr.trials,
-                     ndr.cpu_sender_pct, ndr.trial_id or ""])
+                     "" if ndr.cpu_sender_pct is None else round(ndr.cpu_sender_pct, 1),
+                     ndr.trial_id or ""])
         keys.append(entries[k].key)
     return [Table(id="smallpkt", family="smallpkt", title="Small-packet rate: NDR and PDR",
                   columns=COLUMNS, rows=rows, row_entries=keys,

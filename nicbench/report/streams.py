@@ -69,7 +69,9 @@ def families(ix: Index) -> dict[Family, list[tuple[int, Config]]]:
         bidir = spec.params.get("bidir") is True
         if spec.swept is not None and spec.swept.param in PARAMS:
             name, n = spec.swept.of, spec.swept.value
-        elif bidir:         # a bidirectional test not swept over streams: a family alone
+        elif bidir and not spec.beside:
+            # a bidirectional test not swept over streams: a family alone (a load with a
+            # probe beside it is latency under load's: loaded.py shows its throughput)
             name, n = spec.name, spec.params.get("streams", 1)
         else:
             continue

@@ -166,7 +166,9 @@ def bar_panel(p: BarPanel, fid: str, x0: float, y0: float, width: float) -> tupl
     # the value labels stand in a column of their own right of the plot: never over a
     # bar, a whisker or a limit mark, and aligned for reading down a ranking
     texts = [b.text for b in p.bars if b.value is not None and b.text]
-    rcol = min(190.0, max(text_width(t, SMALL) for t in texts) + 12) if texts else 0.0
+    # (up to about a third of a wide panel: the under-load bars say p99, RPM and the load)
+    rcol = min(max(190.0, width * 0.35), max(text_width(t, SMALL) for t in texts) + 12) \
+        if texts else 0.0
     plot_x, plot_w = x0 + lw, width - lw - rcol - 8
     y = y0
     if p.title:

@@ -218,9 +218,10 @@ def methods(ix: Index) -> dict[tuple[str, str, str], list[Config]]:
     figure over all of them and names the value it was reached at, as it names the point.
     One row per swept value would rank the same cards again at every value (the streams
     section draws them all) and make a ranking of the first value a choice nothing in
-    the report's rules makes."""
+    the report's rules makes. Where other tests remain, swept tests and tests with a probe
+    beside them are left to their own sections (``charts(own_sections=False)``)."""
     out: dict[tuple[str, str, str], list[Config]] = {}
-    for (tool, protocol, test), configs in ix.charts().items():
+    for (tool, protocol, test), configs in ix.charts(own_sections=False).items():
         for c in configs:
             sw = c.test_spec.swept if c.test_spec is not None else None
             key = (tool, protocol, sw.of) if sw is not None else (tool, protocol, test)

@@ -117,7 +117,7 @@ def _cells(directory: Path, run: RunState, problems: list[str]) -> list[Cell]:
                 labels[inv_pair.name] = inventory.adapter(inv_pair.adapter).label
     for pair, recs in snap.by_pair.items():
         labels.setdefault(pair, recs[0].adapter_label)
-    n_configs = len(profile.points) * len(profile.tests) if profile else 0
+    n_configs = profile.configurations_per_pair if profile else 0
     out = []
     for pair in run.pairs:
         recs = snap.by_pair.get(pair, [])

@@ -21,7 +21,7 @@ def test_a_test_is_its_repetitions_its_own_or_the_profiles():
     p = profile({"name": "own", "tool": "iperf3", "repetitions": 3},
                 {"name": "inherited", "tool": "iperf3"}, repetitions=7)
     assert [p.planned_trials(t) for t in p.tests] == [3, 7]
-    assert p.trials_per_point == 10
+    assert p.trials_per_pair == 20
 
 
 def test_a_sweep_is_every_rate_times_trials_per_rate():

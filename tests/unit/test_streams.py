@@ -115,7 +115,7 @@ def test_a_sweep_is_one_test_per_value(tmp_path):
     assert [t.params for t in swept] == [{"duration_s": 2, "streams": n} for n in (1, 2, 4, 8)]
     assert {(t.swept.of, t.swept.param) for t in swept if t.swept} == {("tcp", "streams")}
     assert [t.swept.value for t in swept if t.swept] == [1, 2, 4, 8]
-    assert prof.tests[0].swept is None and prof.trials_per_point == 10
+    assert prof.tests[0].swept is None and prof.trials_per_pair == 10
     # as a manifest keeps it: read back, nothing expands twice
     again = Profile.model_validate(prof.model_dump())
     assert again.tests == prof.tests

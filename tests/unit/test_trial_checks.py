@@ -11,11 +11,14 @@ from pathlib import Path
 import pytest
 
 from nicbench.errors import NotReadyError
+from nicbench.execution.judge import DEAD_LINK_BPS, dead_link_bps, judge
 from nicbench.execution.runner import Runner
 from nicbench.platforms.fake import Answer, FakeHosts, FakeInterface
+from nicbench.remote.result import Result
 from nicbench.results.records import Failure, Kind, Status, TrialRecord
 from nicbench.results.store import RunDir
 from nicbench.tools.iperf3 import parse as parse_iperf3
+from nicbench.tools.registry import TOOLS
 
 from test_runner import INVENTORY, IPERF3_TCP, TWO_PAIRS, four_hosts, profile
 
@@ -202,3 +205,29 @@ def test_a_dead_link_whose_carrier_went_down_says_the_link_went_down(tmp_path):
     rec.fail(Failure.TIMEOUT, "client did not finish")
     hold_to_plan(rec, 2.0, [LinkWindow("ha", "t0", before, after)])
     assert rec.failure is Failure.TIMEOUT
+
+
+# -- a slow UDP offer is no dead link ------------------------------------------------------
+def udp_record(offered_bps: int | None) -> TrialRecord:
+    return TrialRecord(run_id="r", trial_id="t", pair="fe", adapter="a", adapter_label="A",
+                       tool="iperf2", test="smallpkt", protocol="udp", point="mtu1500",
+                       mtu=1500, repetition=1, kind=Kind.UDP_SEARCH, status=Status.FAILED,
+                       offered_bps=offered_bps)
+
+
+@pytest.mark.parametrize("offered_bps, ok", [(214_416, True), (None, False)])
+def test_a_udp_trial_offered_little_is_judged_against_its_offer(offered_bps, ok):
+    """A small-packet search offers 1 % of Fast Ethernet's line rate at 64-byte frames
+    (214 kbit/s): all of it arriving is a measurement, not a dead link (the lab's real
+    output); the same rate with no offer known stays below the absolute floor."""
+    client = (CAPTURES / "iperf2_lab_fe_udp_l18_b214k_client_enhanced.txt").read_text()
+    server = (CAPTURES / "iperf2_lab_fe_udp_l18_b214k_server_enhanced.txt").read_text()
+    rec = udp_record(offered_bps)
+    judge(rec, TOOLS["iperf2"].driver, Result("hb", "iperf -c", client, "", 0, 1.0),
+          client, server, None)
+    assert rec.throughput_bps == 214_000
+    assert (rec.status is Status.OK) is ok
+    if not ok:
+        assert rec.failure is Failure.DEAD_LINK
+    # nothing arriving of such an offer is still a dead link
+    assert dead_link_bps(214_416) > 0 and dead_link_bps(1e9) == DEAD_LINK_BPS
