@@ -6,6 +6,9 @@ trial files of the same names are not this run's leftovers."""
 
 from __future__ import annotations
 
+import json
+import re
+import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -26,3 +29,27 @@ def left_by(recs: Iterable[TrialRecord]) -> list[str]:
             if rec.started_at - SLACK_S <= made <= rec.ended_at + SLACK_S:
                 left.append(str(path))
     return sorted(left)
+
+
+def left_since(trial_id: str, since: float) -> list[str]:
+    """The files in /tmp of trial ``trial_id`` made at or after ``since`` (time.time()):
+    for a trial interrupted before its record was stored."""
+    return sorted(str(p) for p in Path("/tmp").glob(f"nicbench-{trial_id}-*")
+                  if p.lstat().st_mtime >= since - SLACK_S)
+
+
+def assert_left_nothing(recs: list[TrialRecord], out: Path | None = None) -> None:
+    """Nothing of the run's trials is left on the lab's hosts: no file in /tmp (above), no
+    process still running any of their tools' commands (the test's own and those beside
+    it), and, given the run's directory, a tuning journal with nothing left to put back."""
+    if out is not None:
+        journal = json.loads((out / "tuning.json").read_text())
+        assert journal["changes"] == [] and journal["leftovers"] == [], journal
+    left = left_by(recs)
+    assert left == [], left
+    for rec in recs:
+        for cmd in [*rec.commands.values(), *(c for b in rec.beside
+                                             for c in b.commands.values())]:
+            found = subprocess.run(["pgrep", "-f", "^" + re.escape(cmd)],
+                                   capture_output=True, text=True, timeout=10)
+            assert found.stdout == "", f"still running: {cmd}"

@@ -25,12 +25,11 @@ from __future__ import annotations
 import csv
 import json
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 from clihelp import nicbench
-from leftovers import left_by
+from leftovers import assert_left_nothing
 
 from nicbench.results.records import Status, TrialRecord
 from nicbench.tools import sockperf
@@ -108,9 +107,4 @@ def test_latency_percentiles_on_a_shaped_veth(lab, tmp_path):
         assert chosen.latency is not None
         assert chosen.latency.p50_us == pytest.approx(float(row["p50_us"]))
     # nothing left behind on the hosts (they share this machine's /tmp and processes)
-    assert left_by(recs) == []
-    for rec in recs:
-        for cmd in rec.commands.values():
-            found = subprocess.run(["pgrep", "-f", "^" + re.escape(cmd)],
-                                   capture_output=True, text=True, timeout=10)
-            assert found.stdout == "", f"still running: {cmd}"
+    assert_left_nothing(recs)

@@ -21,13 +21,12 @@ from __future__ import annotations
 import csv
 import json
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 from clihelp import nicbench
 from loadcheck import Beside, lab_namespaces
-from leftovers import left_by
+from leftovers import assert_left_nothing
 
 from nicbench.config.profile import Role
 from nicbench.results.records import Status, TrialRecord
@@ -100,7 +99,7 @@ def test_a_full_link_delays_the_probe(loaded_run, pair):
                f"{goodput(PAIRS[pair]) / 1e6:.1f}), idle p99 {idle_p99:.0f} us, loaded p99 "
                f"{loaded_p99:.0f} us")
     print(figures)
-    assert_hosts_clean(pair, recs)
+    assert_left_nothing(recs)
     # a queue under load: judged first, as it holds on a busy machine too
     if loaded_p99 < idle_p99 + QUEUE_US:
         if load.busy:
@@ -144,17 +143,6 @@ def test_the_report_shows_idle_and_loaded_side_by_side(loaded_run, tmp_path):
         assert float(row["load Mbit/s"]) > 0
     page = (tmp_path / "rep" / "report.html").read_text()
     assert 'id="under-load"' in page and "Smallest increase under load (test rtt-loaded" in page
-
-
-def assert_hosts_clean(pair: str, recs: list[TrialRecord]) -> None:
-    left = left_by(recs)
-    assert left == [], left
-    for rec in recs:
-        for cmd in [*rec.commands.values(), *(c for b in rec.beside
-                                             for c in b.commands.values())]:
-            found = subprocess.run(["pgrep", "-f", "^" + re.escape(cmd)],
-                                   capture_output=True, text=True, timeout=10)
-            assert found.stdout == "", f"still running: {cmd}"
 
 
 def test_the_plan_shows_the_load_and_the_probe(lab):

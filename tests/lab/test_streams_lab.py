@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import textwrap
 from pathlib import Path
 
 import pytest
 from clihelp import nicbench
 from loadcheck import Beside, judge_short, lab_namespaces
-from leftovers import left_by
+from leftovers import assert_left_nothing
 
 from nicbench.config.loader import load_profile
 from nicbench.execution.runner import Runner
@@ -91,19 +90,7 @@ def test_streams_and_both_directions_through_the_cli(lab, tmp_path):
             assert rec.bidir is None and '"bidir"' not in json.dumps(rec.to_dict())
     charts = sorted(p.name for p in (out / "report" / "figures").glob("streams-*.svg"))
     assert charts == ["streams-bidir-iperf3-tcp-0-gbe.svg", "streams-tcp-iperf3-tcp-0-gbe.svg"]
-    assert_hosts_clean(out, recs)
-
-
-def assert_hosts_clean(out: Path, recs: list[TrialRecord]) -> None:
-    journal = json.loads((out / "tuning.json").read_text())
-    assert journal["changes"] == [] and journal["leftovers"] == [], journal
-    left = left_by(recs)
-    assert left == [], left
-    for rec in recs:
-        for cmd in rec.commands.values():
-            found = subprocess.run(["pgrep", "-f", "^" + re.escape(cmd)],
-                                   capture_output=True, text=True, timeout=10)
-            assert found.stdout == "", f"still running: {cmd}"
+    assert_left_nothing(recs, out)
 
 
 def test_the_plan_shows_the_streams_and_directions(lab):

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from portheld import port_held
 from clihelp import argv, env, nicbench, read_until
-from leftovers import left_by
+from leftovers import assert_left_nothing, left_since
 
 from nicbench.config.loader import load_profile
 from nicbench.config.profile import Role
@@ -77,21 +77,7 @@ def test_a_probe_measures_beside_bulk_streams(lab, tmp_path):
         assert both <= GOODPUT_1500_BPS * (1 + WITHIN), f"{both / 1e6:.1f} Mbit/s together"
         assert probe.duration_s and abs(probe.duration_s - beside_s) < 0.5
         assert rec.duration_s and abs(rec.duration_s - load_s) < 0.5
-    assert_hosts_clean(out, recs)
-
-
-def assert_hosts_clean(out: Path, recs: list[TrialRecord]) -> None:
-    journal = json.loads((out / "tuning.json").read_text())
-    assert journal["changes"] == [] and journal["leftovers"] == [], journal
-    # the lab's hosts share this machine's /tmp and processes
-    left = left_by(recs)
-    assert left == [], left
-    for rec in recs:
-        for cmd in [*rec.commands.values(), *(c for b in rec.beside
-                                             for c in b.commands.values())]:
-            found = subprocess.run(["pgrep", "-f", "^" + re.escape(cmd)],
-                                   capture_output=True, text=True, timeout=10)
-            assert found.stdout == "", f"still running: {cmd}"
+    assert_left_nothing(recs, out)
 
 
 def test_the_plan_shows_both_tools(lab):
@@ -144,7 +130,7 @@ def test_a_probe_that_cannot_start_fails_the_trial(lab, tmp_path):
     # no client ran; the load's server was up and was stopped, its output kept
     assert "client" not in rec.exit_status and "client" not in probe.exit_status
     assert "server" in rec.raw and "server" in probe.raw
-    assert_hosts_clean(out, [rec])
+    assert_left_nothing([rec], out)
 
 
 INTERRUPTED_PROFILE = """\
@@ -167,6 +153,7 @@ def test_ctrl_c_in_a_two_tool_trial_stops_both(lab, tmp_path):
     prof = tmp_path / "interrupted.yaml"
     prof.write_text(textwrap.dedent(INTERRUPTED_PROFILE))
     out = tmp_path / "out"
+    started = time.time()
     proc = subprocess.Popen(argv("run", str(prof), "-i", str(lab.inventory_file), "--pair",
                                  "gbe", "--out", str(out)),
                             cwd=REPO, env=env(), stdout=subprocess.PIPE,
@@ -187,7 +174,8 @@ def test_ctrl_c_in_a_two_tool_trial_stops_both(lab, tmp_path):
     # the 10 s or more its transfer had left (an iperf 2 UDP client sends on whether or
     # not its server is still there).
     assert stopped_s < 8, f"{stopped_s:.1f} s to stop"
-    assert_hosts_clean(out, [])
+    assert_left_nothing([], out)
+    assert left_since("gbe.mtu1500.bulk-probe.r1", started) == []
     for host in (h.name for h in lab.spec.hosts()):
         for port in (5001, 5201):
             listening = subprocess.run(["ip", "netns", "exec", host, "ss", "-Hlntu",
