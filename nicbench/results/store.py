@@ -23,7 +23,6 @@ import functools
 import json
 import math
 import os
-import re
 import secrets
 import shutil
 import time
@@ -247,7 +246,10 @@ def _record(raw: bytes, where: str, manifest: RunFacts | None) -> TrialRecord:
     return rec
 
 
-_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+# A line's digits as "0", the rest as " ": 19 digits in a row are found by one search
+# (a regular expression takes five times orjson's parse here).
+_DIGITS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_LONG_DIGITS = b"0" * 19
 
 
 def _loads(raw: bytes) -> object:
@@ -256,7 +258,7 @@ def _loads(raw: bytes) -> object:
     result and errors (NaN and Infinity, nesting, not UTF-8, lone surrogates) are the ones
     every reader has always given. orjson reads an integer beyond 64 bits as a float,
     json as an integer: a line with a run of 19 digits or more goes to json."""
-    if _orjson is not None and _LONG_DIGITS.search(raw) is None:
+    if _orjson is not None and _LONG_DIGITS not in raw.translate(_DIGITS):
         try:
             return _orjson.loads(raw)
         except _orjson.JSONDecodeError:
