@@ -148,6 +148,8 @@ def _write_batch(open_: Callable[[], Store], batch: list[_Prepared], counts: Imp
         return
     with open_() as store, store.transaction():
         new: list[tuple] = []
+        new_runs: list[RunRow] = []
+        added_now: set[str] = set()
         known = store.runs_started([item.row.run_id for item in batch])
         for item in batch:
             there = known.get(item.row.run_id)
@@ -157,7 +159,15 @@ def _write_batch(open_: Callable[[], Store], batch: list[_Prepared], counts: Imp
                     "(started at another time): not imported")
                 continue
             counts.skipped_lines.extend(item.skipped)
+            if item.row.run_id in added_now:    # a run given twice: the first one in
+                store.insert_runs(new_runs)
+                store.insert_rows(new)
+                new, new_runs = [], []
+                added_now.clear()
             added, rows = store.write_run_rows(item.row, item.rows, new_run=there is None)
+            if there is None:
+                new_runs.append(item.row)
+                added_now.add(item.row.run_id)
             known[item.row.run_id] = item.row.started_at      # a run given twice
             new.extend(rows)
             counts.runs_added += there is None
@@ -165,6 +175,7 @@ def _write_batch(open_: Callable[[], Store], batch: list[_Prepared], counts: Imp
             counts.trials_added += added.added
             counts.trials_already += added.already
             counts.trials_removed += added.removed
+        store.insert_runs(new_runs)
         store.insert_rows(new)
     for item in batch:
         if note is not None:

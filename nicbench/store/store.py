@@ -152,7 +152,8 @@ class Store:
         inside the caller's :meth:`transaction`: rows already there as they are stay,
         rows the run no longer has are removed; returns the counts and the rows still to
         insert (:meth:`insert_rows`, at once for many runs). ``new_run``: the store holds
-        nothing of it (nothing to compare with)."""
+        nothing of it (nothing to compare with), and its row is left to the caller too
+        (:meth:`insert_runs`, at once for many runs)."""
         b = self.backend
         have = {} if new_run else dict(b.fetchall(
             "SELECT trial_id, record FROM nb_trials WHERE run_id = ?", [run.run_id]))
@@ -160,15 +161,17 @@ class Store:
         keep = {row[1] for row in rows}
         gone = [t for t in have if t not in keep]
         stale = [row[1] for row in new if row[1] in have] + gone
-        if new_run:
-            self.backend.insert("nb_runs", RUN_COLUMNS, [run.values()])
-        else:
+        if not new_run:
             self.write_run(run)
         for i in range(0, len(stale), 500):
             chunk = stale[i:i + 500]
             b.execute(f"DELETE FROM nb_trials WHERE run_id = ? AND trial_id IN "
                       f"({', '.join('?' * len(chunk))})", [run.run_id, *chunk])
         return Added(added=len(new), already=len(rows) - len(new), removed=len(gone)), new
+
+    def insert_runs(self, runs: Sequence[RunRow]) -> None:
+        """New runs' rows (none of them in the store), at once."""
+        self.backend.insert("nb_runs", RUN_COLUMNS, [run.values() for run in runs])
 
     def insert_rows(self, rows: list[tuple]) -> None:
         self.backend.insert("nb_trials", TRIAL_NAMES, rows)

@@ -237,3 +237,14 @@ def test_the_latest_runs_of_every_adapter_at_once_are_each_adapters_history(stor
         assert frame.dtypes.to_dict() == s.trial_frame()[list(
             frames.HISTORY_SELECTED)].dtypes.to_dict()
         assert s.latest_frame([], 2).empty
+
+
+def test_a_run_given_twice_in_one_import_is_stored_once(store_at):
+    # both in one batch: the second finds the first's rows (written before it is compared)
+    one = RUNS[0]
+    n = len(standing(current(RunDir(one).records())))
+    counts = imported(store_at, [one, one])
+    assert (counts.runs_added, counts.runs_already) == (1, 1)
+    assert (counts.trials_added, counts.trials_already) == (n, n)
+    with store(store_at, write=False) as s:
+        assert (s.info().runs, s.info().trials) == (1, n)
