@@ -22,8 +22,14 @@ from nicbench.errors import UsageError
 from nicbench.store.schema import RunRow, standing_lines, trial_row
 from nicbench.store.store import Store
 
-BATCH_S = 1.0           # an import writes (and holds a DuckDB store) at most this often,
-BATCH_TRIALS = 50_000   # or for this many trials at once
+# An import writes (and holds a DuckDB store) at most every BATCH_S of reading, or for
+# BATCH_TRIALS trials at once. Each batch's open and close (a DuckDB checkpoint) costs
+# about 0.07 s of CPU beyond its rows on this project's machines, 0.14 s at a million
+# trials: 7 to 14 % of an import in batches of a second, 2 to 5 % in batches of three.
+# A run writing the store meanwhile waits up to that long (it waits up to
+# backend.LOCK_WAIT_S, then goes on without the store).
+BATCH_S = 3.0
+BATCH_TRIALS = 100_000
 PARALLEL_FROM = 8       # runs from which an import reads them in worker processes
 
 
