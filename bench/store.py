@@ -27,6 +27,7 @@ import argparse
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -43,6 +44,7 @@ from nicbench.store import import_dirs, open_store, resolve  # noqa: E402
 SOURCE = REPO / "tests" / "report" / "data" / "roundup"
 IMPORT_TARGET = 20_000       # trials/s
 HISTORY_LIMIT_S = 0.5
+REPORT_LIMIT_S = 5.0
 BATCH = 100                  # runs written, imported and removed at a time
 
 
@@ -86,13 +88,16 @@ def main() -> int:
         print(f"build: {info.runs} runs, {info.trials} trials in {build_s:.1f} s "
               f"({info.trials / build_s:,.0f} trials/s), {size_mb:.0f} MB")
         q_s, trials_s, rows = _histories(location)
-        ok = rate >= IMPORT_TARGET and q_s <= HISTORY_LIMIT_S and info.trials >= args.trials
+        report_s, charts = _report(source, work, at, runs, args.groups)
+        ok = rate >= IMPORT_TARGET and q_s <= HISTORY_LIMIT_S and \
+            report_s <= REPORT_LIMIT_S and info.trials >= args.trials
         print(f"store: backend={location.kind.value} import_trials_per_s={rate:.0f} "
               f"import_target={IMPORT_TARGET} trials={info.trials} runs={info.runs} "
               f"build_s={build_s:.1f} store_mb={size_mb:.0f} history_s={q_s:.3f} "
               f"history_trials_s={trials_s:.3f} history_rows={rows} "
-              f"history_limit_s={HISTORY_LIMIT_S} load1={os.getloadavg()[0]:.1f} "
-              f"{'PASS' if ok else 'FAIL'}")
+              f"history_limit_s={HISTORY_LIMIT_S} report_s={report_s:.2f} "
+              f"history_charts={charts} report_limit_s={REPORT_LIMIT_S:g} "
+              f"load1={os.getloadavg()[0]:.1f} {'PASS' if ok else 'FAIL'}")
         return 0 if ok else 1
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -111,6 +116,33 @@ def _import(source, work: Path, opened, first: int, count: int,
         sys.exit(f"bench: error: imported {counts.trials_added} trials of "
                  f"{count * source.trials}")
     return seconds, count
+
+
+def _report(source, work: Path, at: str, runs: int, groups: int) -> tuple[float, int]:
+    """The next night's runs (every group: all the adapters) written and imported as a
+    nightly run stores them, then ``nicbench report`` of them with the store as its
+    history, in a new process as a user runs it: its wall time and the History
+    section's charts (one per adapter)."""
+    night = -(-runs // groups)
+    dirs = corpus.write_runs(source, work / "night", first=night * groups, count=groups,
+                             groups=groups)
+    import_dirs(lambda: open_store(resolve(at)), [str(d) for d in dirs])
+    out = work / "report"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NICBENCH_")}
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "nicbench.cli", "report",
+                           *[str(d) for d in dirs], "--store", at, "--out", str(out)],
+                          capture_output=True, text=True, timeout=600, env=env, cwd=REPO)
+    seconds = time.perf_counter() - t0
+    if proc.returncode != 0:
+        sys.exit(f"bench: error: nicbench report failed: {proc.stderr.strip()[-500:]}")
+    charts = len(list((out / "figures").glob("history-*.svg")))
+    print(f"report: {len(dirs)} runs of night {night}, "
+          f"{len(list((out / 'figures').glob('*.svg')))} charts of which {charts} of "
+          f"history, in {seconds:.2f} s")
+    if not charts:
+        sys.exit("bench: error: the report has no History section")
+    return seconds, charts
 
 
 def _history(location) -> tuple[float, float, int, int]:
