@@ -36,8 +36,9 @@ except ImportError:         # a venv made before it was a dependency: json alone
     _orjson = None          # type: ignore[assignment]
 
 from nicbench.errors import ResultsWriteError, UsageError
-from nicbench.results.plausible import RunFacts, impossible
-from nicbench.results.records import FORMAT_VERSION, TrialKey, TrialRecord, current, settled
+from nicbench.results.plausible import RunFacts, impossible, plainly_possible
+from nicbench.results.records import (FORMAT_VERSION, TrialKey, TrialRecord, current,
+                                      plain_record, settled)
 from nicbench.textfile import TextFileError, open_new, open_regular, size_text
 
 # A trial record is a few KB (a netPIPE curve of a few hundred points at most): a line of
@@ -229,6 +230,8 @@ def _record(raw: bytes, where: str, manifest: RunFacts | None) -> TrialRecord:
                              f"than this nicbench reads ({FORMAT_VERSION}): read it with a "
                              "newer nicbench")
         _check_types(data)
+        if manifest is None and plainly_possible(data):
+            return plain_record(data)
         rec = TrialRecord.from_dict(data)
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
         why = (f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError)

@@ -54,6 +54,14 @@ CASES = {
 }
 
 
+def _the_full_way(monkeypatch) -> None:
+    """json alone, every key's type looked at in field order, every record by from_dict
+    and judged by plausible.impossible."""
+    monkeypatch.setattr(results_store, "_orjson", None)
+    monkeypatch.setattr(results_store, "_fast_types", lambda: _NoneFast())
+    monkeypatch.setattr(results_store, "plainly_possible", lambda data: False)
+
+
 class _NoneFast(dict):
     """No value passes at a glance: every line's keys are looked at in field order."""
 
@@ -75,7 +83,7 @@ def test_a_line_reads_as_json_alone_read_it(case, monkeypatch):
     raw = CASES[case]
     fast = _read(raw)
     monkeypatch.setattr(results_store, "_orjson", None)
-    monkeypatch.setattr(results_store, "_fast_types", lambda: _NoneFast())
+    _the_full_way(monkeypatch)
     plain = _read(raw)
     assert fast == plain
     if case == "as stored":
@@ -92,3 +100,69 @@ def test_the_first_wrong_field_in_field_order_is_named(tmp_path):
         list(RunDir(tmp_path).records(strict=True))
     assert "trials.jsonl:1: not a nicbench trial record (run_id 7 is not a string)" \
         in str(info.value)
+
+
+# Real lines of every kind the project keeps (throughput, refusals, stalls, UDP, latency,
+# bidirectional, loaded, netPIPE curves, format 1), each changed at the plain path's
+# every boundary: the fast reading accepts exactly what the full one accepts, makes the
+# same record of it, and refuses the rest in the same words.
+DATA = Path(__file__).resolve().parents[1]
+SOURCES = [*sorted(DATA.glob("report/data/*/trials.jsonl")),
+           DATA / "unit" / "data" / "stored" / "udp_trials.jsonl"]
+MAX_REP = 10_001 * 15 * 2
+CHANGES: list[dict] = [
+    {}, {"throughput_bps": -1}, {"throughput_bps": 0}, {"throughput_bps": 1e13},
+    {"throughput_bps": 1.0000001e13}, {"throughput_bps": None},
+    {"throughput_bps": None, "status": "failed"}, {"sent_bps": -0.5}, {"sent_bps": 2e13},
+    {"offered_bps": 3e13}, {"offered_bps": 5}, {"status": "nonsense"},
+    {"status": "skipped"}, {"kind": "skipped", "repetition": None},
+    {"kind": "given-up", "repetition": None}, {"kind": "udp-search"}, {"kind": "bad"},
+    {"kind": "repetition", "repetition": None}, {"kind": "udp-search", "repetition": None},
+    {"failure": ""}, {"failure": "bad"}, {"failure": None}, {"failure": "refused"},
+    {"repetition": 0}, {"repetition": 1}, {"repetition": MAX_REP},
+    {"repetition": MAX_REP + 1}, {"repetition": -3}, {"mtu": 67}, {"mtu": 68},
+    {"mtu": 65536}, {"mtu": 65537}, {"raw": {"client": "../x"}}, {"raw": {"client": "raw/"}},
+    {"raw": {"client": "raw/a/../b"}}, {"raw": {"c": "raw/x.txt"}}, {"raw": {"c": 5}},
+    {"raw": {"c": "raw\\x"}}, {"raw": {}}, {"format_version": 1}, {"format_version": 3},
+    {"points": [{"size_bytes": 1, "throughput_bps": 1.0}]}, {"points": [{"size_bytes": 1}]},
+    {"udp": {"lost": 0, "total": 1, "loss_pct": 0.0, "jitter_ms": 0.1}}, {"udp": {"x": 1}},
+    {"latency": None}, {"bidir": None}, {"frame": None}, {"beside": []},
+    {"beside": [{"tool": "x"}]}, {"zzz": 1}, {"adapter_label": None},
+]
+DROPS = ["adapter_label", "repetition", "format_version", "points", "raw", "mtu", "hosts"]
+
+
+def _lines() -> list[bytes]:
+    out = []
+    for path in SOURCES:
+        lines = path.read_bytes().splitlines()
+        out += lines[:: max(1, len(lines) // 12)]
+    return out
+
+
+def _variants(line: bytes) -> list[bytes]:
+    data = json.loads(line)
+    out = [json.dumps({**data, **change}).encode() for change in CHANGES]
+    out += [json.dumps({k: v for k, v in data.items() if k != drop}).encode()
+            for drop in DROPS if drop in data]
+    return out
+
+
+def test_the_fast_reading_accepts_what_the_full_one_accepts_and_refuses_the_same(
+        monkeypatch):
+    lines = [v for line in _lines() for v in _variants(line)]
+    assert len(lines) > 1000
+    taken = []
+    plainly = results_store.plainly_possible
+    monkeypatch.setattr(results_store, "plainly_possible",
+                        lambda data: taken.append(plainly(data)) or taken[-1])
+    fast = [_read(raw) for raw in lines]
+    _the_full_way(monkeypatch)
+    full = [_read(raw) for raw in lines]
+    for raw, a, b in zip(lines, fast, full, strict=True):
+        assert a == b, raw
+        if a[0] == "record":
+            assert a[1].to_dict() == b[1].to_dict()
+    assert {"record", "refused"} <= {a[0] for a in fast}
+    assert sum(taken) > 200             # the fast way was taken, not only the full one
+    assert len(taken) - sum(taken) > 200
