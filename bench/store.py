@@ -79,17 +79,17 @@ def main() -> int:
         with open_store(location) as s:
             s.clear()
         opened = lambda: open_store(location)      # noqa: E731
-        c0 = _cpu()
-        import_s, first = _import(source, work, opened, 0, args.import_runs, args.groups)
+        import_s, first, cpu_s = _import(source, work, opened, 0, args.import_runs,
+                                         args.groups)
         rate = first * source.trials / import_s
-        cpu_us = (_cpu() - c0) / (first * source.trials) * 1e6
+        cpu_us = cpu_s / (first * source.trials) * 1e6
         print(f"import: {first} runs, {first * source.trials} trials in {import_s:.1f} s: "
               f"{rate:,.0f} trials/s; CPU {cpu_us:.0f} µs a trial (the importer and its "
-              f"workers, so {2e6 / cpu_us:,.0f} trials/s on two free cores)")
+              f"workers: at most {2e6 / cpu_us:,.0f} trials/s on two free cores)")
         runs, build_s = first, import_s
         while runs * source.trials < args.trials:
             n = min(BATCH, -(-(args.trials - runs * source.trials) // source.trials))
-            seconds, _ = _import(source, work, opened, runs, n, args.groups)
+            seconds, _, _ = _import(source, work, opened, runs, n, args.groups)
             runs, build_s = runs + n, build_s + seconds
         with open_store(location, write=False) as s:
             info = s.info()
@@ -97,9 +97,7 @@ def main() -> int:
         print(f"build: {info.runs} runs, {info.trials} trials in {build_s:.1f} s "
               f"({info.trials / build_s:,.0f} trials/s), {size_mb:.0f} MB")
         q_s, trials_s, rows = _histories(location)
-        c0 = _cpu()
-        report_s, charts = _report(source, work, at, runs, args.groups)
-        report_cpu_s = _cpu() - c0
+        report_s, charts, report_cpu_s = _report(source, work, at, runs, args.groups)
         ok = rate >= IMPORT_TARGET and q_s <= HISTORY_LIMIT_S and \
             report_s <= REPORT_LIMIT_S and info.trials >= args.trials
         print(f"store: backend={location.kind.value} import_trials_per_s={rate:.0f} "
@@ -126,45 +124,47 @@ def _cpu() -> float:
 
 
 def _import(source, work: Path, opened, first: int, count: int,
-            groups: int) -> tuple[float, int]:
-    """Write runs first.. of the corpus, import them (timed), remove them."""
+            groups: int) -> tuple[float, int, float]:
+    """Write runs first.. of the corpus, import them (timed), remove them: the import's
+    seconds, runs and CPU seconds."""
     batch = work / "runs"
     dirs = corpus.write_runs(source, batch, first=first, count=count, groups=groups)
-    t0 = time.perf_counter()
+    c0, t0 = _cpu(), time.perf_counter()
     counts = import_dirs(opened, [str(d) for d in dirs])
-    seconds = time.perf_counter() - t0
+    seconds, cpu_s = time.perf_counter() - t0, _cpu() - c0
     shutil.rmtree(batch)
     if counts.trials_added != count * source.trials:
         sys.exit(f"bench: error: imported {counts.trials_added} trials of "
                  f"{count * source.trials}")
-    return seconds, count
+    return seconds, count, cpu_s
 
 
-def _report(source, work: Path, at: str, runs: int, groups: int) -> tuple[float, int]:
+def _report(source, work: Path, at: str, runs: int,
+            groups: int) -> tuple[float, int, float]:
     """The next night's runs (every group: all the adapters) written and imported as a
     nightly run stores them, then ``nicbench report`` of them with the store as its
     history, in a new process as a user runs it: its wall time and the History
-    section's charts (one per adapter)."""
+    section's charts (one per adapter), and its CPU seconds."""
     night = -(-runs // groups)
     dirs = corpus.write_runs(source, work / "night", first=night * groups, count=groups,
                              groups=groups)
     import_dirs(lambda: open_store(resolve(at)), [str(d) for d in dirs])
     out = work / "report"
     env = {k: v for k, v in os.environ.items() if not k.startswith("NICBENCH_")}
-    t0 = time.perf_counter()
+    c0, t0 = _cpu(), time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "nicbench.cli", "report",
                            *[str(d) for d in dirs], "--store", at, "--out", str(out)],
                           capture_output=True, text=True, timeout=600, env=env, cwd=REPO)
-    seconds = time.perf_counter() - t0
+    seconds, cpu_s = time.perf_counter() - t0, _cpu() - c0
     if proc.returncode != 0:
         sys.exit(f"bench: error: nicbench report failed: {proc.stderr.strip()[-500:]}")
     charts = len(list((out / "figures").glob("history-*.svg")))
     print(f"report: {len(dirs)} runs of night {night}, "
           f"{len(list((out / 'figures').glob('*.svg')))} charts of which {charts} of "
-          f"history, in {seconds:.2f} s")
+          f"history, in {seconds:.2f} s ({cpu_s:.2f} s of CPU)")
     if not charts:
         sys.exit("bench: error: the report has no History section")
-    return seconds, charts
+    return seconds, charts, cpu_s
 
 
 def _history(location) -> tuple[float, float, int, int]:
