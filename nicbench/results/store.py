@@ -25,6 +25,7 @@ import math
 import os
 import secrets
 import shutil
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import fields
@@ -347,7 +348,7 @@ def _fast_types() -> dict[str, frozenset[type]]:
     """field -> the exact types of a value that passes its check without a closer look
     (a float only if finite; None where the field may be None)."""
     exact: dict[str, set[type]] = {
-        "float": {int, float}, "int": {int}, "str": {str}, "Kind": {str}, "Status": {str},
+        "float": {float}, "int": {int}, "str": {str}, "Kind": {str}, "Status": {str},
         "Failure": {str}, "dict": {dict}, "list": {list}}
     out = {}
     for f in fields(TrialRecord):
@@ -360,7 +361,14 @@ def _fast_types() -> dict[str, frozenset[type]]:
 
 
 def _number(v: object) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    # an integer too large for a float (json reads any number of digits) is not one
+    # either: every figure is computed with as a float
+    if isinstance(v, int) and not isinstance(v, bool):
+        return abs(v) <= _FLOAT_MAX
+    return isinstance(v, float) and math.isfinite(v)
+
+
+_FLOAT_MAX = sys.float_info.max
 
 
 _TYPES: dict[str, tuple[str, Callable[[object], bool]]] = {

@@ -41,6 +41,8 @@ CASES = {
     "-0.0 as a rate": _with(sent_bps="-0.0"),
     "an int of 19 digits inside a string": _with(adapter_label='"x1234567890123456789"'),
     "duplicate key": LINE.encode().replace(b'"mtu": 1500,', b'"mtu": 1500, "mtu": 9000,'),
+    "an int too large for a float as a duration": _with(duration_s="1" + "0" * 400),
+    "an int as a rate": _with(throughput_bps="900000000"),
     "lone surrogate": _with(adapter_label='"x\\ud800y"'),
     "deep nesting": _with(extra="[" * 5000 + "]" * 5000),
     "not UTF-8": LINE.encode().replace(b"LX-1000", b"LX-\xff000"),
@@ -88,7 +90,7 @@ def test_a_line_reads_as_json_alone_read_it(case, monkeypatch):
     assert fast == plain
     if case == "as stored":
         assert fast[0] == "record"
-    elif case not in ("lone surrogate", "-0.0 as a rate", "duplicate key",
+    elif case not in ("lone surrogate", "-0.0 as a rate", "duplicate key", "an int as a rate",
                       "an int of 19 digits inside a string"):
         assert fast[0] != "record", fast
 
@@ -166,3 +168,10 @@ def test_the_fast_reading_accepts_what_the_full_one_accepts_and_refuses_the_same
     assert {"record", "refused"} <= {a[0] for a in fast}
     assert sum(taken) > 200             # the fast way was taken, not only the full one
     assert len(taken) - sum(taken) > 200
+
+
+def test_an_integer_too_large_for_a_float_is_one_line_not_a_crash():
+    kind, (message, _) = _read(CASES["an int too large for a float as a duration"])
+    assert kind == "refused"
+    assert "not a nicbench trial record (duration_s 1000000000000000000000000000000000000" \
+        in message and "is not a finite number)" in message
