@@ -1,5 +1,6 @@
 """The results store at the scale of a lab's year: import rate, a store of a million
-trials, and a history query of one adapter, test and point against it.
+trials, a history query of one adapter, test and point against it, and a report of 50
+adapters with its History section read from it.
 
 No lab, no root. The corpus (``bench/_store_corpus.py``) is one real lab run
 (tests/report/data/roundup: 5 adapters, 402 trial records) copied as many nights of
@@ -13,7 +14,11 @@ removed again batch by batch (a million trials are 1.3 GB of trials.jsonl):
    (1,000,000): its time and file size;
 3. ``history``: one adapter's test at one point over every night (what ``nicbench
    history`` asks: ``Store.trial_frame(adapter=, test=, point=)`` and the manifests of its
-   runs), the median of 5, each in a new read-only open of the store (limit 0.5 s).
+   runs), the median of 5, each in a new read-only open of the store (limit 0.5 s);
+4. ``report``: the next night's runs (all 50 adapters) imported as a nightly run stores
+   them, then ``nicbench report`` of them with the store as its history (``--store``), in
+   a new process as a user runs it, end to end: its wall time (limit 5 s) and the
+   History section's charts (one per adapter, each series' last 30 runs).
 
 ``--store postgresql://...`` measures a PostgreSQL database instead (it is emptied
 first); ``--keep DIR`` keeps the DuckDB store there, and ``--keep DIR --history-only``
@@ -25,8 +30,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -43,6 +50,7 @@ from nicbench.store import import_dirs, open_store, resolve  # noqa: E402
 SOURCE = REPO / "tests" / "report" / "data" / "roundup"
 IMPORT_TARGET = 20_000       # trials/s
 HISTORY_LIMIT_S = 0.5
+REPORT_LIMIT_S = 5.0
 BATCH = 100                  # runs written, imported and removed at a time
 
 
@@ -71,14 +79,17 @@ def main() -> int:
         with open_store(location) as s:
             s.clear()
         opened = lambda: open_store(location)      # noqa: E731
-        import_s, first = _import(source, work, opened, 0, args.import_runs, args.groups)
+        import_s, first, cpu_s = _import(source, work, opened, 0, args.import_runs,
+                                         args.groups)
         rate = first * source.trials / import_s
+        cpu_us = cpu_s / (first * source.trials) * 1e6
         print(f"import: {first} runs, {first * source.trials} trials in {import_s:.1f} s: "
-              f"{rate:,.0f} trials/s")
+              f"{rate:,.0f} trials/s; CPU {cpu_us:.0f} µs a trial (the importer and its "
+              f"workers: at most {2e6 / cpu_us:,.0f} trials/s on two free cores)")
         runs, build_s = first, import_s
         while runs * source.trials < args.trials:
             n = min(BATCH, -(-(args.trials - runs * source.trials) // source.trials))
-            seconds, _ = _import(source, work, opened, runs, n, args.groups)
+            seconds, _, _ = _import(source, work, opened, runs, n, args.groups)
             runs, build_s = runs + n, build_s + seconds
         with open_store(location, write=False) as s:
             info = s.info()
@@ -86,31 +97,74 @@ def main() -> int:
         print(f"build: {info.runs} runs, {info.trials} trials in {build_s:.1f} s "
               f"({info.trials / build_s:,.0f} trials/s), {size_mb:.0f} MB")
         q_s, trials_s, rows = _histories(location)
-        ok = rate >= IMPORT_TARGET and q_s <= HISTORY_LIMIT_S and info.trials >= args.trials
+        report_s, charts, report_cpu_s = _report(source, work, at, runs, args.groups)
+        ok = rate >= IMPORT_TARGET and q_s <= HISTORY_LIMIT_S and \
+            report_s <= REPORT_LIMIT_S and info.trials >= args.trials
         print(f"store: backend={location.kind.value} import_trials_per_s={rate:.0f} "
-              f"import_target={IMPORT_TARGET} trials={info.trials} runs={info.runs} "
+              f"import_cpu_us={cpu_us:.0f} import_target={IMPORT_TARGET} "
+              f"trials={info.trials} runs={info.runs} "
               f"build_s={build_s:.1f} store_mb={size_mb:.0f} history_s={q_s:.3f} "
               f"history_trials_s={trials_s:.3f} history_rows={rows} "
-              f"history_limit_s={HISTORY_LIMIT_S} load1={os.getloadavg()[0]:.1f} "
-              f"{'PASS' if ok else 'FAIL'}")
+              f"history_limit_s={HISTORY_LIMIT_S} report_s={report_s:.2f} "
+              f"report_cpu_s={report_cpu_s:.2f} "
+              f"history_charts={charts} report_limit_s={REPORT_LIMIT_S:g} "
+              f"load1={os.getloadavg()[0]:.1f} {'PASS' if ok else 'FAIL'}")
         return 0 if ok else 1
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def _cpu() -> float:
+    """CPU seconds of this process (its DuckDB threads included) and of its children
+    waited for (import workers, the report's process): on shared cores the wall time
+    moves with the load, the work does not."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def _import(source, work: Path, opened, first: int, count: int,
-            groups: int) -> tuple[float, int]:
-    """Write runs first.. of the corpus, import them (timed), remove them."""
+            groups: int) -> tuple[float, int, float]:
+    """Write runs first.. of the corpus, import them (timed), remove them: the import's
+    seconds, runs and CPU seconds."""
     batch = work / "runs"
     dirs = corpus.write_runs(source, batch, first=first, count=count, groups=groups)
-    t0 = time.perf_counter()
+    c0, t0 = _cpu(), time.perf_counter()
     counts = import_dirs(opened, [str(d) for d in dirs])
-    seconds = time.perf_counter() - t0
+    seconds, cpu_s = time.perf_counter() - t0, _cpu() - c0
     shutil.rmtree(batch)
     if counts.trials_added != count * source.trials:
         sys.exit(f"bench: error: imported {counts.trials_added} trials of "
                  f"{count * source.trials}")
-    return seconds, count
+    return seconds, count, cpu_s
+
+
+def _report(source, work: Path, at: str, runs: int,
+            groups: int) -> tuple[float, int, float]:
+    """The next night's runs (every group: all the adapters) written and imported as a
+    nightly run stores them, then ``nicbench report`` of them with the store as its
+    history, in a new process as a user runs it: its wall time and the History
+    section's charts (one per adapter), and its CPU seconds."""
+    night = -(-runs // groups)
+    dirs = corpus.write_runs(source, work / "night", first=night * groups, count=groups,
+                             groups=groups)
+    import_dirs(lambda: open_store(resolve(at)), [str(d) for d in dirs])
+    out = work / "report"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NICBENCH_")}
+    c0, t0 = _cpu(), time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "nicbench.cli", "report",
+                           *[str(d) for d in dirs], "--store", at, "--out", str(out)],
+                          capture_output=True, text=True, timeout=600, env=env, cwd=REPO)
+    seconds, cpu_s = time.perf_counter() - t0, _cpu() - c0
+    if proc.returncode != 0:
+        sys.exit(f"bench: error: nicbench report failed: {proc.stderr.strip()[-500:]}")
+    charts = len(list((out / "figures").glob("history-*.svg")))
+    print(f"report: {len(dirs)} runs of night {night}, "
+          f"{len(list((out / 'figures').glob('*.svg')))} charts of which {charts} of "
+          f"history, in {seconds:.2f} s ({cpu_s:.2f} s of CPU)")
+    if not charts:
+        sys.exit("bench: error: the report has no History section")
+    return seconds, charts, cpu_s
 
 
 def _history(location) -> tuple[float, float, int, int]:

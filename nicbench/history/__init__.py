@@ -23,7 +23,7 @@ from typing import Any
 from nicbench.history.model import SCORE, SCORE_KIND, Change, Direction, Flag, Night, Series
 
 __all__ = ["DEFAULT_LAST", "SCORE", "SCORE_KIND", "Change", "Direction", "Flag", "Night", "Series",
-           "history", "of_frame"]
+           "history", "latest", "of_frame"]
 
 
 # The runs of a series judged and shown by default: four months of nights. jumpavg's
@@ -50,3 +50,16 @@ def history(source: Any, *, adapter: str | None = None, test: str | None = None,
     src = source_of(source)
     df = src.trial_frame(adapter=adapter, test=test, point=point, since=utc(since))
     return of_frame(df, src, last)
+
+
+def latest(source: Any, adapters: list[str], last: int = DEFAULT_LAST) -> list[Series]:
+    """The series of each of ``adapters`` in ``source``, each of its last ``last`` runs:
+    as ``history(source, adapter=a, last=last)`` for each, but from a results store in
+    one query of only those runs (``Store.latest_frame``), their manifests alone read."""
+    from nicbench.results.frame import source_of
+
+    src = source_of(source)
+    pick = getattr(src, "latest_frame", None)
+    if pick is None:
+        return [s for a in adapters for s in history(src, adapter=a, last=last)]
+    return of_frame(pick(adapters, last), src, last)

@@ -80,11 +80,10 @@ def _trend(runs: list[Run], source: Any) -> list[Series] | None:
     them it holds); None: the runs' own history."""
     if source is None:
         return None
-    from nicbench.history import history as read_history
+    from nicbench.history import latest
     from nicbench.report.history import LAST_RUNS
 
-    adapters = sorted({r.adapter for run in runs for r in run.records})
-    return [s for a in adapters for s in read_history(source, adapter=a, last=LAST_RUNS)]
+    return latest(source, sorted({r.adapter for run in runs for r in run.records}), LAST_RUNS)
 
 
 def _campaign_nights(dirs: list[str], warn: Warn | None) -> Any:

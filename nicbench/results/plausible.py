@@ -25,12 +25,14 @@ a finite number, a whole number); this checks what those numbers say:
 
 from __future__ import annotations
 
+from dataclasses import MISSING, fields
 from typing import Protocol
 
 from nicbench.config.inventory import Inventory
 from nicbench.config.profile import Profile
 from nicbench.results import frames
-from nicbench.results.records import Kind, RoleResult, Status, TrialRecord
+from nicbench.results.records import (FORMAT_VERSION, Failure, Kind, RoleResult, Status,
+                                      TrialRecord)
 
 
 class RunFacts(Protocol):
@@ -58,6 +60,49 @@ def impossible(rec: TrialRecord, manifest: RunFacts | None = None) -> str | None
     return (_rates(rec) or _ok_without_figure(rec) or _mtu(rec) or _frame(rec) or _raw(rec)
             or _repetition(rec, manifest.profile if manifest else None)
             or (_names(rec, manifest) if manifest else None))
+
+
+def plainly_possible(data: dict) -> bool:
+    """True only if ``data``, a stored record's dict whose stored types were checked
+    (``store._check_types``), is a record of this format with nothing beyond a
+    throughput trial's plain fields (no curve, UDP statistics, round trips, second
+    direction, frame, tools beside; no unknown key) and with values :func:`impossible`
+    (without a manifest) finds nothing wrong with: such a dict is made a record without
+    ``TrialRecord.from_dict``'s work (a store's import reads millions). False says
+    nothing: the dict is read and judged the full way, which words any refusal.
+    ``tests/unit/test_record_lines.py`` holds the two ways to the same answers."""
+    if data.get("format_version") != FORMAT_VERSION or not _PLAIN_KEYS.issuperset(data) \
+            or not _REQUIRED.issubset(data):
+        return False
+    if data["kind"] not in _KIND_VALUES or data["status"] not in _STATUS_VALUES or \
+            data.get("failure") not in _FAILURE_VALUES:
+        return False
+    if data.get("points") or data.get("udp") is not None or data.get("beside") or \
+            any(data.get(k) is not None for k in ("latency", "bidir", "frame")):
+        return False
+    for name in ("throughput_bps", "sent_bps", "offered_bps"):
+        v = data.get(name)
+        if v is not None and not 0 <= v <= MAX_BPS:
+            return False
+    if data["status"] == Status.OK.value and data.get("throughput_bps") is None:
+        return False
+    if not MTU_MIN <= data["mtu"] <= MTU_MAX:
+        return False
+    rep = data["repetition"]
+    if rep is None:
+        if data["kind"] in (Kind.REPETITION.value, Kind.UDP_SEARCH.value):
+            return False
+    elif not 1 <= rep <= MAX_REPETITION:
+        return False
+    return all(_inside_raw(rel) for rel in data.get("raw", {}).values())
+
+
+_PLAIN_KEYS = frozenset(f.name for f in fields(TrialRecord))
+_REQUIRED = frozenset(f.name for f in fields(TrialRecord)
+                      if f.default is MISSING and f.default_factory is MISSING)
+_KIND_VALUES = frozenset(k.value for k in Kind)
+_STATUS_VALUES = frozenset(k.value for k in Status)
+_FAILURE_VALUES = frozenset([None, *(k.value for k in Failure)])
 
 
 def _rate(name: str, value: float | None) -> str | None:

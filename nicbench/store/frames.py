@@ -37,8 +37,15 @@ TRIAL_SELECTED = tuple(name for name, _ in TRIAL_FRAME)
 
 _FROM_RUN = {"run_started_at": "r.started_at", "profile": "r.profile",
              "campaign": "r.campaign"}
-TRIAL_SELECT = ("SELECT " + ", ".join(_FROM_RUN.get(n, f"t.{n}") for n in TRIAL_SELECTED)
-                + " FROM nb_trials t JOIN nb_runs r ON r.run_id = t.run_id")
+
+
+def select(names: tuple[str, ...]) -> str:
+    """SELECT of the trial frame's columns ``names`` (nb_trials t joined to nb_runs r)."""
+    return ("SELECT " + ", ".join(_FROM_RUN.get(n, f"t.{n}") for n in names)
+            + " FROM nb_trials t JOIN nb_runs r ON r.run_id = t.run_id")
+
+
+TRIAL_SELECT = select(TRIAL_SELECTED)
 # Runs in the order they started, each run's trials in the order they started.
 TRIAL_ORDER = " ORDER BY r.started_at, t.run_id, t.started_at, t.trial_id"
 
@@ -48,6 +55,9 @@ RUNS_SELECT = ("SELECT r.run_id, r.started_at, r.profile, r.campaign, "
                "(SELECT count(*) FROM nb_trials t WHERE t.run_id = r.run_id), "
                "r.campaign_started_at, r.shard, r.ended_at, r.results_dir "
                "FROM nb_runs r ORDER BY r.started_at, r.run_id")
+# What a series judges (history/series.measured): these kinds, ok, with a throughput.
+MEASURED_KINDS = (Kind.REPETITION.value, Kind.UDP_SEARCH.value)
+OK = Status.OK.value
 NIGHT_TURNS_H = 12          # a night runs from noon to noon (UTC), named by its evening
 
 
@@ -61,28 +71,47 @@ def _times(values: Any) -> Any:
     return pd.to_datetime(seconds, unit="s", utc=True).astype(_TIME)
 
 
-def trial_frame_of(raw: pd.DataFrame | None) -> pd.DataFrame:
-    """The store's selected trial columns typed as the contract says."""
-    raw = raw if raw is not None else pd.DataFrame({n: [] for n in TRIAL_SELECTED})
+# The columns a history's series are made of (``history/series.build``), in the trial
+# frame's order: what ``Store.latest_frame`` reads for a report's History section.
+HISTORY_SELECTED = ("run_id", "run_started_at", "pair", "adapter", "adapter_label", "test",
+                    "tool", "protocol", "point", "mtu", "kind", "status", "throughput_bps")
+
+
+def trial_frame_of(raw: pd.DataFrame | None,
+                   selected: tuple[str, ...] = TRIAL_SELECTED) -> pd.DataFrame:
+    """The store's selected trial columns (all of them, or ``selected``: some, in the
+    frame's order) typed as the contract says."""
+    raw = raw if raw is not None else pd.DataFrame({n: [] for n in selected})
     out: dict[str, Any] = {}
     for name, dtype in TRIAL_FRAME:
+        if name not in selected:
+            continue
         col = raw[name]
         if dtype == _TIME:
             out[name] = _times(col)
         elif dtype == _F:
             out[name] = pd.to_numeric(col, errors="coerce").astype("float64")
         elif dtype == _INT:
-            out[name] = pd.array(_whole(col), dtype=_INT)
+            out[name] = _whole(col)
         else:
             out[name] = _strings(col).astype(dtype)
-    return pd.DataFrame(out, columns=list(TRIAL_SELECTED)).reset_index(drop=True)
+    return pd.DataFrame(out, columns=list(selected)).reset_index(drop=True)
 
 
-def _whole(col: pd.Series) -> list:
-    return [None if v is None or v is pd.NA or v != v else int(v) for v in col.tolist()]
+def _whole(col: pd.Series) -> Any:
+    """A column of whole numbers or nulls as Int64: at once where the database gave
+    integers (no nulls), value by value otherwise."""
+    if pd.api.types.is_integer_dtype(col.dtype):
+        return pd.array(col.to_numpy(), dtype=_INT)
+    return pd.array([None if v is None or v is pd.NA or v != v else int(v)
+                     for v in col.tolist()], dtype=_INT)
 
 
 def _strings(col: Any) -> Any:
+    """Text with nulls as None: at once where the database gave a string column (its
+    nulls are missing values already), value by value otherwise."""
+    if isinstance(col.dtype, pd.StringDtype):
+        return col
     return pd.Series([None if v is None or v is pd.NA or v != v else v
                       for v in col.tolist()], dtype="object")
 

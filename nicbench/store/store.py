@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+import pandas as pd
+
 from nicbench.errors import StoreError
 from nicbench.results.records import TrialRecord
 from nicbench.store import frames
@@ -28,7 +30,6 @@ from nicbench.store.schema import (MARKERS, RUN_COLUMNS, SCHEMA_VERSION, TRIAL_N
                                    RunRow, migration, trial_row)
 
 if TYPE_CHECKING:
-    import pandas as pd
 
     from nicbench.results.manifest import Manifest
 
@@ -151,7 +152,8 @@ class Store:
         inside the caller's :meth:`transaction`: rows already there as they are stay,
         rows the run no longer has are removed; returns the counts and the rows still to
         insert (:meth:`insert_rows`, at once for many runs). ``new_run``: the store holds
-        nothing of it (nothing to compare with)."""
+        nothing of it (nothing to compare with), and its row is left to the caller too
+        (:meth:`insert_runs`, at once for many runs)."""
         b = self.backend
         have = {} if new_run else dict(b.fetchall(
             "SELECT trial_id, record FROM nb_trials WHERE run_id = ?", [run.run_id]))
@@ -159,15 +161,17 @@ class Store:
         keep = {row[1] for row in rows}
         gone = [t for t in have if t not in keep]
         stale = [row[1] for row in new if row[1] in have] + gone
-        if new_run:
-            self.backend.insert("nb_runs", RUN_COLUMNS, [run.values()])
-        else:
+        if not new_run:
             self.write_run(run)
         for i in range(0, len(stale), 500):
             chunk = stale[i:i + 500]
             b.execute(f"DELETE FROM nb_trials WHERE run_id = ? AND trial_id IN "
                       f"({', '.join('?' * len(chunk))})", [run.run_id, *chunk])
         return Added(added=len(new), already=len(rows) - len(new), removed=len(gone)), new
+
+    def insert_runs(self, runs: Sequence[RunRow]) -> None:
+        """New runs' rows (none of them in the store), at once."""
+        self.backend.insert("nb_runs", RUN_COLUMNS, [run.values() for run in runs])
 
     def insert_rows(self, rows: list[tuple]) -> None:
         self.backend.insert("nb_trials", TRIAL_NAMES, rows)
@@ -225,6 +229,44 @@ class Store:
             + frames.TRIAL_ORDER
         raw = self.backend.frame(sql, params, frames.TRIAL_SELECTED)
         return frames.trial_frame_of(raw)
+
+    def latest_frame(self, adapters: Sequence[str], last: int) -> pd.DataFrame:
+        """The trial frame (the columns a series is made of: ``HISTORY_SELECTED``) of each (adapter, test, point) series of ``adapters``, only its
+        ``last`` newest runs that measured it (a successful repetition or UDP search
+        trial with a throughput: what ``history.series`` judges), every trial of those
+        runs in that series included: what ``history.series.build(..., last)`` keeps of
+        the whole history, read in one query for all the adapters (a report's History
+        section)."""
+        if not adapters:
+            return frames.trial_frame_of(None)
+        marks = ", ".join("?" * len(adapters))
+        # the newest runs of each series (a scan of a few columns), then only their
+        # trials, and only the columns a series is made of
+        wanted = self.backend.fetchall(
+            "SELECT adapter, test, point, run_id FROM (SELECT adapter, test, point, run_id, "
+            "row_number() OVER (PARTITION BY adapter, test, point ORDER BY started DESC, "
+            "run_id DESC) AS newest FROM (SELECT t.adapter, t.test, t.point, t.run_id, "
+            "max(r.started_at) AS started FROM nb_trials t JOIN nb_runs r ON "
+            f"r.run_id = t.run_id WHERE t.adapter IN ({marks}) AND t.kind IN (?, ?) AND "
+            "t.status = ? AND t.throughput_bps IS NOT NULL "
+            "GROUP BY t.adapter, t.test, t.point, t.run_id) AS m) AS ranked "
+            "WHERE newest <= ?", [*adapters, *frames.MEASURED_KINDS, frames.OK, last])
+        run_ids = sorted({w[3] for w in wanted})
+        parts = []
+        for i in range(0, len(run_ids), 1000):
+            chunk = run_ids[i:i + 1000]
+            parts.append(self.backend.frame(
+                frames.select(frames.HISTORY_SELECTED)
+                + f" WHERE t.run_id IN ({', '.join('?' * len(chunk))}) "
+                f"AND t.adapter IN ({marks})" + frames.TRIAL_ORDER,
+                [*chunk, *adapters], frames.HISTORY_SELECTED))
+        if not parts:
+            return frames.trial_frame_of(None, frames.HISTORY_SELECTED)
+        raw = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+        keys = pd.MultiIndex.from_frame(raw[["adapter", "test", "point", "run_id"]].astype(
+            object))
+        raw = raw[keys.isin(wanted)]
+        return frames.trial_frame_of(raw, frames.HISTORY_SELECTED)
 
     def manifests(self, run_ids: Sequence[str]) -> dict[str, Manifest]:
         """run_id -> its Manifest, for the runs of ``run_ids`` the store holds."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from nicbench.results.frame import TRIAL_COLUMNS
 from nicbench.results.manifest import Manifest
 from nicbench.results.records import Kind, Status, current
 from nicbench.results.store import RunDir
-from nicbench.store import import_dirs, open_store, resolve
+from nicbench.store import frames, import_dirs, open_store, resolve
 from nicbench.store.schema import standing
 
 DATA = Path(__file__).resolve().parents[1] / "report" / "data"
@@ -187,3 +188,63 @@ def test_many_runs_read_by_worker_processes_import_as_one_process_does(tmp_path)
     assert a == b and a.runs_added == 8
     with store(pooled, write=False) as s, store(alone, write=False) as t:
         assert s.trial_frame().equals(t.trial_frame()) and s.runs().equals(t.runs())
+
+
+def _corpus():
+    bench = Path(__file__).resolve().parents[2] / "bench"
+    sys.path.insert(0, str(bench))
+    try:
+        import _store_corpus
+    finally:
+        sys.path.remove(str(bench))
+    return _store_corpus
+
+
+def test_the_latest_runs_of_every_adapter_at_once_are_each_adapters_history(store_at,
+                                                                              tmp_path):
+    # A report's History section reads its adapters' last runs in one query
+    # (Store.latest_frame): the same series as reading each adapter's whole history and
+    # keeping its last runs, also where one series was not measured on the newest night
+    # (its last runs reach a night further back than its adapter's other series).
+    corpus = _corpus()
+    dirs = corpus.write_runs(corpus.Source(DATA / "roundup"), tmp_path / "runs", first=0,
+                             count=8, groups=2)
+    newest = RunDir(dirs[-2])           # group 0's newest night: iperf3 at MTU 9000 gone
+    lines = newest.trials_file.read_text().splitlines(keepends=True)
+    kept = [ln for ln in lines if not ('"test": "iperf3-tcp"' in ln
+                                       and '"point": "mtu9000"' in ln)]
+    assert len(kept) < len(lines)
+    newest.trials_file.write_text("".join(kept))
+    newest_id = Manifest.read(newest.manifest_file).run_id
+    imported(store_at, [str(d) for d in dirs])
+    from nicbench.history import history, latest
+
+    with store(store_at, write=False) as s:
+        adapters = sorted(set(s.trial_frame()["adapter"].dropna()))
+        assert len(adapters) == 10
+        for last in (2, 3, 10):
+            each = [x for a in adapters for x in history(s, adapter=a, last=last)]
+            at_once = latest(s, adapters, last)
+            assert at_once == each
+            mtu9000 = [x for x in at_once if (x.test, x.point) == ("iperf3-tcp", "mtu9000")]
+            gone = [x for x in mtu9000 if x.adapter.endswith("-g0")]
+            assert gone and all(newest_id not in {n.run_id for n in x.nights} for x in gone)
+            assert {len(x.nights) for x in gone} == {min(last, 3)}
+            assert {len(x.nights) for x in mtu9000 if x not in gone} == {min(last, 4)}
+            assert max(len(x.nights) for x in at_once) == min(last, 4)
+        frame = s.latest_frame(adapters[:1], 2)
+        assert list(frame.columns) == list(frames.HISTORY_SELECTED)
+        assert frame.dtypes.to_dict() == s.trial_frame()[list(
+            frames.HISTORY_SELECTED)].dtypes.to_dict()
+        assert s.latest_frame([], 2).empty
+
+
+def test_a_run_given_twice_in_one_import_is_stored_once(store_at):
+    # both in one batch: the second finds the first's rows (written before it is compared)
+    one = RUNS[0]
+    n = len(standing(current(RunDir(one).records())))
+    counts = imported(store_at, [one, one])
+    assert (counts.runs_added, counts.runs_already) == (1, 1)
+    assert (counts.trials_added, counts.trials_already) == (n, n)
+    with store(store_at, write=False) as s:
+        assert (s.info().runs, s.info().trials) == (1, n)
