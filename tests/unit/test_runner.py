@@ -13,6 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from fakeinv import ONE_PAIR
 
 from nicbench.config.inventory import Inventory
 from nicbench.config.loader import load_profile
@@ -29,13 +30,7 @@ IPERF3_REFUSED = (CAPTURES / "iperf3_lab_text_connrefused.txt").read_text()
 IPERF2_UDP_CLIENT = (CAPTURES / "iperf2_lab_udp_b100M_client_enhanced.txt").read_text()
 IPERF2_UDP_SERVER = (CAPTURES / "iperf2_lab_udp_b100M_server_enhanced.txt").read_text()
 
-INVENTORY = Inventory.model_validate({
-    "hosts": [{"name": n, "address": f"198.19.{i}.2", "ssh": {"known_hosts": "k"}}
-              for i, n in ((1, "ha"), (2, "hb"))],
-    "adapters": [{"id": "card", "vendor": "v", "model": "Card", "driver": {"name": "d"}}],
-    "pairs": [{"name": "p", "adapter": "card",
-               "a": {"host": "ha", "interface": "t0", "address": "198.18.0.1"},
-               "b": {"host": "hb", "interface": "t0", "address": "198.18.0.2"}}]})
+INVENTORY = ONE_PAIR
 
 
 class Stop(Exception):

@@ -15,8 +15,8 @@ import json
 import textwrap
 
 import pytest
+from fakeinv import ONE_PAIR
 
-from nicbench.config.inventory import Inventory
 from nicbench.config.loader import load_profile
 from nicbench.errors import ConfigError
 from nicbench.execution import events as ev
@@ -31,13 +31,7 @@ from nicbench.results.records import Kind, Status, TrialRecord
 from nicbench.results.store import RunDir
 from nicbench.tools.registry import CATALOG
 
-INVENTORY = Inventory.model_validate({
-    "hosts": [{"name": n, "address": f"198.19.{i}.2", "ssh": {"known_hosts": "k"}}
-              for i, n in ((1, "ha"), (2, "hb"))],
-    "adapters": [{"id": "card", "vendor": "v", "model": "Card", "driver": {"name": "d"}}],
-    "pairs": [{"name": "p", "adapter": "card",
-               "a": {"host": "ha", "interface": "t0", "address": "198.18.0.1"},
-               "b": {"host": "hb", "interface": "t0", "address": "198.18.0.2"}}]})
+INVENTORY = ONE_PAIR
 
 
 class Stop(Exception):
