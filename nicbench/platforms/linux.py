@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from dataclasses import replace
 from typing import assert_never
 from collections.abc import Mapping, Sequence
@@ -582,8 +583,13 @@ class _OverlappedFinish(Finishing):
         return self._done
 
     def abandon(self) -> None:
-        if not self.under_way():
-            return
-        with contextlib.suppress(NicbenchError):
-            self._wake()
-        self._thread.join(self.WAKE_JOIN_S)
+        # A wake sent before the finish's shell has said where it sleeps finds no one to
+        # wake (server_wake.sh looks for 5 s; a loaded machine has taken longer to start
+        # that shell, and the finish then slept out the client's whole time): sent again
+        # while the finish is under way, within WAKE_JOIN_S in all.
+        deadline = time.monotonic() + self.WAKE_JOIN_S
+        while self.under_way() and time.monotonic() < deadline:
+            self._woken = False
+            with contextlib.suppress(NicbenchError):
+                self._wake()
+            self._thread.join(min(1.0, max(0.0, deadline - time.monotonic())))
