@@ -64,7 +64,7 @@ class UdpSearch(Strict):
 
 
 # RFC 2544 section 9.1's Ethernet frame sizes (less 1280, as FD.io CSIT runs them);
-# nicbench.results.frames holds the arithmetic (config/ stands on nothing above it).
+# nicbench.physics.ethernet holds the arithmetic (config/ stands on nothing above it).
 RFC2544_FRAMES = [64, 128, 256, 512, 1024, 1518]
 # and a jumbo frame of MTU 9000, searched only at points whose MTU carries it
 DEFAULT_FRAMES = [*RFC2544_FRAMES, 9018]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
-from nicbench.results.frames import Bound
+from nicbench.physics.ethernet import Bound
 from nicbench.results.records import Failure, TrialRecord
 
 if TYPE_CHECKING:      # only the annotation: the CLI imports events without the platforms

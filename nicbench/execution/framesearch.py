@@ -4,7 +4,7 @@ At each frame size of the test's ``frame_search`` that the point's MTU carries, 
 bisection (:func:`nicbench.execution.udpsearch.bisect`) looks for the highest offered
 frame rate with no loss (NDR), then, from there up, the highest with at most
 ``pdr_loss_pct`` loss (PDR). The tool sends UDP datagrams of the frame's payload (frame
-less 46 bytes: :func:`nicbench.results.frames.payload_bytes`, 18 at 64 bytes), and the
+less 46 bytes: :func:`nicbench.physics.ethernet.payload_bytes`, 18 at 64 bytes), and the
 search runs in the tool's unit, payload bit/s (what ``-b`` and the receiver's figure
 are), on a grid of whole frames per second: from one step to the line rate for the frame
 size, in steps of ``resolution_pct`` of it.
@@ -29,9 +29,9 @@ from nicbench.execution.context import HostLost, RunContext
 from nicbench.execution.store import Where
 from nicbench.execution.trialcontext import TrialContext
 from nicbench.execution.udpsearch import bisect
-from nicbench.results import frames
+from nicbench.physics import ethernet
 from nicbench.results.framerate import frame_rates
-from nicbench.results.frames import Bound, FrameProbe
+from nicbench.physics.ethernet import Bound, FrameProbe
 from nicbench.results.policy import passes
 from nicbench.results.records import Failure, Kind, TrialKey, TrialRecord
 from nicbench.tools.params import resolve
@@ -68,7 +68,7 @@ def search_frames(run: RunContext, trials: TrialsAt, test: TestSpec, planned: in
         return
     probes = _FrameProbes(run, trials, test)
     for frame in search.frames:
-        if not frames.fits(frame, trials.point.ip_mtu):
+        if not ethernet.fits(frame, trials.point.ip_mtu):
             run.recorder.advance(planned // len(search.frames))   # 9018 at MTU 1500
             continue
         made = probes.made
@@ -91,8 +91,8 @@ def link_rate(run: RunContext, trials: TrialsAt, search: FrameSearch) -> float |
 def _one_frame(probes: _FrameProbes, search: FrameSearch, frame: int,
                link: float) -> list[TrialRecord]:
     """The NDR search, then the PDR search from the NDR up; the trials they used."""
-    line = frames.line_pps(frame, link)
-    bits = frames.payload_bytes(frame) * 8
+    line = ethernet.line_pps(frame, link)
+    bits = ethernet.payload_bytes(frame) * 8
     step = max(1, math.ceil(line * search.resolution_pct / 100))
     top = max(step + 1, math.floor(line))
     probes.frame(frame, link)
@@ -115,7 +115,7 @@ class _FrameProbes:
         self.params = resolve(test.params, trials.point.vars)
         self.timeout = run.profile.timeout_for(test)
         self.made = 0
-        self.frame_bytes = frames.MIN_FRAME
+        self.frame_bytes = ethernet.MIN_FRAME
         self.link_bps = 0.0
         self.reusable: dict[int, TrialRecord] = {}     # NDR trials the PDR may use once
         self.seen: list[TrialRecord] = []              # this frame size's trials
@@ -140,10 +140,10 @@ class _FrameProbes:
 
     def _one(self, rate_bps: int, bound: Bound) -> TrialRecord:
         self.made += 1
-        payload = frames.payload_bytes(self.frame_bytes)
+        payload = ethernet.payload_bytes(self.frame_bytes)
         probe = FrameProbe(frame_bytes=self.frame_bytes, payload_bytes=payload, bound=bound,
                            offered_pps=rate_bps // (payload * 8),
-                           line_pps=frames.line_pps(self.frame_bytes, self.link_bps),
+                           line_pps=ethernet.line_pps(self.frame_bytes, self.link_bps),
                            link_rate_bps=self.link_bps)
         recorder, key = self.run.recorder, self.trials.key(self.test, Kind.UDP_SEARCH,
                                                             self.made)

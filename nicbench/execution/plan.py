@@ -39,7 +39,7 @@ from nicbench.remote.command import display
 from nicbench.remote.connection import Connection
 from nicbench.remote.result import Result
 from nicbench.remote.shell import SHELLS, posix_scripts
-from nicbench.results import frames
+from nicbench.physics import ethernet
 from nicbench.results.records import Kind, RoleResult, Status, TrialRecord
 from nicbench.tools.base import UdpStats
 from nicbench.tools.driver import Endpoints, Plan
@@ -276,7 +276,7 @@ def _frames_offered(params: dict[str, Any], offered_bps: int | None) -> str:
     payload = params.get("length")
     if not isinstance(payload, int) or not offered_bps:
         return ""
-    return (f" ({payload + frames.FRAME_OVERHEAD} B frames, "
+    return (f" ({payload + ethernet.FRAME_OVERHEAD} B frames, "
             f"{offered_bps // (payload * 8):,} frames/s)")
 
 

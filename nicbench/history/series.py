@@ -5,7 +5,7 @@ One night per run: the run's selected figure of a configuration, by the profile'
 ``results/policy.Summary.selected`` takes it; a UDP search's best received rate), with
 the repetitions' spread and count, computed for every series at once by pandas (no
 object per trial). A repetition beyond a physical bound (above the link's goodput limit
-by more than the report's margin, ``report/theory.py``; above any link,
+by more than the report's margin, ``physics/link.py``; above any link,
 ``results/plausible.MAX_BPS``) is counted as flagged and left out of what the detector
 judges. The change points come from ``detect.splits`` over each night's remaining
 repetitions, and each is explained by the setup facts that differ between the run before
@@ -50,7 +50,7 @@ def _limit(manifest: Manifest | None, pair: str, point: str, protocol: str,
         return np.nan
     # the report's own line rate (the inventory's link_rate, else the rate its
     # description names) and margin: a night is flagged where its bar would be
-    from nicbench.report.theory import goodput_bps, link_rate, timestamps_on
+    from nicbench.physics.link import goodput_bps, link_rate, timestamps_on
 
     rate, _ = link_rate(pair, adapter, {})
     if rate is None:
@@ -118,7 +118,7 @@ def build(df: pd.DataFrame, manifests: Mapping[str, Manifest],
     above = np.zeros(len(values), dtype=bool)
     if len(limits) and not np.isnan(limits).all():
         # flagged where the report flags a bar: more than its margin above the limit
-        from nicbench.report.theory import FLAG_MARGIN
+        from nicbench.physics.link import FLAG_MARGIN
 
         bound = np.where(night >= 0, limits[np.maximum(night, 0)], np.nan)
         above = values > np.nan_to_num(bound, nan=np.inf) * (1 + FLAG_MARGIN)

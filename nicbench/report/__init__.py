@@ -31,7 +31,7 @@ from nicbench.report.load import Run, check_rate_names, load_runs
 from nicbench.report.page import copy_runs, write_figures, write_page, write_tables
 from nicbench.report.reference import load_reference
 from nicbench.report.svg import render_all
-from nicbench.report.theory import parse_link_rates
+from nicbench.physics.link import parse_link_rates
 
 Warn = Callable[[str], None]
 OURS = {"report.html", "report.html.tmp", "figures", "tables", "data", "publication"}

@@ -31,7 +31,7 @@ from nicbench.report.colours import adapter_colour, adapter_marker, shade
 from nicbench.report.load import Run
 from nicbench.report.model import Entry
 from nicbench.report.resolution import sample_resolution_bps
-from nicbench.report.theory import FLAG_MARGIN, goodput_bps, link_rate, timestamps_on
+from nicbench.physics.link import FLAG_MARGIN, goodput_bps, link_rate, timestamps_on
 from nicbench.results.policy import Better, better_of
 from nicbench.results.records import Failure, Kind, Status, TrialRecord
 from nicbench.results.summary import SummaryRow

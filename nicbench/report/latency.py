@@ -39,7 +39,7 @@ from nicbench.report.configs import (Config, Index, chart_title, fmt, slug, sort
 from nicbench.report.model import (Bar, BarPanel, BarStatus, Curve, Figure, LegendItem,
                                    LinePanel, Sentence, Table)
 from nicbench.report.resolution import round_trip_resolution_us
-from nicbench.report.theory import round_trip_floor_us
+from nicbench.physics.link import round_trip_floor_us
 from nicbench.report.verdict import LOWEST_TAIL, csv_row
 from nicbench.results.records import TrialRecord
 from nicbench.tools import sockperf

@@ -52,7 +52,7 @@ from nicbench.report.configs import Config, Index, fmt, mbit, slug, sorted_group
 from nicbench.report.model import (Bar, BarPanel, BarSeries, BarStatus, Figure, LegendItem, Row,
                                    Sentence, Table)
 from nicbench.report.streams import figures_of
-from nicbench.report.theory import FLAG_MARGIN, round_trip_floor_us
+from nicbench.physics.link import FLAG_MARGIN, round_trip_floor_us
 from nicbench.report.verdict import SMALLEST_INCREASE, csv_row
 from nicbench.results.records import Kind
 from nicbench.tools.base import Latency

@@ -34,7 +34,7 @@ from nicbench.report.configs import (MBIT, Config, Group, Index, chart_title, fm
                                      slug, sorted_groups)
 from nicbench.report.model import (Curve, Entry, Figure, LegendItem, LinePanel, Reference,
                                    Table)
-from nicbench.report.theory import FLAG_MARGIN
+from nicbench.physics.link import FLAG_MARGIN
 from nicbench.results.policy import summarize
 from nicbench.results.records import TrialRecord
 from nicbench.tools.registry import TOOLS

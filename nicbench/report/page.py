@@ -29,7 +29,7 @@ from nicbench.report.configs import NOISY_IQR_POINTS, point_label
 from nicbench.report.load import Run
 from nicbench.report.model import BarPanel, Figure, HeatPanel, LinePanel, Report, ScatterPanel
 from nicbench.report.setup import data_dir
-from nicbench.report.theory import FLAG_MARGIN
+from nicbench.physics.link import FLAG_MARGIN
 from nicbench.results.manifest import shareable
 from nicbench.results.runfiles import copy_file, copy_tree
 from nicbench.results.summary import write_csv

@@ -4,7 +4,7 @@ rate".
 
 Figures come from :func:`nicbench.results.framerate.frame_rates` over each run's current
 records (the one definition of a search's outcome). The line rate for a frame size is
-rate / ((frame + 20) x 8) (RFC 2544; ``nicbench.results.frames``); a rate above it (beyond
+rate / ((frame + 20) x 8) (RFC 2544; ``nicbench.physics.ethernet``); a rate above it (beyond
 the tools' timing, ``frames.FLAG_MARGIN``) was not carried by that link: it is drawn
 flagged, shown in the table with "!", and never ranked, as a throughput above the wire's
 limit is not (``verdict.py``).
@@ -28,7 +28,7 @@ from nicbench.report.model import (Curve, Entry, Figure, LegendItem, LinePanel, 
 from nicbench.report.verdict import (ABOVE_LAB, ABOVE_REAL, HIGHEST_SMALL_PACKET,
                                      SENTENCE_NAMES, csv_row)
 from nicbench.results.framerate import FrameRate, frame_rates
-from nicbench.results.frames import WIRE_EXTRA, Bound
+from nicbench.physics.ethernet import WIRE_EXTRA, Bound
 
 LINE_COLOUR = "#777777"
 KPPS = 1e3

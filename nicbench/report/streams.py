@@ -30,7 +30,7 @@ from nicbench.report.colours import MTU_MARKERS, REFERENCE, mtu_colours
 from nicbench.report.configs import (MBIT, Config, Entry, Index, fmt, mbit, slug,
                                      sorted_groups, tool_title)
 from nicbench.report.model import Curve, Figure, LegendItem, LinePanel, Reference, Table
-from nicbench.report.theory import FLAG_MARGIN
+from nicbench.physics.link import FLAG_MARGIN
 
 # The parameter that counts parallel streams: iperf's -P, NTttcp's threads (-m N,...: a
 # connection each).

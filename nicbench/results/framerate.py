@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from nicbench.results.frames import Bound, above_line, frame_mbit
+from nicbench.physics.ethernet import Bound, above_line, frame_mbit
 from nicbench.results.policy import passes
 from nicbench.results.records import Kind, Status, TrialRecord
 

@@ -15,7 +15,7 @@ a finite number, a whole number); this checks what those numbers say:
   above ``MAX_REPETITION``; a measured trial without a repetition number;
 - a small-packet probe (``frame``) whose payload is not its frame less 46 bytes, whose
   line rate is not its link rate over (frame + 20) x 8 bits, or whose offered frames
-  carry a rate other than the trial's ``offered_bps`` (``nicbench.results.frames``);
+  carry a rate other than the trial's ``offered_bps`` (``nicbench.physics.ethernet``);
 - a raw output named outside the run's ``raw/`` directory;
 - with a manifest: a trial for a pair its inventory does not have, or for an adapter
   that is not that pair's (the verdict would rank an adapter the run never measured).
@@ -30,7 +30,7 @@ from typing import Protocol
 
 from nicbench.config.inventory import Inventory
 from nicbench.config.profile import Profile
-from nicbench.results import frames
+from nicbench.physics import ethernet
 from nicbench.results.records import (FORMAT_VERSION, Failure, Kind, RoleResult, Status,
                                       TrialRecord)
 
@@ -164,13 +164,13 @@ def _frame(rec: TrialRecord) -> str | None:
     f = rec.frame
     if f is None:
         return None
-    if f.payload_bytes != frames.payload_bytes(f.frame_bytes):
+    if f.payload_bytes != ethernet.payload_bytes(f.frame_bytes):
         return (f"frame.payload_bytes {f.payload_bytes} is not frame {f.frame_bytes} less "
-                f"{frames.FRAME_OVERHEAD} bytes of headers")
-    line = frames.line_pps(f.frame_bytes, f.link_rate_bps)
+                f"{ethernet.FRAME_OVERHEAD} bytes of headers")
+    line = ethernet.line_pps(f.frame_bytes, f.link_rate_bps)
     if abs(f.line_pps - line) > 1e-6 * max(line, 1.0):
         return (f"frame.line_pps {f.line_pps:g} is not {f.link_rate_bps:g} bit/s over "
-                f"({f.frame_bytes} + {frames.WIRE_EXTRA}) x 8 bits ({line:g})")
+                f"({f.frame_bytes} + {ethernet.WIRE_EXTRA}) x 8 bits ({line:g})")
     if rec.offered_bps is not None and rec.offered_bps != f.offered_pps * f.payload_bytes * 8:
         return (f"offered_bps {rec.offered_bps:g} is not frame.offered_pps {f.offered_pps} "
                 f"x {f.payload_bytes} payload bytes x 8")

@@ -25,7 +25,7 @@ from enum import StrEnum
 from typing import Any, NamedTuple, assert_never
 
 from nicbench.errors import TuningErrorKind
-from nicbench.results.frames import Bound, FrameProbe
+from nicbench.physics.ethernet import Bound, FrameProbe
 from nicbench.tools.base import Bidir, Latency, Point, UdpStats
 
 from nicbench.config.profile import Role

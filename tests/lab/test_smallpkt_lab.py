@@ -3,7 +3,7 @@ PDR at 64, 512 and 1518-byte frames, iperf 2, the UDP bisection) through the eng
 ``nicbench run`` uses, on the shaped ``gbe`` link at 1 Gbit/s and on the same link shaped
 to 100 Mbit/s (the Fast Ethernet card's rate; the session lab has no ``fe`` pair).
 
-The physics (``nicbench.results.frames``, RFC 2544): a link of R bit/s carries at most
+The physics (``nicbench.physics.ethernet``, RFC 2544): a link of R bit/s carries at most
 R / ((frame + 20) x 8) frames a second, 148,809 at 64 bytes on 100 Mbit/s and 1,488,095 on
 1 Gbit/s. The lab's tbf shapes each frame as its IP packet + 14 + 24 bytes (FCS, preamble,
 gap), so that limit is the shaper's too.
@@ -32,7 +32,7 @@ from nicbench.config.loader import load_profile
 from nicbench.execution import events as ev
 from nicbench.execution.runner import Runner
 from nicbench.results.framerate import FrameRate, frame_rates
-from nicbench.results.frames import Bound, line_pps, payload_bytes
+from nicbench.physics.ethernet import Bound, line_pps, payload_bytes
 from nicbench.results.policy import passes
 from nicbench.results.records import Kind
 from nicbench.tools.registry import CATALOG, TOOLS

@@ -27,7 +27,7 @@ from leftovers import assert_left_nothing
 
 from nicbench.config.loader import load_profile
 from nicbench.execution.runner import Runner
-from nicbench.report.theory import goodput_bps
+from nicbench.physics.link import goodput_bps
 from nicbench.results.records import Status, TrialRecord
 from nicbench.tools.registry import CATALOG, TOOLS
 

@@ -451,7 +451,7 @@ def test_a_run_without_manifest_has_no_rate_and_says_so(copy_run):
 
 @pytest.mark.parametrize("mtu,expected", [(1500, 941.5), (9000, 990.0)])
 def test_goodput_limit_matches_the_methodology(mtu, expected):
-    from nicbench.report.theory import goodput_bps
+    from nicbench.physics.link import goodput_bps
 
     assert goodput_bps(1e9, mtu) / 1e6 == pytest.approx(expected, abs=0.05)
 
@@ -459,7 +459,7 @@ def test_goodput_limit_matches_the_methodology(mtu, expected):
 def test_goodput_variants_and_rates():
     from nicbench.config.profile import Point, Profile
     from nicbench.errors import UsageError
-    from nicbench.report.theory import (goodput_bps, parse_link_rates, rate_from_text,
+    from nicbench.physics.link import (goodput_bps, parse_link_rates, rate_from_text,
                                         timestamps_on)
 
     assert goodput_bps(1e9, 1500, timestamps=False) == pytest.approx(1e9 * 1460 / 1538)
@@ -485,7 +485,7 @@ def test_goodput_variants_and_rates():
 
 def test_link_rate_order_user_then_inventory_field_then_text():
     from nicbench.config.inventory import Adapter
-    from nicbench.report.theory import link_rate
+    from nicbench.physics.link import link_rate
 
     adapter = Adapter.model_validate({"id": "lab-pci32", "vendor": "lab", "model": "m",
                                       "chipset": "veth, shaped to 600 Mbit/s",

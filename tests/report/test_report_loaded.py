@@ -223,7 +223,7 @@ def test_a_load_direction_above_the_wire_is_flagged_not_ranked(copy_run):
 def test_a_round_trip_below_the_wire_minimum_is_flagged_not_ranked(copy_run):
     from nicbench.report import loaded
     from nicbench.report.configs import Index, build_entries
-    from nicbench.report.theory import round_trip_floor_us
+    from nicbench.physics.link import round_trip_floor_us
 
     # At 10 Mbit/s two 64-byte messages take longer on the wire than the probe's ~60 us.
     run = _bidir_run(copy_run, {"gbe": 1.0, "nojumbo": 1.0})

@@ -16,7 +16,7 @@ import pytest
 from nicbench.report.build import build
 from nicbench.report.load import load_runs
 from nicbench.report.model import LinePanel
-from nicbench.report.theory import goodput_bps
+from nicbench.physics.link import goodput_bps
 from nicbench.results.records import TrialRecord
 from nicbench.tools.registry import TOOLS
 

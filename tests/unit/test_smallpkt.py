@@ -23,9 +23,9 @@ from nicbench.execution import events as ev
 from nicbench.execution.measure import FrameRateSearch, measure_for
 from nicbench.execution.runner import Runner
 from nicbench.platforms.fake import Answer, FakeHosts, FakeInterface, ToolCall
-from nicbench.results import frames
+from nicbench.physics import ethernet
 from nicbench.results.framerate import frame_rates
-from nicbench.results.frames import Bound, FrameProbe
+from nicbench.physics.ethernet import Bound, FrameProbe
 from nicbench.results.plausible import impossible
 from nicbench.results.records import Kind, Status, TrialRecord
 from nicbench.results.store import RunDir
@@ -40,17 +40,17 @@ class Stop(Exception):
 
 # -- the arithmetic ----------------------------------------------------------------------
 def test_rfc2544_line_rates_and_payloads():
-    assert frames.payload_bytes(64) == 18 == 64 - 14 - 4 - 20 - 8
-    assert frames.payload_bytes(1518) == 1472        # iperf's largest unfragmented at 1500
-    assert int(frames.line_pps(64, 100e6)) == 148_809
-    assert int(frames.line_pps(64, 1e9)) == 1_488_095
-    assert int(frames.line_pps(1518, 1e9)) == 81_274
-    assert int(frames.line_pps(9018, 1e9)) == 13_830
-    assert frames.fits(1518, 1500) and not frames.fits(1519, 1500)
-    assert frames.fits(9018, 9000) and not frames.fits(9018, 1500)
-    assert frames.frame_mbit(148_809, 64) == pytest.approx(76.19, abs=0.01)
-    assert not frames.above_line(148_809 * 1.009, 148_809)
-    assert frames.above_line(148_809 * 1.02, 148_809)
+    assert ethernet.payload_bytes(64) == 18 == 64 - 14 - 4 - 20 - 8
+    assert ethernet.payload_bytes(1518) == 1472        # iperf's largest unfragmented at 1500
+    assert int(ethernet.line_pps(64, 100e6)) == 148_809
+    assert int(ethernet.line_pps(64, 1e9)) == 1_488_095
+    assert int(ethernet.line_pps(1518, 1e9)) == 81_274
+    assert int(ethernet.line_pps(9018, 1e9)) == 13_830
+    assert ethernet.fits(1518, 1500) and not ethernet.fits(1519, 1500)
+    assert ethernet.fits(9018, 9000) and not ethernet.fits(9018, 1500)
+    assert ethernet.frame_mbit(148_809, 64) == pytest.approx(76.19, abs=0.01)
+    assert not ethernet.above_line(148_809 * 1.009, 148_809)
+    assert ethernet.above_line(148_809 * 1.02, 148_809)
 
 
 # -- the record --------------------------------------------------------------------------
@@ -65,7 +65,7 @@ def record(**kw) -> TrialRecord:
 
 def probe(**kw) -> FrameProbe:
     base = {"frame_bytes": 64, "payload_bytes": 18, "bound": Bound.NDR,
-            "offered_pps": 10_000, "line_pps": frames.line_pps(64, 1e8), "link_rate_bps": 1e8}
+            "offered_pps": 10_000, "line_pps": ethernet.line_pps(64, 1e8), "link_rate_bps": 1e8}
     return FrameProbe(**{**base, **kw})
 
 

@@ -109,7 +109,7 @@ def figures_of(dirs: list[str], out: str, options: FigureOptions, *,
     """``nicbench figures``: the runs read, their report's models built, the files drawn."""
     from nicbench.report.build import build
     from nicbench.report.load import check_rate_names, load_runs
-    from nicbench.report.theory import parse_link_rates
+    from nicbench.physics.link import parse_link_rates
 
     from nicbench.report.figures.draw import start
 

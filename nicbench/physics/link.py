@@ -13,7 +13,7 @@ lab's iperf3 lands within 1.5 % of it: tests/lab/test_calibration.py).
 
 The frame rate a link carries, rate / ((frame + 20) x 8) (148,809 frames/s of 64 bytes
 on 100 Mbit/s, 1,488,095 on 1 Gbit/s; RFC 2544), and the UDP payload of a frame (frame
-- 46) are in ``nicbench.results.frames``, where the records' own checks can reach them.
+- 46) are in ``nicbench.physics.ethernet``, where the records' own checks can reach them.
 
 ``link_rate`` takes the link rate from the user (``--link-rate NAME=RATE``), else from the
 inventory adapter's ``link_rate`` (recorded in the run's manifest; the lab writes it), else
