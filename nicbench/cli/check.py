@@ -9,7 +9,7 @@ DEFAULT_INVENTORY = "inventory.yaml"
 
 
 def cmd_check(args) -> int:
-    from nicbench.check import TOOLS, check
+    from nicbench.execution.readiness import TOOLS, check
     from nicbench.config.loader import load_inventory
     from nicbench.tools.registry import CATALOG
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from clihelp import nicbench
 
-from nicbench.check import PairReport, SideReport, will_be_skipped
+from nicbench.execution.readiness import PairReport, SideReport, will_be_skipped
 from nicbench.config.fields import parse_rate, parse_size
 from nicbench.config.loader import load_profile
 from nicbench.tools.registry import CATALOG

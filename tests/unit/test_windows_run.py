@@ -478,7 +478,7 @@ def test_a_reboot_timeout_during_a_run_gives_the_pair_up_and_says_so(tmp_path):
 
 
 def test_check_talks_to_windows_hosts_through_the_platform(monkeypatch):
-    from nicbench.check import check
+    from nicbench.execution.readiness import check
 
     pair = hosts()
     replay_hosts(monkeypatch, pair)
