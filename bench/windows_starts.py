@@ -29,12 +29,14 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))   # startcounter, a test-only counter
 
 from nicbench.config.inventory import Inventory  # noqa: E402
 from nicbench.config.loader import load_profile  # noqa: E402
 from nicbench.execution.plan import POWERSHELL_START_S, make_plan  # noqa: E402
 from nicbench.execution.runner import Runner  # noqa: E402
-from nicbench.platforms.fake_windows import StartCounter, ToolRun, windows_pair  # noqa: E402
+from nicbench.platforms.fake_windows import ToolRun, windows_pair  # noqa: E402
+from startcounter import StartCounter  # noqa: E402
 from nicbench.tools.registry import CATALOG  # noqa: E402
 
 TESTS = REPO / "tests"

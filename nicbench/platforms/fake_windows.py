@@ -28,7 +28,6 @@ is listed in tests/fixtures/windows/READERS.md.
 from __future__ import annotations
 
 import base64
-import itertools
 import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, UTC
@@ -710,29 +709,6 @@ class FakeWindowsPair:
         return None
 
 
-@dataclass
-class StartCounter:
-    """A Runner's listener that counts the powershell.exe starts each trial costs the
-    scripted hosts: their counters at each TrialStarted; a trial's starts are what the
-    counters moved by until the next one (so the last trial, followed by the point's
-    restore, is not counted)."""
-
-    pair: FakeWindowsPair
-    marks: list[tuple[str, dict[str, int]]] = field(default_factory=list)
-
-    def __call__(self, event: object) -> None:
-        from nicbench.execution import events as ev
-
-        if isinstance(event, ev.TrialStarted):
-            self.marks.append((event.test, {n: h.powershell_starts
-                                            for n, h in self.pair.hosts.items()}))
-
-    def per_trial(self) -> list[tuple[str, dict[str, int]]]:
-        """(test, host -> starts) of every trial but the last."""
-        return [(test, {n: after[n] - before[n] for n in before})
-                for (test, before), (_, after) in itertools.pairwise(self.marks)]
-
-
 def windows_pair(names: Mapping[str, tuple[str, str]], tool_run=None,
                  options: PlatformOptions | None = None,
                  **adapter: object) -> FakeWindowsPair:
@@ -749,7 +725,6 @@ __all__ = [
     "FakeAdapter",
     "FakeWindowsHost",
     "FakeWindowsPair",
-    "StartCounter",
     "ToolRun",
     "list2cmdline",
     "windows_pair",

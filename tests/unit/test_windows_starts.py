@@ -10,7 +10,7 @@ import pytest
 
 from nicbench.execution.plan import POWERSHELL_START_S, make_plan, render
 from nicbench.execution.runner import Runner
-from nicbench.platforms.fake_windows import StartCounter
+from startcounter import StartCounter
 
 from test_windows_run import INVENTORY, hosts, profile
 
