@@ -46,7 +46,7 @@ def clone_run(src: Path, dst: Path, adapters: int) -> tuple[int, int]:
     (adapters, trial records)."""
     from nicbench.errors import NicbenchError
     from nicbench.results.manifest import Manifest
-    from nicbench.results.store import RunDir
+    from nicbench.results.rundir import RunDir
 
     try:
         manifest = Manifest.read(src / "manifest.json")

@@ -241,7 +241,7 @@ def _left_changed(runner) -> bool:
 def cmd_restore(args) -> int:
     """Put back what a run's journal holds, on the hosts as the run recorded them."""
     from nicbench.results.dirlock import owned
-    from nicbench.results.store import RunDir
+    from nicbench.results.rundir import RunDir
 
     run_dir = RunDir(args.dir)
     if not run_dir.path.is_dir():

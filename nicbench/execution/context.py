@@ -26,7 +26,7 @@ from nicbench.execution.store import Recorder
 from nicbench.platforms.tuning import TuningSession
 from nicbench.results.manifest import Manifest
 from nicbench.results.records import TrialRecord
-from nicbench.results.store import RunDir
+from nicbench.results.rundir import RunDir
 
 # One trial: (trial context, test, resolved params, repetition=, kind=, offered_bps=,
 # timeout_s=) -> its record. execution.trial.run_trial on real hosts; --plan plans.

@@ -23,7 +23,7 @@ from nicbench.platforms.base import Platform
 from nicbench.platforms.tuning import TuningSession
 from nicbench.results.manifest import Manifest, differences
 from nicbench.results.records import TrialKey
-from nicbench.results.store import RunDir, new_run_id
+from nicbench.results.rundir import RunDir, new_run_id
 
 
 @dataclass(frozen=True)

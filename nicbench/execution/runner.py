@@ -76,7 +76,7 @@ from nicbench.platforms.tuning import Change, Problem, TuningSession
 from nicbench.results.dirlock import LOCK_FILE, owned
 from nicbench.results.manifest import Manifest
 from nicbench.results.records import Failure, TrialKey, TrialRecord, current
-from nicbench.results.store import RunDir, ScratchRunDir
+from nicbench.results.rundir import RunDir, ScratchRunDir
 from nicbench.results.summary import SummaryRow, summary_rows, write_summary
 
 __all__ = ["HostLost", "Hosts", "Progress", "RestorePending", "Runner", "run_profile"]

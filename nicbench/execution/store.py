@@ -22,7 +22,7 @@ from typing import Protocol
 from nicbench.config.profile import Point, TestSpec
 from nicbench.execution import events as ev
 from nicbench.results.records import Failure, Kind, Status, TrialKey, TrialRecord, current
-from nicbench.results.store import RunDir
+from nicbench.results.rundir import RunDir
 
 Subscriber = Callable[[TrialRecord], None]
 

@@ -12,7 +12,7 @@ from typing import Any
 from nicbench.platforms.base import Platform, ServerEnd
 from nicbench.platforms.tuning import TuningSession
 from nicbench.results.records import Kind
-from nicbench.results.store import RunDir
+from nicbench.results.rundir import RunDir
 from nicbench.tools.driver import Plan
 
 LISTEN_TIMEOUT_S = 10.0

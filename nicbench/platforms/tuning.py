@@ -251,7 +251,7 @@ class TuningSession:
             if strict:
                 # The results directory is full or gone: said as for trials.jsonl, with
                 # the free space and the --resume that continues the run.
-                from nicbench.results.store import write_error
+                from nicbench.results.rundir import write_error
 
                 raise JournalError(str(write_error(self.journal.parent, exc))) from exc
             if not data["changes"] and not data["leftovers"]:

@@ -34,7 +34,7 @@ from nicbench.config.profile import Point, Profile, TestSpec
 from nicbench.errors import UsageError
 from nicbench.results.manifest import Manifest
 from nicbench.results.records import TrialRecord, current
-from nicbench.results.store import RunDir
+from nicbench.results.rundir import RunDir
 from nicbench.results.summary import SummaryRow, summary_rows
 
 Warn = Callable[[str], None]

@@ -103,7 +103,7 @@ class CampaignState(_Model):
 
     def write(self, directory: str | Path) -> None:
         """Atomically (a reader never sees half a file), fsynced."""
-        from nicbench.results.store import write_error
+        from nicbench.results.rundir import write_error
 
         try:
             write_atomic(Path(directory) / CAMPAIGN_FILE,

@@ -151,7 +151,7 @@ class _Dir:
         return self.manifest
 
     def trials(self) -> list[TrialRecord]:
-        from nicbench.results.store import RunDir
+        from nicbench.results.rundir import RunDir
 
         if self.records is None:
             self.records = current(RunDir(self.path).records(strict=True,

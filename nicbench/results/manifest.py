@@ -107,7 +107,7 @@ class Manifest(BaseModel):
     def write(self, path: str | Path) -> None:
         """Write atomically; on failure (a full disk) no temp file is left behind and
         the previous manifest stays whole."""
-        from nicbench.results.store import write_error
+        from nicbench.results.rundir import write_error
 
         path = Path(path)
         try:

@@ -222,7 +222,7 @@ def write_index(directory: str | Path, m: Morning) -> Path:
 
 
 def _atomic(path: Path, text: str) -> None:
-    from nicbench.results.store import write_error
+    from nicbench.results.rundir import write_error
 
     try:
         write_atomic(path, text)

@@ -14,7 +14,7 @@ from nicbench.config.profile import Profile
 from nicbench.errors import NicbenchError
 from nicbench.results.manifest import Manifest
 from nicbench.results.records import TrialRecord, current
-from nicbench.results.store import RunDir
+from nicbench.results.rundir import RunDir
 
 
 @dataclass(frozen=True)

@@ -98,7 +98,7 @@ class _Prepared:
 def _prepare(directory: str, named: str) -> _Prepared:
     """Read a run directory as every reader does (each line checked) and make its rows;
     run in worker processes for an import of many runs."""
-    from nicbench.results.store import RunDir
+    from nicbench.results.rundir import RunDir
 
     row = run_row(directory, named)
     skipped: list[str] = []

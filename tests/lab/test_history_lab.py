@@ -28,7 +28,7 @@ from scipy.stats import mannwhitneyu
 from nicbench.lab.adapters import ADAPTERS
 from nicbench.results.manifest import Manifest
 from nicbench.results.records import Kind, Status
-from nicbench.results.store import RunDir
+from nicbench.results.rundir import RunDir
 
 pytestmark = pytest.mark.lab
 

@@ -12,7 +12,7 @@ import pytest
 from clihelp import env, nicbench
 
 from nicbench.results.records import current
-from nicbench.results.store import RunDir
+from nicbench.results.rundir import RunDir
 from nicbench.store import open_store, resolve
 from nicbench.store.schema import record_line
 

@@ -17,7 +17,7 @@ import pytest
 
 from nicbench.report.colours import PALETTE, adapter_colour, contrast, luminance, shade
 from nicbench.report.model import BarPanel, HeatPanel, LinePanel, ScatterPanel
-from nicbench.results.store import RunDir
+from nicbench.results.rundir import RunDir
 
 DATA = Path(__file__).parent / "data"
 RUN_A, RUN_B = DATA / "run-a", DATA / "run-b"

@@ -149,7 +149,7 @@ def test_the_engine_is_small_units():
 
 def test_the_graph_is_real():
     # the checks above would pass on an empty graph
-    assert "nicbench.results.records" in GRAPH["nicbench.results.store"]
+    assert "nicbench.results.records" in GRAPH["nicbench.results.rundir"]
     assert "nicbench.execution.runner" in GRAPH["nicbench.cli.run"]
     # function-local imports count
     assert "nicbench.report" in GRAPH["nicbench.cli.report"]

@@ -22,7 +22,7 @@ from nicbench.execution.campaign import CampaignRunner, parse_shard, shard_pairs
 from nicbench.execution.status import status
 from nicbench.platforms.fake import Answer, FakeHosts, FakeInterface, ToolCall
 from nicbench.results.campaign import CampaignState, run_dirs
-from nicbench.results.store import RunDir
+from nicbench.results.rundir import RunDir
 from nicbench.tools.registry import TOOLS
 
 CAPTURES = Path(__file__).resolve().parents[1] / "golden" / "captures"

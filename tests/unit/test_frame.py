@@ -14,7 +14,7 @@ from nicbench.results.frame import CATEGORIES, TRIAL_COLUMNS, DirSource
 from nicbench.results.manifest import Manifest
 from nicbench.results.records import Kind, Status, current
 from nicbench.results.setup import SETUP_COLUMNS, setup_facts
-from nicbench.results.store import RunDir
+from nicbench.results.rundir import RunDir
 
 from nights import night
 

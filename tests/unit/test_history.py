@@ -18,7 +18,7 @@ from nights import campaign_night, night
 from nicbench.history import Direction, Flag, history
 from nicbench.history.regressions import campaign_changes, condensed
 from nicbench.results.manifest import Manifest
-from nicbench.results.store import RunDir
+from nicbench.results.rundir import RunDir
 from nicbench.results.summary import summary_rows
 
 DATA = Path(__file__).resolve().parents[1] / "report" / "data"

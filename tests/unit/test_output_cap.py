@@ -20,7 +20,7 @@ from nicbench.platforms.linux import LinuxPlatform
 from nicbench.remote.local import LocalConnection
 from nicbench.remote.shell import PosixShell
 from nicbench.results.records import Failure, Status
-from nicbench.results.store import RunDir
+from nicbench.results.rundir import RunDir
 
 from test_runner import INVENTORY, IPERF3_TCP, fake, profile
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from nicbench.results import store as results_store
-from nicbench.results.store import RunDir
+from nicbench.results import rundir as results_store
+from nicbench.results.rundir import RunDir
 
 LINE = (Path(__file__).resolve().parents[1] / "report" / "data" / "roundup"
         / "trials.jsonl").read_text().splitlines()[0]

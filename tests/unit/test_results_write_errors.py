@@ -14,7 +14,7 @@ from test_runner import INVENTORY, fake, iperf3_ok, mtus, profile
 from nicbench.errors import ResultsWriteError
 from nicbench.execution import events as ev
 from nicbench.execution.runner import Runner
-from nicbench.results.store import write_error
+from nicbench.results.rundir import write_error
 
 
 @pytest.mark.parametrize(("code", "said"), [

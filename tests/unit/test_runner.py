@@ -22,7 +22,7 @@ from nicbench.execution import events as ev
 from nicbench.execution.runner import Runner
 from nicbench.platforms.fake import Answer, FakeHosts, FakeInterface, ToolCall
 from nicbench.results.records import Failure, Kind, Status
-from nicbench.results.store import RunDir
+from nicbench.results.rundir import RunDir
 
 CAPTURES = Path(__file__).resolve().parents[1] / "golden" / "captures"
 IPERF3_TCP = (CAPTURES / "iperf3_lab_tcp_P2_client.json").read_text()

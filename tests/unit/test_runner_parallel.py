@@ -29,7 +29,7 @@ from nicbench.execution.runner import Runner
 from nicbench.platforms.fake import Answer, FakeHosts, FakeInterface, ToolCall
 from nicbench.remote.result import make_result
 from nicbench.results.records import Failure
-from nicbench.results.store import RunDir
+from nicbench.results.rundir import RunDir
 
 CAPTURES = Path(__file__).resolve().parents[1] / "golden" / "captures"
 IPERF3_TCP = (CAPTURES / "iperf3_lab_tcp_P2_client.json").read_text()

@@ -4,7 +4,7 @@ records come back as stored, in order, and nothing is written to disk."""
 from __future__ import annotations
 
 from nicbench.results.records import Failure, Kind, Status, TrialRecord, current
-from nicbench.results.store import ScratchRunDir
+from nicbench.results.rundir import ScratchRunDir
 
 
 def record(repetition: int, **kw) -> TrialRecord:

@@ -28,7 +28,7 @@ from nicbench.results.framerate import frame_rates
 from nicbench.physics.ethernet import Bound, FrameProbe
 from nicbench.results.plausible import impossible
 from nicbench.results.records import Kind, Status, TrialRecord
-from nicbench.results.store import RunDir
+from nicbench.results.rundir import RunDir
 from nicbench.tools.registry import CATALOG
 
 INVENTORY = ONE_PAIR

@@ -21,7 +21,7 @@ from nicbench.results.campaign import CampaignState, RunState
 from nicbench.results.frame import TRIAL_COLUMNS
 from nicbench.results.manifest import Manifest
 from nicbench.results.records import Kind, Status, current
-from nicbench.results.store import RunDir
+from nicbench.results.rundir import RunDir
 from nicbench.store import frames, import_dirs, open_store, resolve
 from nicbench.store.schema import standing
 

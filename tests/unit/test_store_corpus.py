@@ -14,7 +14,7 @@ import pytest
 
 from nicbench.results.manifest import Manifest
 from nicbench.results.records import Kind
-from nicbench.results.store import RunDir
+from nicbench.results.rundir import RunDir
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 

@@ -17,7 +17,7 @@ from test_runner import GIVE_UP, INVENTORY, fake, iperf3_ok, profile, stalls_at_
 from nicbench.execution import events as ev
 from nicbench.execution.runner import Runner
 from nicbench.results.records import current
-from nicbench.results.store import RunDir
+from nicbench.results.rundir import RunDir
 from nicbench.store import StoreSink, import_dirs, open_store, resolve
 from nicbench.store.schema import record_line, standing
 
@@ -109,7 +109,7 @@ def test_a_store_locked_mid_run_costs_no_trial_is_said_once_and_import_catches_u
 
 
 def _write_run(at: str, run_dir: str, barrier) -> None:
-    from nicbench.results.store import RunDir as Dir
+    from nicbench.results.rundir import RunDir as Dir
 
     sink = StoreSink(resolve(at), run_dir, listener=_fail_on_warning)
     barrier.wait(60)

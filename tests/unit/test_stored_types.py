@@ -28,7 +28,7 @@ from nicbench.results.campaign import CampaignStateName, RunStateName
 from nicbench.results.manifest import Manifest
 from nicbench.results.morning import CellStatus
 from nicbench.results.records import Failure, TrialRecord
-from nicbench.results.store import RunDir
+from nicbench.results.rundir import RunDir
 from nicbench.results.summary import RowStatus, summary_rows
 from nicbench.tools import netpipe
 from nicbench.tools.base import Point, UdpStats

@@ -16,7 +16,7 @@ from nicbench.execution.runner import Runner
 from nicbench.execution.status import status
 from nicbench.platforms.fake import Answer, ToolCall
 from nicbench.results.records import Kind
-from nicbench.results.store import RunDir
+from nicbench.results.rundir import RunDir
 from test_runner import INVENTORY, Stop, fake, iperf3_ok, profile
 from test_streams import errors_of, line_of, write
 

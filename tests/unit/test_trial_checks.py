@@ -16,7 +16,7 @@ from nicbench.execution.runner import Runner
 from nicbench.platforms.fake import Answer, FakeHosts, FakeInterface
 from nicbench.remote.result import Result
 from nicbench.results.records import Failure, Kind, Status, TrialRecord
-from nicbench.results.store import RunDir
+from nicbench.results.rundir import RunDir
 from nicbench.tools.iperf3 import parse as parse_iperf3
 from nicbench.tools.registry import TOOLS
 

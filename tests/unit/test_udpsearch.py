@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from nicbench.execution.udpsearch import bisect, passes, sweep
-from nicbench.results.store import TrialRecord
+from nicbench.results.rundir import TrialRecord
 from nicbench.tools.base import UdpStats
 
 M = 1_000_000

@@ -40,7 +40,7 @@ def test_nothing_is_written_through_a_link_planted_in_a_results_directory(tmp_pa
     """A link named like the next raw output, summary.csv or a temporary file of an
     atomic write (a link to /etc/passwd in a results directory) is replaced by the file
     written, and its target is left as it was (issue 19)."""
-    from nicbench.results.store import RunDir
+    from nicbench.results.rundir import RunDir
     from nicbench.results.summary import write_csv
 
     target = tmp_path / "outside"
