@@ -48,7 +48,7 @@ from nicbench.errors import CommandTimeout, NicbenchError, UsageError
 from nicbench.execution import events as ev
 from nicbench.execution.heartbeat import HEARTBEAT_FILE, Heartbeat
 from nicbench.execution.runner import Hosts, RestorePending, Runner
-from nicbench.execution.store import SinkFactory
+from nicbench.execution.recorder import SinkFactory
 from nicbench.results import morning
 from nicbench.results.dirlock import owned
 from nicbench.results.campaign import (CampaignState, CampaignStateName, OnFinish, RunState,

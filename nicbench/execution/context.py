@@ -22,7 +22,7 @@ from nicbench.config.inventory import Inventory
 from nicbench.config.profile import Profile
 from nicbench.execution import events as ev
 from nicbench.execution.ossettings import OsSettings
-from nicbench.execution.store import Recorder
+from nicbench.execution.recorder import Recorder
 from nicbench.platforms.tuning import TuningSession
 from nicbench.results.manifest import Manifest
 from nicbench.results.records import TrialRecord

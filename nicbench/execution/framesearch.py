@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from nicbench.config.profile import FrameSearch, Point, TestSpec
 from nicbench.execution import events as ev
 from nicbench.execution.context import HostLost, RunContext
-from nicbench.execution.store import Where
+from nicbench.execution.recorder import Where
 from nicbench.execution.trialcontext import TrialContext
 from nicbench.execution.udpsearch import bisect
 from nicbench.physics import ethernet

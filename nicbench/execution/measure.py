@@ -28,7 +28,7 @@ from nicbench.errors import NicbenchError
 from nicbench.execution import events as ev
 from nicbench.execution.context import HostLost, RunContext
 from nicbench.execution.framesearch import search_frames
-from nicbench.execution.store import Recorder, Where
+from nicbench.execution.recorder import Recorder, Where
 from nicbench.execution.trial import TrialContext
 from nicbench.execution.udpsearch import bisect, sweep
 from nicbench.results.policy import Stop, figure, first_stop, passes, stopped

@@ -21,7 +21,7 @@ from nicbench.execution.ossettings import grouped
 from nicbench.execution.point import PointTuning
 from nicbench.execution.prepare import prepare_pair
 from nicbench.execution.sides import Hosts, PairSides
-from nicbench.execution.store import Where
+from nicbench.execution.recorder import Where
 from nicbench.execution.trial import TrialContext
 from nicbench.results.records import Failure, Kind, TrialKey
 

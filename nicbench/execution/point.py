@@ -17,7 +17,7 @@ from nicbench.errors import TuningError
 from nicbench.execution import events as ev
 from nicbench.execution.context import RunContext
 from nicbench.execution.sides import PairSides
-from nicbench.execution.store import Where
+from nicbench.execution.recorder import Where
 from nicbench.results.records import Failure, Kind
 
 

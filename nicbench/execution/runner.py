@@ -68,7 +68,7 @@ from nicbench.execution.pair import PairRun
 from nicbench.execution.readiness import NotReady, pairs_not_ready
 from nicbench.execution.schedule import Schedule
 from nicbench.execution.sides import Hosts
-from nicbench.execution.store import Progress, Recorder, Subscriber
+from nicbench.execution.recorder import Progress, Recorder, Subscriber
 from nicbench.execution.trial import run_trial
 from nicbench.platforms.base import PlatformOptions
 from nicbench.platforms.hosts import HostPool
