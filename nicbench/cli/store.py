@@ -51,7 +51,7 @@ def night_of(arg: str | None, directory: str) -> dict | None:
     their own): {campaign, night, shards, runs, trials}. None: not a campaign directory."""
     from nicbench.results.campaign import CampaignState, is_campaign
     from nicbench.store import open_store, resolve
-    from nicbench.store.frames import NIGHT_TURNS_H
+    from nicbench.store.dataframes import NIGHT_TURNS_H
 
     if not is_campaign(directory):
         return None

@@ -9,7 +9,7 @@
 """
 
 from nicbench.store.backend import StoreBusy
-from nicbench.store.frames import TRIAL_FRAME
+from nicbench.store.dataframes import TRIAL_FRAME
 from nicbench.store.importer import ImportCounts, import_dirs, run_row
 from nicbench.store.location import (DEFAULT_STORE, ENV_VAR, StoreKind, StoreLocation,
                                      resolve)

@@ -4,7 +4,7 @@
 current schema if new or older; refused if newer or not a store), and a :class:`Store`
 writes runs and trials (one record as it is stored, or a run's records at once) and
 reads them back: :meth:`Store.runs`, :meth:`Store.trial_frame`, :meth:`Store.manifests`
-(the trial frame's columns and types are issue 21's contract, ``store/frames.py``).
+(the trial frame's columns and types are issue 21's contract, ``store/dataframes.py``).
 
 Results directories stay the source of truth: what a store holds can always be made
 again from them (``nicbench store import`` / ``rebuild``).
@@ -23,7 +23,7 @@ import pandas as pd
 
 from nicbench.errors import StoreError
 from nicbench.results.records import TrialRecord
-from nicbench.store import frames
+from nicbench.store import dataframes
 from nicbench.store.backend import LOCK_WAIT_S, Backend, connect
 from nicbench.store.location import StoreKind, StoreLocation
 from nicbench.store.schema import (MARKERS, RUN_COLUMNS, SCHEMA_VERSION, TRIAL_NAMES,
@@ -219,16 +219,16 @@ class Store:
                 params.append(value)
         if since is not None:
             where.append("r.started_at >= ?")
-            params.append(frames.epoch(since))
+            params.append(dataframes.epoch(since))
         if run_ids is not None:
             if not run_ids:
-                return frames.trial_frame_of(None)
+                return dataframes.trial_frame_of(None)
             where.append(f"t.run_id IN ({', '.join('?' * len(run_ids))})")
             params.extend(run_ids)
-        sql = frames.TRIAL_SELECT + (" WHERE " + " AND ".join(where) if where else "") \
-            + frames.TRIAL_ORDER
-        raw = self.backend.frame(sql, params, frames.TRIAL_SELECTED)
-        return frames.trial_frame_of(raw)
+        sql = dataframes.TRIAL_SELECT + (" WHERE " + " AND ".join(where) if where else "") \
+            + dataframes.TRIAL_ORDER
+        raw = self.backend.frame(sql, params, dataframes.TRIAL_SELECTED)
+        return dataframes.trial_frame_of(raw)
 
     def latest_frame(self, adapters: Sequence[str], last: int) -> pd.DataFrame:
         """The trial frame (the columns a series is made of: ``HISTORY_SELECTED``) of each (adapter, test, point) series of ``adapters``, only its
@@ -238,7 +238,7 @@ class Store:
         the whole history, read in one query for all the adapters (a report's History
         section)."""
         if not adapters:
-            return frames.trial_frame_of(None)
+            return dataframes.trial_frame_of(None)
         marks = ", ".join("?" * len(adapters))
         # the newest runs of each series (a scan of a few columns), then only their
         # trials, and only the columns a series is made of
@@ -250,23 +250,23 @@ class Store:
             f"r.run_id = t.run_id WHERE t.adapter IN ({marks}) AND t.kind IN (?, ?) AND "
             "t.status = ? AND t.throughput_bps IS NOT NULL "
             "GROUP BY t.adapter, t.test, t.point, t.run_id) AS m) AS ranked "
-            "WHERE newest <= ?", [*adapters, *frames.MEASURED_KINDS, frames.OK, last])
+            "WHERE newest <= ?", [*adapters, *dataframes.MEASURED_KINDS, dataframes.OK, last])
         run_ids = sorted({w[3] for w in wanted})
         parts = []
         for i in range(0, len(run_ids), 1000):
             chunk = run_ids[i:i + 1000]
             parts.append(self.backend.frame(
-                frames.select(frames.HISTORY_SELECTED)
+                dataframes.select(dataframes.HISTORY_SELECTED)
                 + f" WHERE t.run_id IN ({', '.join('?' * len(chunk))}) "
-                f"AND t.adapter IN ({marks})" + frames.TRIAL_ORDER,
-                [*chunk, *adapters], frames.HISTORY_SELECTED))
+                f"AND t.adapter IN ({marks})" + dataframes.TRIAL_ORDER,
+                [*chunk, *adapters], dataframes.HISTORY_SELECTED))
         if not parts:
-            return frames.trial_frame_of(None, frames.HISTORY_SELECTED)
+            return dataframes.trial_frame_of(None, dataframes.HISTORY_SELECTED)
         raw = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
         keys = pd.MultiIndex.from_frame(raw[["adapter", "test", "point", "run_id"]].astype(
             object))
         raw = raw[keys.isin(wanted)]
-        return frames.trial_frame_of(raw, frames.HISTORY_SELECTED)
+        return dataframes.trial_frame_of(raw, dataframes.HISTORY_SELECTED)
 
     def manifests(self, run_ids: Sequence[str]) -> dict[str, Manifest]:
         """run_id -> its Manifest, for the runs of ``run_ids`` the store holds."""
@@ -305,8 +305,8 @@ class Store:
         columns), then campaign_started_at, shard, night, ended_at, results_dir. A
         campaign's ``night`` is the day (YYYY-MM-DD) of the evening it started in (noon to
         noon, UTC): the runs of every shard of one campaign night select together."""
-        raw = self.backend.frame(frames.RUNS_SELECT, [], frames.RUNS_SELECTED)
-        out = frames.runs_frame_of(raw)
+        raw = self.backend.frame(dataframes.RUNS_SELECT, [], dataframes.RUNS_SELECTED)
+        out = dataframes.runs_frame_of(raw)
         if campaign is not None:
             out = out[out["campaign"] == campaign]
         if night is not None:

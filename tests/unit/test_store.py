@@ -22,7 +22,7 @@ from nicbench.results.frame import TRIAL_COLUMNS
 from nicbench.results.manifest import Manifest
 from nicbench.results.records import Kind, Status, current
 from nicbench.results.rundir import RunDir
-from nicbench.store import frames, import_dirs, open_store, resolve
+from nicbench.store import dataframes, import_dirs, open_store, resolve
 from nicbench.store.schema import standing
 
 DATA = Path(__file__).resolve().parents[1] / "report" / "data"
@@ -233,9 +233,9 @@ def test_the_latest_runs_of_every_adapter_at_once_are_each_adapters_history(stor
             assert {len(x.nights) for x in mtu9000 if x not in gone} == {min(last, 4)}
             assert max(len(x.nights) for x in at_once) == min(last, 4)
         frame = s.latest_frame(adapters[:1], 2)
-        assert list(frame.columns) == list(frames.HISTORY_SELECTED)
+        assert list(frame.columns) == list(dataframes.HISTORY_SELECTED)
         assert frame.dtypes.to_dict() == s.trial_frame()[list(
-            frames.HISTORY_SELECTED)].dtypes.to_dict()
+            dataframes.HISTORY_SELECTED)].dtypes.to_dict()
         assert s.latest_frame([], 2).empty
 
 
