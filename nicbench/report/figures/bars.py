@@ -18,7 +18,7 @@ from matplotlib.figure import Figure as MplFigure
 from matplotlib.transforms import ScaledTranslation, blended_transform_factory
 
 from nicbench.report.colours import PUBLISHED, ink_on
-from nicbench.report.figures.frame import (DOUBLE, font_pt, handle, line_in, new_figure,
+from nicbench.report.figures.canvas import (DOUBLE, font_pt, handle, line_in, new_figure,
                                            place, row_axis, set_title, size_pt,
                                            text_width_in)
 from nicbench.report.figures.style import Colours, marker

@@ -101,7 +101,7 @@ def draw(chart: ComparisonChart, panel: int, colours):
     """One point's panel: a bar per adapter from 0 (negative: slower), its interval."""
     from matplotlib.transforms import ScaledTranslation, blended_transform_factory
 
-    from nicbench.report.figures.frame import (DOUBLE, font_pt, handle, line_in, new_figure,
+    from nicbench.report.figures.canvas import (DOUBLE, font_pt, handle, line_in, new_figure,
                                                place, row_axis, set_title, size_pt,
                                                text_width_in)
     from nicbench.report.model import LegendItem

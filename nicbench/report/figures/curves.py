@@ -17,7 +17,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 from matplotlib.transforms import ScaledTranslation
 
 from nicbench.report.colours import REFERENCE
-from nicbench.report.figures.frame import (DOUBLE, FLAG_BAND, SINGLE, add_legend, font_pt,
+from nicbench.report.figures.canvas import (DOUBLE, FLAG_BAND, SINGLE, add_legend, font_pt,
                                            handle, line_in, new_figure, place, set_title,
                                            size_pt, text_width_in, wrap)
 from nicbench.report.figures.style import Colours, dash, marker

@@ -8,7 +8,7 @@ from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure as MplFigure
 from matplotlib.transforms import ScaledTranslation, blended_transform_factory
 
-from nicbench.report.figures.frame import (DOUBLE, font_pt, line_in, new_figure, place,
+from nicbench.report.figures.canvas import (DOUBLE, font_pt, line_in, new_figure, place,
                                            row_axis, size_pt, text_width_in)
 from nicbench.report.figures.style import Colours, marker
 from nicbench.report.model import Figure, HeatPanel

@@ -11,7 +11,7 @@ import math
 
 from matplotlib.figure import Figure as MplFigure
 
-from nicbench.report.figures.frame import (DOUBLE, SINGLE, add_legend, font_pt, line_in,
+from nicbench.report.figures.canvas import (DOUBLE, SINGLE, add_legend, font_pt, line_in,
                                            new_figure, set_title, size_pt, wrap)
 from nicbench.report.figures.style import Colours, marker
 from nicbench.report.model import Figure, ScatterPanel
