@@ -15,7 +15,7 @@ from nicbench.history import DEFAULT_LAST
 def _source(args) -> Any:
     """What the history is read from: the results directories given, else the store."""
     if args.dirs and args.store is None:
-        from nicbench.results.frame import DirSource
+        from nicbench.results.dataframe import DirSource
 
         return DirSource(args.dirs)
     if args.dirs:

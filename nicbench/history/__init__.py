@@ -45,7 +45,7 @@ def history(source: Any, *, adapter: str | None = None, test: str | None = None,
             last: int | None = DEFAULT_LAST) -> list[Series]:
     """Every series of ``source`` (a results store, or results directories), filtered,
     each of its last ``last`` runs (None: all of them)."""
-    from nicbench.results.frame import source_of, utc
+    from nicbench.results.dataframe import source_of, utc
 
     src = source_of(source)
     df = src.trial_frame(adapter=adapter, test=test, point=point, since=utc(since))
@@ -56,7 +56,7 @@ def latest(source: Any, adapters: list[str], last: int = DEFAULT_LAST) -> list[S
     """The series of each of ``adapters`` in ``source``, each of its last ``last`` runs:
     as ``history(source, adapter=a, last=last)`` for each, but from a results store in
     one query of only those runs (``Store.latest_frame``), their manifests alone read."""
-    from nicbench.results.frame import source_of
+    from nicbench.results.dataframe import source_of
 
     src = source_of(source)
     pick = getattr(src, "latest_frame", None)

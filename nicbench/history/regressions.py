@@ -85,7 +85,7 @@ def campaign_nights(run_dirs: list[str | Path], last: int) -> Any:
     (its last ``last``), as one source; None when no run given is a campaign's or there
     is no earlier night."""
     from nicbench.results.campaign import is_campaign
-    from nicbench.results.frame import DirSource
+    from nicbench.results.dataframe import DirSource
 
     campaigns = dict.fromkeys(Path(d).resolve().parent for d in run_dirs)
     nights: list[Path] = []
@@ -101,7 +101,7 @@ def campaign_changes(directory: str | Path, source: Any = None) -> list[NightCha
     import pandas as pd
 
     from nicbench.history import of_frame
-    from nicbench.results.frame import DirSource, source_of
+    from nicbench.results.dataframe import DirSource, source_of
 
     mine = DirSource([directory])
     run_ids = {d.run_id for d in mine.dirs if d.load_manifest() is not None}

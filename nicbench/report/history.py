@@ -38,7 +38,7 @@ def of_runs(runs: list[Run]) -> list[Series]:
     if not count or max(count.values()) < MIN_RUNS:
         return []
     from nicbench.history import of_frame
-    from nicbench.results.frame import DirSource
+    from nicbench.results.dataframe import DirSource
 
     src = DirSource.loaded((r.path, r.manifest, r.records) for r in runs)
     return of_frame(src.trial_frame(), src, LAST_RUNS)

@@ -5,7 +5,7 @@
 - :class:`StoreSink`: the store written as a run goes (``Runner(sinks=[...])``);
 - :func:`import_dirs`: results directories into a store (``nicbench store import``);
 - :meth:`Store.trial_frame`, :meth:`Store.manifests`, :meth:`Store.runs`: what readers
-  (``nicbench.results.frame``, ``nicbench history``) take.
+  (``nicbench.results.dataframe``, ``nicbench history``) take.
 """
 
 from nicbench.store.backend import StoreBusy

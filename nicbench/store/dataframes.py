@@ -1,7 +1,7 @@
 """The store's rows as issue 21's DataFrames: the trial frame and the runs.
 
 The trial frame's columns, order and pandas types are the contract between the store and
-its readers (``nicbench.results.frame``, ``nicbench history``): :data:`TRIAL_FRAME`.
+its readers (``nicbench.results.dataframe``, ``nicbench history``): :data:`TRIAL_FRAME`.
 Times are kept as epoch seconds and become ``datetime64[ns, UTC]`` here; kinds and states
 are categories of the records' own enums, in their declaration order.
 """

@@ -73,7 +73,7 @@ def test_a_history_source_draws_the_earlier_runs_for_the_runs_given(tmp_path, ni
     """The store's seam: build_report(history=source) draws the runs the source holds for
     the adapters of the runs given (here directories stand for the store)."""
     from nicbench.report import build_report
-    from nicbench.results.frame import DirSource
+    from nicbench.results.dataframe import DirSource
 
     page = build_report([str(nights[-1])], str(tmp_path / "r"),
                         history=DirSource(nights))

@@ -1,4 +1,4 @@
-"""nicbench.results.frame: the trial frame of results directories or of a store, its
+"""nicbench.results.dataframe: the trial frame of results directories or of a store, its
 columns and dtypes (the contract the store shares), filters, the setup joined in."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 import nicbench.results
 from nicbench.errors import UsageError
-from nicbench.results.frame import CATEGORIES, TRIAL_COLUMNS, DirSource
+from nicbench.results.dataframe import CATEGORIES, TRIAL_COLUMNS, DirSource
 from nicbench.results.manifest import Manifest
 from nicbench.results.records import Kind, Status, current
 from nicbench.results.setup import SETUP_COLUMNS, setup_facts
@@ -64,9 +64,9 @@ def test_the_frame_has_exactly_the_contracts_columns_and_dtypes():
 
 
 def test_frame_is_the_module_and_the_function():
-    import nicbench.results.frame as module
+    import nicbench.results.dataframe as module
 
-    assert nicbench.results.frame is module
+    assert nicbench.results.dataframe is module
     assert module.TRIAL_COLUMNS[0] == ("run_id", "string")
     assert len(nicbench.results.frame(RUN_A, setup=False).columns) == len(TRIAL_COLUMNS)
 

@@ -185,7 +185,7 @@ def test_setup_changes_name_the_tool_and_mtu_and_only_the_tools_that_measured():
 
 
 def test_the_runs_of_a_directory_source(tmp_path):
-    from nicbench.results.frame import DirSource
+    from nicbench.results.dataframe import DirSource
 
     dirs = nights(tmp_path, [GBE, GBE], seed=1, reps=2)
     runs = DirSource(dirs).runs()

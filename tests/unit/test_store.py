@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from nicbench.results.campaign import CampaignState, RunState
-from nicbench.results.frame import TRIAL_COLUMNS
+from nicbench.results.dataframe import TRIAL_COLUMNS
 from nicbench.results.manifest import Manifest
 from nicbench.results.records import Kind, Status, current
 from nicbench.results.rundir import RunDir

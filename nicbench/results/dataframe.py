@@ -24,8 +24,6 @@ a frame is made: importing this module costs nothing of it.
 
 from __future__ import annotations
 
-import sys
-import types
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, UTC
@@ -373,13 +371,3 @@ def with_setup(df: pd.DataFrame, source: Any) -> pd.DataFrame:
     out = df.merge(setup, on=["run_id", "pair"], how="left", sort=False)
     out.index = df.index
     return out
-
-
-class _CallableModule(types.ModuleType):
-    """``nicbench.results.frame`` is this module and, called, :func:`frame` itself."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> pd.DataFrame:
-        return frame(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
