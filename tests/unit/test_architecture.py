@@ -125,6 +125,78 @@ def test_the_bottom_imports_nothing(module):
     assert GRAPH[module] == set()
 
 
+# issue 28: the rooms (each subpackage, and each top-level module) in their order, lowest
+# first. A room imports only rooms listed before it; rooms on one line stand side by side
+# and import none of each other. Every import counts, as in GRAPH (lazy and TYPE_CHECKING
+# ones too), so no two rooms can form a cycle and a room's place says what it may use.
+ROOM_ORDER: tuple[tuple[str, ...], ...] = (
+    ("nicbench", "nicbench.errors", "nicbench.textfile", "nicbench.limits",
+     "nicbench.durations", "nicbench.polling", "nicbench.interrupts"),
+    ("nicbench.config",),
+    ("nicbench.physics",),        # the wire's arithmetic: line rates, goodput, frames
+    ("nicbench.tools",),
+    ("nicbench.results",),
+    ("nicbench.remote",),
+    ("nicbench.platforms", "nicbench.lab"),
+    ("nicbench.history",),
+    ("nicbench.execution",),
+    ("nicbench.store",),
+    ("nicbench.report",),
+    ("nicbench.cli",),
+)
+RANK = {room: level for level, rooms in enumerate(ROOM_ORDER) for room in rooms}
+
+
+def room_of(module: str) -> str:
+    """``nicbench.report.figures.bars`` -> ``nicbench.report``; ``nicbench.errors`` itself."""
+    parts = module.split(".")
+    return ".".join(parts[:2])
+
+
+def room_edges(graph: dict[str, set[str]]) -> dict[tuple[str, str], list[str]]:
+    """(room, room it imports) -> the module imports behind that edge."""
+    edges: dict[tuple[str, str], list[str]] = {}
+    for module, deps in graph.items():
+        for dep in deps:
+            a, b = room_of(module), room_of(dep)
+            if a != b:
+                edges.setdefault((a, b), []).append(f"{module} -> {dep}")
+    return edges
+
+
+def test_every_room_has_its_place():
+    rooms = {room_of(m) for m in MODULES}
+    assert rooms <= set(RANK), f"rooms with no place in ROOM_ORDER: {sorted(rooms - set(RANK))}"
+    assert set(RANK) <= rooms, f"ROOM_ORDER names rooms that are gone: {sorted(set(RANK) - rooms)}"
+
+
+def test_rooms_import_only_rooms_below_them():
+    bad = [f"{a} -> {b} ({', '.join(why[:3])})" for (a, b), why in sorted(room_edges(GRAPH).items())
+           if RANK.get(b, 99) >= RANK.get(a, -1)]
+    assert not bad, "rooms importing their own level or above: " + "; ".join(bad)
+
+
+def test_no_cycle_between_rooms():
+    rooms: dict[str, set[str]] = {room_of(m): set() for m in MODULES}
+    for a, b in room_edges(GRAPH):
+        rooms[a].add(b)
+    cycles = [g for g in strongly_connected(rooms) if len(g) > 1]
+    assert not cycles, "rooms that import each other: " + "; ".join(" <-> ".join(g) for g in cycles)
+
+
+def test_the_room_order_catches_a_loop():
+    # history reading the line rate from report/ while report draws history: the loop of
+    # issue 28, as an edge the order refuses
+    graph = {"nicbench.history.series": {"nicbench.report.theory"},
+             "nicbench.report.history": {"nicbench.history.series"},
+             "nicbench.report.theory": set()}
+    edges = room_edges(graph)
+    assert ("nicbench.history", "nicbench.report") in edges
+    assert RANK["nicbench.report"] > RANK["nicbench.history"]
+    rooms = {"nicbench.history": {"nicbench.report"}, "nicbench.report": {"nicbench.history"}}
+    assert [g for g in strongly_connected(rooms) if len(g) > 1]
+
+
 def _long_units(name: str) -> list[str]:
     found = []
     for node in ast.walk(TREES[name]):
