@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from nicbench.errors import UsageError
-from nicbench.results.records import Kind, Status, TrialRecord, current
+from nicbench.results import columns
+from nicbench.results.records import TrialRecord, current
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -39,43 +40,14 @@ if TYPE_CHECKING:
     from nicbench.results.manifest import Manifest
 
 # The trial frame's columns, in order, with their pandas dtypes ("string": the nullable
-# StringDtype; "category": Kind / Status values in declaration order). The store helper's
-# tables and this module's reader both make exactly these.
-TRIAL_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("run_id", "string"),
-    ("run_started_at", "datetime64[ns, UTC]"),
-    ("profile", "string"),
-    ("campaign", "string"),
-    ("pair", "string"),
-    ("adapter", "string"),
-    ("adapter_label", "string"),
-    ("test", "string"),
-    ("tool", "string"),
-    ("protocol", "string"),
-    ("point", "string"),
-    ("mtu", "Int64"),
-    ("kind", "category"),
-    ("status", "category"),
-    ("failure", "string"),
-    ("repetition", "Int64"),
-    ("throughput_bps", "float64"),
-    ("sent_bps", "float64"),
-    ("offered_bps", "float64"),
-    ("duration_s", "float64"),
-    ("cpu_sender_pct", "float64"),
-    ("cpu_receiver_pct", "float64"),
-    ("latency_p50_us", "float64"),
-    ("latency_p99_us", "float64"),
-    ("started_at", "datetime64[ns, UTC]"),
-    ("sender", "string"),
-    ("receiver", "string"),
-    ("tool_version", "string"),
-    ("trial_id", "string"),
-)
-CATEGORIES: dict[str, tuple[str, ...]] = {
-    "kind": tuple(k.value for k in Kind),
-    "status": tuple(s.value for s in Status),
-}
+# StringDtype; "category": Kind / Status values in declaration order), derived from the
+# one declaration of the trial's columns (results/columns.py), as the store's are.
+TRIAL_COLUMNS: tuple[tuple[str, str], ...] = columns.frame_columns()
+CATEGORIES: dict[str, tuple[str, ...]] = columns.categories()
+_RECORD_NAMES = tuple(c.name for c in columns.RECORD_COLUMNS)
+_RECORD_VALUES = columns.record_getter(columns.RECORD_COLUMNS)
+_RUN_NAMES = tuple(c.name for c in columns.RUN_COLUMNS)
+_RUN_VALUES = columns.record_getter(columns.RUN_COLUMNS)
 
 
 def dtypes() -> dict[str, Any]:
@@ -229,14 +201,14 @@ class DirSource:
                     run_ids: Sequence[str] | None = None) -> pd.DataFrame:
         cols: dict[str, list[Any]] = {name: [] for name, _ in TRIAL_COLUMNS}
         for d in self._selected(since, run_ids):
-            profile = d.manifest.profile.name if d.manifest is not None else None
-            started = d.started_at
+            run = columns.RunInfo(d.started_at, d.manifest.profile.name
+                                  if d.manifest is not None else None, d.campaign)
             for r in d.trials():
                 if (adapter is not None and r.adapter != adapter) or \
                         (test is not None and r.test != test) or \
                         (point is not None and r.point != point):
                     continue
-                _add(cols, r, started, profile, d.campaign)
+                _add(cols, r, run)
         return typed(cols)
 
     def manifests(self, run_ids: Sequence[str]) -> dict[str, Manifest]:
@@ -261,17 +233,10 @@ class DirSource:
             "trials": pd.array([r[4] for r in rows], dtype="Int64")})
 
 
-def _add(cols: dict[str, list[Any]], r: TrialRecord, run_started: float,
-         profile: str | None, campaign: str | None) -> None:
-    lat = r.latency
-    values = (r.run_id, run_started, profile, campaign, r.pair, r.adapter, r.adapter_label,
-              r.test, r.tool, r.protocol, r.point, r.mtu, r.kind.value, r.status.value,
-              r.failure.value if r.failure is not None else None, r.repetition,
-              r.throughput_bps, r.sent_bps, r.offered_bps, r.duration_s, r.cpu_sender_pct,
-              r.cpu_receiver_pct, lat.p50_us if lat is not None else None,
-              lat.p99_us if lat is not None else None, r.started_at,
-              r.hosts.get("sender"), r.hosts.get("receiver"), r.version, r.trial_id)
-    for (name, _), value in zip(TRIAL_COLUMNS, values, strict=True):
+def _add(cols: dict[str, list[Any]], r: TrialRecord, run: columns.RunInfo) -> None:
+    for name, value in zip(_RECORD_NAMES, _RECORD_VALUES(r), strict=True):
+        cols[name].append(value)
+    for name, value in zip(_RUN_NAMES, _RUN_VALUES(run), strict=True):
         cols[name].append(value)
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from nicbench.results import columns
 from nicbench.results.records import Kind, Status
 
 _STR: Any = pd.StringDtype()                     # "string": nullable text
@@ -21,22 +22,17 @@ _TIME: Any = pd.DatetimeTZDtype("ns", "UTC")     # "datetime64[ns, UTC]"
 _F: Any = np.dtype("float64")
 _INT: Any = pd.Int64Dtype()                      # "Int64"
 
-# (column, dtype) of the trial frame, in order: issue 21's contract.
-TRIAL_FRAME: tuple[tuple[str, Any], ...] = (
-    ("run_id", _STR), ("run_started_at", _TIME), ("profile", _STR), ("campaign", _STR),
-    ("pair", _STR), ("adapter", _STR), ("adapter_label", _STR), ("test", _STR),
-    ("tool", _STR), ("protocol", _STR), ("point", _STR), ("mtu", _INT),
-    ("kind", pd.CategoricalDtype([k.value for k in Kind])),
-    ("status", pd.CategoricalDtype([s.value for s in Status])),
-    ("failure", _STR), ("repetition", _INT), ("throughput_bps", _F), ("sent_bps", _F),
-    ("offered_bps", _F), ("duration_s", _F), ("cpu_sender_pct", _F),
-    ("cpu_receiver_pct", _F), ("latency_p50_us", _F), ("latency_p99_us", _F),
-    ("started_at", _TIME), ("sender", _STR), ("receiver", _STR), ("tool_version", _STR),
-    ("trial_id", _STR))
+# (column, dtype) of the trial frame, in order: issue 21's contract, derived from the one
+# declaration of the trial's columns (results/columns.py).
+_DTYPES: dict[columns.ColumnType, Any] = {
+    columns.ColumnType.TEXT: _STR, columns.ColumnType.INT: _INT,
+    columns.ColumnType.FLOAT: _F, columns.ColumnType.TIME: _TIME}
+TRIAL_FRAME: tuple[tuple[str, Any], ...] = tuple(
+    (c.name, pd.CategoricalDtype(list(c.categories)) if c.type is columns.ColumnType.CATEGORY
+     else _DTYPES[c.type]) for c in columns.TRIAL_SCHEMA)
 TRIAL_SELECTED = tuple(name for name, _ in TRIAL_FRAME)
 
-_FROM_RUN = {"run_started_at": "r.started_at", "profile": "r.profile",
-             "campaign": "r.campaign"}
+_FROM_RUN = {c.name: f"r.{c.run_column}" for c in columns.RUN_COLUMNS}
 
 
 def select(names: tuple[str, ...]) -> str:

@@ -23,6 +23,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from nicbench.results import columns
 from nicbench.results.records import Kind, TrialRecord, current
 
 SCHEMA_VERSION = 1
@@ -30,18 +31,12 @@ SCHEMA_VERSION = 1
 RUN_COLUMNS = ("run_id", "started_at", "ended_at", "profile", "campaign",
                "campaign_started_at", "shard", "results_dir", "manifest", "nicbench_version")
 
-# (column, SQL type) of nb_trials, in order; the record's own JSON line last.
+# (column, SQL type) of nb_trials, in order; the record's own JSON line last. Derived
+# from the one declaration of the trial's columns (results/columns.py).
 TRIAL_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("run_id", "TEXT NOT NULL"), ("trial_id", "TEXT NOT NULL"), ("pair", "TEXT"),
-    ("adapter", "TEXT"), ("adapter_label", "TEXT"), ("test", "TEXT"), ("tool", "TEXT"),
-    ("protocol", "TEXT"), ("point", "TEXT"), ("mtu", "BIGINT"), ("kind", "TEXT"),
-    ("status", "TEXT"), ("failure", "TEXT"), ("repetition", "BIGINT"),
-    ("throughput_bps", "DOUBLE PRECISION"), ("sent_bps", "DOUBLE PRECISION"),
-    ("offered_bps", "DOUBLE PRECISION"), ("duration_s", "DOUBLE PRECISION"),
-    ("cpu_sender_pct", "DOUBLE PRECISION"), ("cpu_receiver_pct", "DOUBLE PRECISION"),
-    ("latency_p50_us", "DOUBLE PRECISION"), ("latency_p99_us", "DOUBLE PRECISION"),
-    ("started_at", "DOUBLE PRECISION"), ("sender", "TEXT"), ("receiver", "TEXT"),
-    ("tool_version", "TEXT"), ("record", "TEXT"))
+    *((c.name, c.type.sql + (" NOT NULL" if c.required else "")) for c in columns.STORED_COLUMNS),
+    ("record", "TEXT"))
+_STORED_VALUES = columns.record_getter(columns.STORED_COLUMNS)
 TRIAL_NAMES = tuple(name for name, _ in TRIAL_COLUMNS)
 MARKERS = (Kind.SKIPPED.value, Kind.GIVEN_UP.value)
 
@@ -97,15 +92,7 @@ def record_line(rec: TrialRecord) -> str:
 def trial_row(rec: TrialRecord, line: str | None = None) -> tuple:
     """The values of nb_trials' columns for ``rec``, in :data:`TRIAL_NAMES` order; its
     JSON is ``line`` (the line trials.jsonl holds, as read) or made as the file's is."""
-    lat = rec.latency
-    return (rec.run_id, rec.trial_id, rec.pair, rec.adapter, rec.adapter_label, rec.test,
-            rec.tool, rec.protocol, rec.point, rec.mtu, rec.kind.value, rec.status.value,
-            rec.failure.value if rec.failure else None, rec.repetition,
-            rec.throughput_bps, rec.sent_bps, rec.offered_bps, rec.duration_s,
-            rec.cpu_sender_pct, rec.cpu_receiver_pct,
-            lat.p50_us if lat else None, lat.p99_us if lat else None, rec.started_at,
-            rec.hosts.get("sender"), rec.hosts.get("receiver"), rec.version,
-            line if line is not None else record_line(rec))
+    return (*_STORED_VALUES(rec), line if line is not None else record_line(rec))
 
 
 def standing(records: Sequence[TrialRecord]) -> list[TrialRecord]:
