@@ -14,23 +14,27 @@ listener one event at a time; the recorder, the journal and the host pool guard 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from nicbench.config.inventory import Inventory
-from nicbench.config.profile import Profile
+from nicbench.config.profile import Profile, TestSpec
 from nicbench.execution import events as ev
 from nicbench.execution.ossettings import OsSettings
 from nicbench.execution.recorder import Recorder
 from nicbench.platforms.tuning import TuningSession
 from nicbench.results.manifest import Manifest
-from nicbench.results.records import TrialRecord
+from nicbench.execution.trialcontext import TrialContext
+from nicbench.results.records import Kind, TrialRecord
 from nicbench.results.rundir import RunDir
 
-# One trial: (trial context, test, resolved params, repetition=, kind=, offered_bps=,
-# timeout_s=) -> its record. execution.trial.run_trial on real hosts; --plan plans.
-TrialFn = Callable[..., TrialRecord]
+class TrialFn(Protocol):
+    """One trial: its context, test and resolved params -> its record.
+    ``execution.trial.run_trial`` on real hosts; ``--plan``'s scratch run plans."""
+
+    def __call__(self, ctx: TrialContext, test: TestSpec, params: dict[str, Any], *,
+                 repetition: int, kind: Kind = ..., offered_bps: int | None = None,
+                 timeout_s: float = ...) -> TrialRecord: ...
 
 
 class HostLost(Exception):

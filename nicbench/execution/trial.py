@@ -21,7 +21,7 @@ import time
 import uuid
 from typing import Any
 
-from nicbench.config.profile import BesideSpec, Role
+from nicbench.config.profile import BesideSpec, Role, TestSpec
 from nicbench.errors import NicbenchError, ResultsWriteError, TrialError
 from nicbench.execution.judge import DEAD_LINK_BPS
 from nicbench.execution.roles import RoleRun, failure_of, reason_of
@@ -36,7 +36,7 @@ __all__ = ["DEAD_LINK_BPS", "LISTEN_TIMEOUT_S", "SERVER_EXIT_WAIT_S", "TIMEOUT_M
            "trial_names"]
 
 
-def run_trial(ctx: TrialContext, test, params: dict[str, Any], *, repetition: int,
+def run_trial(ctx: TrialContext, test: TestSpec, params: dict[str, Any], *, repetition: int,
               kind: Kind = Kind.REPETITION, offered_bps: int | None = None,
               timeout_s: float = 120.0) -> TrialRecord:
     trial_id, tag = trial_names(ctx, test.name, kind, repetition, offered_bps)

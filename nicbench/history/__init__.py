@@ -18,7 +18,12 @@ nights before it, for the morning summary.
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from nicbench.results.dataframe import SourceLike, TrialSource
 
 from nicbench.history.model import SCORE, SCORE_KIND, Change, Direction, Flag, Night, Series
 
@@ -31,7 +36,7 @@ __all__ = ["DEFAULT_LAST", "SCORE", "SCORE_KIND", "Change", "Direction", "Flag",
 DEFAULT_LAST = 120
 
 
-def of_frame(df: Any, source: Any, last: int | None = DEFAULT_LAST) -> list[Series]:
+def of_frame(df: pd.DataFrame, source: TrialSource, last: int | None = DEFAULT_LAST) -> list[Series]:
     """The series of a trial frame ``df`` read from ``source`` (its manifests), each of
     its last ``last`` runs (None: all)."""
     from nicbench.history.series import build
@@ -40,7 +45,7 @@ def of_frame(df: Any, source: Any, last: int | None = DEFAULT_LAST) -> list[Seri
     return build(df, source.manifests(run_ids) if run_ids else {}, last)
 
 
-def history(source: Any, *, adapter: str | None = None, test: str | None = None,
+def history(source: SourceLike, *, adapter: str | None = None, test: str | None = None,
             point: str | None = None, since: datetime | date | str | None = None,
             last: int | None = DEFAULT_LAST) -> list[Series]:
     """Every series of ``source`` (a results store, or results directories), filtered,
@@ -52,7 +57,7 @@ def history(source: Any, *, adapter: str | None = None, test: str | None = None,
     return of_frame(df, src, last)
 
 
-def latest(source: Any, adapters: list[str], last: int = DEFAULT_LAST) -> list[Series]:
+def latest(source: SourceLike, adapters: list[str], last: int = DEFAULT_LAST) -> list[Series]:
     """The series of each of ``adapters`` in ``source``, each of its last ``last`` runs:
     as ``history(source, adapter=a, last=last)`` for each, but from a results store in
     one query of only those runs (``Store.latest_frame``), their manifests alone read."""

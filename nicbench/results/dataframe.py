@@ -28,7 +28,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, UTC
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from nicbench.errors import UsageError
 from nicbench.results import columns
@@ -280,11 +280,16 @@ def empty() -> pd.DataFrame:
 
 
 # -- the frame -----------------------------------------------------------------------------
-def source_of(source: Any) -> Any:
+# What the frame and history read: a results store (or any TrialSource), a results
+# directory, or several.
+SourceLike = TrialSource | str | Path | Iterable[str | Path]
+
+
+def source_of(source: SourceLike) -> TrialSource:
     """A store (anything with ``trial_frame`` and ``manifests``) as it is; a directory or
     a list of them as a :class:`DirSource`."""
     if hasattr(source, "trial_frame") and hasattr(source, "manifests"):
-        return source
+        return cast("TrialSource", source)
     if isinstance(source, (str, Path)):
         return DirSource([source])
     if isinstance(source, Iterable):
@@ -296,7 +301,7 @@ def source_of(source: Any) -> Any:
     raise UsageError(f"{source!r}: not a results store nor results directories")
 
 
-def frame(source: Any, *, adapter: str | None = None, test: str | None = None,
+def frame(source: SourceLike, *, adapter: str | None = None, test: str | None = None,
           point: str | None = None, since: datetime | date | str | None = None,
           setup: bool = True) -> pd.DataFrame:
     """The trial frame of ``source`` (see the module), filtered by adapter, test, point
@@ -327,7 +332,7 @@ def setup_frame(manifests: dict[str, Manifest], keys: Iterable[tuple[str, str]]
                          for name, values in rows.items()})
 
 
-def with_setup(df: pd.DataFrame, source: Any) -> pd.DataFrame:
+def with_setup(df: pd.DataFrame, source: TrialSource) -> pd.DataFrame:
     """``df`` with the setup columns joined on (run_id, pair), row order kept."""
     keys = df[["run_id", "pair"]].drop_duplicates()
     pairs = list(zip(keys["run_id"].tolist(), keys["pair"].tolist(), strict=True))
