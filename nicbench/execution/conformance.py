@@ -28,7 +28,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from nicbench.platforms.base import LinkCounters
-from nicbench.results.records import Failure, Status, TrialRecord
+from nicbench.execution.judge import Judgement
+from nicbench.results.records import Failure
+from nicbench.tools.base import ParsedRun
 
 OVERRUN_MIN_S = 2.0
 OVERRUN_SHARE = 0.5
@@ -45,26 +47,28 @@ class LinkWindow:
     after: LinkCounters | None
 
 
-_Check = Callable[[TrialRecord, "float | None", Sequence[LinkWindow]],
+_Check = Callable[[ParsedRun, "float | None", Sequence[LinkWindow]],
                   "tuple[Failure, str] | None"]
 
 
-def hold_to_plan(rec: TrialRecord, planned_s: float | None,
-                 links: Sequence[LinkWindow]) -> None:
-    """Fail an ok trial that lost its link, overran its plan or moved too little; a
-    trial failed as a dead link whose carrier went down says so (the cause, not the
-    symptom)."""
-    if rec.status is Status.OK:
+def held_to_plan(j: Judgement, planned_s: float | None,
+                 links: Sequence[LinkWindow]) -> Judgement:
+    """``j``, failed if it was ok and its trial lost its link, overran its plan or moved
+    too little; a trial failed as a dead link whose carrier went down says so (the
+    cause, not the symptom)."""
+    if j.parsed is None:
+        return j
+    if j.ok:
         checks: tuple[_Check, ...] = (_link_down, _overran, _short)
-    elif rec.failure is Failure.DEAD_LINK:
+    elif j.failure is Failure.DEAD_LINK:
         checks = (_link_down,)
     else:
-        return
+        return j
     for check in checks:
-        found = check(rec, planned_s, links)
+        found = check(j.parsed, planned_s, links)
         if found is not None:
-            rec.fail(*found)
-            return
+            return j.failing(*found)
+    return j
 
 
 def overrun_limit_s(planned_s: float) -> float:
@@ -72,7 +76,7 @@ def overrun_limit_s(planned_s: float) -> float:
     return planned_s + max(OVERRUN_MIN_S, OVERRUN_SHARE * planned_s)
 
 
-def _link_down(rec: TrialRecord, planned_s: float | None,
+def _link_down(run: ParsedRun, planned_s: float | None,
                links: Sequence[LinkWindow]) -> tuple[Failure, str] | None:
     for w in links:
         if w.before is None or w.after is None:
@@ -89,20 +93,20 @@ def _link_down(rec: TrialRecord, planned_s: float | None,
     return None
 
 
-def _overran(rec: TrialRecord, planned_s: float | None,
+def _overran(run: ParsedRun, planned_s: float | None,
              links: Sequence[LinkWindow]) -> tuple[Failure, str] | None:
-    ran = rec.duration_s
+    ran = run.duration_s
     if not planned_s or ran is None or ran <= overrun_limit_s(planned_s):
         return None
     return (Failure.OVERRAN, f"ran {ran:.1f} s of a planned {planned_s:g} s (more than "
                              f"{overrun_limit_s(planned_s):g} s is not the trial planned)")
 
 
-def _short(rec: TrialRecord, planned_s: float | None,
+def _short(run: ParsedRun, planned_s: float | None,
            links: Sequence[LinkWindow]) -> tuple[Failure, str] | None:
-    if rec.throughput_bps is None or not rec.duration_s or rec.points:
+    if run.throughput_bps is None or not run.duration_s or run.points:
         return None
-    said = rec.throughput_bps * rec.duration_s / 8
+    said = run.throughput_bps * run.duration_s / 8
     for w in links:
         moved = _moved(w)
         if moved is not None and moved < MOVED_SHARE * said:

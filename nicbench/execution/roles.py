@@ -12,14 +12,15 @@ stays journaled for the run's final restore.
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from enum import Enum
 from typing import Any
 
 from nicbench.config.profile import Role
 from nicbench.errors import (CommandTimeout, ConnectError, HostKeyError, NicbenchError,
                              OutputTooLarge, RemoteError)
-from nicbench.execution.conformance import LinkWindow, hold_to_plan
-from nicbench.execution.judge import Outcome, error_words, judge
+from nicbench.execution.conformance import LinkWindow, held_to_plan
+from nicbench.execution.judge import Outcome, apply, error_words, judge, not_read
 from nicbench.execution.trialcontext import (LISTEN_TIMEOUT_S, TrialContext, client_timeout_s,
                                              server_end)
 from nicbench.interrupts import interrupts_held
@@ -219,32 +220,26 @@ class RoleRun:
                                                    if finish.result.stderr.strip() else "")
         self.out.exit_status["server"] = finish.result.exit_status
         ran, started = self.ran, self.started
+        over = [end for end, text in self._texts() if len(text) > MAX_OUTPUT_BYTES]
+        if over:      # not parsed: the head of an output is not the tool's result
+            j = not_read(Failure.OUTPUT_CAP, over_cap(over[0]))
+        else:
+            j = judge(self.driver, ran.result, self.client_text, self.server_text,
+                      self.outfile_text, self.out.protocol,
+                      self.out.offered_bps if isinstance(self.out, TrialRecord) else None)
         if isinstance(self.out, TrialRecord):
             # Each host over the transfer: the sender around its client; the receiver
             # from the finish's start where it slept through the transfer, else from the
             # server's start, to the transfer's end.
-            snd = cpu_split(ran.cpu0, ran.cpu1, ran.tool_ticks)
-            rcv = cpu_split(finish.cpu0 or (started.cpu if started is not None else None),
-                            finish.cpu, finish.tool_ticks)
-            rec = self.out
-            if snd.busy is not None:
-                rec.cpu_sender_pct = snd.busy
-            if rcv.busy is not None:
-                rec.cpu_receiver_pct = rcv.busy
-            rec.cpu_sender_tool_pct, rec.cpu_sender_other_pct = snd.tool, snd.other
-            rec.cpu_receiver_tool_pct, rec.cpu_receiver_other_pct = rcv.tool, rcv.other
-        over = [end for end, text in self._texts() if len(text) > MAX_OUTPUT_BYTES]
-        if over:      # not parsed: the head of an output is not the tool's result
-            self.out.fail(Failure.OUTPUT_CAP, over_cap(over[0]))
-            return
-        judge(self.out, self.driver, ran.result, self.client_text, self.server_text,
-              self.outfile_text)
-        if isinstance(self.out, TrialRecord):
-            self._hold_to_plan(finish)
+            cpu = (cpu_split(ran.cpu0, ran.cpu1, ran.tool_ticks),
+                   cpu_split(finish.cpu0 or (started.cpu if started is not None else None),
+                             finish.cpu, finish.tool_ticks))
+            j = held_to_plan(replace(j, cpu=cpu), self.plan.expected_s, self._windows(finish))
+        apply(self.out, j)
 
-    def _hold_to_plan(self, finish: ServerFinish) -> None:
-        """The load's trial, judged ok, held to its plan and its link's counters."""
-        assert isinstance(self.out, TrialRecord) and self.ran is not None
+    def _windows(self, finish: ServerFinish) -> list[LinkWindow]:
+        """The test interfaces' counters around the transfer, on each host that reads them."""
+        assert self.ran is not None
         r_if, s_if = self.links
         windows = []
         if r_if is not None:
@@ -253,7 +248,7 @@ class RoleRun:
                                       finish.link))
         if s_if is not None:
             windows.append(LinkWindow(self.sender.host, s_if, self.ran.link0, self.ran.link1))
-        hold_to_plan(self.out, self.plan.expected_s, windows)
+        return windows
 
     # -- after ---------------------------------------------------------------------
     def stop(self) -> None:

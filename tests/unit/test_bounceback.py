@@ -12,7 +12,7 @@ import pytest
 from nicbench.config.loader import load_profile
 from nicbench.config.profile import Role
 from nicbench.errors import ConfigError
-from nicbench.execution.judge import judge
+from nicbench.execution.judge import apply, judge
 from nicbench.remote.result import Result
 from nicbench.results.records import Failure, Kind, RoleResult, Status, TrialRecord
 from nicbench.tools.bounceback import Histogram, percentile, trimmed_mean
@@ -96,7 +96,8 @@ def _rec() -> TrialRecord:
 
 def _judged(out, name: str):
     text = (CAPTURES / name).read_text()
-    judge(out, TOOLS["iperf2"].driver, Result("h", "iperf", text, "", 0, 5.0), text, "", None)
+    apply(out, judge(TOOLS["iperf2"].driver, Result("h", "iperf", text, "", 0, 5.0), text, "",
+                     None, out.protocol))
     return out
 
 

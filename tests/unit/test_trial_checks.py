@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from nicbench.errors import NotReadyError
-from nicbench.execution.judge import DEAD_LINK_BPS, dead_link_bps, judge
+from nicbench.execution.judge import DEAD_LINK_BPS, apply, dead_link_bps, judge
 from nicbench.execution.runner import Runner
 from nicbench.platforms.fake import Answer, FakeHosts, FakeInterface
 from nicbench.remote.result import Result
@@ -187,24 +187,30 @@ def test_the_linux_trial_calls_read_the_test_interface_s_counters(tmp_path):
 def test_a_dead_link_whose_carrier_went_down_says_the_link_went_down(tmp_path):
     """A link set down early in a trial leaves a transfer of almost nothing, which the
     judge fails as a dead link; the carrier counters say why, and the reason is theirs."""
-    from nicbench.execution.conformance import LinkWindow, hold_to_plan
+    from nicbench.execution.conformance import LinkWindow, held_to_plan
+    from nicbench.execution.judge import Judgement
     from nicbench.platforms.base import LinkCounters
+    from nicbench.tools.base import ParsedRun
 
-    (rec,) = run(tmp_path, fake(lambda call: Answer(client=IPERF3_TCP)))
+    parsed = ParsedRun(tool="iperf3", protocol="tcp", throughput_bps=438_982, duration_s=2.0)
     before = LinkCounters(carrier_changes=4, carrier_down=2, up=True, tx_bytes=0, rx_bytes=0)
     after = LinkCounters(carrier_changes=6, carrier_down=3, up=True, tx_bytes=9, rx_bytes=9)
-    rec.fail(Failure.DEAD_LINK, "transfer moved almost nothing (438982 bit/s)")
-    hold_to_plan(rec, 2.0, [LinkWindow("hb", "t0", before, before),
-                            LinkWindow("ha", "t0", before, after)])
-    assert (rec.failure, rec.reason) == (
+    dead = Judgement(parsed, Status.OK).failing(
+        Failure.DEAD_LINK, "transfer moved almost nothing (438982 bit/s)")
+    j = held_to_plan(dead, 2.0, [LinkWindow("hb", "t0", before, before),
+                                 LinkWindow("ha", "t0", before, after)])
+    assert (j.failure, j.reason) == (
         Failure.LINK_DOWN, "link down during the trial (ha t0: carrier lost 1 time)")
     # without a carrier change the dead link stays a dead link; other failures are kept
-    rec.fail(Failure.DEAD_LINK, "transfer moved almost nothing (438982 bit/s)")
-    hold_to_plan(rec, 2.0, [LinkWindow("ha", "t0", before, before)])
-    assert rec.failure is Failure.DEAD_LINK
-    rec.fail(Failure.TIMEOUT, "client did not finish")
-    hold_to_plan(rec, 2.0, [LinkWindow("ha", "t0", before, after)])
-    assert rec.failure is Failure.TIMEOUT
+    assert held_to_plan(dead, 2.0, [LinkWindow("ha", "t0", before, before)]) == dead
+    timeout = dead.failing(Failure.TIMEOUT, "client did not finish")
+    assert held_to_plan(timeout, 2.0, [LinkWindow("ha", "t0", before, after)]) == timeout
+    # an ok trial whose carrier went down fails; the record takes it in one place
+    (rec,) = run(tmp_path, fake(lambda call: Answer(client=IPERF3_TCP)))
+    assert rec.status is Status.OK
+    apply(rec, held_to_plan(Judgement(parsed, Status.OK), 2.0,
+                            [LinkWindow("ha", "t0", before, after)]))
+    assert rec.failure is Failure.LINK_DOWN and rec.throughput_bps == 438_982
 
 
 # -- a slow UDP offer is no dead link ------------------------------------------------------
@@ -223,8 +229,8 @@ def test_a_udp_trial_offered_little_is_judged_against_its_offer(offered_bps, ok)
     client = (CAPTURES / "iperf2_lab_fe_udp_l18_b214k_client_enhanced.txt").read_text()
     server = (CAPTURES / "iperf2_lab_fe_udp_l18_b214k_server_enhanced.txt").read_text()
     rec = udp_record(offered_bps)
-    judge(rec, TOOLS["iperf2"].driver, Result("hb", "iperf -c", client, "", 0, 1.0),
-          client, server, None)
+    apply(rec, judge(TOOLS["iperf2"].driver, Result("hb", "iperf -c", client, "", 0, 1.0),
+                     client, server, None, rec.protocol, rec.offered_bps))
     assert rec.throughput_bps == 214_000
     assert (rec.status is Status.OK) is ok
     if not ok:
