@@ -24,7 +24,7 @@ what was expected and the line where reading stopped.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 from collections.abc import Iterable
 
@@ -33,6 +33,7 @@ from pydantic import Field, model_validator
 from nicbench.config.fields import Float, Int, Rate, Size, Strict
 from nicbench.errors import ConfigError, ParseError
 from nicbench.tools import bounceback
+from nicbench.tools.scan import Line, Rule, Scanner
 from nicbench.tools.base import (IPERF_NUM, ParsedRun, UdpStats, iperf_bytes, iperf_row_rate,
                                  iperf_row_re)
 from nicbench.tools.driver import (Driver, Endpoints, Plan, Tool, VersionProbe, per_stream_rate,
@@ -169,92 +170,98 @@ def _sniff(text: str) -> str | None:
 
 # ---------------------------------------------------------------------------- text layout
 
-def _parse_text(lines: list[str]) -> ParsedRun:
+@dataclass
+class _TextRun:
+    """What a text output says, line by line (the scanner's rules below)."""
+
     side: str | None = None
     protocol: str | None = None
     version: str | None = None
     flows: int | None = None
-    extra: dict[str, Any] = {"format": "text"}
-    errors: list[str] = []
-    warnings: list[str] = []
-    peer_versions: set[str] = set()
-
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    peer_versions: set[str] = field(default_factory=set)
     # Per session: a server that stayed up prints one block per client run; only the last
     # block is this run's (a new session starts when a connection follows result rows).
-    rows: list[_Row] = []
-    conn_ids: list[str] = []
-    datagrams_sent: dict[str, int] = {}
-    sessions = 0
-    saw_server_report = False
-    last_line = 0
+    rows: list[_Row] = field(default_factory=list)
+    conn_ids: list[str] = field(default_factory=list)
+    datagrams_sent: dict[str, int] = field(default_factory=dict)
+    sessions: int = 0
+    saw_server_report: bool = False
 
-    for lineno, raw in enumerate(lines, 1):
-        line = raw.strip()
-        if not line:
-            continue
-        last_line = lineno
-        if m := _CLIENT_HDR.match(line):
-            side, protocol = "client", m["proto"].lower()
-            flows = int(m["flows"]) if m["flows"] else flows
-            continue
-        if m := _SERVER_HDR.match(line):
-            side, protocol = "server", m["proto"].lower()
-            continue
-        if m := _VERSION.match(line):
-            version = m["ver"]
-            continue
-        if m := _CONNECTED.match(line):
-            if rows or sessions == 0:
-                sessions += 1
-                rows, conn_ids, datagrams_sent = [], [], {}
-            conn_ids.append(m["sid"])
-            if p := _PEER.search(m["rest"]):
-                peer_versions.add(p["ver"])
-            continue
-        if m := _SENT.match(line):
-            datagrams_sent[m["sid"]] = int(m["n"])
-            continue
-        if _SERVER_REPORT.match(line):
-            saw_server_report = True
-            continue
-        if m := _ROW.match(line):
-            rows.append(_text_row(m, lineno, side))
-            continue
-        if _ERROR.match(line):
-            errors.append(line)
-            proto = _ERROR.match(line)
-            if protocol is None and proto is not None and proto["proto"]:
-                protocol = proto["proto"]
-            continue
-        if m := _WARNING.match(line):
-            warnings.append(m["msg"].strip())
-            continue
+    def rules(self) -> list[Rule]:
+        return [(_CLIENT_HDR, self.client), (_SERVER_HDR, self.server),
+                (_VERSION, self.version_line), (_CONNECTED, self.connected),
+                (_SENT, self.sent), (_SERVER_REPORT, self.server_report),
+                (_ROW, self.row), (_ERROR, self.error), (_WARNING, self.warning)]
 
+    def client(self, m: re.Match[str], line: Line) -> None:
+        self.side, self.protocol = "client", m["proto"].lower()
+        self.flows = int(m["flows"]) if m["flows"] else self.flows
+
+    def server(self, m: re.Match[str], line: Line) -> None:
+        self.side, self.protocol = "server", m["proto"].lower()
+
+    def version_line(self, m: re.Match[str], line: Line) -> None:
+        self.version = m["ver"]
+
+    def connected(self, m: re.Match[str], line: Line) -> None:
+        if self.rows or self.sessions == 0:
+            self.sessions += 1
+            self.rows, self.conn_ids, self.datagrams_sent = [], [], {}
+        self.conn_ids.append(m["sid"])
+        if p := _PEER.search(m["rest"]):
+            self.peer_versions.add(p["ver"])
+
+    def sent(self, m: re.Match[str], line: Line) -> None:
+        self.datagrams_sent[m["sid"]] = int(m["n"])
+
+    def server_report(self, m: re.Match[str], line: Line) -> None:
+        self.saw_server_report = True
+
+    def row(self, m: re.Match[str], line: Line) -> None:
+        self.rows.append(_text_row(m, line.number, self.side))
+
+    def error(self, m: re.Match[str], line: Line) -> None:
+        self.errors.append(line.text)
+        if self.protocol is None and m["proto"]:
+            self.protocol = m["proto"]
+
+    def warning(self, m: re.Match[str], line: Line) -> None:
+        self.warnings.append(m["msg"].strip())
+
+
+def _parse_text(lines: list[str]) -> ParsedRun:
+    run = _TextRun()
+    last_line = Scanner(run.rules()).scan(lines)
+    rows, protocol = run.rows, run.protocol
+    extra: dict[str, Any] = {"format": "text"}
     if protocol is None:
-        protocol = "udp" if (datagrams_sent or saw_server_report
+        protocol = "udp" if (run.datagrams_sent or run.saw_server_report
                              or any(r.lost is not None for r in rows)) else "tcp"
-    if side:
-        extra["side"] = side
-    if len(peer_versions) == 1:
-        extra["peer_version"] = next(iter(peer_versions))
-    if sessions > 1:
-        # The figures below are from the last of these (see the session comment above).
-        extra["sessions"] = sessions
-    if warnings:
-        extra["warnings"] = warnings
-    if datagrams_sent:
-        extra["datagrams_sent"] = sum(datagrams_sent.values())
+    if run.side:
+        extra["side"] = run.side
+    if len(run.peer_versions) == 1:
+        extra["peer_version"] = next(iter(run.peer_versions))
+    if run.sessions > 1:
+        # The figures below are from the last of these (see _TextRun's sessions).
+        extra["sessions"] = run.sessions
+    if run.warnings:
+        extra["warnings"] = run.warnings
+    if run.datagrams_sent:
+        extra["datagrams_sent"] = sum(run.datagrams_sent.values())
 
-    error = errors[0] if errors else None
+    error = run.errors[0] if run.errors else None
     if not rows:
         if error is not None:
-            return ParsedRun(tool=NAME, protocol=protocol, throughput_bps=None, version=version,
-                             error=error, extra=extra)
+            return ParsedRun(tool=NAME, protocol=protocol, throughput_bps=None,
+                             version=run.version, error=error, extra=extra)
         raise ParseError(NAME, "a result row '[ ID] 0.0-10.0 sec ... Bytes ... bits/sec'",
                          f"line {last_line}: end of input")
 
-    expected = flows if flows and side == "client" else (len(set(conn_ids)) or None)
-    return _build(rows, protocol, version, error, extra, expected)
+    expected = (run.flows if run.flows and run.side == "client"
+                else (len(set(run.conn_ids)) or None))
+    return _build(rows, protocol, run.version, error, extra, expected)
 
 
 def _text_row(m: re.Match[str], lineno: int, side: str | None) -> _Row:
@@ -281,22 +288,21 @@ def _parse_csv(lines: list[str]) -> ParsedRun:
     parsed: list[tuple[list[str], int]] = []
     errors: list[str] = []
     warnings: list[str] = []
-    for lineno, raw in enumerate(lines, 1):
-        line = raw.strip()
-        if not line:
-            continue
-        if _CSV_TIMESTAMP.match(line):
-            cols = line.split(",")
-            if len(cols) not in (_CSV_TCP_COLS, _CSV_UDP_COLS):
-                raise ParseError(NAME, f"{_CSV_TCP_COLS} (TCP) or {_CSV_UDP_COLS} (UDP) CSV "
-                                 f"columns, found {len(cols)}", f"line {lineno}")
-            parsed.append((cols, lineno))
-        elif _ERROR.match(line):
-            errors.append(line)
-        elif m := _WARNING.match(line):
-            warnings.append(m["msg"].strip())
-        else:
-            raise ParseError(NAME, "a -y C CSV row", f"line {lineno}: {line[:60]!r}")
+
+    def csv_row(m: re.Match[str], line: Line) -> None:
+        cols = line.text.split(",")
+        if len(cols) not in (_CSV_TCP_COLS, _CSV_UDP_COLS):
+            raise ParseError(NAME, f"{_CSV_TCP_COLS} (TCP) or {_CSV_UDP_COLS} (UDP) CSV "
+                             f"columns, found {len(cols)}", f"line {line.number}")
+        parsed.append((cols, line.number))
+
+    def other(line: Line) -> None:
+        raise ParseError(NAME, "a -y C CSV row", f"line {line.number}: {line.text[:60]!r}")
+
+    Scanner([(_CSV_TIMESTAMP, csv_row),
+             (_ERROR, lambda m, line: errors.append(line.text)),
+             (_WARNING, lambda m, line: warnings.append(m["msg"].strip()))],
+            otherwise=other).scan(lines)
 
     extra: dict[str, Any] = {"format": "csv"}
     if warnings:

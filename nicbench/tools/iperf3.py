@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import Field
@@ -42,6 +42,7 @@ from nicbench.tools.base import (IPERF_NUM, Bidir, ParsedRun, UdpStats, iperf_by
 from nicbench.tools.driver import (Driver, Endpoints, Need, Plan, Tool, VersionProbe,
                                    per_stream_rate, size_arg)
 from nicbench.tools.params import VarRef
+from nicbench.tools.scan import Line, Rule, Scanner
 
 NAME = "iperf3"
 
@@ -340,69 +341,81 @@ class _Row:
     reverse: bool = False    # ... of the reverse one (server to client)
 
 
-def _parse_text(lines: list[str]) -> ParsedRun:
+_SESSION = re.compile(r"^(?P<who>Connecting to host |Accepted connection from )")
+_LISTENING = re.compile(r"^Server listening on ")
+
+
+@dataclass
+class _TextRun:
+    """What a text output says, line by line (the scanner's rules below)."""
+
     side: str | None = None
     version: str | None = None
-    errors: list[str] = []
-    warnings: list[str] = []
-    extra: dict[str, Any] = {"format": "text"}
-    sessions = 0
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    sessions: int = 0
     # Per session (a server left running prints one block per test; the last is this run):
-    rows: list[_Row] = []
-    after_last_sep: list[_Row] = []
-    conn_ids: set[str] = set()
+    rows: list[_Row] = field(default_factory=list)
+    after_last_sep: list[_Row] = field(default_factory=list)
+    conn_ids: set[str] = field(default_factory=set)
     cpu: tuple[float, float] | None = None
-    sent_datagrams = 0
-    seen_separator = False
-    last_line = 0
+    sent_datagrams: int = 0
+    seen_separator: bool = False
 
-    for lineno, raw in enumerate(lines, 1):
-        line = raw.strip()
-        if not line:
-            continue
-        last_line = lineno
-        if _IPERF2_MARK.match(line):
-            raise ParseError(NAME, "iperf3 output, not iperf 2",
-                             f"line {lineno}: {line[:60]!r} is iperf 2's")
-        if line.startswith(("Connecting to host ", "Accepted connection from ")):
-            side = "client" if line.startswith("Connecting") else "server"
-            sessions += 1
-            rows, after_last_sep, conn_ids, cpu, sent_datagrams = [], [], set(), None, 0
-            seen_separator = False
-            continue
-        if line.startswith("Server listening on "):
-            side = "server"
-            continue
-        if m := _VERSION_LINE.match(line):
-            version = m["ver"]
-            continue
-        if m := _CONNECTED.match(line):
-            conn_ids.add(m["sid"])
-            continue
-        if _SEPARATOR.match(line):
-            after_last_sep, seen_separator = [], True
-            continue
-        if m := _CPU.match(line):
-            cpu = (float(m["local"]), float(m["remote"]))
-            continue
-        if m := _SENT.match(line):
-            sent_datagrams += int(m["n"])
-            continue
-        if _ERROR_LINE.match(line):
-            errors.append(line)
-            continue
-        if m := _WARNING_LINE.match(line):
-            warnings.append(m["msg"])
-            continue
-        role = _ROLE.match(line)
+    def rules(self) -> list[Rule]:
+        return [(_IPERF2_MARK, self.iperf2), (_SESSION, self.session),
+                (_LISTENING, self.listening), (_VERSION_LINE, self.version_line),
+                (_CONNECTED, lambda m, line: self.conn_ids.add(m["sid"])),
+                (_SEPARATOR, self.separator), (_CPU, self.cpu_line),
+                (_SENT, self.sent), (_ERROR_LINE, lambda m, line: self.errors.append(line.text)),
+                (_WARNING_LINE, lambda m, line: self.warnings.append(m["msg"]))]
+
+    def iperf2(self, m: re.Match[str], line: Line) -> None:
+        raise ParseError(NAME, "iperf3 output, not iperf 2",
+                         f"line {line.number}: {line.text[:60]!r} is iperf 2's")
+
+    def session(self, m: re.Match[str], line: Line) -> None:
+        self.side = "client" if m["who"].startswith("Connecting") else "server"
+        self.sessions += 1
+        self.rows, self.after_last_sep, self.conn_ids = [], [], set()
+        self.cpu, self.sent_datagrams, self.seen_separator = None, 0, False
+
+    def listening(self, m: re.Match[str], line: Line) -> None:
+        self.side = "server"
+
+    def version_line(self, m: re.Match[str], line: Line) -> None:
+        self.version = m["ver"]
+
+    def separator(self, m: re.Match[str], line: Line) -> None:
+        self.after_last_sep, self.seen_separator = [], True
+
+    def cpu_line(self, m: re.Match[str], line: Line) -> None:
+        self.cpu = (float(m["local"]), float(m["remote"]))
+
+    def sent(self, m: re.Match[str], line: Line) -> None:
+        self.sent_datagrams += int(m["n"])
+
+    def row(self, line: Line) -> None:
+        text = line.text
+        role = _ROLE.match(text)
         if role:        # --bidir: "[  5][TX-C]" is a row of stream 5, client to server
-            line = role[1] + line[role.end():]
-        if m := _ROW.match(line):
-            row = _text_row(m, lineno)
+            text = role[1] + text[role.end():]
+        if m := _ROW.match(text):
+            row = _text_row(m, line.number)
             row.role = role is not None
             row.reverse = role is not None and (role["dir"], role["end"]) in _REVERSE
-            rows.append(row)
-            after_last_sep.append(row)
+            self.rows.append(row)
+            self.after_last_sep.append(row)
+
+
+def _parse_text(lines: list[str]) -> ParsedRun:
+    run = _TextRun()
+    last_line = Scanner(run.rules(), otherwise=run.row).scan(lines)
+    side, version, rows, conn_ids = run.side, run.version, run.rows, run.conn_ids
+    sessions, sent_datagrams, warnings, errors = (run.sessions, run.sent_datagrams,
+                                                  run.warnings, run.errors)
+    cpu, seen_separator, after_last_sep = run.cpu, run.seen_separator, run.after_last_sep
+    extra: dict[str, Any] = {"format": "text"}
 
     if side:
         extra["side"] = side

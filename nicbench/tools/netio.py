@@ -35,6 +35,7 @@ duration per size (6 s in 1.2x+, 10 s in 1.14) is not printed, so ``duration_s``
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import Field, field_validator
@@ -43,6 +44,7 @@ from nicbench.config.fields import Int, Size, Strict
 from nicbench.errors import ParseError
 from nicbench.tools.base import GIB, KIB, MIB, ParsedRun, Point
 from nicbench.tools.driver import Driver, Endpoints, Plan, Tool, VersionProbe
+from nicbench.tools.scan import Line, Scanner
 
 NAME = "netio"
 
@@ -68,52 +70,60 @@ def looks_like(text: str) -> bool:
         for s in (ln.strip() for ln in text.splitlines()))
 
 
+@dataclass
+class _Run:
+    """What a netio client's output says, line by line (the scanner's rules in parse)."""
+
+    protocol: str | None = None
+    points: list[Point] = field(default_factory=list)
+    losses: list[dict[str, Any]] = field(default_factory=list)
+    layout: str | None = None
+
+    def connected(self, c: re.Match[str], line: Line) -> None:
+        proto = c["proto"]
+        if proto == "NetBIOS":
+            raise ParseError(NAME, "a TCP or UDP benchmark (NetBIOS is not measured here)",
+                             f"line {line.number}: {line.text!r}")
+        self.protocol = "udp" if proto == "UDP" else "tcp"
+
+    def packet(self, m: re.Match[str], line: Line) -> None:
+        text = line.text
+        if m2 := _LINE_2X.match(text):
+            this = "netio_1.2x"
+            size_txt = m2["size"]
+            size = int(size_txt[:-1]) * KIB if size_txt.endswith("k") else int(size_txt)
+            tx = float(m2["tx"]) * _BYTES[m2["txu"]] * 8
+            rx = float(m2["rx"]) * _BYTES[m2["rxu"]] * 8
+            self.points.append(Point(size_bytes=size, throughput_bps=tx, tx_bps=tx, rx_bps=rx))
+            if m2["txloss"] is not None or m2["rxloss"] is not None:
+                self.losses.append({"size_bytes": size,
+                                    "tx_loss_pct": _pct(m2["txloss"]),
+                                    "rx_loss_pct": _pct(m2["rxloss"])})
+        elif m1 := (_LINE_114.match(text) or _LINE_113.match(text)):
+            this = "netio_1.1x"
+            unit = m1.groupdict().get("txu") or "k byte"
+            tx = float(m1["tx"]) * _BYTES[unit] * 8
+            self.points.append(Point(size_bytes=int(m1["k"]) * KIB, throughput_bps=tx,
+                                     tx_bps=tx, rx_bps=None))
+        else:
+            hint = " (netio's timer failed for this size)" if "(failed)" in text else ""
+            raise ParseError(NAME, "a result line like 'Packet size  1k bytes:  72320 KByte/s "
+                             f"Tx,  86656 KByte/s Rx.'{hint}", f"line {line.number}: {text!r}")
+        if self.layout is not None and this != self.layout:
+            raise ParseError(NAME, f"every result line in the layout of the first "
+                             f"({self.layout})", f"line {line.number}: {text!r}")
+        self.layout = this
+
+
 def parse(text: str) -> ParsedRun:
     """Parse a netio client's output (1.1x, 1.2x, 1.28+; TCP or UDP) into per-size Points."""
     lines = text.splitlines()
     if not any(ln.strip() for ln in lines):
         raise ParseError(NAME, "netio client output", "empty input")
     version = m["v"] if (m := _BANNER.search(text)) else None
-    protocol: str | None = None
-    points: list[Point] = []
-    losses: list[dict[str, Any]] = []
-    layout: str | None = None
-    for lineno, raw in enumerate(lines, start=1):
-        line = raw.strip()
-        if c := _CONNECTED.match(line):
-            proto = c["proto"]
-            if proto == "NetBIOS":
-                raise ParseError(NAME, "a TCP or UDP benchmark (NetBIOS is not measured here)",
-                                 f"line {lineno}: {line!r}")
-            protocol = "udp" if proto == "UDP" else "tcp"
-            continue
-        if not _PACKET.match(line):
-            continue
-        if m2 := _LINE_2X.match(line):
-            this = "netio_1.2x"
-            size_txt = m2["size"]
-            size = int(size_txt[:-1]) * KIB if size_txt.endswith("k") else int(size_txt)
-            tx = float(m2["tx"]) * _BYTES[m2["txu"]] * 8
-            rx = float(m2["rx"]) * _BYTES[m2["rxu"]] * 8
-            points.append(Point(size_bytes=size, throughput_bps=tx, tx_bps=tx, rx_bps=rx))
-            if m2["txloss"] is not None or m2["rxloss"] is not None:
-                losses.append({"size_bytes": size,
-                               "tx_loss_pct": _pct(m2["txloss"]),
-                               "rx_loss_pct": _pct(m2["rxloss"])})
-        elif m1 := (_LINE_114.match(line) or _LINE_113.match(line)):
-            this = "netio_1.1x"
-            unit = m1.groupdict().get("txu") or "k byte"
-            tx = float(m1["tx"]) * _BYTES[unit] * 8
-            points.append(Point(size_bytes=int(m1["k"]) * KIB, throughput_bps=tx, tx_bps=tx,
-                                rx_bps=None))
-        else:
-            hint = " (netio's timer failed for this size)" if "(failed)" in line else ""
-            raise ParseError(NAME, "a result line like 'Packet size  1k bytes:  72320 KByte/s "
-                             f"Tx,  86656 KByte/s Rx.'{hint}", f"line {lineno}: {line!r}")
-        if layout is not None and this != layout:
-            raise ParseError(NAME, f"every result line in the layout of the first ({layout})",
-                             f"line {lineno}: {line!r}")
-        layout = this
+    run = _Run()
+    Scanner([(_CONNECTED, run.connected), (_PACKET, run.packet)]).scan(lines)
+    protocol, points, losses, layout = run.protocol, run.points, run.losses, run.layout
     if not points:
         raise ParseError(NAME, "netio client result lines ('Packet size ... bytes: ...'); "
                          "the server side prints none", f"end of input after line {len(lines)}")
