@@ -34,6 +34,7 @@ Benjamini-Hochberg (``scipy.stats.false_discovery_control``): :func:`bh_adjust`.
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
@@ -157,17 +158,65 @@ def smallest_p(n_a: int, n_b: int) -> float:
     return min(1.0, 2 / comb(n_a + n_b, n_a))
 
 
+# A run needs this many repetitions to be tested at all: one repetition says nothing of
+# its run's spread, and 1 against 40 reaches p < 0.05 (2 / 41) only by ranking that one
+# figure outside all 40 others: a single figure's luck, not a run's.
+MIN_EACH = 2
+
+
 def testable(n_a: int, n_b: int) -> bool:
-    """Can samples of these sizes give p < ALPHA at all?"""
-    return smallest_p(n_a, n_b) < ALPHA
+    """Can samples of these sizes give p < ALPHA at all, with at least ``MIN_EACH``
+    repetitions in each run?"""
+    return min(n_a, n_b) >= MIN_EACH and smallest_p(n_a, n_b) < ALPHA
 
 
 def repetitions_needed(n_a: int, limit: int = 1000) -> tuple[int, int | None]:
     """(the fewest repetitions in each run that can give p < ALPHA, the fewest in run B
-    against run A's ``n_a``; None beyond ``limit``)."""
+    against run A's ``n_a``; None beyond ``limit`` or when ``n_a`` is below
+    ``MIN_EACH``)."""
     each = next(n for n in range(1, limit) if testable(n, n))
-    b_only = next((m for m in range(1, limit) if testable(n_a, m)), None) if n_a else None
+    b_only = (next((m for m in range(1, limit) if testable(n_a, m)), None)
+              if n_a >= MIN_EACH else None)
     return each, b_only
+
+
+# A sample-size estimate is "likely" at this power: the chance that an interval of that
+# many repetitions per run settles a shift like the one observed.
+SETTLE_POWER = 0.8
+SETTLE_MAX = 1000
+
+
+def spread(a: Sequence[float], b: Sequence[float], resolution: float = 0.0) -> float:
+    """The repetitions' standard deviation, pooled over both runs (each about its own
+    mean); never below what the printed resolution hides (``resolution / sqrt(12)``, the
+    spread of a rounding error)."""
+    dev = [x - statistics.fmean(s) for s in (a, b) if len(s) > 1 for x in s]
+    dof = sum(len(s) - 1 for s in (a, b) if len(s) > 1)
+    pooled = math.sqrt(sum(d * d for d in dev) / dof) if dof > 0 else 0.0
+    return max(pooled, resolution / math.sqrt(12.0))
+
+
+def repetitions_to_settle(a: Sequence[float], b: Sequence[float], shift: float,
+                          threshold: float, resolution: float = 0.0) -> int | None:
+    """How many repetitions per run would likely (``SETTLE_POWER``) put the 95 % interval
+    of a shift like ``shift`` wholly beyond or wholly inside +-``threshold``, from the
+    observed spread (:func:`spread`): the normal sample size for a margin of
+    ``| |shift| - threshold |``, ``n = 2 (z_0.975 + z_power)^2 sigma^2 / margin^2``,
+    times pi / 3 for the rank test's efficiency against the t-test on normal noise, and
+    never fewer than the sizes that can be tested at all. None when no number up to
+    ``SETTLE_MAX`` would: the shift sits on the threshold."""
+    margin = abs(abs(shift) - threshold)
+    sigma = spread(a, b, resolution)
+    each, _ = repetitions_needed(0)
+    if sigma == 0.0:
+        return each
+    if margin == 0.0:
+        return None
+    z = statistics.NormalDist().inv_cdf(1 - ALPHA / 2) + \
+        statistics.NormalDist().inv_cdf(SETTLE_POWER)
+    n = math.ceil(2.0 * (math.pi / 3.0) * (z * sigma / margin) ** 2)
+    n = max(n, each)
+    return n if n <= SETTLE_MAX else None
 
 
 # -- the shift and its interval -----------------------------------------------------------
