@@ -375,15 +375,23 @@ def cpu_samples(v: Verdict) -> list[float]:
 
 
 def cpu_apart(upper: Verdict, lower: Verdict) -> bool:
-    """Whether ``upper`` is cheaper than ``lower`` by the comparison's rule over the
-    repetitions' Mbit/s per CPU % (:func:`cpu_samples`); a figure of one repetition is
-    never ranked by CPU (``Verdict.cpu_noise``)."""
-    from nicbench.report.compare import SLOWER, judge_samples   # compare imports verdict
+    """Whether ``upper`` is cheaper than ``lower``, over the repetitions' Mbit/s per CPU %
+    (:func:`cpu_samples`): by the comparison's rule where their numbers can be tested,
+    else (two or three repetitions) only where every repetition of ``upper`` is cheaper
+    than every one of ``lower`` by more than 1 % (``compare.MIN_CHANGE_PCT``) of
+    ``upper``'s median. A figure of one repetition is never ranked by CPU
+    (``Verdict.cpu_noise``)."""
+    import statistics
+
+    from nicbench.report.compare import MIN_CHANGE_PCT, SLOWER, judge_samples
+    from nicbench.report.stats import testable
 
     a, b = cpu_samples(upper), cpu_samples(lower)
     if len(a) < 2 or len(b) < 2:
         return False
-    return judge_samples(a, b).word is SLOWER
+    if testable(len(a), len(b)):
+        return judge_samples(a, b).word is SLOWER
+    return min(a) - max(b) > MIN_CHANGE_PCT / 100.0 * statistics.median(a)
 
 
 def rank_cpu(rows: list[Verdict]) -> None:
@@ -487,7 +495,7 @@ def sentence(method: tuple[str, str, str], rows: list[Verdict]) -> Sentence:
         text += " Then " + ", ".join(names) + "."
     for why in dict.fromkeys(v.not_ranked for v in unranked):
         cards = [v for v in unranked if v.not_ranked == why]
-        text += (f" Not ranked: {why[0].upper() + why[1:]}; measured "
+        text += (f" Not ranked: {why}; measured "
                  + ", ".join(_name(v) for v in cards[:SENTENCE_NAMES])
                  + (f"; {len(cards) - SENTENCE_NAMES} more" if len(cards) > SENTENCE_NAMES
                     else "") + ".")
@@ -579,14 +587,15 @@ def verdict_table(method: tuple[str, str, str], rows: list[Verdict]) -> Table:
                            + v.above_words)
         if v.not_ranked:
             missing.append(f"not ranked: {v.not_ranked}")
-        t.rows.append([f"{v.rank}{' (tied)' if v.tied else ''}" if v.rank else "",
+        t.rows.append([(f"{v.rank} (tied)" if v.tied else v.rank) if v.rank else "",
                        v.entry.label, figure,
                        place(c) if c else "", v.figure,
                        (fmt(pct) + (" !" if v.value is None and v.above else ""))
                        if pct is not None else "",
                        fmt(snd.median, 0), fmt(rcv.median, 0), iqr,
                        ", ".join(str(r) for r in v.repetitions), per,
-                       f"{v.cpu_rank}{' (tied)' if v.cpu_tied else ''}" if v.cpu_rank else "",
+                       (f"{v.cpu_rank} (tied)" if v.cpu_tied else v.cpu_rank)
+                       if v.cpu_rank else "",
                        f"{v.gain_pct:+.1f} % over {v.smallest}" if v.gain_pct is not None
                        else "",
                        "; ".join(missing)])
