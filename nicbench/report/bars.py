@@ -16,9 +16,9 @@ than the tool's printed resolution and timing error (``Config.above_limit``) is 
 emulated links, why (the token bucket lets a burst through without per-frame
 serialization).
 
-CPU: the CPU load of both hosts, the median over the repetitions whose speed is within
-the tool's printed resolution of the selected value (``Config.shown``: every repetition tied
-for the best of best-of-N), whiskers over all repetitions, on an axis that stops at 100 %;
+CPU: the CPU load of both hosts, the median over every successful repetition of the
+configuration (``Config.cpu_records``: its cost, not that of its fastest repetitions, the
+quiet-machine ones), whiskers over all repetitions, on an axis that stops at 100 %;
 the tool's own figure, where it prints one, as a marker. Cost: speed against the CPU of
 the busier host, one dot per adapter at each point.
 
@@ -367,8 +367,8 @@ def cost_figures(ix: Index) -> list[Figure]:
             id=slug("cost", tool, protocol, test), family="cost",
             title=f"{chart_title(tool, protocol, test)}: speed against CPU",
             caption=("Each dot is an adapter at one point: its selected speed against the "
-                     "CPU load of the busier of the two hosts (the median over the "
-                     "repetitions within the printed resolution of that speed). Up and "
+                     "CPU load of the busier of the two hosts (the median over every "
+                     "successful repetition of that point). Up and "
                      "to the left is fast and cheap; the verdict table gives Mbit/s per "
                      "CPU % with the CPU's spread, and ranks by it only where the spread "
                      "allows."),

@@ -417,7 +417,10 @@ def _cpu_words(v: Verdict) -> str:
     text = (f"CPU {fmt(snd.median, 0) or '?'} % sending, {fmt(rcv.median, 0) or '?'} % "
             "receiving")
     reps = v.repetitions
+    c = v.shown
+    every = c is not None and len(reps) > 1 and len(reps) == len(c.ok)
     over = (f"repetition {reps[0]}" if len(reps) == 1 else
+            f"all {len(reps)} successful repetitions" if every else
             f"repetitions {', '.join(str(r) for r in reps)}" if reps else "")
     iqr = ", ".join(fmt(f.iqr, 0) or "?" for f in (snd, rcv) if f.median is not None)
     if len(reps) > 1:
@@ -525,10 +528,12 @@ def _cost(ranked: list[Verdict]) -> str:
     noisy = [v for v in with_cpu if v.cpu_rank is None]
     text = ""
     if len(cheap) > 1:
-        names = [f"{v.entry.label} {v.per_cpu:.1f}" for v in cheap[:SENTENCE_NAMES]]
-        text += (" CPU cost, Mbit/s per CPU % of the busier host (medians over the "
-                 "repetitions within the printed resolution of the figure): cheapest "
-                 + ", then ".join(names) + ".")
+        names = [f"{v.entry.label} {v.per_cpu:.1f}"
+                 + (f" (tied at CPU rank {v.cpu_rank})" if v.cpu_tied else "")
+                 for v in cheap[:SENTENCE_NAMES]]
+        text += (" CPU cost, Mbit/s per CPU % of the busier host (medians over every "
+                 "successful repetition of the configuration; tied where their spread "
+                 "does not tell them apart): cheapest " + ", then ".join(names) + ".")
     if noisy:
         listed = "; ".join(f"{v.entry.label} ({v.cpu_noise})" for v in noisy[:SENTENCE_NAMES])
         more = f"; {len(noisy) - SENTENCE_NAMES} more" if len(noisy) > SENTENCE_NAMES else ""
