@@ -54,7 +54,7 @@ from nicbench.report.loaded import is_loaded
 from nicbench.report.model import Entry, MethodWarning, Table
 from nicbench.report.netpipe import plateau, plateaus
 from nicbench.report.resolution import round_trip_resolution_us, sample_resolution_bps
-from nicbench.report.stats import (ALPHA, NAME, SHIFT_NAME, bh_adjust, mann_whitney_p, method,
+from nicbench.report.stats import (ALPHA, NAME, SETTLE_MAX, SHIFT_NAME, bh_adjust, mann_whitney_p, method,
                                    repetitions_needed, repetitions_to_settle, shift_interval,
                                    smallest_p, testable)
 
@@ -379,8 +379,11 @@ def fill(comp: Comparison, sa: list[float], sb: list[float], resolution: float,
     comp.shift = shift.estimate
     if testable(len(sa), len(sb)):
         comp.ci_low, comp.ci_high = shift.low, shift.high
+    low, high = comp.ci_low, comp.ci_high
+    if low is not None and low == high:           # fully tied: judged widened (decide)
+        low, high = low - resolution, (high or 0.0) + resolution
     comp.settle_estimate = repetitions_to_settle(sa, sb, shift.estimate, comp.threshold,
-                                                 resolution)
+                                                 resolution, (low, high))
     return comp
 
 
@@ -470,9 +473,12 @@ def _word(c: Comparison) -> None:
                   "comparison")
     elif c.p_adjusted < ALPHA:
         where = f"the runs differ (adjusted p {c.p_adjusted:.2g}) but " + where
-    settle = (f"about {c.settle} repetitions in each run would likely settle it"
-              if c.settle is not None else
-              "more repetitions are unlikely to settle it: the shift sits on the threshold")
+    settle = ("more repetitions are unlikely to settle it: the shift sits on the threshold"
+              if c.settle is None else
+              f"more than {SETTLE_MAX} repetitions in each run would be needed to settle "
+              "it: the runs' spread is too wide for this threshold"
+              if c.settle > SETTLE_MAX else
+              f"about {c.settle} repetitions in each run would likely settle it")
     c.note = f"{where}; {settle}"
 
 

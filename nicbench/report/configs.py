@@ -391,13 +391,12 @@ class Config:
     def timed_s(self) -> float | None:
         """The time a figure of this configuration is measured over, s: a rate tool's
         duration as it timed it (the repetitions' median ``duration_s``, else the test's
-        ``duration_s`` parameter); netPIPE's, one message of its largest block at the
-        wire's limit (each line is one message's time). None when unknown."""
+        ``duration_s`` parameter); netPIPE's, one timed trial of each block size
+        (``tools.netpipe.TRIAL_S``). None when unknown."""
         if self.tool in tools_with("curve"):
-            sizes = [p.size_bytes for r in self.ok for p in r.points if p.size_bytes]
-            if not sizes or not self._limit:
-                return None
-            return max(sizes) * 8 / self._limit
+            from nicbench.tools.netpipe import TRIAL_S
+
+            return TRIAL_S
         durations = [r.duration_s for r in self.ok if r.duration_s]
         if durations:
             return statistics.median(durations)

@@ -183,7 +183,7 @@ def repetitions_needed(n_a: int, limit: int = 1000) -> tuple[int, int | None]:
 # A sample-size estimate is "likely" at this power: the chance that an interval of that
 # many repetitions per run settles a shift like the one observed.
 SETTLE_POWER = 0.8
-SETTLE_MAX = 1000
+SETTLE_MAX = 1000         # beyond this, "more than 1000": repetitions will not settle it
 
 
 def spread(a: Sequence[float], b: Sequence[float], resolution: float = 0.0) -> float:
@@ -197,26 +197,37 @@ def spread(a: Sequence[float], b: Sequence[float], resolution: float = 0.0) -> f
 
 
 def repetitions_to_settle(a: Sequence[float], b: Sequence[float], shift: float,
-                          threshold: float, resolution: float = 0.0) -> int | None:
+                          threshold: float, resolution: float = 0.0,
+                          interval: tuple[float | None, float | None] | None = None
+                          ) -> int | None:
     """How many repetitions per run would likely (``SETTLE_POWER``) put the 95 % interval
-    of a shift like ``shift`` wholly beyond or wholly inside +-``threshold``, from the
-    observed spread (:func:`spread`): the normal sample size for a margin of
-    ``| |shift| - threshold |``, ``n = 2 (z_0.975 + z_power)^2 sigma^2 / margin^2``,
-    times pi / 3 for the rank test's efficiency against the t-test on normal noise, and
-    never fewer than the sizes that can be tested at all. None when no number up to
-    ``SETTLE_MAX`` would: the shift sits on the threshold."""
+    of a shift like ``shift`` wholly beyond or wholly inside +-``threshold``: the interval
+    must shrink to a half-width of ``margin = | |shift| - threshold |``, and a half-width
+    shrinks as sqrt(1/n_a + 1/n_b). From the observed ``interval`` where it is bounded
+    (the rank test's own, robust to an odd repetition), else from the repetitions'
+    :func:`spread` (the normal half-width 1.96 sigma sqrt(1/n_a + 1/n_b), times
+    sqrt(pi / 3) for the rank test's efficiency); either way scaled by (z_0.975 +
+    z_power) / z_0.975 so that an interval that wide would likely clear the margin, not
+    only half the time. Never fewer than the sizes that can be tested at all; None when
+    no number would: the shift sits on the threshold."""
     margin = abs(abs(shift) - threshold)
-    sigma = spread(a, b, resolution)
     each, _ = repetitions_needed(0)
-    if sigma == 0.0:
+    n_a, n_b = len(a), len(b)
+    if n_a == 0 or n_b == 0:
+        return None
+    scale = math.sqrt(1.0 / n_a + 1.0 / n_b)
+    z = statistics.NormalDist().inv_cdf(1 - ALPHA / 2)
+    if interval is not None and interval[0] is not None and interval[1] is not None:
+        half = (interval[1] - interval[0]) / 2.0
+    else:
+        half = z * spread(a, b, resolution) * math.sqrt(math.pi / 3.0) * scale
+    if half == 0.0:
         return each
     if margin == 0.0:
         return None
-    z = statistics.NormalDist().inv_cdf(1 - ALPHA / 2) + \
-        statistics.NormalDist().inv_cdf(SETTLE_POWER)
-    n = math.ceil(2.0 * (math.pi / 3.0) * (z * sigma / margin) ** 2)
-    n = max(n, each)
-    return n if n <= SETTLE_MAX else None
+    k = (z + statistics.NormalDist().inv_cdf(SETTLE_POWER)) / z
+    n = math.ceil(2.0 * (half * k / (margin * scale)) ** 2)
+    return max(n, each)
 
 
 # -- the shift and its interval -----------------------------------------------------------
