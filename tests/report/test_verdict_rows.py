@@ -5,6 +5,7 @@ latency" and "smallest increase under load" on the real runs ``data/latency`` an
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 
 from nicbench.report.build import build
@@ -79,7 +80,7 @@ def test_every_configuration_shows_round_trips_not_an_empty_rate_nor_a_goodput_l
                     if r["beyond the wire"]} == {True}
 
 
-def test_a_latency_rows_cpu_is_the_selected_repetitions_not_an_arbitrary_one():
+def test_a_latency_rows_cpu_is_every_repetitions_not_the_selected_ones():
     from nicbench.report.configs import Index, build_entries
 
     runs = load_runs([DATA / "latency"])
@@ -88,9 +89,12 @@ def test_a_latency_rows_cpu_is_the_selected_repetitions_not_an_arbitrary_one():
     cells = {(e, r[1]): r[t.columns.index("CPU sender %")]
              for r, e in zip(t.rows, t.row_entries, strict=True)}
     for c in ix.configs:
-        best = min((r for r in c.ok), key=lambda r: (r.latency.p50_us, r.repetition))
-        assert c.cpu_repetitions == [best.repetition] == [c.row.latency_repetition]
-        assert cells[(c.entry.key, c.test)] == f"{best.cpu_sender_pct:.1f}"
+        # the configuration's CPU: the median over every successful repetition, not the
+        # one whose p50 is selected
+        reps = sorted(c.ok, key=lambda r: r.repetition)
+        assert c.cpu_repetitions == [r.repetition for r in reps]
+        assert cells[(c.entry.key, c.test)] == \
+            f"{statistics.median(r.cpu_sender_pct for r in reps):.1f}"
 
 
 def test_an_adapter_at_two_points_is_ranked_once_at_its_lowest_tail(copy_run):

@@ -27,12 +27,13 @@ LIMIT_1500 = 1e9 * (1500 - 52) / (1500 + 38)        # TCP with timestamps, 1 Gbi
 LIMIT_9000 = 1e9 * (9000 - 52) / (9000 + 38)
 
 
-def _inventory(pairs: list[str]) -> Inventory:
+def _inventory(pairs: list[str], rates: dict[str, str] | None = None) -> Inventory:
     return Inventory.model_validate({
         "hosts": [{"name": n, "address": "198.19.1.2", "ssh": {"known_hosts": "k"}}
                   for n in ("a", "b")],
         "adapters": [{"id": f"card-{p}", "vendor": "lab", "model": f"Card {p}",
-                      "driver": {"name": "veth"}, "link_rate": "1gbit", "emulated": True}
+                      "driver": {"name": "veth"}, "link_rate": (rates or {}).get(p, "1gbit"),
+                      "emulated": True}
                      for p in pairs],
         "pairs": [{"name": p, "adapter": f"card-{p}",
                    "a": {"host": "a", "interface": p, "address": f"198.18.{k}.1"},
@@ -57,7 +58,7 @@ def _record(pair: str, tool: str, test: str, mtu: int, rep: int, bps: float | No
 
 
 def _write(run: Path, records: list[TrialRecord], tests: list[dict], mtus: list[int],
-           pairs: list[str]) -> Path:
+           pairs: list[str], rates: dict[str, str] | None = None) -> Path:
     run.mkdir()
     (run / "trials.jsonl").write_text("".join(json.dumps(asdict(r)) + "\n" for r in records))
     Manifest(run_id="v1", nicbench_version="test", pairs=pairs,
@@ -65,18 +66,19 @@ def _write(run: Path, records: list[TrialRecord], tests: list[dict], mtus: list[
                  "name": "verdict", "source": "constructed", "mtu": mtus,
                  "repetitions": max(r.repetition or 1 for r in records), "select": "best",
                  "tests": tests}),
-             inventory=_inventory(pairs)).write(run / "manifest.json")
+             inventory=_inventory(pairs, rates)).write(run / "manifest.json")
     return run
 
 
-def _iperf2_run(tmp_path: Path, cpus: dict[str, list[tuple[float, float, float]]]) -> Path:
+def _iperf2_run(tmp_path: Path, cpus: dict[str, list[tuple[float, float, float]]],
+                rates: dict[str, str] | None = None) -> Path:
     """iperf 2 at MTU 1500: per pair, repetitions of (Mbit/s as iperf 2 prints it, CPU
     sending, CPU receiving)."""
     recs = [_record(p, "iperf2", "iperf2-tcp", 1500, k, mbit * 1e6, (snd, rcv))
             for p, reps in cpus.items() for k, (mbit, snd, rcv) in enumerate(reps, 1)]
     return _write(tmp_path / "iperf2", recs,
                   [{"name": "iperf2-tcp", "tool": "iperf2", "params": {"duration_s": 1}}],
-                  [1500], list(cpus))
+                  [1500], list(cpus), rates)
 
 
 def _verdict(report, method: str):
@@ -278,3 +280,73 @@ def test_old_records_without_the_other_load_rank_as_before(tmp_path):
     _, rows = _verdict(report, "iperf 2 TCP")
     assert (rows["card-b"]["CPU rank"], rows["card-a"]["CPU rank"]) == (1, 2)
     assert _csv(report)["card-a"]["cpu_other_pct"] == ""
+
+
+# -- ranks that mean something ----------------------------------------------------------------
+def _reps(values, cpu=(10.0, 10.0)):
+    return [(v, *cpu) for v in values]
+
+
+def test_figures_within_the_printed_resolution_share_a_rank(tmp_path):
+    # iperf 2 prints whole Mbit/s: 941 against 940 is one printed digit, not a ranking
+    run = _iperf2_run(tmp_path, {"a": _reps([941, 941]), "b": _reps([940, 940])})
+    report = build(load_runs([run]))
+    text, rows = _verdict(report, "iperf 2 TCP")
+    assert rows["card-a"]["rank"] == rows["card-b"]["rank"] == "1 (tied)"
+    assert "tied with Card b 940.0 at MTU 1500" in text
+    assert _csv(report)["card-b"]["tied"] == "yes"
+
+
+def test_repetitions_rank_apart_only_where_the_comparison_would_call_a_change(tmp_path):
+    fast = [930 + k % 5 for k in range(15)]          # 930 .. 934
+    run = _iperf2_run(tmp_path, {
+        "fast": _reps(fast),
+        # 0.1 % below on the same spread: the best differs by 1 Mbit/s, yet no change
+        "same": _reps([x - 1 for x in fast]),
+        # 3 % below, steadier than that: apart
+        "slow": _reps([x - 28 for x in fast]),
+        # best of 15 is 2 Mbit/s above "slow"'s, but only by one lucky repetition
+        "lucky": _reps([x - 28 for x in fast[:-1]] + [908])})
+    report = build(load_runs([run]))
+    text, rows = _verdict(report, "iperf 2 TCP")
+    assert rows["card-fast"]["rank"] == rows["card-same"]["rank"] == "1 (tied)"
+    assert rows["card-lucky"]["rank"] == rows["card-slow"]["rank"] == "3 (tied)"
+    assert text.startswith("iperf 2 TCP: Card fast fastest")
+    assert "tied with Card same 933.0" in text
+
+
+def test_two_or_three_repetitions_never_rank_apart_by_a_close_figure(tmp_path):
+    # 2 against 2 cannot reach p < 0.05: 941 and 930 (1.2 % apart) share the rank
+    run = _iperf2_run(tmp_path, {"a": _reps([941, 935]), "b": _reps([930, 929])})
+    report = build(load_runs([run]))
+    _, rows = _verdict(report, "iperf 2 TCP")
+    assert rows["card-a"]["rank"] == rows["card-b"]["rank"] == "1 (tied)"
+
+
+def test_a_link_with_a_card_above_its_limit_is_not_ranked_and_others_are(tmp_path):
+    run = _iperf2_run(tmp_path, {"over": _reps([960, 959]), "under": _reps([900, 899]),
+                                 "fe": _reps([94.1, 94.0] * 2), "fe2": _reps([80.0, 81.0] * 2)},
+                      rates={"fe": "100mbit", "fe2": "100mbit"})
+    report = build(load_runs([run]))
+    text, rows = _verdict(report, "iperf 2 TCP")
+    # the 100 Mbit/s link ranks; the gigabit one does not crown "under"
+    assert rows["card-fe"]["rank"] == 1 and rows["card-under"]["rank"] == ""
+    assert text.startswith("iperf 2 TCP: Card fe fastest")
+    assert ("Not ranked: the method could not rank the 1000 Mbit/s link on this setup: "
+            "Card over read above the wire's limit; measured Card under 900.0") in text
+    by = _csv(report)
+    assert by["card-under"]["rank"] is None and by["card-fe"]["rank"] == 1
+
+
+def test_cpu_ranks_tie_where_the_repetitions_spread_over_each_other(tmp_path):
+    run = _iperf2_run(tmp_path, {
+        # same speed; CPU 20-23 against 21-24 (Mbit/s per CPU % overlapping): tied
+        "a": [(941, c, c) for c in (20.0, 21.0, 22.0, 23.0)],
+        "b": [(941, c, c) for c in (21.0, 22.0, 23.0, 24.0)],
+        # CPU 40-43: every repetition dearer than any of a's or b's
+        "c": [(941, c, c) for c in (40.0, 41.0, 42.0, 43.0)]})
+    report = build(load_runs([run]))
+    text, rows = _verdict(report, "iperf 2 TCP")
+    assert rows["card-a"]["CPU rank"] == rows["card-b"]["CPU rank"] == "1 (tied)"
+    assert rows["card-c"]["CPU rank"] == 3
+    assert "(tied at CPU rank 1)" in text
