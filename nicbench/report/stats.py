@@ -304,15 +304,20 @@ def shift_interval(a: Sequence[float], b: Sequence[float], alpha: float = ALPHA)
     # the pooled values untied: run A's rank sum is then n_a (n_a + 1) / 2 plus the number
     # of differences below the shift, and the exact p follows without ranking (the same
     # count as ranking them: a simulation judges thousands of rows)
-    untied = (len(set(ia)) == len(ia) and len(set(ib)) == len(ib)
-              and len(ia) + len(ib) <= EXACT_MAX)
+    untied = len(set(ia)) == len(ia) and len(set(ib)) == len(ib)
     every = sorted(y - x for y in ib for x in ia)
-    plain = tuple(range(2, 2 * (len(ia) + len(ib)) + 1, 2))
+    n = len(ia) + len(ib)
+    plain = tuple(range(2, 2 * n + 1, 2))
 
     def accepted(d: int) -> bool:
         if untied and d not in real:
             observed = n_a * (n_a + 1) + 2 * bisect_left(every, d)
-            return _p_table(plain, n_a)[observed] >= alpha
+            if n <= EXACT_MAX:
+                return _p_table(plain, n_a)[observed] >= alpha
+            # _normal_p without ties: no tie term
+            z = (abs(observed - n_a * (n + 1)) / 2.0 - 0.5) / math.sqrt(
+                n_a * (n - n_a) / 12.0 * (n + 1))
+            return min(1.0, math.erfc(max(z, 0.0) / math.sqrt(2.0))) >= alpha
         return _rank_p(_doubled_ranks(ia + [y - d for y in ib]), n_a) >= alpha
 
     # between each two differences, and beyond both ends: (lowest, highest shift it stands for)

@@ -97,9 +97,11 @@ def test_false_changes_under_no_change_are_at_most_five_percent():
     """Seeded: 200 comparisons of 15 against 15 repetitions of the same card (0.5 % and
     1.5 % noise, and iperf 2's whole Mbit/s): "faster" or "slower" at most 5 % of the
     time; with no threshold at all the rule is the rank test alone, which holds its 5 %."""
-    for kw in ({"noise_pct": 0.5}, {"noise_pct": 1.5, "resolution": 1.0},
-               {"noise_pct": 1.5, "min_change_pct": 0.0}):
-        r = error_rates(seed=29, trials=200, **kw)
+    for kw in ({"noise_pct": 0.5, "trials": 200}, {"noise_pct": 1.5, "min_change_pct": 0.0,
+                                                    "trials": 200},
+               # tied figures take the exact count with mid-ranks: fewer trials
+               {"noise_pct": 1.5, "resolution": 1.0, "trials": 60}):
+        r = error_rates(seed=29, **kw)
         assert r.false_change <= 0.05, (kw, r)
     assert error_rates(seed=29, trials=200, noise_pct=0.5).within_no_change >= 0.95
 
