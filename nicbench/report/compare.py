@@ -447,7 +447,7 @@ def _word(c: Comparison) -> None:
         each, b_only = repetitions_needed(c.a_n)
         c.verdict = UNTESTABLE
         why = (f"the smallest p possible is {floor:.2g}" if floor >= ALPHA else
-               f"a run of one repetition says nothing of its spread")
+               "a run of one repetition says nothing of its spread")
         c.note = (f"{c.a_n} against {c.b_n} repetitions cannot reach p < {ALPHA:g} ({why}): "
                   f"it takes at least {each} in each run"
                   + (f", or {b_only} in run {c.b.run_label} against run {c.a.run_label}'s "

@@ -926,7 +926,8 @@ def test_the_main_job_against_a_slower_night_keeps_every_word_honest(copy_run):
         if beyond:
             assert r["verdict"] in ("faster", "slower", "inconclusive"), r
         if r["verdict"] == "inconclusive":
-            assert "would likely settle it" in r["note"] or "sits on" in r["note"]
+            assert any(w in r["note"] for w in ("would likely settle it", "sits on",
+                                                "more than 1000 repetitions"))
     words = {(r["adapter_id"], r["test"], r["point"]): r["verdict"] for r in rows}
     gbe_iperf3 = {k: v for k, v in words.items() if k[0] == "lab-gbe" and k[1] == "iperf3-tcp"}
     assert {k[2]: v for k, v in gbe_iperf3.items()} == {
@@ -943,3 +944,30 @@ def test_the_main_job_against_a_slower_night_keeps_every_word_honest(copy_run):
     assert others == {"within", "inconclusive", "not testable", "not comparable",
                       "above the limit"}
     assert not any(w.difference for w in report.warnings)
+
+
+def test_main_job_verdict_cpu_over_every_repetition_and_nothing_above_ranked(roundup):
+    """The roundup's verdict (15 repetitions, best kept): the CPU of every best-of-15 row
+    comes from at least 5 repetitions (all that succeeded, not the fastest alone); no
+    ranked figure is above its limit by the bound's rule; ranks are competition ranks,
+    tied ones marked."""
+    from nicbench.report.configs import Index, build_entries
+    from nicbench.report.load import load_runs
+    from nicbench.report.verdict import verdicts
+
+    (t,) = [t for t in roundup.tables if t.family == "verdict-csv"]
+    rows = [dict(zip(t.columns, r, strict=True)) for r in t.rows]
+    best_of_15 = [r for r in rows if r["verdict_row"] == "fastest"
+                  and str(r["figure"]).startswith("best of 15")]
+    assert best_of_15
+    for r in best_of_15:
+        assert len(str(r["cpu_repetitions"]).split(",")) >= 5, r
+        assert str(r["cpu_statistic"]).startswith("median over all ")
+    runs = load_runs([ROUNDUP])
+    ix = Index(runs, build_entries(runs, {}))
+    for method, vs in verdicts(ix).items():
+        ranked = [v for v in vs if v.rank is not None]
+        for v in ranked:
+            assert v.best is not None and not v.best.above_limit(v.value), (method, v)
+        for k, v in enumerate(ranked, 1):
+            assert v.rank <= k and (v.rank == k or v.tied)
