@@ -223,8 +223,8 @@ def _method_items(report: Report) -> list[str]:
         "packet (Ethernet header 14, FCS 4, preamble 8, inter-frame gap 12): 941.5 Mbit/s "
         "at MTU 1500 and 990.0 at 9000 on Gigabit Ethernet. A value above it by more "
         "than the tool's printed resolution plus its timing error over the time measured "
-        "(iperf 2 and iperf3: 10 ms of the test's duration; netPIPE: 10 us of one "
-        "message) is marked ! and listed under its chart.",
+        "(iperf 2 and iperf3: 10 ms of the test's duration; netPIPE: 10 us of a 0.25 s "
+        "trial) is marked ! and listed under its chart.",
         "The line rate is taken from --link-rate NAME=RATE when given, else from the "
         "inventory adapter's link_rate recorded in the run's manifest, else from the rate "
         "the adapter's description names; the table of adapters says which.",
