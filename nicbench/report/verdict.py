@@ -24,7 +24,8 @@ shown but too noisy to rank on: the cost sentence leaves it out and says so.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 from dataclasses import dataclass, field
 
 from nicbench.report.bars import selected
@@ -32,6 +33,8 @@ from nicbench.report.configs import (MBIT, NOISY_IQR_POINTS, NOISY_OTHER_POINTS,
                                      CpuFigure, Index, chart_title, fmt, mbit, tools_with)
 from nicbench.report.model import Entry, Sentence, Table
 from nicbench.report.netpipe import largest_block, plateau
+
+T = TypeVar("T")
 
 SENTENCE_NAMES = 6        # a ranking sentence names this many adapters, then the slowest
 
@@ -332,12 +335,12 @@ def apart(upper: Verdict, lower: Verdict) -> bool:
     return judge_samples(a, b, res).word is SLOWER
 
 
-def _assign(rows: list[Verdict], apart_fn: Callable[[Verdict, Verdict], bool],
-            set_rank: Callable[[Verdict, int, bool], None]) -> None:
+def assign_ranks(rows: Sequence[T], apart_fn: Callable[[T, T], bool],
+            set_rank: Callable[[T, int, bool], None]) -> None:
     """Ranks in order, a card sharing the rank of the first card of its group (the leader)
     unless apart from it: competition ranks (1, 1, 3), every member of a group of two or
     more marked tied."""
-    groups: list[list[Verdict]] = []
+    groups: list[list[T]] = []
     for v in rows:
         if groups and not apart_fn(groups[-1][0], v):
             groups[-1].append(v)
@@ -358,7 +361,7 @@ def rank(rows: list[Verdict]) -> None:
 
     for v in rows:
         v.rank, v.tied = None, False
-    _assign([v for v in rows if v.value is not None and not v.not_ranked], apart, put)
+    assign_ranks([v for v in rows if v.value is not None and not v.not_ranked], apart, put)
 
 
 def cpu_samples(v: Verdict) -> list[float]:
@@ -400,7 +403,7 @@ def rank_cpu(rows: list[Verdict]) -> None:
     def put(v: Verdict, k: int, tied: bool) -> None:
         v.cpu_rank, v.cpu_tied = k, tied
 
-    _assign(rows, cpu_apart, put)
+    assign_ranks(rows, cpu_apart, put)
 
 
 def _name(v: Verdict) -> str:
