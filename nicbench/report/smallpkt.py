@@ -306,7 +306,8 @@ def _verdict_of(r: Ranking, several: bool) -> tuple[Sentence, Table]:
             f"{m.rate.cpu_sender_other_pct:.0f} %)" for m in busy)
     if none:
         text += "; no rate without loss: " + ", ".join(m.entry.label for m in none)
-    rows = [[r.rank_text(m) if r.rank_of(m)[1] else r.rank_of(m)[0], m.entry.label, frame,
+    rows: list[list[object]] = [[r.rank_text(m) if r.rank_of(m)[1] else r.rank_of(m)[0],
+             m.entry.label, frame,
              f"{m.rate.received_pps:,.0f}",
              int(m.rate.line_pps), round(m.rate.line_pct or 0.0, 1), m.rate.point,
              m.rate.trials, m.rate.trial_id or ""] for m in ranked]
