@@ -26,7 +26,7 @@ class Direction(StrEnum):
 class Flag(StrEnum):
     """Why a night's trials were not used to judge a change."""
 
-    ABOVE_LINE_RATE = "above-line-rate"   # beyond what the link can carry (report/theory)
+    ABOVE_LINE_RATE = "above-line-rate"   # beyond what the link can carry (physics/link)
     IMPOSSIBLE = "impossible"             # beyond any link (results/plausible.MAX_BPS)
 
 

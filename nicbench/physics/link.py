@@ -36,8 +36,10 @@ TCP_HEADERS_BYTES = 40        # IPv4 20 + TCP 20
 TCP_TIMESTAMPS_BYTES = 12     # TCP timestamp option (10 bytes, padded to 12)
 UDP_HEADERS_BYTES = 28        # IPv4 20 + UDP 8
 
-# A value this far above the limit is flagged; closer is the tools' own rounding and
-# timing (iperf 2 prints whole Mbit/s: "942" against a 941.5 limit) and is not flagged.
+# The report no longer flags by a fixed share: a figure is above the limit when it exceeds
+# it by more than its tool's printed resolution plus its timing error over the time it
+# was measured over (``results.plausible.above_bound``, ``Config.above_limit``). Kept only
+# for history's series (``history/series.py``), which still flags by it.
 FLAG_MARGIN = 0.01
 
 # "1000 Mbit/s", "1 Gbit/s", "600 Mbit/s": a rate written in an adapter's description.

@@ -11,14 +11,14 @@ configuration that did not measure is a gap with the word of what happened
 gain of a few percent is visible and nothing is cut.
 
 Reference marks and flags: where the link's rate is known (``theory.link_rate``), each bar
-carries the link's best goodput at its MTU (``theory.goodput_bps``); a value more than
-``FLAG_MARGIN`` above it is flagged, with a note saying by how much and, for the lab's
+carries the link's best goodput at its MTU (``theory.goodput_bps``); a value above it by more
+than the tool's printed resolution and timing error (``Config.above_limit``) is flagged, with a note saying by how much and, for the lab's
 emulated links, why (the token bucket lets a burst through without per-frame
 serialization).
 
-CPU: the CPU load of both hosts, the median over the repetitions whose speed is within
-the tool's printed resolution of the selected value (``Config.shown``: every repetition tied
-for the best of best-of-N), whiskers over all repetitions, on an axis that stops at 100 %;
+CPU: the CPU load of both hosts, the median over every successful repetition of the
+configuration (``Config.cpu_records``: its cost, not that of its fastest repetitions, the
+quiet-machine ones), whiskers over all repetitions, on an axis that stops at 100 %;
 the tool's own figure, where it prints one, as a marker. Cost: speed against the CPU of
 the busier host, one dot per adapter at each point.
 
@@ -26,7 +26,7 @@ Heatmap: adapters by points, each cell the selected value, coloured on one scale
 highest selected value); the compact view of 50 adapters.
 
 Ranks and colours: a ranking's order is the named value of its caption (the selected value,
-netPIPE's plateau); a value more than ``FLAG_MARGIN`` above the link's limit is not a
+netPIPE's plateau); a value beyond the link's limit (``Config.above_limit``) is not a
 measurement of the card, so it is flagged, placed after the ranked ones and never ranked,
 and a heatmap leaves it out of its colour scale.
 """
@@ -41,7 +41,7 @@ from nicbench.report.configs import (MBIT, Config, Group, Index, chart_title, fm
                                      slug, sorted_groups, tool_title, tools_with)
 from nicbench.report.model import (Bar, BarPanel, BarSeries, BarStatus, Cell, Dot, Entry,
                                    Figure, HeatPanel, LegendItem, Row, ScatterPanel)
-from nicbench.physics.link import FLAG_MARGIN, goodput_formula, timestamps_on
+from nicbench.physics.link import goodput_formula, timestamps_on
 from nicbench.tools.registry import display_name
 
 AXIS_HEADROOM = 1.1      # speed axes end near 1.1 x the highest limit or value
@@ -137,7 +137,7 @@ def ranking_panel(ix: Index, configs: list[Config], group: Group, value: Value,
             bar.text = (f"{v:.1f} · search, {c.planned} trials" if c.search
                         else f"{v:.1f} · {c.counts}")
             top = max(x for x in (v, bar.hi) if x is not None)
-            if bar.limit and top > bar.limit * (1 + FLAG_MARGIN):
+            if bar.limit and c.above_limit(top):
                 what = "best repetition" if top != v else "value"
                 bar.flag = flag_text(e, group.label, what, top, bar.limit)
                 bar.text = "! " + bar.text + (", not ranked" if c.above_limit(v) else "")
@@ -187,8 +187,9 @@ def speed_caption(configs: list[Config], protocol: str) -> str:
         ts = {timestamps_on(c.run.profile, c.point_spec) for c in configs}
         formulas = ", ".join(sorted(goodput_formula(protocol, t) for t in ts))
         text += (f" The black mark on each bar is the link's best {protocol.upper()} "
-                 f"goodput, {formulas}, R the line rate; values more than "
-                 f"{FLAG_MARGIN:.0%} above it are marked ! and listed below.")
+                 f"goodput, {formulas}, R the line rate; values above it by more than "
+                 "the tool's printed resolution and timing error are marked ! and listed "
+                 "below.")
     return text
 
 
@@ -366,8 +367,8 @@ def cost_figures(ix: Index) -> list[Figure]:
             id=slug("cost", tool, protocol, test), family="cost",
             title=f"{chart_title(tool, protocol, test)}: speed against CPU",
             caption=("Each dot is an adapter at one point: its selected speed against the "
-                     "CPU load of the busier of the two hosts (the median over the "
-                     "repetitions within the printed resolution of that speed). Up and "
+                     "CPU load of the busier of the two hosts (the median over every "
+                     "successful repetition of that point). Up and "
                      "to the left is fast and cheap; the verdict table gives Mbit/s per "
                      "CPU % with the CPU's spread, and ranks by it only where the spread "
                      "allows."),
@@ -442,7 +443,7 @@ def limit_cells(c: Config) -> tuple[str, str]:
     top = max((v for v in (c.row.selected_bps, c.row.max_bps) if v is not None and v == v),
               default=None)
     flag = ""
-    if top is not None and limit and top > limit * (1 + FLAG_MARGIN):
+    if top is not None and limit and c.above_limit(top / MBIT):
         flag = f"{100 * (top / limit - 1):.1f} % above"
     return fmt(mbit(limit)), flag
 

@@ -44,6 +44,7 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from nicbench.report.configs import MBIT, Config, Index, fmt, mbit, point_label, tools_with
 from nicbench.config.profile import Role
@@ -53,17 +54,35 @@ from nicbench.report.loaded import is_loaded
 from nicbench.report.model import Entry, MethodWarning, Table
 from nicbench.report.netpipe import plateau, plateaus
 from nicbench.report.resolution import round_trip_resolution_us, sample_resolution_bps
-from nicbench.report.stats import (ALPHA, NAME, SHIFT_NAME, bh_adjust, mann_whitney_p, method,
-                                   repetitions_needed, shift_interval, smallest_p, testable)
+from nicbench.report.stats import (ALPHA, NAME, SETTLE_MAX, SHIFT_NAME, bh_adjust, mann_whitney_p, method,
+                                   repetitions_needed, repetitions_to_settle, shift_interval,
+                                   smallest_p, testable)
 
 MIN_CHANGE_PCT = 1.0
-FASTER, SLOWER, NOISE, UNTESTABLE, NOT_COMPARABLE = ("faster", "slower", "within noise",
-                                                     "not testable", "not comparable")
-ABOVE_LIMIT = "above the limit"     # a figure the link cannot give: not judged
-BELOW_FLOOR = "below the wire's minimum"   # a round trip the link cannot give: not judged
-LOWER_LATENCY, HIGHER_LATENCY = "lower latency", "higher latency"
-WORDS = (FASTER, SLOWER, LOWER_LATENCY, HIGHER_LATENCY, NOISE, UNTESTABLE, NOT_COMPARABLE,
-         ABOVE_LIMIT, BELOW_FLOOR)
+
+
+class Word(StrEnum):
+    """A comparison row's word (``docs/comparison.md``, "The words")."""
+
+    FASTER = "faster"
+    SLOWER = "slower"
+    LOWER_LATENCY = "lower latency"         # a round trip: lower is better
+    HIGHER_LATENCY = "higher latency"
+    WITHIN = "within"                       # printed with its threshold: "within ±1.00 %"
+    INCONCLUSIVE = "inconclusive"
+    UNTESTABLE = "not testable"
+    NOT_COMPARABLE = "not comparable"
+    ABOVE_LIMIT = "above the limit"         # a figure the link cannot give: not judged
+    BELOW_FLOOR = "below the wire's minimum"   # a round trip the link cannot give
+
+
+FASTER, SLOWER, WITHIN, INCONCLUSIVE = Word.FASTER, Word.SLOWER, Word.WITHIN, Word.INCONCLUSIVE
+UNTESTABLE, NOT_COMPARABLE = Word.UNTESTABLE, Word.NOT_COMPARABLE
+ABOVE_LIMIT, BELOW_FLOOR = Word.ABOVE_LIMIT, Word.BELOW_FLOOR
+LOWER_LATENCY, HIGHER_LATENCY = Word.LOWER_LATENCY, Word.HIGHER_LATENCY
+WORDS = tuple(Word)
+# The words that say a change: the only ones a rank may be split by.
+CHANGED = (FASTER, SLOWER, LOWER_LATENCY, HIGHER_LATENCY)
 THROUGHPUT = "throughput"
 # A round-trip row: (figure name, the Latency field, whose round trips: the test's own or
 # its probe's beside the load).
@@ -77,7 +96,7 @@ CSV_COLUMNS = ["adapter", "adapter_id", "test", "point", "a_run", "b_run", "n_a"
                "ci_high_pct", "threshold_pct", "resolution_bps", "p_value", "p_adjusted",
                "p_method", "verdict", "differs", "note", "figure", "a_median_us",
                "b_median_us", "a_us", "b_us", "shift_us", "ci_low_us", "ci_high_us",
-               "resolution_us"]
+               "resolution_us", "settle_repetitions", "interval_widened"]
 
 
 @dataclass
@@ -105,8 +124,16 @@ class Comparison:
     p: float | None = None
     p_adjusted: float | None = None
     p_method: str = ""
-    verdict: str = NOT_COMPARABLE
+    verdict: Word = NOT_COMPARABLE
     note: str = ""
+    # the interval the word is judged on: the 95 % interval, widened by the printed
+    # resolution either side where it is fully tied (one value); None: unbounded
+    judged_low: float | None = None
+    judged_high: float | None = None
+    widened: bool = False
+    settle: int | None = None   # inconclusive: repetitions per run likely to settle it
+    # that estimate from the repetitions' spread, whatever the word (``fill``)
+    settle_estimate: int | None = field(default=None, repr=False)
     differs: list[str] = field(default_factory=list)
     above_limit: bool = False    # a run's figure is beyond the wire's limit: never judged
 
@@ -123,6 +150,13 @@ class Comparison:
         if value is None or not self.a_median:
             return None
         return 100.0 * value / self.a_median
+
+    @property
+    def words(self) -> str:
+        """The word as the table prints it: "within ±1.00 %" names its threshold."""
+        if self.verdict is WITHIN:
+            return f"within ±{_pct_text(self.pct(self.threshold))} %"
+        return str(self.verdict)
 
     @property
     def change_pct(self) -> float | None:
@@ -162,7 +196,7 @@ def run_pairs(ix: Index) -> dict[tuple[int, int], list[tuple[Entry, Entry]]]:
     return dict(sorted(out.items()))
 
 
-def _samples(c: Config | None) -> list[float]:
+def samples(c: Config | None) -> list[float]:
     """The repetitions' figures in Mbit/s: throughput, or a netPIPE run's plateau."""
     if c is None:
         return []
@@ -224,6 +258,15 @@ def compare(ix: Index, min_change_pct: float = MIN_CHANGE_PCT,
         out += rows
     return out
 
+
+# The rule in two sentences: the report's how-to-read and docs/comparison.md say it so.
+HOW_TO_READ = (f"Faster or slower (a round trip: lower or higher latency) only where the "
+               f"whole 95 % interval of the shift lies beyond the threshold (--min-change "
+               f"% of A's median, at least the tool's printed resolution) and the adjusted "
+               f"p is below {ALPHA:g}; within ±threshold only where the whole interval "
+               f"lies inside it. Anything else is inconclusive, with about how many "
+               f"repetitions per run would likely settle it (a fully tied interval is "
+               f"widened by the printed resolution first).")
 
 _FIGS = [THROUGHPUT] + [name for name, _, _ in ROUND_TRIPS + UNDER_LOAD]
 
@@ -300,7 +343,7 @@ def _measure(a: Entry, b: Entry, test: str, point: str, mtu: int, ca: Config | N
         missing = a if ca is None else b
         comp.note = f"not measured in run {missing.run_label} (no such test or point)"
         return comp
-    sa, sb = _samples(ca), _samples(cb)
+    sa, sb = samples(ca), samples(cb)
     comp.tool = ca.tool
     comp.a_select, comp.b_select = _rule(ca), _rule(cb)
     comp.a_value, comp.b_value = _selected(ca), _selected(cb)
@@ -336,6 +379,11 @@ def fill(comp: Comparison, sa: list[float], sb: list[float], resolution: float,
     comp.shift = shift.estimate
     if testable(len(sa), len(sb)):
         comp.ci_low, comp.ci_high = shift.low, shift.high
+    low, high = comp.ci_low, comp.ci_high
+    if low is not None and low == high:           # fully tied: judged widened (decide)
+        low, high = low - resolution, (high or 0.0) + resolution
+    comp.settle_estimate = repetitions_to_settle(sa, sb, shift.estimate, comp.threshold,
+                                                 resolution, (low, high))
     return comp
 
 
@@ -355,6 +403,42 @@ def _adjust(rows: list[Comparison]) -> None:
         r.p_adjusted = adj
 
 
+@dataclass(frozen=True)
+class Decision:
+    """A row's word and the interval it was judged on."""
+
+    word: Word
+    low: float | None          # the judged interval (None: unbounded on that side)
+    high: float | None
+    widened: bool              # a fully tied interval, widened by the printed resolution
+
+
+def decide(shift: float, low: float | None, high: float | None, threshold: float,
+           resolution: float, p_adjusted: float, lower_better: bool = False) -> Decision:
+    """The word of a testable row, as an equivalence test (two one-sided tests) reads an
+    interval: beyond +-``threshold`` as a whole with ``p_adjusted`` below ``ALPHA``:
+    faster or slower (a round trip: higher or lower latency); inside [-threshold,
+    +threshold] as a whole: within; anything else: inconclusive. An interval of one value
+    (every pairwise difference the same, the figures fully tied) is widened by the
+    ``resolution`` either side: a figure printed to it may differ by up to it unseen."""
+    widened = low is not None and high is not None and low == high
+    if widened:
+        assert low is not None and high is not None
+        low, high = low - resolution, high + resolution
+    if p_adjusted < ALPHA:
+        up = low is not None and low > threshold and shift > 0
+        down = high is not None and high < -threshold and shift < 0
+        if up or down:
+            if lower_better:
+                word = HIGHER_LATENCY if up else LOWER_LATENCY
+            else:
+                word = FASTER if up else SLOWER
+            return Decision(word, low, high, widened)
+    if low is not None and high is not None and -threshold <= low and high <= threshold:
+        return Decision(WITHIN, low, high, widened)
+    return Decision(INCONCLUSIVE, low, high, widened)
+
+
 def _word(c: Comparison) -> None:
     if c.p is None or c.shift is None or c.threshold is None or c.above_limit:
         return                      # not comparable or above the limit: note already set
@@ -362,30 +446,40 @@ def _word(c: Comparison) -> None:
         floor = smallest_p(c.a_n, c.b_n)
         each, b_only = repetitions_needed(c.a_n)
         c.verdict = UNTESTABLE
-        c.note = (f"{c.a_n} against {c.b_n} repetitions cannot reach p < {ALPHA:g} (the "
-                  f"smallest p possible is {floor:.2g}): it takes at least {each} in each run"
+        why = (f"the smallest p possible is {floor:.2g}" if floor >= ALPHA else
+               "a run of one repetition says nothing of its spread")
+        c.note = (f"{c.a_n} against {c.b_n} repetitions cannot reach p < {ALPHA:g} ({why}): "
+                  f"it takes at least {each} in each run"
                   + (f", or {b_only} in run {c.b.run_label} against run {c.a.run_label}'s "
                      f"{c.a_n}" if b_only and b_only != each else ""))
         return
-    threshold = _pct_text(c.pct(c.threshold))
     assert c.p_adjusted is not None
-    if c.p_adjusted < ALPHA:
-        beyond_up = c.ci_low is not None and c.ci_low > c.threshold and c.shift > 0
-        beyond_down = c.ci_high is not None and c.ci_high < -c.threshold and c.shift < 0
-        if beyond_up or beyond_down:
-            if c.lower_better:
-                c.verdict = HIGHER_LATENCY if beyond_up else LOWER_LATENCY
-            else:
-                c.verdict = FASTER if beyond_up else SLOWER
-            return
-        c.verdict = NOISE
-        c.note = (f"the runs differ (adjusted p {c.p_adjusted:.2g}) but the 95 % interval "
-                  f"{_ci_text(c)} reaches inside the threshold of ±{threshold} %")
+    d = decide(c.shift, c.ci_low, c.ci_high, c.threshold, c.resolution, c.p_adjusted,
+               c.lower_better)
+    c.verdict, c.judged_low, c.judged_high, c.widened = d.word, d.low, d.high, d.widened
+    threshold = _pct_text(c.pct(c.threshold))
+    widened = (f" (every figure tied: widened by the printed resolution, "
+               f"{_pct_text(c.pct(c.resolution))} %)" if d.widened else "")
+    if d.word is WITHIN:
+        c.note = f"the 95 % interval {_ci_text(c)} lies inside ±{threshold} %{widened}"
         return
-    c.verdict = NOISE
-    if c.p < ALPHA:
-        c.note = (f"p {c.p:.2g} alone, {c.p_adjusted:.2g} adjusted for the rows of this "
+    if d.word is not INCONCLUSIVE:
+        return
+    c.settle = c.settle_estimate
+    where = ("the 95 % interval " + _ci_text(c) + widened +
+             f" reaches across the threshold of ±{threshold} %")
+    if c.p_adjusted >= ALPHA > c.p:
+        where += (f"; p {c.p:.2g} alone, {c.p_adjusted:.2g} adjusted for the rows of this "
                   "comparison")
+    elif c.p_adjusted < ALPHA:
+        where = f"the runs differ (adjusted p {c.p_adjusted:.2g}) but " + where
+    settle = ("more repetitions are unlikely to settle it: the shift sits on the threshold"
+              if c.settle is None else
+              f"more than {SETTLE_MAX} repetitions in each run would be needed to settle "
+              "it: the runs' spread is too wide for this threshold"
+              if c.settle > SETTLE_MAX else
+              f"about {c.settle} repetitions in each run would likely settle it")
+    c.note = f"{where}; {settle}"
 
 
 def _pct_text(v: float | None) -> str:
@@ -393,7 +487,8 @@ def _pct_text(v: float | None) -> str:
 
 
 def _ci_text(c: Comparison) -> str:
-    lo, hi = c.pct(c.ci_low), c.pct(c.ci_high)
+    lo, hi = ((c.pct(c.judged_low), c.pct(c.judged_high)) if c.widened else
+              (c.pct(c.ci_low), c.pct(c.ci_high)))
     return (f"[{'-inf' if lo is None else f'{lo:+.2f}'}, "
             f"{'+inf' if hi is None else f'{hi:+.2f}'}] %")
 
@@ -407,16 +502,13 @@ def comparison_table(comps: list[Comparison]) -> Table:
                        f"on all the stored repetitions. Shift: {SHIFT_NAME}; change: the "
                        f"shift as % of A's median; a throughput in Mbit/s, a round trip "
                        f"(each repetition's own p50 or p99) in us. p: {NAME}; adjusted by Benjamini-Hochberg "
-                       f"across the testable rows of each comparison. faster or slower (a "
-                       f"round trip: lower or higher latency, lower being better) only "
-                       f"when the adjusted p < {ALPHA:g} and the whole interval lies beyond "
-                       "the threshold (the --min-change % of A's median, at least the "
-                       "tool's printed resolution); within noise when the test could "
-                       "have shown that and did not; not testable when the repetitions are "
-                       "too few for p < 0.05; not comparable when a run has no successful "
-                       "repetition there; above the limit (never judged) when a run's "
-                       "figure is beyond what the wire carries at that MTU, below the wire's "
-                       "minimum when a median round trip is shorter than the wire allows. Each run's selected figure is in comparison.csv "
+                       "across the testable rows of each comparison. "
+                       + HOW_TO_READ + " Not testable when the repetitions are too few "
+                       "for p < 0.05 (or one run has one); not comparable when a run has no "
+                       "successful repetition there; above the limit (never judged) when a "
+                       "run's figure is beyond what the wire carries at that MTU, below the "
+                       "wire's minimum when a median round trip is shorter than the wire "
+                       "allows. Each run's selected figure is in comparison.csv "
                        "(a_bps, b_bps); 'differs' names a difference between the runs "
                        "the row's figure depends on."))
     for c in comps:
@@ -429,7 +521,7 @@ def comparison_table(comps: list[Comparison]) -> Table:
                        _pct_text(c.pct(c.threshold)),
                        f"{c.p:.3g}" if c.p is not None else "",
                        f"{c.p_adjusted:.3g}" if c.p_adjusted is not None else "",
-                       c.verdict, "; ".join(c.differs), c.note])
+                       c.words, "; ".join(c.differs), c.note])
         t.row_entries.append(c.b.key)
         bps = _bps if not c.lower_better else _none
         us = _us if c.lower_better else _none
@@ -440,10 +532,12 @@ def comparison_table(comps: list[Comparison]) -> Table:
                            bps(c.ci_high), _round(c.pct(c.ci_low)),
                            _round(c.pct(c.ci_high)), _round(c.pct(c.threshold)),
                            bps(c.resolution) if c.threshold is not None else None,
-                           c.p, c.p_adjusted, c.p_method, c.verdict, "; ".join(c.differs),
+                           c.p, c.p_adjusted, c.p_method, str(c.verdict),
+                           "; ".join(c.differs),
                            c.note, c.figure, us(c.a_median), us(c.b_median), us(c.a_value),
                            us(c.b_value), us(c.shift), us(c.ci_low), us(c.ci_high),
-                           us(c.resolution) if c.threshold is not None else None])
+                           us(c.resolution) if c.threshold is not None else None,
+                           c.settle, "yes" if c.widened else ""])
     t.csv_columns = list(CSV_COLUMNS)
     return t
 
@@ -482,3 +576,81 @@ def _none(value: float | None) -> object:
 
 def _round(value: float | None, digits: int = 4) -> object:
     return None if value is None else round(value, digits)
+
+
+# -- how often the words are wrong: a seeded simulation ------------------------------------
+def judge_samples(sa: list[float], sb: list[float], resolution: float = 0.0,
+                  min_change_pct: float = MIN_CHANGE_PCT,
+                  lower_better: bool = False) -> Decision:
+    """The word one row of these two samples gets when it is the only row of its
+    comparison (its p is its adjusted p): the same statistic, threshold and rule as a
+    report's row (:func:`fill`, :func:`decide`)."""
+    if not testable(len(sa), len(sb)):
+        return Decision(UNTESTABLE, None, None, False)
+    a_median = statistics.median(sa)
+    threshold = max(min_change_pct / 100.0 * abs(a_median), resolution)
+    p = mann_whitney_p(sa, sb)
+    assert p is not None
+    shift = shift_interval(sa, sb)
+    return decide(shift.estimate, shift.low, shift.high, threshold, resolution, p,
+                  lower_better)
+
+
+@dataclass(frozen=True)
+class ErrorRates:
+    """How often the comparison's words are wrong, measured on simulated runs
+    (:func:`error_rates`): shares of ``trials`` comparisons each."""
+
+    trials: int
+    repetitions: int            # per run
+    noise_pct: float            # the repetitions' standard deviation, % of the level
+    min_change_pct: float
+    false_change: float         # faster or slower where nothing changed
+    within_no_change: float     # within ±threshold where nothing changed
+    power_2pct: float           # faster where run B is 2 % faster
+    power_4pct: float           # faster where run B is 4 % faster
+    wrong_within_4pct: float    # within ±threshold where run B is 4 % faster
+
+    def line(self) -> str:
+        return (f"comparison ({self.trials} x {self.repetitions} vs {self.repetitions} "
+                f"repetitions, {self.noise_pct:g} % noise, threshold {self.min_change_pct:g} "
+                f"%): false faster/slower {100 * self.false_change:.1f} %, within "
+                f"{100 * self.within_no_change:.1f} % under no change; power "
+                f"{100 * self.power_2pct:.1f} % at 2 %, {100 * self.power_4pct:.1f} % at 4 %")
+
+
+def error_rates(seed: int = 29, trials: int = 200, repetitions: int = 15,
+                noise_pct: float = 0.5, min_change_pct: float = MIN_CHANGE_PCT,
+                level: float = 940.0, resolution: float = 0.0) -> ErrorRates:
+    """Seeded simulation of the comparison's error rates: ``trials`` pairs of runs of
+    ``repetitions`` normal repetitions each (standard deviation ``noise_pct`` % of
+    ``level`` Mbit/s; with a ``resolution``, every figure rounded to it as a tool that
+    prints it would), judged by :func:`judge_samples`: under no change (run B as run A),
+    and with run B 2 % and 4 % faster. Called by bench/judgement.py; the same seed gives
+    the same figures."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    sd = noise_pct / 100.0 * level
+
+    def run(mean: float) -> list[float]:
+        xs = rng.normal(mean, sd, repetitions)
+        if resolution > 0:
+            xs = np.round(xs / resolution) * resolution
+        return [float(x) for x in xs]
+
+    def words(factor: float) -> list[Word]:
+        return [judge_samples(run(level), run(level * factor), resolution,
+                              min_change_pct).word for _ in range(trials)]
+
+    same, two, four = words(1.0), words(1.02), words(1.04)
+
+    def share(ws: list[Word], *which: Word) -> float:
+        return sum(w in which for w in ws) / len(ws)
+
+    return ErrorRates(trials=trials, repetitions=repetitions, noise_pct=noise_pct,
+                      min_change_pct=min_change_pct,
+                      false_change=share(same, FASTER, SLOWER),
+                      within_no_change=share(same, WITHIN),
+                      power_2pct=share(two, FASTER), power_4pct=share(four, FASTER),
+                      wrong_within_4pct=share(four, WITHIN))

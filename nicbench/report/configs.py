@@ -31,7 +31,8 @@ from nicbench.report.colours import adapter_colour, adapter_marker, shade
 from nicbench.report.load import Run
 from nicbench.report.model import Entry
 from nicbench.report.resolution import sample_resolution_bps
-from nicbench.physics.link import FLAG_MARGIN, goodput_bps, link_rate, timestamps_on
+from nicbench.physics.link import goodput_bps, link_rate, timestamps_on
+from nicbench.results.plausible import above_bound, bound_allowance, timing_error_s
 from nicbench.results.policy import Better, better_of
 from nicbench.results.records import Failure, Kind, Status, TrialRecord
 from nicbench.results.summary import SummaryRow
@@ -314,7 +315,7 @@ class Config:
 
     @cached_property
     def shown(self) -> list[TrialRecord]:
-        """The repetitions the CPU figures are taken over: those whose throughput is within
+        """The repetitions the selected figure stands for: those whose throughput is within
         the tool's printed resolution of the selected value (every one tied for the best,
         not one of them; those around the median), every one for a mean, the trial a UDP
         search found its rate in; for round trips, the repetition whose median round trip is
@@ -344,39 +345,39 @@ class Config:
         mid = len(ok) // 2      # an even count of exact figures: the two middle ones
         return ok[mid:mid + 1] if len(ok) % 2 else ok[mid - 1:mid + 1]
 
+    @cached_property
+    def cpu_records(self) -> list[TrialRecord]:
+        """The repetitions the CPU figures are taken over: every successful repetition of
+        the configuration, the CPU cost of the configuration and not of its luckiest
+        repetitions (the fastest are the quiet-machine ones); a UDP search's, the trial
+        it found its rate in (its other trials ran at other rates)."""
+        if self.search:
+            return self.shown
+        return sorted(self.ok, key=lambda r: r.repetition or 0)
+
     @property
     def cpu_repetitions(self) -> list[int]:
         """The repetition numbers the CPU figures are taken over."""
-        return [r.repetition for r in self.shown if r.repetition is not None]
+        return [r.repetition for r in self.cpu_records if r.repetition is not None]
 
     @property
     def statistic(self) -> str:
         """Which repetitions the CPU figures are taken over, and how, in words."""
-        n = len(self.shown)
+        n = len(self.cpu_records)
         if self.search:
             return "the trial at the rate found"
-        if self.round_trips and self.rule != "mean":
-            return f"the repetition whose p50 is the {self.rule} one"
-        if self.rule == "mean":
-            return f"median over all {n} repetitions"
-        what = "best" if self.rule not in ("median",) else "median"
-        res = self.resolution_bps
-        within = (f"within {res / MBIT:g} Mbit/s (the printed resolution) of the {what}"
-                  if res else f"equal to the {what}")
         if n == 1:
-            return f"the one repetition {within}"
-        if what == "median" and not res and n == 2:
-            return "median over the 2 middle repetitions"
-        return f"median over the {n} repetitions {within}"
+            return "the one successful repetition"
+        return f"median over all {n} successful repetitions"
 
     def shown_cpu(self, field_name: str) -> float | None:
         """The CPU figure (cpu_sender_pct, cpu_receiver_pct, cpu_tool_pct): the median over
-        the repetitions the figures are taken over (``shown``)."""
+        the repetitions the CPU figures are taken over (``cpu_records``)."""
         return self.cpu_figure(field_name).median
 
     def cpu_figure(self, field_name: str) -> CpuFigure:
-        """Median and IQR of a CPU field over the repetitions of ``shown``."""
-        return cpu_figure([getattr(r, field_name) for r in self.shown])
+        """Median and IQR of a CPU field over the repetitions of ``cpu_records``."""
+        return cpu_figure([getattr(r, field_name) for r in self.cpu_records])
 
     def cpu_values(self, field_name: str) -> list[float]:
         return [v for v in (getattr(r, field_name) for r in self.ok) if v is not None]
@@ -386,12 +387,39 @@ class Config:
         """The link's best goodput at this MTU (None without a known line rate)."""
         return self._limit
 
+    @cached_property
+    def timed_s(self) -> float | None:
+        """The time a figure of this configuration is measured over, s: a rate tool's
+        duration as it timed it (the repetitions' median ``duration_s``, else the test's
+        ``duration_s`` parameter); netPIPE's, one timed trial of each block size
+        (``tools.netpipe.TRIAL_S``). None when unknown."""
+        if self.tool in tools_with("curve"):
+            from nicbench.tools.netpipe import TRIAL_S
+
+            return TRIAL_S
+        durations = [r.duration_s for r in self.ok if r.duration_s]
+        if durations:
+            return statistics.median(durations)
+        params = self.test_spec.params if self.test_spec is not None else {}
+        value = params.get("duration_s") if isinstance(params, dict) else None
+        return float(value) if isinstance(value, (int, float)) and value > 0 else None
+
+    @property
+    def allowance_bps(self) -> float | None:
+        """How far above the limit a figure of this configuration may read and still be
+        the limit: the tool's printed resolution plus its timing error over ``timed_s``
+        (``results.plausible.bound_allowance``, the tool's ``TIMING_ERROR_S``)."""
+        if not self._limit:
+            return None
+        return bound_allowance(self._limit, self.resolution_bps, timing_error_s(self.tool),
+                               self.timed_s)
+
     def above_limit(self, value_mbit: float | None) -> bool:
-        """Whether a figure of this configuration (Mbit/s) is more than ``FLAG_MARGIN``
-        above the link's goodput limit: not a measurement of the card, never ranked."""
-        limit = self._limit
-        return bool(value_mbit is not None and limit
-                    and value_mbit * MBIT > limit * (1 + FLAG_MARGIN))
+        """Whether a figure of this configuration (Mbit/s) exceeds the link's goodput
+        limit by more than ``allowance_bps``: not a measurement of the card, never
+        ranked."""
+        return above_bound(None if value_mbit is None else value_mbit * MBIT, self._limit,
+                           self.resolution_bps, timing_error_s(self.tool), self.timed_s)
 
     def compute_limit(self) -> None:
         if not self.entry.rate_bps:

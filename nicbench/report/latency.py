@@ -18,9 +18,12 @@ and never ranked. The lab's tbf shaping models no serialization, so its slow lin
 below their floor (README, "Lab latency figures").
 
 The verdict ranks each adapter once, at its lowest p99 over its points within the wire's
-physics (as the throughput verdict takes an adapter's best point), lowest first; ties (within the tool's resolution: sockperf's
-printed 0.001 us, the bounce-back histogram's bin) keep the entries' order with
-consecutive ranks, as the throughput verdict's do, and the sentence names them. Whether the
+physics (as the throughput verdict takes an adapter's best point), lowest first. Two are
+ranked apart only where their p99s differ by more than the tool's resolution (sockperf's
+printed 0.001 us, the bounce-back histogram's bin) and, with repetitions, the
+comparison's rule over their repetitions' p99s calls one higher latency (:func:`apart`);
+otherwise they share a rank, "tied", in the entries' order, as the throughput verdict's
+do, and the sentence names them. Whether the
 leader's p99 is beyond the runner-up's run-to-run spread is the same rank test the
 comparison uses (``stats``: Mann-Whitney over the repetitions' p99); with too few
 repetitions for any p below 0.05 the sentence says it cannot tell.
@@ -40,7 +43,7 @@ from nicbench.report.model import (Bar, BarPanel, BarStatus, Curve, Figure, Lege
                                    LinePanel, Sentence, Table)
 from nicbench.report.resolution import round_trip_resolution_us
 from nicbench.physics.link import round_trip_floor_us
-from nicbench.report.verdict import LOWEST_TAIL, csv_row
+from nicbench.report.verdict import LOWEST_TAIL, assign_ranks, csv_row
 from nicbench.results.records import TrialRecord
 from nicbench.tools import sockperf
 from nicbench.tools.registry import display_name
@@ -276,8 +279,10 @@ def verdict(ix: Index) -> tuple[list[Sentence], list[Table]]:
                   title=f"{title}: lowest tail latency",
                   columns=["rank", "adapter", "p99, us", "at", "statistic", "p50, us",
                            "p99.9, us", "not measured"])
-        for rank, c in enumerate(order, 1):
-            t.rows.append([str(rank), c.entry.label,
+        got = ranks(order)
+        for c in order:
+            rank, tied = got[id(c)]
+            t.rows.append([f"{rank} (tied)" if tied else str(rank), c.entry.label,
                            fmt(c.row.p99_us), c.group.label, statistic(c), fmt(c.row.p50_us),
                            fmt(c.row.p999_us), ""])
             t.row_entries.append(c.entry.key)
@@ -307,12 +312,14 @@ def verdict_csv_rows(ix: Index) -> list[list[object]]:
     out: list[list[object]] = []
     for (tool, _protocol, _test), configs in ix.charts("latency").items():
         order, below, missing = verdict_sets(ix, configs)
+        got = ranks(order)
         for c in order + below + missing:
             floor = floor_us(c)
             out.append(csv_row(
                 adapter=c.entry.label, adapter_id=c.entry.adapter, run=c.entry.run_label,
                 test=c.test, tool=tool,
-                rank=order.index(c) + 1 if c in order else "", point=c.point,
+                rank=got[id(c)][0] if c in order else "",
+                tied="yes" if c in order and got[id(c)][1] else "", point=c.point,
                 figure="p99", status=c.row.status.value if c.row.p99_us is not None
                 else "not measured",
                 not_measured="" if c.row.p99_us is not None else f"{c.word or 'no data'} "
@@ -328,10 +335,37 @@ def _num(value: float | None) -> object:
     return "" if value is None else round(value, 3)
 
 
-def _tied(a: Config, b: Config) -> bool:
-    """Equal p99s within the coarser of the two tools' resolutions."""
-    res = max(resolution_us(a), resolution_us(b))
-    return abs((a.row.p99_us or 0.0) - (b.row.p99_us or 0.0)) < max(res, 1e-9) / 2
+def apart(upper: Config, lower: Config) -> bool:
+    """Whether ``upper`` (the lower p99) ranks above ``lower``: their p99s differ by more
+    than the round trips' resolution and, where both have repetitions (two or more), the
+    comparison's rule calls ``lower``'s repetitions' p99s higher latency
+    (``compare.judge_samples``): as the throughput verdict's ranks (``verdict.apart``)."""
+    from nicbench.report.compare import HIGHER_LATENCY, judge_samples   # compare -> here
+
+    res = max(resolution_us(upper), resolution_us(lower))
+    if (lower.row.p99_us or 0.0) - (upper.row.p99_us or 0.0) <= res * (1 + 1e-9):
+        return False
+    xa = [r.latency.p99_us for r in latency_ok(upper) if r.latency]
+    xb = [r.latency.p99_us for r in latency_ok(lower) if r.latency]
+    if len(xa) < 2 or len(xb) < 2:
+        return True
+    return judge_samples(xa, xb, res, lower_better=True).word is HIGHER_LATENCY
+
+
+def ranks(order: list[Config]) -> dict[int, tuple[int, bool]]:
+    """(rank, tied) of each configuration of ``order`` (by ``id``), lowest p99 first:
+    shared where :func:`apart` cannot tell two apart (``verdict.assign_ranks``)."""
+    out: dict[int, tuple[int, bool]] = {}
+
+    def put(c: Config, k: int, tied: bool) -> None:
+        out[id(c)] = (k, tied)
+
+    assign_ranks(order, apart, put)
+    return out
+
+
+def _tied(a: Config, b: Config, got: dict[int, tuple[int, bool]]) -> bool:
+    return got[id(a)][0] == got[id(b)][0]
 
 
 def _sentence(title: str, order: list[Config], below: list[Config],
@@ -346,12 +380,17 @@ def _sentence(title: str, order: list[Config], below: list[Config],
             f"at {top.group.label} ({statistic(top)}; p50 {top.row.p50_us:.1f} us).")
     if len(order) > 1:
         second = order[1]
-        if _tied(top, second):
-            text += (f" Tied with {second.entry.label} (within the "
-                     f"{max(resolution_us(top), resolution_us(second)):g} us the round trips "
-                     "are read to; ranked in the report's entry order).")
-        text += " Then " + ", ".join(f"{c.entry.label} {c.row.p99_us:.1f}"
-                                     for c in order[1:]) + "."
+        got = ranks(order)
+        if _tied(top, second, got):
+            mates = [c for c in order[1:] if _tied(top, c, got)]
+            text += (f" Tied with {', '.join(c.entry.label for c in mates)} (no difference "
+                     f"beyond the {max(resolution_us(top), resolution_us(second)):g} us the "
+                     "round trips are read to and the comparison's rule over the "
+                     "repetitions' p99s; listed in the report's entry order).")
+        text += " Then " + ", ".join(
+            f"{c.entry.label} {c.row.p99_us:.1f}"
+            + (f" (tied at rank {got[id(c)][0]})" if got[id(c)][1] else "")
+            for c in order[1:]) + "."
         text += " " + _separable(top, second)
     if below:
         text += " " + _below_words(below)

@@ -24,7 +24,7 @@ Figures, per configuration, over its repetitions that succeeded (named in the ta
 * the loaded throughput: the load's figure, the trial's throughput as every throughput
   figure is (its configuration's selected value), with its share of the wire's limit: a
   card that keeps its latency low by not filling the link shows it there. A throughput
-  more than ``FLAG_MARGIN`` above the limit is flagged and never ranked, as in the
+  beyond the limit (``Config.above_limit``) is flagged and never ranked, as in the
   throughput verdict; a load under ``FILLED_PCT`` of the limit was not working
   conditions (the draft measures once the goodput has saturated): shown, not ranked.
   A load in both directions at once (iperf3 ``bidir: true``) has two figures, forward
@@ -52,7 +52,7 @@ from nicbench.report.configs import Config, Index, fmt, mbit, slug, sorted_group
 from nicbench.report.model import (Bar, BarPanel, BarSeries, BarStatus, Figure, LegendItem, Row,
                                    Sentence, Table)
 from nicbench.report.streams import figures_of
-from nicbench.physics.link import FLAG_MARGIN, round_trip_floor_us
+from nicbench.physics.link import round_trip_floor_us
 from nicbench.report.verdict import SMALLEST_INCREASE, csv_row
 from nicbench.results.records import Kind
 from nicbench.tools.base import Latency
@@ -273,8 +273,8 @@ def loaded_table(test: str, rows: list[LoadedRow]) -> Table:
         if r.idle_test:
             notes.insert(0, f"idle: test {r.idle_test}")
         if r.above:
-            notes.append(f"the load's figure is more than {FLAG_MARGIN:.0%} above the wire's "
-                         "limit: not ranked")
+            notes.append("the load's figure is above the wire's limit by more than its "
+                         "tool's printed resolution and timing error: not ranked")
         elif r.unfilled:
             notes.append(f"the load filled {r.fill_words} of the wire's limit, under "
                          f"{FILLED_PCT:g} %: not under working conditions, not ranked")

@@ -34,7 +34,6 @@ from nicbench.report.configs import (MBIT, Config, Group, Index, chart_title, fm
                                      slug, sorted_groups)
 from nicbench.report.model import (Curve, Entry, Figure, LegendItem, LinePanel, Reference,
                                    Table)
-from nicbench.physics.link import FLAG_MARGIN
 from nicbench.results.policy import summarize
 from nicbench.results.records import TrialRecord
 from nicbench.tools.registry import TOOLS
@@ -134,7 +133,7 @@ class CurveSpec:
 
 def _flagged(c: Config, pts: list[tuple[float, float]]) -> list[tuple[float, float]]:
     limit = c.limit_bps
-    return [(x, y) for x, y in pts if limit and y > limit / MBIT * (1 + FLAG_MARGIN)]
+    return [(x, y) for x, y in pts if limit and c.above_limit(y)]
 
 
 def _curve_flag(e: Entry, glabel: str, flagged: list[tuple[float, float]],
@@ -312,7 +311,7 @@ def plateau_figure(ix: Index, configs: list[Config], groups: list[Group], tool: 
         span = [s for s in sizes if s * 2 >= largest]
         limit = mbit(c.limit_bps)
         above = ""
-        if v is not None and limit and v > limit * (1 + FLAG_MARGIN):
+        if v is not None and limit and c.above_limit(v):
             above = f"{100 * (v / limit - 1):.1f} % above"
         t.rows.append([c.entry.label, c.group.label, fmt(v) or f"{c.word} {c.counts}",
                        f"{span[0]}-{span[-1]}" if span else "",

@@ -29,7 +29,7 @@ from nicbench.report.configs import NOISY_IQR_POINTS, point_label
 from nicbench.report.load import Run
 from nicbench.report.model import BarPanel, Figure, HeatPanel, LinePanel, Report, ScatterPanel
 from nicbench.report.setup import data_dir
-from nicbench.physics.link import FLAG_MARGIN
+from nicbench.report import compare
 from nicbench.results.manifest import shareable
 from nicbench.results.runfiles import copy_file, copy_tree
 from nicbench.results.summary import write_csv
@@ -221,20 +221,24 @@ def _method_items(report: Report) -> list[str]:
         "R × (MTU − 52) / (MTU + 38) for TCP with timestamps (− 40 without, − 28 for UDP), "
         "R the link's line rate, 38 the bytes each frame costs on the wire besides the IP "
         "packet (Ethernet header 14, FCS 4, preamble 8, inter-frame gap 12): 941.5 Mbit/s "
-        f"at MTU 1500 and 990.0 at 9000 on Gigabit Ethernet. A value more than "
-        f"{FLAG_MARGIN:.0%} above it is marked ! and listed under its chart (closer is the "
-        "tools' rounding: iperf 2 prints whole Mbit/s).",
+        "at MTU 1500 and 990.0 at 9000 on Gigabit Ethernet. A value above it by more "
+        "than the tool's printed resolution plus its timing error over the time measured "
+        "(iperf 2 and iperf3: 10 ms of the test's duration; netPIPE: 10 us of a 0.25 s "
+        "trial) is marked ! and listed under its chart.",
         "The line rate is taken from --link-rate NAME=RATE when given, else from the "
         "inventory adapter's link_rate recorded in the run's manifest, else from the rate "
         "the adapter's description names; the table of adapters says which.",
         "CPU load: /proc/stat of the sending and of the receiving host, busy share of all "
-        "cores while the sender ran, the median over the repetitions whose speed is within "
-        "the tool's printed resolution of the figure shown (every one tied for the best "
-        "of best-of-N), with their interquartile range; a tool's own CPU figure is a "
+        "cores while the sender ran, the median over every successful repetition of the "
+        "configuration (not only the fastest), with their interquartile range and the "
+        "hosts' other load over the same repetitions; a tool's own CPU figure is a "
         "marker, labelled with where it comes from. Mbit/s per CPU % divides the figure "
         "by the median CPU of the busier host; the verdict ranks by it only where the IQR "
-        f"is at most {NOISY_IQR_POINTS:g} points. A figure more than {FLAG_MARGIN:.0%} "
-        "above the wire's limit is never ranked.",
+        f"is at most {NOISY_IQR_POINTS:g} points. A figure above the wire's limit is "
+        "never ranked, nor is any card of that link: the verdict says the method could "
+        "not rank it on this setup. Cards whose figures differ by no more than the "
+        "figure's resolution, or (with repetitions) by no change the comparison's rule "
+        "would call, share a rank: tied.",
         "netPIPE's figure is the plateau of its curve: the median throughput over the "
         "blocks of the last octave (at least half the largest block), what the link "
         "sustains; its burst maximum is in the table.",
@@ -252,12 +256,9 @@ def _method_items(report: Report) -> list[str]:
                      "every B - A difference) with its exact 95 % interval, as % of A's "
                      "median; p is the two-sided Mann-Whitney U test (exact, mid-ranks for "
                      "ties), adjusted by Benjamini-Hochberg across the rows of the "
-                     "comparison. 'faster' or 'slower' only when the adjusted p is below "
-                     "0.05 and the whole interval lies beyond the threshold (--min-change, "
-                     "1 % of A's median by default, at least the tool's printed "
-                     "resolution); 'within noise' when it could have and did not; 'not "
+                     "comparison. " + compare.HOW_TO_READ + " 'Not "
                      "testable' when the repetitions are too few for any p below 0.05 (one "
-                     "against one, two against two, three against three). A round trip "
+                     "in either run, two against two, three against three). A round trip "
                      "(a latency test's p50 and p99, a probe's under load) is compared the "
                      "same way over the repetitions' own percentile, in us: 'lower latency' "
                      "(better) or 'higher latency'; one below the wire's minimum round trip "

@@ -20,12 +20,12 @@ machine, not the card.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from nicbench.report.configs import NOISY_OTHER_POINTS, Index
 from nicbench.report.model import (Curve, Entry, Figure, LegendItem, LinePanel, Panel, Sentence,
                                    Table)
-from nicbench.report.verdict import (ABOVE_LAB, ABOVE_REAL, HIGHEST_SMALL_PACKET,
+from nicbench.report.verdict import (ABOVE_LAB, ABOVE_REAL, HIGHEST_SMALL_PACKET, assign_ranks,
                                      SENTENCE_NAMES, csv_row)
 from nicbench.results.framerate import FrameRate, frame_rates
 from nicbench.physics.ethernet import WIRE_EXTRA, Bound
@@ -160,6 +160,15 @@ class Ranking:
     above: list[Measured]
     busy: list[Measured]
     none: list[Measured]
+    # (rank, tied) of each ranked row by id(): NDRs within one search step share a rank
+    ranks: dict[int, tuple[int, bool]] = field(default_factory=dict)
+
+    def rank_of(self, m: Measured) -> tuple[int, bool]:
+        return self.ranks.get(id(m), (self.ranked.index(m) + 1, False))
+
+    def rank_text(self, m: Measured) -> str:
+        rank, tied = self.rank_of(m)
+        return f"{rank} (tied)" if tied else str(rank)
 
     @property
     def statistic(self) -> str:
@@ -200,7 +209,37 @@ def rankings(ix: Index) -> list[Ranking]:
         busy = [m for m in at if m.rate.received_pps is not None and not m.rate.above_line
                 and _busy(m.rate)]
         none = [m for m in at if m.rate.received_pps is None]
-        out.append(Ranking(test, frame, ranked, above, busy, none))
+        out.append(Ranking(test, frame, ranked, above, busy, none,
+                           _ranks(ix, ranked)))
+    return out
+
+
+def search_step_pps(ix: Index, m: Measured) -> float:
+    """What a frame search cannot tell apart, frames/s: its step, ``resolution_pct`` of
+    the line rate at the frame size (``FrameSearch.resolution_pct``)."""
+    spec = ix.runs[m.entry.run_index].test_spec(m.rate.test)
+    search = getattr(spec, "frame_search", None) if spec is not None else None
+    pct = float(search.resolution_pct) if search is not None else 0.0
+    return m.rate.line_pps * pct / 100.0
+
+
+def _ranks(ix: Index, ranked: list[Measured]) -> dict[int, tuple[int, bool]]:
+    """Competition ranks (``verdict.assign_ranks``): two NDRs apart only where they differ
+    by more than the coarser search step (two trials offered the same rate are one
+    figure); otherwise tied."""
+    out: dict[int, tuple[int, bool]] = {}
+
+    def apart(upper: Measured, lower: Measured) -> bool:
+        step = max(search_step_pps(ix, upper), search_step_pps(ix, lower))
+        if upper.rate.offered_pps is not None and \
+                upper.rate.offered_pps == lower.rate.offered_pps:
+            return False
+        return (upper.rate.received_pps or 0.0) - (lower.rate.received_pps or 0.0) > step
+
+    def put(m: Measured, k: int, tied: bool) -> None:
+        out[id(m)] = (k, tied)
+
+    assign_ranks(ranked, apart, put)
     return out
 
 
@@ -217,7 +256,8 @@ def verdict_csv_rows(ix: Index) -> list[list[object]]:
         out.append(csv_row(
             adapter=m.entry.label, adapter_id=m.entry.adapter, run=m.entry.run_label,
             test=rate.test, tool=_tool(ix, m),
-            rank=r.ranked.index(m) + 1 if m in r.ranked else "", point=rate.point,
+            rank=r.rank_of(m)[0] if m in r.ranked else "",
+            tied="yes" if m in r.ranked and r.rank_of(m)[1] else "", point=rate.point,
             figure=f"NDR at {r.frame} B", status="ok" if rate.received_pps is not None
             else "not measured",
             not_measured="" if rate.received_pps is not None else "no rate without loss",
@@ -249,7 +289,9 @@ def _verdict_of(r: Ranking, several: bool) -> tuple[Sentence, Table]:
     frame, ranked, above, busy, none = r.frame, r.ranked, r.above, r.busy, r.none
     statistic = r.statistic
     names = [f"{m.entry.label} {m.rate.received_pps:,.0f} frames/s "
-             f"({m.rate.line_pct:.1f} % of line rate)" for m in ranked]
+             f"({m.rate.line_pct:.1f} % of line rate"
+             + (f"; tied at rank {r.rank_of(m)[0]}: within one search step" if r.rank_of(m)[1]
+                else "") + ")" for m in ranked]
     shown = names[:SENTENCE_NAMES] + ([f"... {names[-1]}"] if len(names) > SENTENCE_NAMES
                                       else [])
     of = f"test {r.test}, " if several else ""
@@ -264,9 +306,11 @@ def _verdict_of(r: Ranking, several: bool) -> tuple[Sentence, Table]:
             f"{m.rate.cpu_sender_other_pct:.0f} %)" for m in busy)
     if none:
         text += "; no rate without loss: " + ", ".join(m.entry.label for m in none)
-    rows = [[rank, m.entry.label, frame, f"{m.rate.received_pps:,.0f}",
+    rows: list[list[object]] = [[r.rank_text(m) if r.rank_of(m)[1] else r.rank_of(m)[0],
+             m.entry.label, frame,
+             f"{m.rate.received_pps:,.0f}",
              int(m.rate.line_pps), round(m.rate.line_pct or 0.0, 1), m.rate.point,
-             m.rate.trials, m.rate.trial_id or ""] for rank, m in enumerate(ranked, 1)]
+             m.rate.trials, m.rate.trial_id or ""] for m in ranked]
     rows += [["", m.entry.label, frame, f"! {m.rate.received_pps:,.0f}",
               int(m.rate.line_pps), round(m.rate.line_pct or 0.0, 1), m.rate.point,
               m.rate.trials, m.rate.trial_id or ""] for m in above]

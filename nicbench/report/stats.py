@@ -34,6 +34,8 @@ Benjamini-Hochberg (``scipy.stats.false_discovery_control``): :func:`bh_adjust`.
 from __future__ import annotations
 
 import math
+import statistics
+from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
@@ -128,11 +130,42 @@ def _rank_p(ranks: list[int], n_a: int) -> float:
     mean2 = n_a * (n + 1)                       # E[doubled rank sum] = n_a (n + 1)
     if n > EXACT_MAX:
         return _normal_p(ranks, n_a, observed, mean2)
-    counts = _null_counts(tuple(sorted(ranks)), n_a)
+    return _exact_p(tuple(sorted(ranks)), n_a, observed)
+
+
+def _exact_p(scores: tuple[int, ...], n_a: int, observed: int) -> float:
+    """The exact two-sided p of a doubled rank sum ``observed`` of ``n_a`` of the sorted
+    doubled ranks ``scores``."""
+    n = len(scores)
+    mean2 = n_a * (n + 1)
+    counts = _null_counts(scores, n_a)
     far = abs(observed - mean2)
     sums = np.arange(len(counts))
     hits = int(counts[np.abs(sums - mean2) >= far].sum())
     return min(1.0, hits / comb(n, n_a))
+
+
+@lru_cache(maxsize=256)
+def _p_table(scores: tuple[int, ...], n_a: int) -> tuple[float, ...]:
+    """:func:`_exact_p` of every doubled rank sum from 0 to the largest, at once: entry s
+    is the p of an observed sum s (the same integer counts, summed once)."""
+    n = len(scores)
+    mean2 = n_a * (n + 1)
+    counts = _null_counts(scores, n_a)
+    dist = np.abs(np.arange(len(counts)) - mean2)
+    order = np.argsort(-dist, kind="stable")
+    total = comb(n, n_a)
+    out = [0.0] * len(counts)
+    hits, i = 0, 0
+    while i < len(order):          # sums as far from the mean or further, counted once
+        j = i
+        while j < len(order) and dist[order[j]] == dist[order[i]]:
+            hits += int(counts[order[j]])
+            j += 1
+        for k in order[i:j]:
+            out[int(k)] = min(1.0, hits / total)
+        i = j
+    return tuple(out)
 
 
 def _normal_p(ranks: list[int], n_a: int, observed: int, mean2: int) -> float:
@@ -157,17 +190,76 @@ def smallest_p(n_a: int, n_b: int) -> float:
     return min(1.0, 2 / comb(n_a + n_b, n_a))
 
 
+# A run needs this many repetitions to be tested at all: one repetition says nothing of
+# its run's spread, and 1 against 40 reaches p < 0.05 (2 / 41) only by ranking that one
+# figure outside all 40 others: a single figure's luck, not a run's.
+MIN_EACH = 2
+
+
 def testable(n_a: int, n_b: int) -> bool:
-    """Can samples of these sizes give p < ALPHA at all?"""
-    return smallest_p(n_a, n_b) < ALPHA
+    """Can samples of these sizes give p < ALPHA at all, with at least ``MIN_EACH``
+    repetitions in each run?"""
+    return min(n_a, n_b) >= MIN_EACH and smallest_p(n_a, n_b) < ALPHA
 
 
 def repetitions_needed(n_a: int, limit: int = 1000) -> tuple[int, int | None]:
     """(the fewest repetitions in each run that can give p < ALPHA, the fewest in run B
-    against run A's ``n_a``; None beyond ``limit``)."""
+    against run A's ``n_a``; None beyond ``limit`` or when ``n_a`` is below
+    ``MIN_EACH``)."""
     each = next(n for n in range(1, limit) if testable(n, n))
-    b_only = next((m for m in range(1, limit) if testable(n_a, m)), None) if n_a else None
+    b_only = (next((m for m in range(1, limit) if testable(n_a, m)), None)
+              if n_a >= MIN_EACH else None)
     return each, b_only
+
+
+# A sample-size estimate is "likely" at this power: the chance that an interval of that
+# many repetitions per run settles a shift like the one observed.
+SETTLE_POWER = 0.8
+SETTLE_MAX = 1000         # beyond this, "more than 1000": repetitions will not settle it
+
+
+def spread(a: Sequence[float], b: Sequence[float], resolution: float = 0.0) -> float:
+    """The repetitions' standard deviation, pooled over both runs (each about its own
+    mean); never below what the printed resolution hides (``resolution / sqrt(12)``, the
+    spread of a rounding error)."""
+    dev = [x - statistics.fmean(s) for s in (a, b) if len(s) > 1 for x in s]
+    dof = sum(len(s) - 1 for s in (a, b) if len(s) > 1)
+    pooled = math.sqrt(sum(d * d for d in dev) / dof) if dof > 0 else 0.0
+    return max(pooled, resolution / math.sqrt(12.0))
+
+
+def repetitions_to_settle(a: Sequence[float], b: Sequence[float], shift: float,
+                          threshold: float, resolution: float = 0.0,
+                          interval: tuple[float | None, float | None] | None = None
+                          ) -> int | None:
+    """How many repetitions per run would likely (``SETTLE_POWER``) put the 95 % interval
+    of a shift like ``shift`` wholly beyond or wholly inside +-``threshold``: the interval
+    must shrink to a half-width of ``margin = | |shift| - threshold |``, and a half-width
+    shrinks as sqrt(1/n_a + 1/n_b). From the observed ``interval`` where it is bounded
+    (the rank test's own, robust to an odd repetition), else from the repetitions'
+    :func:`spread` (the normal half-width 1.96 sigma sqrt(1/n_a + 1/n_b), times
+    sqrt(pi / 3) for the rank test's efficiency); either way scaled by (z_0.975 +
+    z_power) / z_0.975 so that an interval that wide would likely clear the margin, not
+    only half the time. Never fewer than the sizes that can be tested at all; None when
+    no number would: the shift sits on the threshold."""
+    margin = abs(abs(shift) - threshold)
+    each, _ = repetitions_needed(0)
+    n_a, n_b = len(a), len(b)
+    if n_a == 0 or n_b == 0:
+        return None
+    scale = math.sqrt(1.0 / n_a + 1.0 / n_b)
+    z = statistics.NormalDist().inv_cdf(1 - ALPHA / 2)
+    if interval is not None and interval[0] is not None and interval[1] is not None:
+        half = (interval[1] - interval[0]) / 2.0
+    else:
+        half = z * spread(a, b, resolution) * math.sqrt(math.pi / 3.0) * scale
+    if half == 0.0:
+        return each
+    if margin == 0.0:
+        return None
+    k = (z + statistics.NormalDist().inv_cdf(SETTLE_POWER)) / z
+    n = math.ceil(2.0 * (half * k / (margin * scale)) ** 2)
+    return max(n, each)
 
 
 # -- the shift and its interval -----------------------------------------------------------
@@ -208,8 +300,24 @@ def shift_interval(a: Sequence[float], b: Sequence[float], alpha: float = ALPHA)
             for x, u in zip(ia, a, strict=True)}
     diffs = sorted(real)
     n_a = len(ia)
+    # Where neither sample has a tie of its own, a shift between two differences leaves
+    # the pooled values untied: run A's rank sum is then n_a (n_a + 1) / 2 plus the number
+    # of differences below the shift, and the exact p follows without ranking (the same
+    # count as ranking them: a simulation judges thousands of rows)
+    untied = len(set(ia)) == len(ia) and len(set(ib)) == len(ib)
+    every = sorted(y - x for y in ib for x in ia)
+    n = len(ia) + len(ib)
+    plain = tuple(range(2, 2 * n + 1, 2))
 
     def accepted(d: int) -> bool:
+        if untied and d not in real:
+            observed = n_a * (n_a + 1) + 2 * bisect_left(every, d)
+            if n <= EXACT_MAX:
+                return _p_table(plain, n_a)[observed] >= alpha
+            # _normal_p without ties: no tie term
+            z = (abs(observed - n_a * (n + 1)) / 2.0 - 0.5) / math.sqrt(
+                n_a * (n - n_a) / 12.0 * (n + 1))
+            return min(1.0, math.erfc(max(z, 0.0) / math.sqrt(2.0))) >= alpha
         return _rank_p(_doubled_ranks(ia + [y - d for y in ib]), n_a) >= alpha
 
     # between each two differences, and beyond both ends: (lowest, highest shift it stands for)

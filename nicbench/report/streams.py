@@ -14,7 +14,8 @@ true``) not swept over streams is a family of its own, at its one stream count. 
 
 The bidirectional figures are the median over the repetitions the speed charts' value is
 taken over (``Config.shown``), each direction and the sum from the same repetitions. A
-point above its limit by more than ``FLAG_MARGIN`` is marked and named under the chart:
+point above its limit by
+more than the tool's printed resolution and timing error allow (``Config.above_limit``) is marked and named under the chart:
 it is not a measurement of the card (no chart here ranks; the speed charts, which do,
 never rank such a value). A table per family lists every point.
 """
@@ -30,7 +31,7 @@ from nicbench.report.colours import MTU_MARKERS, REFERENCE, mtu_colours
 from nicbench.report.configs import (MBIT, Config, Entry, Index, fmt, mbit, slug,
                                      sorted_groups, tool_title)
 from nicbench.report.model import Curve, Figure, LegendItem, LinePanel, Reference, Table
-from nicbench.physics.link import FLAG_MARGIN
+from nicbench.results.plausible import above_bound, timing_error_s
 
 # The parameter that counts parallel streams: iperf's -P, NTttcp's threads (-m N,...: a
 # connection each).
@@ -95,8 +96,12 @@ def figures_of(c: Config, bidir: bool) -> Figures:
                    both=median([b.total_bps for b in shown]))
 
 
-def _above(value: float | None, limit: float | None) -> bool:
-    return bool(value is not None and limit and value > limit * (1 + FLAG_MARGIN))
+def _above(value: float | None, limit: float | None, c: Config) -> bool:
+    """A figure (Mbit/s) above a limit (Mbit/s) by more than its tool's printed
+    resolution and timing error allow (``results.plausible.above_bound``)."""
+    return above_bound(None if value is None else value * MBIT,
+                       None if limit is None else limit * MBIT, c.resolution_bps,
+                       timing_error_s(c.tool), c.timed_s)
 
 
 @dataclass
@@ -111,10 +116,11 @@ class _Series:
 
 
 def _series(label: str, colour: str, marker: str, dash: str, entry: str,
-            values: list[tuple[int, float | None, float | None]]) -> _Series:
-    """``values``: (streams, Mbit/s, its limit in Mbit/s)."""
-    pts = [(float(n), v) for n, v, _ in values if v is not None]
-    flagged = [(float(n), v) for n, v, lim in values if v is not None and _above(v, lim)]
+            values: list[tuple[int, float | None, float | None, Config]]) -> _Series:
+    """``values``: (streams, Mbit/s, its limit in Mbit/s, its configuration)."""
+    pts = [(float(n), v) for n, v, _, _ in values if v is not None]
+    flagged = [(float(n), v) for n, v, lim, c in values
+               if v is not None and _above(v, lim, c)]
     return _Series(label, colour, marker, dash, pts, flagged, entry)
 
 
@@ -142,17 +148,18 @@ def adapter_figure(fam: Family, e: Entry, mine: list[tuple[int, Config]],
         made: list[tuple[_Series, float | None]] = []
         if fam.bidir:
             made += [(_series(f"forward{suffix}", colour, marker, "", e.key,
-                              [(n, f.forward, lim) for n, _, f, lim in rows]), limit),
+                              [(n, f.forward, lim, c) for n, c, f, lim in rows]), limit),
                      (_series(f"reverse{suffix}", colour, marker, REVERSE_DASH, e.key,
-                              [(n, f.reverse, lim) for n, _, f, lim in rows]), limit)]
+                              [(n, f.reverse, lim, c) for n, c, f, lim in rows]), limit)]
             each += [s for s, _ in made]
             total = _series(f"both directions{suffix}", colour, marker, "", e.key,
-                            [(n, f.both, 2 * lim if lim else None) for n, _, f, lim in rows])
+                            [(n, f.both, 2 * lim if lim else None, c)
+                             for n, c, f, lim in rows])
             both.append(total)
             made.append((total, 2 * limit if limit else None))
         else:
             made.append((_series(g.label, colour, marker, "", e.key,
-                                 [(n, f.forward, lim) for n, _, f, lim in rows]), limit))
+                                 [(n, f.forward, lim, c) for n, c, f, lim in rows]), limit))
             each += [s for s, _ in made]
         if limit:
             refs[(LIMIT_DASH, round(limit, 3))] = Reference(
@@ -247,7 +254,7 @@ def _table(ix: Index, fam: Family, members: list[tuple[int, Config]]) -> Table:
         above = [w for w, v, lim in (("forward" if fam.bidir else "value", f.forward, limit),
                                      ("reverse", f.reverse, limit),
                                      ("both", f.both, 2 * limit if limit else None))
-                 if _above(v, lim)]
+                 if _above(v, lim, c)]
         row: list[object] = [c.entry.label, c.group.label, n,
                              fmt(mbit(c.row.selected_bps)) or f"{c.word} {c.counts}"]
         if fam.bidir:

@@ -198,8 +198,7 @@ def length_tables(ix: Index) -> list[Table]:
                   + ["CPU % sender", "CPU % receiver"],
                   caption="KB/s = 1024 bytes per second of the selected value of each test, "
                           "netio-style; CPU: mean over the sizes' tests of the median CPU of "
-                          "the repetitions within the printed resolution of the selected "
-                          "value (/proc/stat).")
+                          "every successful repetition (/proc/stat).")
         for (_, mtu, point), by_len in sorted(rows.items()):
             first = next(iter(by_len.values()))
             cells: list[object] = [first.entry.label, point_label(point, mtu)]

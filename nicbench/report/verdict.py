@@ -9,7 +9,7 @@ and a second one the CPU cost, where the CPU figures allow it.
 
 The figure is the configuration's selected value (the profile's ``select``), except for
 netPIPE, whose figure is the sustained plateau of its curve (``netpipe.plateau``), not a
-small message's burst. A figure more than ``FLAG_MARGIN`` above the wire's limit is not a
+small message's burst. A figure beyond the wire's limit (``Config.above_limit``) is not a
 measurement of the card: it is never ranked, and the verdict says so (for netPIPE with the
 value at the curve's largest block beside it).
 
@@ -24,7 +24,8 @@ shown but too noisy to rank on: the cost sentence leaves it out and says so.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 from dataclasses import dataclass, field
 
 from nicbench.report.bars import selected
@@ -32,6 +33,8 @@ from nicbench.report.configs import (MBIT, NOISY_IQR_POINTS, NOISY_OTHER_POINTS,
                                      CpuFigure, Index, chart_title, fmt, mbit, tools_with)
 from nicbench.report.model import Entry, Sentence, Table
 from nicbench.report.netpipe import largest_block, plateau
+
+T = TypeVar("T")
 
 SENTENCE_NAMES = 6        # a ranking sentence names this many adapters, then the slowest
 
@@ -45,7 +48,10 @@ CSV_COLUMNS = ["adapter", "adapter_id", "run", "test", "tool", "rank", "point",
                # every verdict row family in one file: which row, its ranked figure in its
                # unit, the statistic and repetitions it is over, the physical bound it is
                # held to and whether it is beyond it (then never ranked)
-               "verdict_row", "value", "unit", "statistic", "bound", "beyond_bound"]
+               "verdict_row", "value", "unit", "statistic", "bound", "beyond_bound",
+               # the bound's allowance (printed resolution + timing error, in the bound's
+               # unit); whether the rank is shared; why a card with a figure has none
+               "bound_allowance", "tied", "not_ranked", "cpu_tied"]
 # The verdict's row families (verdict.csv's ``verdict_row``).
 FASTEST = "fastest"
 LOWEST_TAIL = "lowest tail latency"
@@ -84,6 +90,10 @@ class Verdict:
     # points whose figure is above the wire's limit: (configuration, figure in Mbit/s)
     above: list[tuple[Config, float]] = field(default_factory=list)
     cpu_rank: int | None = None           # by Mbit/s per CPU %, where the CPU allows it
+    tied: bool = False                    # shares its rank with another card (``rank``)
+    cpu_tied: bool = False                # shares its CPU rank with another card
+    # why a card with a figure is not ranked: its link has a card above the limit
+    not_ranked: str = ""
 
     @property
     def shown(self) -> Config | None:
@@ -263,14 +273,137 @@ def verdicts(ix: Index) -> dict[tuple[str, str, str], list[Verdict]]:
                                 gaps=gaps, gain_pct=gain, smallest=smallest, above=above))
         ranked = sorted(rows, key=lambda v: (v.value is None, -(v.value or 0.0),
                                              not v.above, ix.order[v.entry.key]))
-        for k, v in enumerate(ranked, 1):
-            v.rank = k if v.value is not None else None
-        cheap = sorted((v for v in ranked if v.per_cpu is not None and not v.cpu_noise),
-                       key=lambda v: (-(v.per_cpu or 0.0), ix.order[v.entry.key]))
-        for k, v in enumerate(cheap, 1):
-            v.cpu_rank = k
+        unrankable_links(ranked)
+        rank(ranked)
+        rank_cpu(sorted((v for v in ranked if v.per_cpu is not None and not v.cpu_noise
+                         and v.rank is not None),
+                        key=lambda v: (-(v.per_cpu or 0.0), ix.order[v.entry.key])))
         out[method] = ranked
     return out
+
+
+# -- ranks that mean something --------------------------------------------------------------
+def link_of(v: Verdict) -> str:
+    """The link a card's figure is held to: its line rate ("1000 Mbit/s link")."""
+    rate = v.entry.rate_bps
+    return f"{rate / 1e6:g} Mbit/s link" if rate else "link of unknown rate"
+
+
+def unrankable_links(rows: list[Verdict]) -> None:
+    """A link where a card's figure is above the limit cannot be ranked by this method on
+    this setup: that card's best is not a measurement, and crowning the next card of the
+    same link would reward the lower figure. Its cards keep their figures, without a
+    rank, and say why (``Verdict.not_ranked``)."""
+    over: dict[str, list[Verdict]] = {}
+    for v in rows:
+        top_above = max((x for _, x in v.above), default=None)
+        if top_above is not None and (v.value is None or top_above > v.value):
+            over.setdefault(link_of(v), []).append(v)
+    for v in rows:
+        bad = over.get(link_of(v))
+        if bad and v.value is not None:
+            v.not_ranked = (f"the method could not rank the {link_of(v)} on this setup: "
+                            + ", ".join(b.entry.label for b in bad)
+                            + " read above the wire's limit")
+
+
+def figure_resolution(c: Config) -> float:
+    """What a figure of this configuration cannot tell apart, Mbit/s: a UDP search's rate
+    step, else the tool's printed resolution."""
+    search = c.test_spec.udp_search if c.test_spec is not None else None
+    if c.search and search is not None:
+        return float(search.step_bps) / MBIT
+    return c.resolution_bps / MBIT
+
+
+def apart(upper: Verdict, lower: Verdict) -> bool:
+    """Whether ``upper`` ranks above ``lower``: their figures differ by more than the
+    figures' resolution (:func:`figure_resolution`) and, where both have repetitions (two
+    or more), the comparison's rule says ``lower``'s repetitions are slower than
+    ``upper``'s (``compare.judge_samples``: the whole 95 % interval beyond the threshold,
+    p < 0.05). Otherwise they are tied."""
+    from nicbench.report.compare import SLOWER, judge_samples, samples   # compare -> verdict
+
+    assert upper.best is not None and lower.best is not None
+    assert upper.value is not None and lower.value is not None
+    res = max(figure_resolution(upper.best), figure_resolution(lower.best))
+    if upper.value - lower.value <= res * (1 + 1e-9):
+        return False
+    a, b = samples(upper.best), samples(lower.best)
+    if len(a) < 2 or len(b) < 2 or upper.best.search or lower.best.search:
+        return True
+    return judge_samples(a, b, res).word is SLOWER
+
+
+def assign_ranks(rows: Sequence[T], apart_fn: Callable[[T, T], bool],
+            set_rank: Callable[[T, int, bool], None]) -> None:
+    """Ranks in order, a card sharing the rank of the first card of its group (the leader)
+    unless apart from it: competition ranks (1, 1, 3), every member of a group of two or
+    more marked tied."""
+    groups: list[list[T]] = []
+    for v in rows:
+        if groups and not apart_fn(groups[-1][0], v):
+            groups[-1].append(v)
+        else:
+            groups.append([v])
+    k = 1
+    for g in groups:
+        for v in g:
+            set_rank(v, k, len(g) > 1)
+        k += len(g)
+
+
+def rank(rows: list[Verdict]) -> None:
+    """Rank the cards with a figure and a rankable link (:func:`unrankable_links`), best
+    first, tied where :func:`apart` says they cannot be told apart."""
+    def put(v: Verdict, k: int, tied: bool) -> None:
+        v.rank, v.tied = k, tied
+
+    for v in rows:
+        v.rank, v.tied = None, False
+    assign_ranks([v for v in rows if v.value is not None and not v.not_ranked], apart, put)
+
+
+def cpu_samples(v: Verdict) -> list[float]:
+    """Mbit/s per CPU % of the busier host, one per repetition the CPU figure is over."""
+    c = v.best
+    if c is None:
+        return []
+    out = []
+    for r in c.cpu_records:
+        cpus = [x for x in (r.cpu_sender_pct, r.cpu_receiver_pct) if x is not None]
+        if r.throughput_bps is not None and cpus and max(cpus) > 0:
+            out.append(r.throughput_bps / MBIT / max(cpus))
+    return out
+
+
+def cpu_apart(upper: Verdict, lower: Verdict) -> bool:
+    """Whether ``upper`` is cheaper than ``lower``, over the repetitions' Mbit/s per CPU %
+    (:func:`cpu_samples`): by the comparison's rule where their numbers can be tested,
+    else (two or three repetitions) only where every repetition of ``upper`` is cheaper
+    than every one of ``lower`` by more than 1 % (``compare.MIN_CHANGE_PCT``) of
+    ``upper``'s median. A figure of one repetition is never ranked by CPU
+    (``Verdict.cpu_noise``)."""
+    import statistics
+
+    from nicbench.report.compare import MIN_CHANGE_PCT, SLOWER, judge_samples
+    from nicbench.report.stats import testable
+
+    a, b = cpu_samples(upper), cpu_samples(lower)
+    if len(a) < 2 or len(b) < 2:
+        return False
+    if testable(len(a), len(b)):
+        return judge_samples(a, b).word is SLOWER
+    return min(a) - max(b) > MIN_CHANGE_PCT / 100.0 * statistics.median(a)
+
+
+def rank_cpu(rows: list[Verdict]) -> None:
+    """CPU ranks of the cards whose CPU figure can rank (cheapest first), tied where the
+    repetitions' spread does not tell them apart (:func:`cpu_apart`)."""
+    def put(v: Verdict, k: int, tied: bool) -> None:
+        v.cpu_rank, v.cpu_tied = k, tied
+
+    assign_ranks(rows, cpu_apart, put)
 
 
 def _name(v: Verdict) -> str:
@@ -287,7 +420,10 @@ def _cpu_words(v: Verdict) -> str:
     text = (f"CPU {fmt(snd.median, 0) or '?'} % sending, {fmt(rcv.median, 0) or '?'} % "
             "receiving")
     reps = v.repetitions
+    c = v.shown
+    every = c is not None and len(reps) > 1 and len(reps) == len(c.ok)
     over = (f"repetition {reps[0]}" if len(reps) == 1 else
+            f"all {len(reps)} successful repetitions" if every else
             f"repetitions {', '.join(str(r) for r in reps)}" if reps else "")
     iqr = ", ".join(fmt(f.iqr, 0) or "?" for f in (snd, rcv) if f.median is not None)
     if len(reps) > 1:
@@ -326,9 +462,10 @@ def sentence(method: tuple[str, str, str], rows: list[Verdict]) -> Sentence:
     lab; not ranked: Z 1014.2 Mbit/s at MTU 9000 (...). Not measured: ... CPU cost ...
     cheapest ...; too noisy to rank on: ..."."""
     title = chart_title(*method)
-    ranked = [v for v in rows if v.value is not None]
+    ranked = [v for v in rows if v.rank is not None]
+    unranked = [v for v in rows if v.not_ranked]
     above = [v for v in rows if v.above]
-    if not ranked and not above:
+    if not ranked and not above and not unranked:
         return Sentence(title, f"{title}: nothing was measured.")
     if ranked:
         top = ranked[0]
@@ -343,18 +480,31 @@ def sentence(method: tuple[str, str, str], rows: list[Verdict]) -> Sentence:
             bits.append(cpu)
         if top.gain_pct is not None and top.smallest:
             bits.append(f"{top.gain_pct:+.1f} % over {top.smallest}")
+        mates = [v for v in ranked if v.rank == top.rank and v is not top]
+        if mates:
+            bits.append("tied with " + ", ".join(_name(v) for v in mates) + ": no "
+                        "difference beyond the figure's resolution and the comparison's "
+                        "rule")
         if bits:
             text += f" ({'; '.join(bits)})"
         text += "."
+    elif unranked:
+        text = f"{title}: nothing ranked."
     else:
         text = f"{title}: no figure within the wire's limit; nothing ranked."
-    rest = ranked[1:]
+    rest = [v for v in ranked[1:] if v.rank != ranked[0].rank]
     if rest:
         shown = rest[:SENTENCE_NAMES - 1]
-        names = [_name(v) for v in shown]
+        names = [_name(v) + (f" (tied at rank {v.rank})" if v.tied else "") for v in shown]
         if len(rest) > len(shown):
             names.append(f"{len(rest) - len(shown)} more; slowest {_name(rest[-1])}")
         text += " Then " + ", ".join(names) + "."
+    for why in dict.fromkeys(v.not_ranked for v in unranked):
+        cards = [v for v in unranked if v.not_ranked == why]
+        text += (f" Not ranked: {why}; measured "
+                 + ", ".join(_name(v) for v in cards[:SENTENCE_NAMES])
+                 + (f"; {len(cards) - SENTENCE_NAMES} more" if len(cards) > SENTENCE_NAMES
+                    else "") + ".")
     if above:
         words = {v.above_words for v in above}
         head = ABOVE_LAB if words == {ABOVE_LAB} else "above the wire's limit; not ranked"
@@ -381,10 +531,12 @@ def _cost(ranked: list[Verdict]) -> str:
     noisy = [v for v in with_cpu if v.cpu_rank is None]
     text = ""
     if len(cheap) > 1:
-        names = [f"{v.entry.label} {v.per_cpu:.1f}" for v in cheap[:SENTENCE_NAMES]]
-        text += (" CPU cost, Mbit/s per CPU % of the busier host (medians over the "
-                 "repetitions within the printed resolution of the figure): cheapest "
-                 + ", then ".join(names) + ".")
+        names = [f"{v.entry.label} {v.per_cpu:.1f}"
+                 + (f" (tied at CPU rank {v.cpu_rank})" if v.cpu_tied else "")
+                 for v in cheap[:SENTENCE_NAMES]]
+        text += (" CPU cost, Mbit/s per CPU % of the busier host (medians over every "
+                 "successful repetition of the configuration; tied where their spread "
+                 "does not tell them apart): cheapest " + ", then ".join(names) + ".")
     if noisy:
         listed = "; ".join(f"{v.entry.label} ({v.cpu_noise})" for v in noisy[:SENTENCE_NAMES])
         more = f"; {len(noisy) - SENTENCE_NAMES} more" if len(noisy) > SENTENCE_NAMES else ""
@@ -441,12 +593,17 @@ def verdict_table(method: tuple[str, str, str], rows: list[Verdict]) -> Table:
         if v.best is not None and v.above:
             missing.append(_above(v).removeprefix(v.entry.label + " ") + ": "
                            + v.above_words)
-        t.rows.append([v.rank or "", v.entry.label, figure,
+        if v.not_ranked:
+            missing.append(f"not ranked: {v.not_ranked}")
+        t.rows.append([(f"{v.rank} (tied)" if v.tied else v.rank) if v.rank else "",
+                       v.entry.label, figure,
                        place(c) if c else "", v.figure,
                        (fmt(pct) + (" !" if v.value is None and v.above else ""))
                        if pct is not None else "",
                        fmt(snd.median, 0), fmt(rcv.median, 0), iqr,
-                       ", ".join(str(r) for r in v.repetitions), per, v.cpu_rank or "",
+                       ", ".join(str(r) for r in v.repetitions), per,
+                       (f"{v.cpu_rank} (tied)" if v.cpu_tied else v.cpu_rank)
+                       if v.cpu_rank else "",
                        f"{v.gain_pct:+.1f} % over {v.smallest}" if v.gain_pct is not None
                        else "",
                        "; ".join(missing)])
@@ -476,7 +633,9 @@ def verdict_csv_rows(all_rows: dict[tuple[str, str, str], list[Verdict]]) -> lis
                 _num(v.shown_value * MBIT if v.shown_value is not None else None), "bit/s",
                 v.figure,
                 _num(c.limit_bps if c else None),
-                v.above_words if v.value is None and v.above else ""])
+                v.above_words if v.value is None and v.above else "",
+                _num(c.allowance_bps if c else None),
+                "yes" if v.tied else "", v.not_ranked, "yes" if v.cpu_tied else ""])
     return out
 
 

@@ -233,3 +233,32 @@ def _names(rec: TrialRecord, manifest: RunFacts) -> str | None:
         return (f"adapter {rec.adapter!r} is not the adapter of pair {rec.pair!r} (the "
                 f"manifest says {pair.adapter!r})")
     return None
+
+
+# -- a physical bound: how far above it a figure may read and still be the bound ----------
+def timing_error_s(tool: str) -> float:
+    """The tool's own timing error, in seconds of the time a figure is over (its module's
+    ``TIMING_ERROR_S``, ``Tool.timing_error_s``); 0 for a tool nicbench does not know."""
+    from nicbench.tools.registry import TOOLS
+
+    return TOOLS[tool].timing_error_s if tool in TOOLS else 0.0
+
+
+def bound_allowance(limit: float, resolution: float, timing_error: float,
+                    duration_s: float | None) -> float:
+    """How far above a physical ``limit`` a figure may read and still be that limit, in
+    the limit's unit (bit/s, frames/s): the ``resolution`` the tool printed it at, plus
+    what its timing error does to a figure at the limit over ``duration_s`` seconds,
+    ``limit x timing_error / duration_s``. Without a known duration, one second."""
+    duration = duration_s if duration_s and duration_s > 0 else 1.0
+    return resolution + abs(limit) * timing_error / duration
+
+
+def above_bound(value: float | None, limit: float | None, resolution: float,
+                timing_error: float, duration_s: float | None) -> bool:
+    """Whether ``value`` exceeds ``limit`` by more than :func:`bound_allowance`: a figure
+    the wire cannot give, never ranked. The same rule for a rate against a goodput limit
+    and a frame rate against the line rate; False without a value or a limit."""
+    if value is None or not limit:
+        return False
+    return value > limit + bound_allowance(limit, resolution, timing_error, duration_s)

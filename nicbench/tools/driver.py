@@ -154,3 +154,8 @@ class Tool:
     units: str = ""                  # the tool's own units, as a reader must know them
     detect_priority: int = 50        # ``parse auto`` asks the lowest first
     notes: tuple[str, ...] = field(default=())
+    # How far the tool's own timing can be off, in seconds of the time its figure is over
+    # (its module's TIMING_ERROR_S, why there): with its printed resolution, how far a
+    # figure may read above a physical limit and still be the limit
+    # (results.plausible.above_bound).
+    timing_error_s: float = 0.0

@@ -774,7 +774,14 @@ class NtttcpDriver(Driver):
         return replace(out, error=errors[0] if errors else out.error)
 
 
+# The bound's allowance for NTttcp's timing (results.plausible.above_bound): bytes over the
+# run's duration as its own clock timed it (warm-up and cool-down excluded by its timer,
+# with a scheduler tick's and a buffer's worth of bytes on either side): 10 ms over the
+# duration.
+TIMING_ERROR_S = 0.01
+
 TOOL = Tool(
+    timing_error_s=TIMING_ERROR_S,
     name=NAME, display="NTttcp", params=NtttcpParams, driver=NtttcpDriver(),
     parse=parse, looks_like=looks_like,
     executables={'linux': 'ntttcp', 'windows': 'NTttcp.exe'},

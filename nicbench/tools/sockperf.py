@@ -293,7 +293,13 @@ class SockperfDriver(Driver):
         return run
 
 
+# The bound's allowance for sockperf's timing (results.plausible.above_bound): a latency
+# tool, its figure is a round trip, bounded below by the wire (theory.round_trip_floor_us)
+# to its printed resolution (0.001 us); no rate to hold against a limit.
+TIMING_ERROR_S = 0.0
+
 TOOL = Tool(
+    timing_error_s=TIMING_ERROR_S,
     name=NAME, display="sockperf", params=SockperfParams, driver=SockperfDriver(),
     parse=parse, looks_like=looks_like,
     executables={"linux": "sockperf"},

@@ -95,7 +95,8 @@ def test_a_load_above_the_wires_limit_is_flagged_and_not_ranked():
     rows = {r["adapter"]: r for r in _table(report, "loaded")}
     [gbe] = [r for name, r in rows.items() if "NJ" not in name]
     assert gbe["rank"] == "" and gbe["% of limit"].endswith(" !")
-    assert "above the wire's limit: not ranked" in gbe["notes"]
+    assert ("above the wire's limit by more than its tool's printed resolution and timing "
+            "error: not ranked") in gbe["notes"]
     [line] = [s.text for s in report.verdict if "under load" in s.text]
     assert "Not ranked, the load's figure above the wire's limit: LX-1000 Gigabit" in line
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import statistics
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from nicbench.report.build import build
 from nicbench.report.load import load_runs
 from nicbench.report.model import LinePanel
 from nicbench.physics.link import goodput_bps
+from nicbench.results.plausible import above_bound, timing_error_s
 from nicbench.results.records import TrialRecord
 from nicbench.tools.registry import TOOLS
 
@@ -205,13 +207,22 @@ def test_a_sweep_is_one_verdict_method_each_adapter_at_its_best_value(report):
     for e in report.entries:
         tests = {f"tcp-streams{n}": n for n in (1, 2, 4, 8)}
         limit = goodput_bps(e.rate_bps, 1500, "tcp", True) if e.rate_bps else None
-        figures = {n: best(recs, e.pair, name).throughput_bps / 1e6
-                   for name, n in tests.items()}
+        bests = {n: best(recs, e.pair, name) for name, n in tests.items()}
+        figures = {n: r.throughput_bps / 1e6 for n, r in bests.items()}
+        # within the limit by the bound's rule: iperf3's JSON prints in full, its timing
+        # error is 10 ms over each test's duration (its repetitions' median)
+        durations = {n: statistics.median(r.duration_s for r in recs if r.pair == e.pair
+                                          and r.test == name and r.ok and r.duration_s)
+                     for name, n in tests.items()}
         physical = {n: v for n, v in figures.items()
-                    if limit is None or v * 1e6 <= limit * 1.01}
+                    if not above_bound(v * 1e6, limit, 0.0, timing_error_s("iperf3"),
+                                       durations[n])}
         n = max(physical, key=lambda k: physical[k])
         row = rows[e.key]
         assert row["best Mbit/s"] == f"{physical[n]:.1f}"
         assert row["at"] == f"MTU 1500, streams {n}"
-    ranks = sorted(r["rank"] for r in rows.values() if r["rank"] != "")
-    assert ranks == list(range(1, len(ranks) + 1))
+    # competition ranks: a tied rank is shared and the next skips it
+    ranks = sorted((int(str(r["rank"]).removesuffix(" (tied)")), str(r["rank"]))
+                   for r in rows.values() if r["rank"] != "")
+    for k, (rank, text) in enumerate(ranks, 1):
+        assert rank <= k and (rank == k or text.endswith("(tied)"))

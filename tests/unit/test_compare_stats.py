@@ -13,13 +13,15 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from nicbench.report.compare import (FASTER, NOISE, NOT_COMPARABLE, SLOWER, UNTESTABLE,
-                                     Comparison, comparison_table, fill, judge)
+from nicbench.report.compare import (FASTER, INCONCLUSIVE, NOT_COMPARABLE, SLOWER,
+                                     UNTESTABLE, WITHIN, Comparison, comparison_table, fill,
+                                     judge)
 from nicbench.report.model import Entry
 from nicbench.report.resolution import three_digits
 from nicbench.report.stats import (ALPHA, EXACT_MAX, _doubled_ranks, _rank_p, bh_adjust,
                                    has_ties, hodges_lehmann, mann_whitney_p, method,
                                    repetitions_needed, shift_interval, smallest_p)
+from nicbench.report.stats import testable as can_test
 from nicbench.results.summary import write_csv
 
 PCI32_A = [592.0] + [593.0] * 5 + [594.0] * 9      # the pci32 / iperf 2 / MTU 9000
@@ -188,8 +190,10 @@ def test_smallest_p_and_the_repetitions_it_takes():
     assert smallest_p(15, 15) == pytest.approx(1.29e-08, rel=1e-2)
     assert mann_whitney_p([1.0, 2.0], [3.0, 4.0, 5.0]) == pytest.approx(0.2)
     assert mann_whitney_p([], [1.0]) is None
-    # 3 against 3 cannot (0.1), 4 against 4 can (0.029); one run alone against 1: 40
-    assert repetitions_needed(1) == (4, 40)
+    # 3 against 3 cannot (0.1), 4 against 4 can (0.029); one repetition against any
+    # number cannot: 1 against 40 reaches 2 / 41 < 0.05 only by one figure's rank
+    assert smallest_p(1, 40) < ALPHA and not can_test(1, 40) and can_test(2, 8)
+    assert repetitions_needed(1) == (4, None)
     assert repetitions_needed(2) == (4, 8)
     assert repetitions_needed(3) == (4, 5)
 
@@ -288,8 +292,10 @@ def test_equal_medians_are_not_slower():
     (r,) = _rows((PCI32_A, PCI32_B), resolution=1.0)
     assert r.a_median == r.b_median == 594.0 and r.shift == 0.0
     assert r.p == pytest.approx(0.0169, abs=1e-4)
-    assert r.verdict == NOISE
-    assert "reaches inside the threshold" in r.note
+    # [0, +1] Mbit/s lies inside the threshold of 1 % (5.94 Mbit/s): within, not slower
+    assert (r.ci_low, r.ci_high) == (0.0, 1.0)
+    assert r.verdict == WITHIN and r.words == "within ±1.00 %"
+    assert "lies inside ±1.00 %" in r.note
 
 
 def test_a_clear_shift_is_faster_or_slower_by_its_sign():
@@ -308,12 +314,12 @@ def test_an_interval_touching_the_threshold_is_not_beyond_it():
     b = [x + 10.5 for x in a]
     (r,) = _rows((a, b), resolution=7.5, min_change=0.0)
     assert (r.ci_low, r.ci_high) == (7.5, 13.5)
-    assert r.verdict == NOISE and "reaches inside the threshold" in r.note
+    assert r.verdict == INCONCLUSIVE and "reaches across the threshold" in r.note
     (r,) = _rows((a, b), resolution=7.49, min_change=0.0)
     assert r.verdict == FASTER
     # the same by --min-change: 7.5 / 102 of A's median is 7.35 %
     (r,) = _rows((a, b), min_change=7.4)
-    assert r.verdict == NOISE
+    assert r.verdict == INCONCLUSIVE
     (r,) = _rows((a, b), min_change=7.3)
     assert r.verdict == FASTER
 
@@ -323,7 +329,11 @@ def test_one_and_two_repetitions_are_not_testable():
                                   ([940.0, 941.0], [990.0 + k for k in range(8)]))
     assert one.verdict == two.verdict == UNTESTABLE
     assert "the smallest p possible is 1" in one.note
-    assert "at least 4 in each run, or 40 in run B against run A's 1" in one.note
+    assert "at least 4 in each run" in one.note and "run A's 1" not in one.note
+    # one repetition against 40, far apart: p 2 / 41 < 0.05, yet not testable
+    (forty,) = _rows(([940.0], [990.0 + k / 10 for k in range(40)]))
+    assert forty.p == pytest.approx(2 / 41) and forty.verdict == UNTESTABLE
+    assert "a run of one repetition says nothing of its spread" in forty.note
     assert "the smallest p possible is 0.33" in two.note
     assert "or 8 in run B" in two.note
     assert one.p_adjusted is None and two.p_adjusted is None
@@ -337,8 +347,9 @@ def test_significant_alone_is_not_after_adjustment():
     rows = _rows(*([(a, shifted)] + [(a, [x + 0.25 for x in a])] * 9))
     assert rows[0].p == pytest.approx(2 / 252)
     assert rows[0].p_adjusted == pytest.approx(min(1.0, 10 * 2 / 252))   # 0.079
-    assert rows[0].verdict == NOISE and "adjusted for the rows" in rows[0].note
-    assert all(r.verdict == NOISE for r in rows[1:])
+    assert rows[0].verdict == INCONCLUSIVE and "adjusted for the rows" in rows[0].note
+    # +0.25 Mbit/s on 5 against 5: the interval [-2.75, +3.25] reaches across ±1.02
+    assert all(r.verdict == INCONCLUSIVE for r in rows[1:])
 
 
 def test_not_comparable_without_repetitions():

@@ -84,7 +84,7 @@ def comparison_charts(ix: Index, min_change_pct: float = compare.MIN_CHANGE_PCT
 
 
 def _shift(c: compare.Comparison) -> Shift:
-    s = Shift(row=c.b.key, change_pct=c.change_pct, verdict=c.verdict,
+    s = Shift(row=c.b.key, change_pct=c.change_pct, verdict=str(c.verdict),
               threshold_pct=c.pct(c.threshold), above_limit=c.above_limit)
     if c.above_limit:
         s.change_pct = None
@@ -92,8 +92,8 @@ def _shift(c: compare.Comparison) -> Shift:
         return s
     if c.testable:
         s.low_pct, s.high_pct = c.pct(c.ci_low), c.pct(c.ci_high)
-    s.text = (f"{s.change_pct:+.2f} % {c.verdict}" if s.change_pct is not None
-              else c.verdict)
+    s.text = (f"{s.change_pct:+.2f} % {c.words}" if s.change_pct is not None
+              else c.words)
     return s
 
 
