@@ -26,7 +26,7 @@ from typing import Any
 from nicbench.errors import NicbenchError, UsageError
 from nicbench.history.model import Series
 from nicbench.report.build import build
-from nicbench.report.compare import MIN_CHANGE_PCT
+from nicbench.judging.words import MIN_CHANGE_PCT
 from nicbench.report.load import Run, check_rate_names, load_runs
 from nicbench.report.page import copy_runs, write_figures, write_page, write_tables
 from nicbench.report.reference import load_reference

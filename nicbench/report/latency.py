@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nicbench.errors import ParseError
-from nicbench.report import stats
+from nicbench.judging import stats
 from nicbench.report.bars import row_of
 from nicbench.report.colours import ink_on
 from nicbench.report.configs import (Config, Index, chart_title, fmt, slug, sorted_groups)
@@ -339,8 +339,8 @@ def apart(upper: Config, lower: Config) -> bool:
     """Whether ``upper`` (the lower p99) ranks above ``lower``: their p99s differ by more
     than the round trips' resolution and, where both have repetitions (two or more), the
     comparison's rule calls ``lower``'s repetitions' p99s higher latency
-    (``compare.judge_samples``): as the throughput verdict's ranks (``verdict.apart``)."""
-    from nicbench.report.compare import HIGHER_LATENCY, judge_samples   # compare -> here
+    (``judging.words.judge_samples``): as the throughput verdict's ranks (``verdict.apart``)."""
+    from nicbench.judging.words import HIGHER_LATENCY, judge_samples
 
     res = max(resolution_us(upper), resolution_us(lower))
     if (lower.row.p99_us or 0.0) - (upper.row.p99_us or 0.0) <= res * (1 + 1e-9):

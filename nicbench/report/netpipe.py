@@ -31,7 +31,7 @@ from nicbench.report.bars import (REAL_EXPLANATION, TBF_EXPLANATION, axis_max, b
                                   explanation, ranking_order, ranking_panel, set_axis)
 from nicbench.report.colours import MTU_MARKERS, REFERENCE, mtu_colours
 from nicbench.report.configs import (MBIT, Config, Group, Index, chart_title, fmt, mbit,
-                                     slug, sorted_groups)
+                                     slug, sorted_groups, tools_with)
 from nicbench.report.model import (Curve, Entry, Figure, LegendItem, LinePanel, Reference,
                                    Table)
 from nicbench.results.policy import summarize
@@ -330,3 +330,12 @@ __all__ = [
     "plateau",
     "plateau_of",
 ]
+
+
+def samples(c: Config | None) -> list[float]:
+    """The repetitions' figures in Mbit/s: throughput, or a netPIPE run's plateau."""
+    if c is None:
+        return []
+    if c.tool in tools_with("curve"):
+        return plateaus(c)
+    return [r.throughput_bps / MBIT for r in c.ok if r.throughput_bps is not None]

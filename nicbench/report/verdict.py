@@ -32,7 +32,7 @@ from nicbench.report.bars import selected
 from nicbench.report.configs import (MBIT, NOISY_IQR_POINTS, NOISY_OTHER_POINTS, Config,
                                      CpuFigure, Index, chart_title, fmt, mbit, tools_with)
 from nicbench.report.model import Entry, Sentence, Table
-from nicbench.report.netpipe import largest_block, plateau
+from nicbench.report.netpipe import largest_block, plateau, samples
 
 T = TypeVar("T")
 
@@ -322,7 +322,7 @@ def apart(upper: Verdict, lower: Verdict) -> bool:
     or more), the comparison's rule says ``lower``'s repetitions are slower than
     ``upper``'s (``compare.judge_samples``: the whole 95 % interval beyond the threshold,
     p < 0.05). Otherwise they are tied."""
-    from nicbench.report.compare import SLOWER, judge_samples, samples   # compare -> verdict
+    from nicbench.judging.words import SLOWER, judge_samples
 
     assert upper.best is not None and lower.best is not None
     assert upper.value is not None and lower.value is not None
@@ -386,8 +386,8 @@ def cpu_apart(upper: Verdict, lower: Verdict) -> bool:
     (``Verdict.cpu_noise``)."""
     import statistics
 
-    from nicbench.report.compare import MIN_CHANGE_PCT, SLOWER, judge_samples
-    from nicbench.report.stats import testable
+    from nicbench.judging.words import MIN_CHANGE_PCT, SLOWER, judge_samples
+    from nicbench.judging.stats import testable
 
     a, b = cpu_samples(upper), cpu_samples(lower)
     if len(a) < 2 or len(b) < 2:

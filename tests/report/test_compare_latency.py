@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from nicbench.judging import words as judging_words
 from nicbench.report import compare
 from nicbench.report.build import build
-from nicbench.report.compare import (HIGHER_LATENCY, LOWER_LATENCY, Comparison, fill, judge)
+from nicbench.report.compare import Comparison, fill, judge
+from nicbench.judging.words import HIGHER_LATENCY, LOWER_LATENCY
 from nicbench.report.configs import Index, build_entries
 from nicbench.report.load import load_runs
 from nicbench.report.model import Entry
@@ -45,10 +47,10 @@ def test_sockperf_rows_are_p50_and_p99_over_the_repetitions_and_physics_first(co
         # the selected figure beside the medians: best = the lowest repetition
         assert c.a_value == pytest.approx(min(reps))
         if pair == "fe":       # its p50 is below the 100 Mbit/s wire's 20.8 / 24.6 us
-            assert c.verdict == compare.BELOW_FLOOR and c.above_limit
+            assert c.verdict == judging_words.BELOW_FLOOR and c.above_limit
             assert "below the wire's minimum round trip" in c.note and "not judged" in c.note
         else:                  # 3 against 3 cannot reach p < 0.05 (as for a rate)
-            assert c.verdict == compare.UNTESTABLE
+            assert c.verdict == judging_words.UNTESTABLE
             assert c.threshold == pytest.approx(max(0.01 * c.a_median, 0.001))
 
 
@@ -82,7 +84,7 @@ def test_a_lower_round_trip_reads_as_lower_latency_not_slower():
                 [100.0 + k for k in range(8)], [150.0 + k for k in range(8)], 0.001)
     judge([lower, higher, rate])
     assert (lower.verdict, higher.verdict, rate.verdict) == (LOWER_LATENCY, HIGHER_LATENCY,
-                                                             compare.FASTER)
+                                                             judging_words.FASTER)
     assert lower.shift < 0 < higher.shift
 
 

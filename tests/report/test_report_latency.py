@@ -163,6 +163,7 @@ def test_publication_figures_plot_the_same_round_trips_in_microseconds(tmp_path)
 
 
 def test_round_trips_are_compared_run_against_run_as_round_trips(copy_run):
+    from nicbench.judging import words as judging_words
     from nicbench.report import compare
     from nicbench.report.configs import Index, build_entries
 
@@ -170,7 +171,7 @@ def test_round_trips_are_compared_run_against_run_as_round_trips(copy_run):
     ix = Index(runs, build_entries(runs, {}))
     rows = compare.compare(ix)      # p50 and p99 per adapter and test, never a rate's words
     assert len(rows) == 8 and {c.figure for c in rows} == {"p50 round trip", "p99 round trip"}
-    assert not {c.verdict for c in rows} & {compare.FASTER, compare.SLOWER}
+    assert not {c.verdict for c in rows} & {judging_words.FASTER, judging_words.SLOWER}
     report = build(runs)           # both nights in the latency section, and the verdict
     (t,) = [t for t in report.tables_of("latency") if t.id == "latency-sockperf-udp"]
     assert len(t.rows) == 4

@@ -487,7 +487,7 @@ def _brute_p(a, b):
 def test_mann_whitney_is_exact_with_ties():
     import random
 
-    from nicbench.report.stats import mann_whitney_p, smallest_p
+    from nicbench.judging.stats import mann_whitney_p, smallest_p
 
     rng = random.Random(7)
     for _ in range(150):

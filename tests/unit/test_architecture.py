@@ -133,7 +133,7 @@ ROOM_ORDER: tuple[tuple[str, ...], ...] = (
     ("nicbench", "nicbench.errors", "nicbench.textfile", "nicbench.limits",
      "nicbench.durations", "nicbench.polling", "nicbench.interrupts"),
     ("nicbench.config",),
-    ("nicbench.physics",),        # the wire's arithmetic: line rates, goodput, frames
+    ("nicbench.physics", "nicbench.judging"),   # the wire's arithmetic; the comparison's rule
     ("nicbench.tools",),
     ("nicbench.results",),
     ("nicbench.remote",),
@@ -187,9 +187,9 @@ def test_no_cycle_between_rooms():
 def test_the_room_order_catches_a_loop():
     # history reading the line rate from report/ while report draws history: the loop of
     # issue 28, as an edge the order refuses
-    graph = {"nicbench.history.series": {"nicbench.physics.link"},
+    graph = {"nicbench.history.series": {"nicbench.report.linerate"},
              "nicbench.report.history": {"nicbench.history.series"},
-             "nicbench.physics.link": set()}
+             "nicbench.report.linerate": set()}
     edges = room_edges(graph)
     assert ("nicbench.history", "nicbench.report") in edges
     assert RANK["nicbench.report"] > RANK["nicbench.history"]

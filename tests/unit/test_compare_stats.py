@@ -1,4 +1,4 @@
-"""The comparison's statistic and words (report/stats.py, report/compare.py), checked against
+"""The comparison's statistic and words (judging/stats.py, report/compare.py), checked against
 scipy where scipy is exact, against enumeration where it is not, and at the edges."""
 
 from __future__ import annotations
@@ -13,15 +13,14 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from nicbench.report.compare import (FASTER, INCONCLUSIVE, NOT_COMPARABLE, SLOWER,
-                                     UNTESTABLE, WITHIN, Comparison, comparison_table, fill,
-                                     judge)
+from nicbench.report.compare import Comparison, comparison_table, fill, judge
+from nicbench.judging.words import FASTER, INCONCLUSIVE, NOT_COMPARABLE, SLOWER, UNTESTABLE, WITHIN
 from nicbench.report.model import Entry
 from nicbench.report.resolution import three_digits
-from nicbench.report.stats import (ALPHA, EXACT_MAX, _doubled_ranks, _rank_p, bh_adjust,
+from nicbench.judging.stats import (ALPHA, EXACT_MAX, _doubled_ranks, _rank_p, bh_adjust,
                                    has_ties, hodges_lehmann, mann_whitney_p, method,
                                    repetitions_needed, shift_interval, smallest_p)
-from nicbench.report.stats import testable as can_test
+from nicbench.judging.stats import testable as can_test
 from nicbench.results.summary import write_csv
 
 PCI32_A = [592.0] + [593.0] * 5 + [594.0] * 9      # the issue's pci32 / iperf 2 / MTU 9000

@@ -7,9 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nicbench.report.compare import (FASTER, INCONCLUSIVE, SLOWER, UNTESTABLE, WITHIN, Word,
-                                     decide, error_rates, judge_samples)
-from nicbench.report.stats import repetitions_to_settle, shift_interval
+from nicbench.judging.words import FASTER, INCONCLUSIVE, SLOWER, UNTESTABLE, WITHIN, Word, decide, error_rates, judge_samples
+from nicbench.judging.stats import repetitions_to_settle, shift_interval
 from nicbench.results.plausible import above_bound, bound_allowance, timing_error_s
 
 GBE_1500 = 1e9 * (1500 - 52) / (1500 + 38)        # 941.5 Mbit/s, TCP with timestamps

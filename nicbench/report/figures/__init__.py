@@ -149,7 +149,7 @@ def write_figures(report, runs: list[Run], out: Path, options: FigureOptions,
     colours = card_colours(report.entries, palette(styles))
     charts = []
     if len(runs) > 1:
-        from nicbench.report.compare import MIN_CHANGE_PCT
+        from nicbench.judging.words import MIN_CHANGE_PCT
         charts = comparison_charts(Index(runs, report.entries),
                                    options.min_change_pct or MIN_CHANGE_PCT)
     todo = units(report, charts)
