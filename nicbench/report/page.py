@@ -33,7 +33,7 @@ from nicbench.report.theory import FLAG_MARGIN
 from nicbench.results.manifest import shareable
 from nicbench.results.runfiles import copy_file, copy_tree
 from nicbench.results.summary import write_csv
-from nicbench.textfile import write_atomic
+from nicbench.textfile import replacing, write_atomic
 
 SECTIONS = [
     ("verdict", "Verdict"),
@@ -167,7 +167,8 @@ def write_figures(report: Report, out: Path) -> None:
     fdir.mkdir(parents=True, exist_ok=True)
     for f in report.figures:
         path = fdir / f"{f.id}.svg"
-        path.write_text('<?xml version="1.0" encoding="UTF-8"?>\n' + f.svg, encoding="utf-8")
+        with replacing(path) as fh:             # complete or not there, never via a link
+            fh.write('<?xml version="1.0" encoding="UTF-8"?>\n' + f.svg)
         f.files["svg"] = f"figures/{path.name}"
 
 
