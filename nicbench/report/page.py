@@ -23,8 +23,10 @@ from pathlib import Path
 from collections.abc import Callable
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 
 from nicbench import __version__
+from nicbench.display import visible
 from nicbench.report.configs import NOISY_IQR_POINTS, point_label
 from nicbench.report.load import Run
 from nicbench.report.model import BarPanel, Figure, HeatPanel, LinePanel, Report, ScatterPanel
@@ -63,7 +65,8 @@ RUN_FILES = ("trials.jsonl", "summary.csv")     # copied as they are; the manife
 def _environment() -> Environment:
     env = Environment(loader=PackageLoader("nicbench.report", "templates"),
                       autoescape=select_autoescape(default=True, default_for_string=True),
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                      finalize=_shown)
     env.globals.update(numeric=_numeric, point_label=point_label)
     return env
 
@@ -76,6 +79,15 @@ def environment() -> Environment:
     if _ENV is None:
         _ENV = _environment()
     return _ENV
+
+
+def _shown(value: object) -> object:
+    """Every value the page prints: text from results with its control and bidi
+    characters as escapes (an ESC, a right-to-left override in an adapter's name); the
+    charts' SVG (marked safe) is left as svg.py made it."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return visible(value, "\n\t")
+    return value
 
 
 def _numeric(value: object) -> bool:

@@ -91,3 +91,25 @@ def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path, nights_dir, args, sa
     rc, out, err = in_process(capsys, "history", *(where.get(a, a) for a in args))
     assert rc == 2 and out == ""
     assert err.count("\n") == 1 and said in err and "Traceback" not in err
+
+
+def test_control_and_bidi_characters_in_a_name_reach_the_terminal_as_escapes(
+        capsys, tmp_path, nights_dir):
+    """A night whose adapter's label carries ESC sequences (clear the screen, set the
+    window title) and a right-to-left override: printed as escapes, never raw."""
+    import shutil
+
+    root = tmp_path / "nights"
+    shutil.copytree(nights_dir, root)
+    hostile = "\x1b[2J\x1b]0;pwned\x07Card\u202egbe" + "W" * 5000
+    for trials in root.glob("*/trials.jsonl"):
+        records = [json.loads(line) for line in trials.read_text().splitlines()]
+        for r in records:
+            r["adapter_label"] = hostile
+        trials.write_text("".join(json.dumps(r) + "\n" for r in records))
+    rc, out, err = in_process(capsys, "history", str(root), "--adapter", "gbe")
+    assert (rc, err) == (0, "")
+    assert not any(c in out for c in ("\x1b", "\x07", "\u202e"))
+    header = out.splitlines()[0]
+    assert "\\x1b[2J\\x1b]0;pwned\\x07Card\\u202egbe" in header
+    assert len(header) < 300 and "W" * 5000 not in out          # shortened for display

@@ -165,8 +165,10 @@ def render_all(jobs: list[Job], workers: int = WORKERS,
         if meanwhile is not None:
             meanwhile()
         return names
-    with pool:
+    try:
         drawn = pool.map(render, jobs)           # every job handed out now
         if meanwhile is not None:
             meanwhile()
         return [name for names in drawn for name in names]
+    finally:        # interrupted: the jobs not started are dropped, not drawn first
+        pool.shutdown(cancel_futures=True)

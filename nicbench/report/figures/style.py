@@ -72,7 +72,14 @@ NOT_STYLE = frozenset({
     "webagg.port", "webagg.port_retries"})
 
 
-def check_style(path: str, warn: Callable[[str], None] | None = None) -> dict[str, Any]:
+def check_style(path: str, warn: Callable[[str], None] | None = None) -> str:
+    """``path`` if figures can draw with the style file it names, else one clear error
+    (see :func:`read_style`); ``warn``: what of it is left out."""
+    read_style(path, warn)
+    return path
+
+
+def read_style(path: str, warn: Callable[[str], None] | None = None) -> dict[str, Any]:
     """The settings of the style file ``path`` that figures draw with (key -> value as
     matplotlib validated it), else one clear error naming the file, its line and the key.
 
@@ -160,8 +167,8 @@ Style = str | dict[str, Any]
 
 def style_files(user: str | None) -> list[Style]:
     """What figures are drawn under: the house style, the user's (its settings as
-    :func:`check_style` keeps them, not the file again) and names as plain text."""
-    return [house_style()] + ([check_style(user)] if user else []) + [dict(PLAIN_TEXT)]
+    :func:`read_style` keeps them: never matplotlib's own reading of the file) and names as plain text."""
+    return [house_style()] + ([read_style(user)] if user else []) + [dict(PLAIN_TEXT)]
 
 
 def palette(styles: list[Style]) -> list[str]:
