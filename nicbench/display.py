@@ -67,16 +67,22 @@ def shown(text: object, limit: int = MAX_NAME) -> str:
 # A cell a spreadsheet would run as a formula: = + - @ first, and tab / CR, which some
 # programs strip before looking (OWASP, "CSV Injection").
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_SURROGATES = re.compile("[\ud800-\udfff]")
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?( ?%)?")
 
 
 def csv_cell(value: object) -> object:
     """``value`` as a CSV cell that no spreadsheet runs: text starting like a formula gets
     a leading apostrophe (OWASP's advice); a number, or text that is just a number
-    ("-3.2", "+1.5 %") or a lone "-" (no value), stays as it is; None is an empty cell."""
+    ("-3.2", "+1.5 %") or a lone "-" (no value), stays as it is; None is an empty cell; a
+    lone surrogate (no UTF-8 for it: a name read from ``\\udc80`` in JSON) is written as
+    its escape."""
     if value is None:
         return ""
-    if isinstance(value, str) and value.startswith(_FORMULA_START) \
-            and value != "-" and not _NUMBER.fullmatch(value):
+    if not isinstance(value, str):
+        return value
+    if not value.isascii():
+        value = _SURROGATES.sub(lambda m: _escape(m.group()), value)   # UTF-8 has none
+    if value.startswith(_FORMULA_START) and value != "-" and not _NUMBER.fullmatch(value):
         return "'" + value
     return value

@@ -373,3 +373,16 @@ def test_non_style_keys_are_one_warning_line_and_no_matplotlib_warning(tmp_path)
     assert line.startswith(f"nicbench: warning: {style}: savefig.directory (line 2), "
                            "backend (line 3), interactive (line 4): not style settings"), line
     assert (tmp_path / "o" / "speed-iperf3-tcp-mtu-1500.svg").is_file()
+
+
+def test_a_lone_surrogate_in_a_name_is_written_as_its_escape(tmp_path, capsys):
+    """JSON can carry "\\udc80", which no UTF-8 file can hold: figures.csv, the report's
+    CSVs and its page write it as the escape, not an internal error."""
+    run = renamed(tmp_path, {"lab-gbe": "bad \udc80 name"})
+    assert main(["figures", str(run), "--out", str(tmp_path / "figs"), "--format", "svg",
+                 "--tests", "iperf3-tcp"]) == 0
+    assert main(["report", str(run), "--out", str(tmp_path / "rep"), "--store", "none"]) == 0
+    capsys.readouterr()
+    assert "bad \\udc80 name" in (tmp_path / "figs" / "figures.csv").read_text()
+    assert "bad \\udc80 name" in (tmp_path / "rep" / "report.html").read_text()
+    assert "bad \\udc80 name" in (tmp_path / "rep" / "tables" / "verdict.csv").read_text()

@@ -57,6 +57,7 @@ def test_a_huge_name_is_shortened_without_reading_it_all():
     # genuine numbers stay numbers, written or as text
     (-3.5, -3.5), (-12, -12), ("-3.5", "-3.5"), ("+1.5 %", "+1.5 %"), ("-1e-3", "-1e-3"),
     ("-", "-"), ("plain", "plain"), (None, ""), ("", ""),
+    ("bad \udc80", "bad \\udc80"), ("=\udc80", "'=\\udc80"),     # no UTF-8 for a surrogate
 ])
 def test_a_cell_that_would_start_a_formula_gets_an_apostrophe(value, cell):
     assert csv_cell(value) == cell
