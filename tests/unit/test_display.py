@@ -5,7 +5,6 @@ every line through it."""
 from __future__ import annotations
 
 import csv
-import io
 import tracemalloc
 
 import pytest
@@ -83,12 +82,3 @@ def test_the_console_prints_names_with_their_escapes_visible(capsys):
     assert "\\x1b[31mred\\u202e" in got.out and "[bold]x[/]" in got.out
     assert got.err == "nicbench: warning: bad \\x1b]0;title\\x07\n"
 
-
-def test_a_rich_table_prints_markup_in_a_name_as_text(monkeypatch):
-    from rich.console import Console
-
-    buf = io.StringIO()
-    monkeypatch.setattr(console, "is_terminal", lambda: True)
-    monkeypatch.setattr("rich.console.Console", lambda: Console(file=buf, width=200))
-    console.table(["adapter"], [["[bold red]x[/] [/oops]"], ["\x1b[31m"]])
-    assert "[bold red]x[/] [/oops]" in buf.getvalue() and "\\x1b[31m" in buf.getvalue()
