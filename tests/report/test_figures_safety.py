@@ -205,16 +205,15 @@ def test_an_interrupted_write_leaves_the_old_file_and_no_temporary_one(tmp_path)
 
     path = tmp_path / "chart.pdf"
     path.write_bytes(b"%PDF old, whole")
-    with pytest.raises(KeyboardInterrupt):
-        with replacing(path, binary=True) as fh:
-            fh.write(b"%PDF new, half")
-            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt), replacing(path, binary=True) as fh:
+        fh.write(b"%PDF new, half")
+        raise KeyboardInterrupt
     assert path.read_bytes() == b"%PDF old, whole"
     assert [p.name for p in tmp_path.iterdir()] == ["chart.pdf"]
-    with pytest.raises(KeyboardInterrupt):          # a first write: no file at all
-        with replacing(tmp_path / "new.png", binary=True) as fh:
-            fh.write(b"\x89PNG half")
-            raise KeyboardInterrupt
+    # a first write: no file at all
+    with pytest.raises(KeyboardInterrupt), replacing(tmp_path / "new.png", binary=True) as fh:
+        fh.write(b"\x89PNG half")
+        raise KeyboardInterrupt
     assert [p.name for p in tmp_path.iterdir()] == ["chart.pdf"]
 
 
