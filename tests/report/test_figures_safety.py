@@ -28,6 +28,7 @@ DATA = HERE / "data"
 RUN_A, ROUNDUP = DATA / "run-a", DATA / "roundup"
 sys.path.insert(0, str(HERE.parent))
 from clihelp import argv, env  # noqa: E402
+from procs import alive, children  # noqa: E402
 
 MATH = r"\notacommand{x} $$$$ \frac{ " + "{" * 300 + "x" + "}" * 300
 HOSTILE = {"lab-gbe": MATH, "lab-nojumbo": "=HYPERLINK(\"x\") \x1b[31mRED\u202eevil"}
@@ -112,23 +113,6 @@ def test_report_replaces_a_link_where_its_publication_folder_goes(tmp_path, caps
 
 
 # -- interrupted: finished files or none, and no process left ---------------------------------
-def _children(pid: int) -> set[int]:
-    kids: set[int] = set()
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        with open(task / "children") as fh:
-            kids |= {int(k) for k in fh.read().split()}
-    return kids
-
-
-def _alive(pid: int) -> bool:
-    """Running (not gone, not a zombie waiting for init to reap it)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
 def _start_figures(out: Path) -> tuple[subprocess.Popen, set[int]]:
     """``nicbench figures`` of the roundup (37 charts, three formats) as a real process in
     a session of its own, once its two workers are up: (process, worker pids)."""
@@ -140,7 +124,7 @@ def _start_figures(out: Path) -> tuple[subprocess.Popen, set[int]]:
     workers: set[int] = set()
     while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.1)
-        workers = _children(proc.pid)
+        workers = children(proc.pid)
     assert len(workers) >= 2, f"no two workers: {workers}, rc {proc.poll()}"
     return proc, workers
 
@@ -148,11 +132,11 @@ def _start_figures(out: Path) -> tuple[subprocess.Popen, set[int]]:
 def _gone_within(pids: set[int], seconds: float) -> set[int]:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        left = {p for p in pids if _alive(p)}
+        left = {p for p in pids if alive(p)}
         if not left:
             return left
         time.sleep(0.1)
-    return {p for p in pids if _alive(p)}
+    return {p for p in pids if alive(p)}
 
 
 def test_kill_9_of_figures_takes_its_workers_with_it(tmp_path):
@@ -164,7 +148,7 @@ def test_kill_9_of_figures_takes_its_workers_with_it(tmp_path):
         assert not left, f"workers {left} still running after their parent's kill -9"
     finally:
         for pid in workers:
-            if _alive(pid):
+            if alive(pid):
                 os.kill(pid, signal.SIGKILL)
 
 

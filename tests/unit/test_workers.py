@@ -10,7 +10,8 @@ import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
+
+from procs import alive, children
 
 PARENT = textwrap.dedent("""
     import sys, time
@@ -23,21 +24,6 @@ PARENT = textwrap.dedent("""
 """)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"      # a zombie has ended
-
-
-def _children(pid: int) -> set[int]:
-    kids: set[int] = set()
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        kids |= {int(k) for k in (task / "children").read_text().split()}
-    return kids
-
-
 def test_busy_workers_end_within_seconds_of_their_parents_kill_9():
     proc = subprocess.Popen([sys.executable, "-c", PARENT], stdout=subprocess.PIPE,
                             text=True)
@@ -46,19 +32,19 @@ def test_busy_workers_end_within_seconds_of_their_parents_kill_9():
         assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
         deadline = time.monotonic() + 60
         while len(workers) < 2 and time.monotonic() < deadline:
-            workers = _children(proc.pid)
+            workers = children(proc.pid)
             time.sleep(0.05)
-        assert len(workers) >= 2 and all(_alive(w) for w in workers)
+        assert len(workers) >= 2 and all(alive(w) for w in workers)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
         deadline = time.monotonic() + 10
-        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+        while any(alive(w) for w in workers) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert not [w for w in workers if _alive(w)], "workers outlived their parent"
+        assert not [w for w in workers if alive(w)], "workers outlived their parent"
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=30)
         for w in workers:
-            if _alive(w):
+            if alive(w):
                 os.kill(w, signal.SIGKILL)
