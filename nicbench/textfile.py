@@ -13,8 +13,10 @@ output, a ``UsageError`` for a results directory), since the exit code depends o
 the file was for.
 
 Every file nicbench writes whole (manifest.json, campaign.json, the journal, the
-heartbeat, the morning summary, report.html, the lab's state) goes through
-:func:`write_atomic`: a reader sees the old file or the new one, never half of one.
+heartbeat, the morning summary, report.html, the lab's state, every figure and CSV of a
+report) goes through :func:`replacing` (or :func:`write_atomic`, its text form): a reader
+sees the old file or the new one, never half of one, and an interrupted write leaves no
+file cut short under its final name.
 """
 
 from __future__ import annotations
@@ -171,7 +173,7 @@ def decode_output(data: bytes) -> str:
     return text
 
 
-def open_new(path: str | Path, *, newline: str | None = None):
+def open_new(path: str | Path, *, newline: str | None = None, binary: bool = False):
     """``path`` opened for writing text as a new regular file: whatever is at that name (a
     file, a symbolic link, a FIFO) is removed first and the file created with
     ``O_EXCL | O_NOFOLLOW``, so nothing is ever written through a link planted in a
@@ -184,26 +186,65 @@ def open_new(path: str | Path, *, newline: str | None = None):
     flags = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
              | getattr(os, "O_CLOEXEC", 0))
     fd = os.open(path, flags, 0o666)     # as open() does: the umask decides
+    if binary:
+        return os.fdopen(fd, "wb")
     return os.fdopen(fd, "w", encoding="utf-8", newline=newline)
+
+
+TMP_SUFFIX = ".nicbench-tmp"     # a file being written; renamed to its name when complete
+
+
+def temp_name(path: str | Path) -> Path:
+    """Where ``path`` is written before it is complete: a hidden name beside it, of this
+    process (``.NAME.PID.nicbench-tmp``), so an interrupted write is never taken for the
+    finished file and two writers never share one."""
+    path = Path(path)
+    return path.with_name(f".{path.name}.{os.getpid()}{TMP_SUFFIX}")
+
+
+@contextlib.contextmanager
+def replacing(path: str | Path, *, binary: bool = False, fsync: bool = False,
+              tmp: str | Path | None = None, newline: str | None = None):
+    """A file object for the new content of ``path``: written to a temporary file beside
+    it (:func:`open_new`: never through a link) and renamed over ``path`` when the block
+    ends, so a reader sees the old file or the new one, never half of one. If the block
+    fails or is interrupted (Ctrl-C), the temporary file is removed and ``path`` is left
+    as it was. ``fsync`` first where the file must survive a crash (a journal)."""
+    path = Path(path)
+    tmp_path = Path(tmp) if tmp is not None else temp_name(path)
+    try:
+        fh = open_new(tmp_path, newline=newline, binary=binary)
+        with fh:
+            yield fh
+            if fsync:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp_path, path)      # replaces a link at path, never writes through it
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp_path.unlink(missing_ok=True)
+        raise
 
 
 def write_atomic(path: str | Path, text: str, *, fsync: bool = False,
                  tmp: str | Path | None = None) -> None:
-    """Write ``text`` to ``path`` through a temporary file beside it and a rename, so a
-    reader sees the old file or the new one, never half of one; ``fsync`` first where
-    the file must survive a crash (a journal). On OSError (a full disk) the temporary
-    file is removed, the previous file stays whole, and the error is raised for the
-    caller to say in its own words."""
-    path = Path(path)
-    tmp_path = Path(tmp) if tmp is not None else path.with_name(path.name + ".tmp")
-    try:
-        with open_new(tmp_path) as fh:
-            fh.write(text)
-            if fsync:
-                fh.flush()
-                os.fsync(fh.fileno())
-        tmp_path.replace(path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            tmp_path.unlink(missing_ok=True)
-        raise
+    """Write ``text`` to ``path`` through :func:`replacing`. On OSError (a full disk)
+    the temporary file is removed, the previous file stays whole, and the error is
+    raised for the caller to say in its own words."""
+    with replacing(path, fsync=fsync,
+                   tmp=tmp if tmp is not None else Path(path).with_name(
+                       Path(path).name + ".tmp")) as fh:
+        fh.write(text)
+
+
+def name_within(directory: str | Path, name: str) -> Path | None:
+    """``directory/name`` if ``name`` is a plain file name whose file is in ``directory``
+    itself (no separator, not ``.`` or ``..``, no NUL; its parent resolves to the
+    directory), else None: a name read from a file is never followed out of its
+    directory."""
+    if not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name:
+        return None
+    path = Path(directory) / name
+    if os.path.realpath(path.parent) != os.path.realpath(directory):
+        return None
+    return path

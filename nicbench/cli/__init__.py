@@ -15,6 +15,7 @@ try:
 
     from nicbench import __version__
     from nicbench.cli import console, paths
+    from nicbench.display import visible
     from nicbench.errors import NicbenchError
 except KeyboardInterrupt:       # Ctrl-C while the command loads: one line, no traceback
     sys.stderr.write("nicbench: interrupted; host settings were restored\n")
@@ -70,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a bug: say so in one line unless --debug
         if debug:
             raise
-        print(f"nicbench: internal error: {type(exc).__name__}: {exc} "
+        print(f"nicbench: internal error: {type(exc).__name__}: {visible(str(exc))} "
               "(run with --debug for a traceback and report it)", file=sys.stderr)
         return 70
 

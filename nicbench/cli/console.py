@@ -3,6 +3,11 @@
 On a terminal, tables and the progress of a run are drawn with rich; when the output is
 not a terminal (a log of an overnight run, a pipe, a test), the same information comes as
 plain lines, one per event, so logs stay greppable.
+
+Every line goes through :func:`nicbench.display.visible`: a name from a results file
+with ESC (a terminal's control sequences), CR or a right-to-left override in it is
+printed with those characters as escapes (``\x1b``, ``\u202e``), never raw; and a table
+cell is plain text to rich, never its markup (``[red]``).
 """
 
 from __future__ import annotations
@@ -10,21 +15,23 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+from nicbench.display import visible
+
 
 def out(text: str = "") -> None:
-    print(text, flush=True)
+    print(visible(text, "\n"), flush=True)
 
 
 def warn(text: str) -> None:
-    print(f"nicbench: warning: {text}", file=sys.stderr, flush=True)
+    print(f"nicbench: warning: {visible(text, chr(10))}", file=sys.stderr, flush=True)
 
 
 def problem(text: str) -> None:
-    print(f"nicbench: problem: {text}", file=sys.stderr, flush=True)
+    print(f"nicbench: problem: {visible(text, chr(10))}", file=sys.stderr, flush=True)
 
 
 def error(text: str) -> None:
-    print(f"nicbench: error: {text}", file=sys.stderr, flush=True)
+    print(f"nicbench: error: {visible(text, chr(10))}", file=sys.stderr, flush=True)
 
 
 def is_terminal() -> bool:
@@ -32,7 +39,7 @@ def is_terminal() -> bool:
 
 
 def plain_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in r] for r in rows]
+    cells = [[visible(str(h)) for h in headers]] + [[cell(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)).rstrip() for r in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -46,11 +53,17 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
         return
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     t = Table(*headers, box=None, header_style="bold", pad_edge=False)
     for row in rows:
-        t.add_row(*("" if c is None else str(c) for c in row))
+        t.add_row(*(Text(cell(c)) for c in row))       # Text: a "[red]" in a name is text
     Console().print(t)
+
+
+def cell(value: object) -> str:
+    """A table cell as printed: "" for None, control and bidi characters visible."""
+    return "" if value is None else visible(str(value))
 
 
 def mbit(bps: float | None) -> str:

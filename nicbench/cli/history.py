@@ -8,6 +8,7 @@ from typing import Any
 
 from nicbench.cli import console
 from nicbench.cli.console import mbit, out
+from nicbench.display import shown
 from nicbench.errors import UsageError
 from nicbench.history import DEFAULT_LAST
 
@@ -60,18 +61,20 @@ def cmd_history(args) -> int:
         if k:
             out()
         changes = len(s.changes)
-        out(f"{s.adapter} {s.test} {s.point} ({s.adapter_label}, {s.tool}): {len(s.nights)} "
+        # names from the runs' files: shortened past MAX_NAME (console makes them visible)
+        out(f"{shown(s.adapter)} {shown(s.test)} {shown(s.point)} ({shown(s.adapter_label)}, "
+            f"{shown(s.tool)}): {len(s.nights)} "
             f"run{'s' if len(s.nights) != 1 else ''}, {changes} "
             f"change{'s' if changes != 1 else ''}")
         console.table(["run", "started (UTC)", "Mbit/s", "select", "n", "stdev", "min-max",
                        "flag"],
-                      [[n.run_id, n.started_at.strftime("%Y-%m-%d %H:%M"), mbit(n.value_bps),
+                      [[shown(n.run_id), n.started_at.strftime("%Y-%m-%d %H:%M"), mbit(n.value_bps),
                         n.select, n.n, mbit(n.stdev_bps),
                         f"{mbit(n.min_bps)}-{mbit(n.max_bps)}",
                         f"{n.flag} ({n.flagged} not judged)" if n.flag else ""]
                        for n in s.nights])
         for c in s.changes:
-            out(f"change at {c.run_id} ({c.started_at:%Y-%m-%d}): {c.change_pct:+.1f} % "
+            out(f"change at {shown(c.run_id)} ({c.started_at:%Y-%m-%d}): {c.change_pct:+.1f} % "
                 f"({mbit(c.before_bps)} -> {mbit(c.after_bps)} Mbit/s), score "
                 f"{c.score:.1f} bits")
             for line in c.setup_changes or ("no setup difference recorded",):

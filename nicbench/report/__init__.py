@@ -71,7 +71,7 @@ def build_report(dirs: list[str], out: str | None = None, *,
     if figures:
         from nicbench.report.figures import FigureOptions, write_figures as publication
         publication(report, runs, target / PUBLICATION, FigureOptions(
-            formats=list(figures), min_change_pct=min_change_pct))
+            formats=list(figures), min_change_pct=min_change_pct), warn=warn)
     return page
 
 

@@ -23,8 +23,10 @@ from pathlib import Path
 from collections.abc import Callable
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 
 from nicbench import __version__
+from nicbench.display import visible
 from nicbench.report.configs import NOISY_IQR_POINTS, point_label
 from nicbench.report.load import Run
 from nicbench.report.model import BarPanel, Figure, HeatPanel, LinePanel, Report, ScatterPanel
@@ -33,7 +35,7 @@ from nicbench.report import compare
 from nicbench.results.manifest import shareable
 from nicbench.results.runfiles import copy_file, copy_tree
 from nicbench.results.summary import write_csv
-from nicbench.textfile import write_atomic
+from nicbench.textfile import replacing, write_atomic
 
 SECTIONS = [
     ("verdict", "Verdict"),
@@ -63,7 +65,8 @@ RUN_FILES = ("trials.jsonl", "summary.csv")     # copied as they are; the manife
 def _environment() -> Environment:
     env = Environment(loader=PackageLoader("nicbench.report", "templates"),
                       autoescape=select_autoescape(default=True, default_for_string=True),
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                      finalize=_shown)
     env.globals.update(numeric=_numeric, point_label=point_label)
     return env
 
@@ -76,6 +79,15 @@ def environment() -> Environment:
     if _ENV is None:
         _ENV = _environment()
     return _ENV
+
+
+def _shown(value: object) -> object:
+    """Every value the page prints: text from results with its control and bidi
+    characters as escapes (an ESC, a right-to-left override in an adapter's name); the
+    charts' SVG (marked safe) is left as svg.py made it."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return visible(value, "\n\t")
+    return value
 
 
 def _numeric(value: object) -> bool:
@@ -167,7 +179,8 @@ def write_figures(report: Report, out: Path) -> None:
     fdir.mkdir(parents=True, exist_ok=True)
     for f in report.figures:
         path = fdir / f"{f.id}.svg"
-        path.write_text('<?xml version="1.0" encoding="UTF-8"?>\n' + f.svg, encoding="utf-8")
+        with replacing(path) as fh:             # complete or not there, never via a link
+            fh.write('<?xml version="1.0" encoding="UTF-8"?>\n' + f.svg)
         f.files["svg"] = f"figures/{path.name}"
 
 

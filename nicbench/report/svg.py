@@ -9,8 +9,9 @@ few milliseconds each. The SVG is also made to be put inline in the page
 bar, cell and dot carries a ``<title>`` with its exact value (a tooltip in a browser).
 
 Every piece of text that comes from results (labels, gap words) goes through :func:`el`,
-which escapes text and attribute values: escaping by construction, as the page's template
-does by default.
+which escapes text and attribute values (control and bidi characters shown as escapes,
+``nicbench.display.visible``): escaping by construction, as the page's template does by
+default.
 
 Sizes are in CSS pixels at the size the chart is drawn on the page (``WIDTH``, the page's
 column, which also fits an A4 page in print); labels are at least ``SMALL`` px (8.25 pt).
@@ -22,6 +23,7 @@ import math
 from html import escape
 from collections.abc import Iterable
 
+from nicbench.display import visible
 from nicbench.report.colours import PUBLISHED, REFERENCE
 from nicbench.report.model import (BarPanel, BarStatus, Figure, HeatPanel, LegendItem,
                                    LinePanel, Report, Row, ScatterPanel)
@@ -44,7 +46,7 @@ FONT_FAMILY = "system-ui, -apple-system, 'Segoe UI', Roboto, 'DejaVu Sans', sans
 def _attr(value: object) -> str:
     if isinstance(value, float):
         return f"{value:.2f}".rstrip("0").rstrip(".")
-    return escape(str(value), quote=True)
+    return escape(visible(str(value)), quote=True)
 
 
 def el(name: str, attrs: dict[str, object] | None = None, text: str | None = None,
@@ -52,7 +54,9 @@ def el(name: str, attrs: dict[str, object] | None = None, text: str | None = Non
     """One element, its attribute values and text escaped."""
     a = "".join(f' {k.replace("_", "-")}="{_attr(v)}"' for k, v in (attrs or {}).items()
                 if v is not None and v != "")
-    inner = (escape(text, quote=False) if text is not None else "") + "".join(children)
+    # control and bidi characters as escapes: XML refuses ESC, U+202E would reorder text
+    inner = (escape(visible(text, "\n"), quote=False) if text is not None else "") \
+        + "".join(children)
     return f"<{name}{a}>{inner}</{name}>" if inner else f"<{name}{a}/>"
 
 

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from nicbench.config.profile import DEFAULT_LOSS_PCT, Profile, UntilStable
-from nicbench.textfile import open_new
+from nicbench.display import csv_cell
+from nicbench.textfile import replacing
 from nicbench.results.policy import Better, figure, first_stop, passes, rsd_pct, summarize
 from nicbench.results.records import Failure, Kind, Status, TrialRecord, current
 
@@ -191,23 +192,9 @@ def _stopped(recs: list[TrialRecord], policy: int | UntilStable | None) -> str |
         "" if spread is None else f" ({spread:.2f} % spread)")
 
 
-# A cell a spreadsheet would run as a formula: = + - @ first (and tab / CR, which some
-# programs strip before looking). Numbers are written as numbers and never start so.
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def csv_cell(value: object) -> object:
-    """A value as a CSV cell that no spreadsheet runs: text starting like a formula gets a
-    leading apostrophe (OWASP's advice); None is an empty cell."""
-    if value is None:
-        return ""
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
-        return "'" + value
-    return value
-
-
 def write_csv(path: str | Path, columns: list[str], rows: Iterable[Iterable[object]]) -> None:
-    with open_new(path, newline="") as fh:      # never written through a link
+    # a temporary file renamed when complete: never written through a link, never cut
+    with replacing(path, newline="") as fh:     # short by Ctrl-C
         out = csv.writer(fh)
         out.writerow(columns)
         for row in rows:

@@ -127,11 +127,10 @@ def import_dirs(open_: Callable[[], Store], dirs: Iterable[str],
         (min(os.cpu_count() or 1, 4) if len(todo) >= PARALLEL_FROM else 1)
     with contextlib.ExitStack() as stack:
         if workers > 1:
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
+            from nicbench.workers import process_pool
 
-            pool = stack.enter_context(ProcessPoolExecutor(
-                workers, mp_context=multiprocessing.get_context("fork")))
+            # forked workers that die with this process (kill -9 included)
+            pool = stack.enter_context(process_pool(workers))
             prepared: Iterator[_Prepared] = pool.map(_prepare_args, todo, chunksize=2)
         else:
             prepared = (_prepare(d, n) for d, n in todo)

@@ -91,3 +91,75 @@ def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path, nights_dir, args, sa
     rc, out, err = in_process(capsys, "history", *(where.get(a, a) for a in args))
     assert rc == 2 and out == ""
     assert err.count("\n") == 1 and said in err and "Traceback" not in err
+
+
+HOSTILE = "\x1b[2J\x1b]0;pwned\x07Card\u202egbe[bold red]x[/][/oops]"
+RUN_MARKUP = "[bold red]r[/][/oops]\x1b[5m"
+HOSTILE_SHOWN = "\\x1b[2J\\x1b]0;pwned\\x07Card\\u202egbe[bold red]x[/][/oops]"
+
+
+@pytest.fixture(scope="module")
+def hostile_nights(tmp_path_factory, nights_dir):
+    """The nights with gbe's label carrying ESC sequences (clear the screen, set the
+    window title), a right-to-left override, rich markup and 5,000 more characters."""
+    import shutil
+
+    root = tmp_path_factory.mktemp("hostile") / "nights"
+    shutil.copytree(nights_dir, root)
+    for trials in root.glob("*/trials.jsonl"):
+        last = trials.parent.name == "night-6"      # its run id in a table cell, too
+        records = [json.loads(line) for line in trials.read_text().splitlines()]
+        for r in records:
+            r["adapter_label"] = HOSTILE + "W" * 5000
+            if last:
+                r["run_id"] += RUN_MARKUP
+        trials.write_text("".join(json.dumps(r) + "\n" for r in records))
+        if last:
+            manifest = json.loads((trials.parent / "manifest.json").read_text())
+            manifest["run_id"] += RUN_MARKUP
+            (trials.parent / "manifest.json").write_text(json.dumps(manifest))
+    return root
+
+
+def test_control_and_bidi_characters_in_a_name_reach_the_terminal_as_escapes(
+        capsys, hostile_nights):
+    rc, out, err = in_process(capsys, "history", str(hostile_nights), "--adapter", "gbe")
+    assert (rc, err) == (0, "")
+    assert not any(c in out for c in ("\x1b", "\x07", "\u202e"))
+    header = out.splitlines()[0]
+    assert HOSTILE_SHOWN in header
+    assert len(header) < 300 and "W" * 5000 not in out          # shortened for display
+
+
+def test_on_a_real_terminal_rich_prints_a_name_as_text(hostile_nights):
+    """On a terminal (a pty) the table is rich's: a name's "[bold red]" is text, not rich
+    markup, and its ESC sequences are escapes (rich's own colour codes aside)."""
+    import os
+    import pty
+    import subprocess
+    import time
+
+    from clihelp import argv, env
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(argv("history", str(hostile_nights), "--adapter", "gbe",
+                                 "--last", "2"),
+                            stdout=slave, stderr=slave, stdin=subprocess.DEVNULL,
+                            env={**env(), "COLUMNS": "400", "TERM": "xterm"})
+    os.close(slave)
+    chunks = []
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            data = os.read(master, 65536)
+        except OSError:                 # EIO: the process closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    assert proc.wait(timeout=60) == 0
+    text = b"".join(chunks).decode()
+    assert "\x1b[2J" not in text and "\x1b]0;" not in text and "\u202e" not in text
+    assert text.count(HOSTILE_SHOWN) >= 1
+    assert "[bold red]r[/][/oops]\\x1b[5m" in text and "\x1b[5m" not in text

@@ -319,6 +319,19 @@ def test_a_user_style_changes_fonts_and_the_cards_palette(roundup, tmp_path):
     ("font.sizzle: 3\n", "journal.mplstyle:1: font.sizzle: not a matplotlib setting"),
     ("font.size: 9\naxes.facecolor: nocolour\n", "journal.mplstyle:2: axes.facecolor"),
     ("axes.prop_cycle: cycler(color=['#d55e00'])\n", "journal.mplstyle:1: axes.prop_cycle"),
+    # values matplotlib takes but figures cannot draw
+    ("font.size: 9\nsavefig.bbox: tight\n", "journal.mplstyle:2: savefig.bbox: 'tight': "
+                                            "figures lay each chart out"),
+    ("text.usetex: True\n", "journal.mplstyle:1: text.usetex: 'True': names are drawn as "
+                            "plain text"),
+    ("text.parse_math: True\n", "journal.mplstyle:1: text.parse_math"),
+    ("font.size: 1e6\n", "journal.mplstyle:1: font.size: '1e6': give a text size from 4 "
+                         "to 72 points"),
+    ("axes.titlesize: 0.01\n", "journal.mplstyle:1: axes.titlesize"),
+    ("savefig.dpi: 100000\n", "journal.mplstyle:1: savefig.dpi: '100000': give a "
+                              "resolution from 50 to 1200"),
+    ("figure.dpi: 100000\n", "journal.mplstyle:1: figure.dpi"),
+    ("font.size: 9\n\x00\n", "journal.mplstyle:2: a NUL byte"),
 ])
 def test_a_bad_style_file_is_one_line_exit_2(tmp_path, capsys, text, message):
     style = tmp_path / "journal.mplstyle"

@@ -116,7 +116,7 @@ def figures_of(dirs: list[str], out: str, options: FigureOptions, *,
     rates = parse_link_rates(link_rates)
     if options.style:
         from nicbench.report.figures.style import check_style
-        check_style(options.style)
+        check_style(options.style, warn)
     pool = start(options.workers)     # the workers warm up while the runs are read
     try:
         runs = select(load_runs(dirs, warn, labels), options.adapters, options.tests)
@@ -127,23 +127,23 @@ def figures_of(dirs: list[str], out: str, options: FigureOptions, *,
                 raise UsageError(f"--out {out}: that is a results directory; choose "
                                  "another")
         report = build(runs, rates)
-        return write_figures(report, runs, target, options, pool)
+        return write_figures(report, runs, target, options, pool, warn)
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
 
 
 def write_figures(report, runs: list[Run], out: Path, options: FigureOptions,
-                  pool=None) -> Written:
+                  pool=None, warn: Warn | None = None) -> Written:
     """The files of every unit of ``report`` (and the comparison's, for several runs) in
-    ``out``, and figures.csv of what they plot."""
-    import pandas as pd
-
+    ``out``, and figures.csv of what they plot. Every file is written under a temporary
+    name and renamed when complete; nothing outside ``out`` is written or removed."""
     from nicbench.report.configs import Index
     from nicbench.report.figures.comparison import comparison_charts
     from nicbench.report.figures.draw import Job, render_all
     from nicbench.report.figures.plan import CSV_COLUMNS, rows_of, units
     from nicbench.report.figures.style import card_colours, palette, style_files
+    from nicbench.results.summary import write_csv as write_rows
 
     styles = style_files(options.style)
     colours = card_colours(report.entries, palette(styles))
@@ -155,12 +155,11 @@ def write_figures(report, runs: list[Run], out: Path, options: FigureOptions,
     todo = units(report, charts)
     try:
         out.mkdir(parents=True, exist_ok=True)
-        remove_earlier(out)
+        remove_earlier(out, warn)
         csv = out / CSV_NAME
 
         def write_csv() -> None:            # while the workers draw
-            rows = [row for u in todo for row in rows_of(u, colours)]
-            pd.DataFrame(rows, columns=CSV_COLUMNS).to_csv(csv, index=False)
+            write_rows(csv, CSV_COLUMNS, (row for u in todo for row in rows_of(u, colours)))
 
         files = render_all([Job(u, colours, styles, options.formats, options.dpi, str(out))
                             for u in todo], options.workers, pool, write_csv)
@@ -170,16 +169,35 @@ def write_figures(report, runs: list[Run], out: Path, options: FigureOptions,
     return Written(out=out, files=files, units=len(todo), csv=csv)
 
 
-def remove_earlier(out: Path) -> None:
+def remove_earlier(out: Path, warn: Warn | None = None) -> None:
     """The files an earlier ``nicbench figures`` wrote into ``out`` (named in its
-    figures.csv), so that a chart no longer drawn does not linger; nothing else."""
+    figures.csv), so that a chart no longer drawn does not linger, and the temporary
+    files of one interrupted (``.NAME.PID.nicbench-tmp``); nothing else. figures.csv is
+    read, not trusted: a name in it that is not a file of ``out`` itself
+    (``../victims/keep.png``, an absolute path) is said and left alone."""
     import csv
 
+    from nicbench.textfile import TMP_SUFFIX, name_within
+
+    for leftover in out.glob(f".*{TMP_SUFFIX}"):
+        leftover.unlink(missing_ok=True)        # a name listed in out: a file of out
     listing = out / CSV_NAME
-    if not listing.is_file():
+    if not listing.is_file() or listing.is_symlink():
         return
-    with listing.open(newline="", encoding="utf-8") as fh:
+    refused: list[str] = []
+    with listing.open(newline="", encoding="utf-8", errors="replace") as fh:
         stems = {row.get("file") or "" for row in csv.DictReader(fh)}
-    for stem in stems - {""}:
+    for stem in sorted(stems - {""}):
         for fmt in FORMATS:
-            (out / f"{stem}.{fmt}").unlink(missing_ok=True)
+            path = name_within(out, f"{stem}.{fmt}")
+            try:
+                if path is None:
+                    raise IsADirectoryError
+                path.unlink(missing_ok=True)    # a link itself, never what it points to
+            except OSError:                     # a directory, a name too long
+                refused.append(stem)
+                break
+    if refused and warn is not None:
+        from nicbench.display import shown
+        warn(f"{listing}: {len(refused)} name(s) that are not files of {out} (e.g. "
+             f"{shown(refused[0])!r}) left alone; only files in --out are ever removed")

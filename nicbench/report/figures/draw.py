@@ -3,15 +3,19 @@ in two worker processes (matplotlib's text layout is CPU-bound and not thread-sa
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, fields, is_dataclass, replace
+from enum import Enum
+from typing import Any
 
+from nicbench.display import MAX_NAME, shown
+from nicbench.errors import NicbenchError
 from nicbench.report.figures.plan import Unit
-from nicbench.report.figures.style import Colours
+from nicbench.report.figures.style import Colours, Style
+from nicbench.textfile import name_within, replacing
+from nicbench.workers import process_pool
 
 WORKERS = 2
 
@@ -22,16 +26,18 @@ class Job:
 
     unit: Unit
     colours: Colours
-    styles: list[str]
+    styles: list[Style]
     formats: list[str]
     dpi: int | None
     out: str
 
 
 def figure_of(unit: Unit, colours: Colours):
-    """The matplotlib figure of ``unit`` (under the caller's style context)."""
+    """The matplotlib figure of ``unit`` (under the caller's style context), its text as
+    :func:`displayed` shows it."""
     from nicbench.report.figures import bars, comparison, curves, heat, scatter
 
+    unit, colours = displayed(unit), displayed(colours)
     fig = unit.figure
     if isinstance(fig, comparison.ComparisonChart):
         assert unit.panel is not None
@@ -45,6 +51,33 @@ def figure_of(unit: Unit, colours: Colours):
             return scatter.draw(fig, colours)
         case _:
             return curves.draw(fig, colours)
+
+
+MAX_TEXT = 1000     # characters of any other text of a chart (a title naming an adapter)
+
+
+def displayed(model: Any, field: str = "") -> Any:
+    """``model`` (a unit and its figure, the colours) with every string as a chart shows
+    it: control and bidi characters visible, a name (a field ``label``, ``*_label``,
+    ``*_name``) cut to ``MAX_NAME`` characters and any other text to ``MAX_TEXT``. Each
+    string is changed by its own value and field alone, so the keys that tie a bar to its
+    row and colour still match. Enums (their values are strings) are left as they are."""
+    if type(model) is str:
+        name = field == "label" or field.endswith(("_label", "_name"))
+        return shown(model, MAX_NAME if name else MAX_TEXT)
+    if isinstance(model, Enum) or model is None or isinstance(model, (int, float)):
+        return model
+    if is_dataclass(model) and not isinstance(model, type):
+        changes = {f.name: displayed(getattr(model, f.name), f.name) for f in fields(model)
+                   if f.init}
+        return replace(model, **changes)
+    if isinstance(model, (list, tuple)):
+        return type(model)(displayed(v, field) for v in model)
+    if isinstance(model, dict):
+        return {displayed(k): displayed(v, field) for k, v in model.items()}
+    if isinstance(model, (set, frozenset)):
+        return type(model)(displayed(v, field) for v in model)
+    return model
 
 
 def render(job: Job) -> list[str]:
@@ -62,12 +95,16 @@ def render(job: Job) -> list[str]:
         mfig = figure_of(job.unit, job.colours)
         freeze_layout(mfig)
         for fmt in job.formats:
-            path = Path(job.out) / f"{job.unit.stem}.{fmt}"
+            path = name_within(job.out, f"{job.unit.stem}.{fmt}")
+            if path is None:
+                raise NicbenchError(f"{job.out}: {shown(job.unit.stem)!r} is not a file name "
+                                    "of this directory; nothing written outside it")
             if fmt == "png":
                 save_png(mfig, str(path), job.dpi, job.unit.title)
             else:        # dpi None: the style's savefig.dpi (300), not the figure's 100
-                mfig.savefig(path, format=fmt, dpi=job.dpi,
-                             metadata=_metadata(fmt, job.unit.title))
+                with replacing(path, binary=True) as fh:     # complete or not there
+                    mfig.savefig(fh, format=fmt, dpi=job.dpi,
+                                 metadata=_metadata(fmt, job.unit.title))
             names.append(path.name)
     return names
 
@@ -94,10 +131,8 @@ def start(workers: int = WORKERS) -> ProcessPoolExecutor | None:
     workers = max(1, min(workers, os.cpu_count() or 1))
     if workers == 1:
         return None
-    methods = multiprocessing.get_all_start_methods()
-    # fork: a worker starts with the caller's imports instead of importing them again
-    context = multiprocessing.get_context("fork") if "fork" in methods else None
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    # forked (a worker starts with the caller's imports), and ended with this process
+    pool = process_pool(workers)
     for _ in range(workers):
         pool.submit(warm)
     return pool
@@ -130,8 +165,10 @@ def render_all(jobs: list[Job], workers: int = WORKERS,
         if meanwhile is not None:
             meanwhile()
         return names
-    with pool:
+    try:
         drawn = pool.map(render, jobs)           # every job handed out now
         if meanwhile is not None:
             meanwhile()
         return [name for names in drawn for name in names]
+    finally:        # interrupted: the jobs not started are dropped, not drawn first
+        pool.shutdown(cancel_futures=True)

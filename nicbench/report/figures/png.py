@@ -15,6 +15,8 @@ import zlib
 
 import numpy as np
 
+from nicbench.textfile import replacing
+
 SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
@@ -31,10 +33,11 @@ def save_png(mfig, path: str, dpi: float | None, title: str) -> None:
     if data.nbytes % (width * 4):
         raise ValueError(f"{path}: {data.nbytes} bytes of pixels are not rows of {width}")
     pixels = np.frombuffer(data, np.uint8).reshape(-1, width, 4)
-    with open(path, "wb") as fh:
-        fh.write(encode(pixels, dpi, {"Title": title,
-                                      "Software": f"Matplotlib version{__version__}, "
-                                                  "https://matplotlib.org/ (nicbench)"}))
+    png = encode(pixels, dpi, {"Title": title,
+                               "Software": f"Matplotlib version{__version__}, "
+                                           "https://matplotlib.org/ (nicbench)"})
+    with replacing(path, binary=True) as fh:       # complete or not there at all
+        fh.write(png)
 
 
 class _Pixels:

@@ -5,7 +5,10 @@ The house style (``house.mplstyle``, package data) is always applied first; a us
 ``--style FILE.mplstyle`` is laid over it (``plt.style.context([house, user])``), so a
 journal's fonts, sizes or colours win key by key. A user file is checked before anything
 is drawn: an unknown key or a value matplotlib refuses is one line naming the file, its
-line and the key (exit 2), not matplotlib's warning on stderr halfway through a night.
+line and the key (exit 2), not matplotlib's warning on stderr halfway through a night;
+so is a value matplotlib takes but figures cannot draw (``savefig.bbox: tight``, TeX,
+a 1e6 pt font). Names are always drawn as plain text (``PLAIN_TEXT``: no mathtext, no
+TeX), laid over every style.
 
 A card keeps one colour in every chart: the report derives it from the card's inventory id
 (``colours.adapter_colour``: an index into its palette). A style that sets its own colour
@@ -16,11 +19,12 @@ card are shades of it as in the report. Markers stay those of the report (the se
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
-from pathlib import Path
 from typing import Any, Literal
 
+from nicbench.display import shown
 from nicbench.errors import UsageError
 from nicbench.report.colours import PALETTE, ink_on, shade
 from nicbench.report.model import Entry
@@ -49,18 +53,56 @@ def house_style() -> str:
     return str(resources.files("nicbench.report.figures").joinpath(HOUSE))
 
 
-def check_style(path: str) -> str:
-    """``path`` if it is a style file matplotlib takes whole, else one clear error."""
+# What figures cannot draw, though matplotlib takes it: key -> (is it drawable?, what to do)
+STYLE_LIMIT = 256 << 10         # a style file is a few KB; /dev/zero never ends
+FONT_PT = (4.0, 72.0)           # a text size figures can lay out, in points
+DPI = (50, 1200)                # as --dpi
+SIZE_KEYS = ("font.size", "axes.labelsize", "axes.titlesize", "figure.labelsize",
+             "figure.titlesize", "legend.fontsize", "legend.title_fontsize",
+             "xtick.labelsize", "ytick.labelsize")
+# Names are text, never markup: a name with $...$ or a backslash is drawn as it is written.
+PLAIN_TEXT = {"text.parse_math": False, "text.usetex": False}
+# rcParams of how matplotlib runs, not of how a figure looks: matplotlib ignores them in a
+# style with a warning each (matplotlib.style's own list)
+NOT_STYLE = frozenset({
+    "backend", "backend_fallback", "date.epoch", "docstring.hardcopy",
+    "figure.max_open_warning", "figure.raise_window", "interactive", "savefig.directory",
+    "timezone", "tk.window_focus", "toolbar", "webagg.address", "webagg.open_in_browser",
+    "webagg.port", "webagg.port_retries"})
+
+
+def check_style(path: str, warn: Callable[[str], None] | None = None) -> str:
+    """``path`` if figures can draw with the style file it names, else one clear error
+    (see :func:`read_style`); ``warn``: what of it is left out."""
+    read_style(path, warn)
+    return path
+
+
+def read_style(path: str, warn: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """The settings of the style file ``path`` that figures draw with (key -> value as
+    matplotlib validated it), else one clear error naming the file, its line and the key.
+
+    Read as nicbench reads every file named on the command line: a regular file of at
+    most ``STYLE_LIMIT`` bytes (``/dev/zero`` and a FIFO are refused at once). A value
+    matplotlib takes but figures cannot draw (``savefig.bbox: tight``, ``text.usetex``,
+    a text size of 1e6 pt, 100,000 dpi) is refused; keys that are not style
+    (``backend``, ``savefig.directory``) are left out, said in one ``warn`` line."""
     import matplotlib
 
-    p = Path(path)
+    from nicbench.textfile import TextFileError, decode_utf8, read_bytes
+
     try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise UsageError(f"--style {path}: cannot read it: {why}; give a matplotlib "
-                         "style file (FILE.mplstyle)") from exc
+        text = decode_utf8(read_bytes(path, STYLE_LIMIT, "a matplotlib style file is a "
+                                                         "few KB"))
+    except TextFileError as exc:
+        where = f"{path}:{exc.line}" if exc.line else f"--style {path}"
+        raise UsageError(f"{where}: {exc.message}; give a matplotlib style file "
+                         "(FILE.mplstyle)") from exc
+    except OSError as exc:
+        raise UsageError(f"--style {path}: cannot read it: {exc.strerror or exc}; give a "
+                         "matplotlib style file (FILE.mplstyle)") from exc
     rc: Any = matplotlib.RcParams()
+    ignored: list[str] = []
     for n, raw in enumerate(text.splitlines(), 1):
         line = strip_comment(raw)
         if not line:
@@ -68,17 +110,43 @@ def check_style(path: str) -> str:
         key, sep, value = line.partition(":")
         key, value = key.strip(), value.strip().strip('"')
         if not sep:
-            raise UsageError(f"{path}:{n}: {line!r} is not 'key: value'; see matplotlib's "
-                             "style sheets (matplotlibrc format)")
+            raise UsageError(f"{path}:{n}: {shown(line)!r} is not 'key: value'; see "
+                             "matplotlib's style sheets (matplotlibrc format)")
         if key not in matplotlib.rcParams:
-            raise UsageError(f"{path}:{n}: {key}: not a matplotlib setting (rcParams); "
-                             "check its spelling")
+            raise UsageError(f"{path}:{n}: {shown(key)}: not a matplotlib setting "
+                             "(rcParams); check its spelling")
+        if key in NOT_STYLE:
+            ignored.append(f"{key} (line {n})")
+            continue
         try:
             rc[key] = value
         except (ValueError, TypeError, KeyError) as exc:
-            raise UsageError(f"{path}:{n}: {key}: {value!r} is refused by matplotlib: "
-                             f"{exc}") from exc
-    return str(p)
+            raise UsageError(f"{path}:{n}: {key}: {shown(value)!r} is refused by "
+                             f"matplotlib: {shown(exc)}") from exc
+        why = undrawable(key, rc[key])
+        if why:
+            raise UsageError(f"{path}:{n}: {key}: {shown(value)!r}: {why}")
+    if ignored and warn is not None:
+        warn(f"{path}: {', '.join(ignored)}: not style settings (how matplotlib runs, not "
+             "how a figure looks): ignored; remove them from the style file")
+    return dict(rc)
+
+
+def undrawable(key: str, value: Any) -> str | None:
+    """Why figures cannot draw with ``key`` at ``value`` (matplotlib took it), or None."""
+    if key == "savefig.bbox" and value not in (None, "standard"):
+        return ("figures lay each chart out to its own size; remove savefig.bbox (or set "
+                "it to standard)")
+    if key in PLAIN_TEXT and value != PLAIN_TEXT[key]:
+        return ("names are drawn as plain text, never as TeX or math markup; remove "
+                f"{key}")
+    if key in SIZE_KEYS and isinstance(value, (int, float)) \
+            and not FONT_PT[0] <= value <= FONT_PT[1]:
+        return f"give a text size from {FONT_PT[0]:g} to {FONT_PT[1]:g} points"
+    if key in ("savefig.dpi", "figure.dpi") and value != "figure" \
+            and not DPI[0] <= float(value) <= DPI[1]:
+        return f"give a resolution from {DPI[0]} to {DPI[1]} dots per inch (300 is print)"
+    return None
 
 
 def strip_comment(line: str) -> str:
@@ -93,17 +161,23 @@ def strip_comment(line: str) -> str:
     return line.strip()
 
 
-def style_files(user: str | None) -> list[str]:
-    return [house_style()] + ([user] if user else [])
+Style = str | dict[str, Any]
 
 
-def palette(styles: list[str]) -> list[str]:
+def style_files(user: str | None) -> list[Style]:
+    """What figures are drawn under: the house style, the user's (its settings as
+    :func:`read_style` keeps them: never matplotlib's own reading of the file) and names as plain text."""
+    return [house_style()] + ([read_style(user)] if user else []) + [dict(PLAIN_TEXT)]
+
+
+def palette(styles: list[Style]) -> list[str]:
     """The colour cycle the styles end with (the last one that sets it wins)."""
     import matplotlib
 
     colours = list(PALETTE)
     for s in styles:
-        rc = matplotlib.rc_params_from_file(s, use_default_template=False)
+        rc = s if isinstance(s, dict) else \
+            matplotlib.rc_params_from_file(s, use_default_template=False)
         if "axes.prop_cycle" in rc:
             found = rc["axes.prop_cycle"].by_key().get("color")
             if found:
