@@ -131,7 +131,8 @@ def test_the_bottom_imports_nothing(module):
 # ones too), so no two rooms can form a cycle and a room's place says what it may use.
 ROOM_ORDER: tuple[tuple[str, ...], ...] = (
     ("nicbench", "nicbench.errors", "nicbench.textfile", "nicbench.limits",
-     "nicbench.durations", "nicbench.polling", "nicbench.interrupts"),
+     "nicbench.durations", "nicbench.polling", "nicbench.interrupts", "nicbench.display",
+     "nicbench.workers"),
     ("nicbench.config",),
     ("nicbench.physics", "nicbench.judging"),   # the wire's arithmetic; the comparison's rule
     ("nicbench.tools",),
