@@ -37,6 +37,7 @@ from nicbench.textfile import write_atomic
 
 SECTIONS = [
     ("verdict", "Verdict"),
+    ("rankings", "Rankings"),
     ("comparison", "Run against run"),
     ("history", "History"),
     ("adapters", "Adapters"),
@@ -285,7 +286,7 @@ def render_page(report: Report, single_file: bool = False) -> str:
         made=time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(report.created_at)),
         runs_line=_runs_line(report), sections=sections, netpipe_groups=NETPIPE_GROUPS,
         colour_of={e.key: e.colour for e in report.entries},
-        method_items=_method_items(report))
+        method_items=_method_items(report), noisy_iqr=f"{NOISY_IQR_POINTS:g}")
 
 
 def write_page(report: Report, out: Path, single_file: bool = False) -> Path:
