@@ -177,18 +177,10 @@ def speed_caption(configs: list[Config], protocol: str) -> str:
     sel = ", ".join(r.replace("udp-", "UDP search ") for r in rules)
     reps = sorted({c.planned for c in configs if not c.search})
     of = f" of {'/'.join(str(n) for n in reps)}" if reps else ""
-    text = (f"At each point a ranking, fastest first: the bar is the selected value "
-            f"({sel}{of} repetitions), the whisker runs from the lowest to the highest "
-            "repetition that succeeded, and n ok/n counts them against the repetitions "
-            "planned (failed and not run ones named). A gap names what happened. A value "
-            "above the link's limit is not a measurement of the card: it comes after the "
-            "ranked ones, marked ! and not ranked.")
+    text = (f"The selected value ({sel}{of} repetitions) of each adapter at each point, "
+            "fastest first; whisker: lowest to highest repetition; n ok/n.")
     if any(c.limit_bps for c in configs):
-        ts = {timestamps_on(c.run.profile, c.point_spec) for c in configs}
-        formulas = ", ".join(sorted(goodput_formula(protocol, t) for t in ts))
-        text += (f" The black mark on each bar is the link's best {protocol.upper()} "
-                 f"goodput, {formulas}, R the line rate; values more than "
-                 f"{FLAG_MARGIN:.0%} above it are marked ! and listed below.")
+        text += f" Black mark: the link's {protocol.upper()} goodput limit."
     return text
 
 
@@ -252,10 +244,7 @@ def heatmap_figures(ix: Index) -> list[Figure]:
             ix, configs, selected, slug("heatmap", tool, protocol, test),
             f"{chart_title(tool, protocol, test)}: every adapter at every point",
             "The selected value in Mbit/s, one row per adapter (fastest first at its best "
-            "point), one column per point; the colour runs from the lowest selected value "
-            "of the chart (dark) to the highest (light), so small differences show; the "
-            "numbers are the figures. A grey cell names what happened; a white cell "
-            "marked ! is above the link's limit, left off the scale and not ranked."))
+            "point), one column per point, dark (lowest) to light (highest)."))
     return figures
 
 
@@ -266,7 +255,6 @@ CPU_SERIES = [BarSeries("sender", "sending host"), BarSeries("receiver", "receiv
 
 def cpu_figures(ix: Index) -> list[Figure]:
     figures = []
-    shared = shared_hosts(ix)
     for (tool, protocol, test), configs in ix.charts(own_sections=False).items():
         if tool in tools_with("latency") or not any(
                 c.cpu_values("cpu_sender_pct") or c.cpu_values("cpu_receiver_pct")
@@ -310,7 +298,6 @@ def cpu_figures(ix: Index) -> list[Figure]:
             panels.append(BarPanel(title=g.label, xlabel="CPU busy, % of all cores",
                                    rows=rows, bars=bars, xmax=100.0,
                                    series=list(CPU_SERIES)))
-        statistics_used = sorted({c.statistic for c in configs if c.ok})
         legend = [LegendItem("sending host (/proc/stat)", "#555555", "bar"),
                   LegendItem("receiving host (/proc/stat)", "#aaaaaa", "bar"),
                   LegendItem("lowest to highest repetition", "#000000", "whisker")]
@@ -320,18 +307,11 @@ def cpu_figures(ix: Index) -> list[Figure]:
                                      "diamond"))
             notes.append(tool_cpu_source(configs, tool))
         notes += over
-        if shared:
-            notes.append(shared)
         figures.append(Figure(
             id=slug("cpu", tool, protocol, test), family="cpu",
             title=f"{chart_title(tool, protocol, test)}: CPU load",
-            caption=("CPU load of both hosts over the repetitions whose speed is within the "
-                     "tool's printed resolution of the value the speed chart shows "
-                     f"({'; '.join(statistics_used)}), as /proc/stat counts it: the "
-                     "share of all cores busy while the sender ran (the receiver: from "
-                     "its server's start to its finish); the axis stops at 100 %. "
-                     "Whiskers: lowest to highest over all repetitions. Rows in the order "
-                     "of the speed ranking; the CPU does not rank them."),
+            caption=("Both hosts' CPU (/proc/stat, % of all cores) at the speed chart's "
+                     "figure, rows in its order; whisker: lowest to highest repetition."),
             panels=list(panels), entries=[e.key for e in order], legend=legend,
             notes=notes))
     return figures
@@ -366,11 +346,7 @@ def cost_figures(ix: Index) -> list[Figure]:
             id=slug("cost", tool, protocol, test), family="cost",
             title=f"{chart_title(tool, protocol, test)}: speed against CPU",
             caption=("Each dot is an adapter at one point: its selected speed against the "
-                     "CPU load of the busier of the two hosts (the median over the "
-                     "repetitions within the printed resolution of that speed). Up and "
-                     "to the left is fast and cheap; the verdict table gives Mbit/s per "
-                     "CPU % with the CPU's spread, and ranks by it only where the spread "
-                     "allows."),
+                     "busier host's CPU. Up and to the left is fast and cheap."),
             panels=list(panels), entries=[e.key for e in ix.entries if e.key in keys],
             columns=2 if len(panels) > 1 else 1,
             legend=[LegendItem(e.label, e.colour, e.marker) for e in ix.entries

@@ -102,4 +102,5 @@ def build(runs: list[Run], rates: dict[str, float] | None = None,
                   + small_sentences + lat_sentences
                   + [loaded.sentence(t, rows) for t, rows in under_load.items()],
                   warnings=warnings, notes=notes, created_at=time.time(),
-                  comparison=comparison, glance=first_screen)
+                  comparison=comparison, glance=first_screen,
+                  cpu_note=bars.shared_hosts(ix))

@@ -295,6 +295,7 @@ class Report:
     created_at: float = 0.0
     comparison: bool = False
     glance: Glance | None = None     # the verdict's first screen (glance.py)
+    cpu_note: str = ""               # the whole run's CPU caveat, once atop its section
 
     def entry(self, key: str) -> Entry:
         return next(e for e in self.entries if e.key == key)

@@ -202,32 +202,53 @@ def _runs_line(report: Report) -> str:
     return f"{what} {', '.join(parts)}; {n} adapter{'s' if n != 1 else ''}"
 
 
-def _method_items(report: Report) -> list[str]:
+# Where each chart family's "how to read" is (its item's anchor in the last section).
+READ_ANCHOR = {"speed": "read-speed", "heatmap": "read-heatmap", "cpu": "read-cpu",
+               "cost": "read-cost", "netpipe-plateau": "read-netpipe",
+               "netpipe-mtu": "read-netpipe", "netpipe-adapter": "read-netpipe",
+               "streams": "read-streams"}
+
+
+def _method_items(report: Report) -> list[tuple[str, str]]:
+    """(anchor, text) of "How to read this report"; the anchor "" for the general ones."""
     items = [
+        ("",
         "Throughput is in Mbit/s (10^6 bit/s) and, in the netio-style tables, KB/s (1024 "
         "bytes per second, as netio prints it). netPIPE prints 'Mbps' meaning 2^20 bit/s; "
-        "its figures are converted to Mbit/s like the others.",
+        "its figures are converted to Mbit/s like the others."),
+        ("read-speed",
         "Speed charts rank the adapters at each MTU, fastest first. A bar is the "
         "configuration's selected value (the profile's select: best, mean or median of the "
         "repetitions, as in the review the profile follows); its whisker runs from the "
         "lowest to the highest repetition that succeeded; 'n ok/n' counts those against "
         "the repetitions planned and names how many failed and were not run. A UDP search's "
-        "bar is the rate it found.",
+        "bar is the rate it found. A value above the link's limit is not a measurement of "
+        "the card: it comes after the ranked ones, marked ! and not ranked."),
+        ("read-heatmap",
+        "Heatmaps: one row per adapter, fastest first at its best point, one column per "
+        "point; the colour runs from the chart's lowest selected value (dark) to its "
+        "highest (light), so small differences show, and the numbers are the figures. A "
+        "grey cell names what happened; a white cell marked ! is above the link's limit, "
+        "left off the scale and not ranked."),
+        ("",
         "A gap names what happened, one word per event whatever the tool: 'refused' only "
         "when the driver or kernel refused the setting, 'path check failed' when the MTU "
         "was taken but the path did not carry it, 'stalled' when the transfer moved almost "
         "nothing or never ended at the receiver, 'timed out', 'given up', ... The failures "
-        "section gives every reason in the kernel's or the tool's words.",
+        "section gives every reason in the kernel's or the tool's words."),
+        ("",
         "The black mark on a bar is the best goodput of the link at that MTU: "
         "R × (MTU − 52) / (MTU + 38) for TCP with timestamps (− 40 without, − 28 for UDP), "
         "R the link's line rate, 38 the bytes each frame costs on the wire besides the IP "
         "packet (Ethernet header 14, FCS 4, preamble 8, inter-frame gap 12): 941.5 Mbit/s "
         f"at MTU 1500 and 990.0 at 9000 on Gigabit Ethernet. A value more than "
         f"{FLAG_MARGIN:.0%} above it is marked ! and listed under its chart (closer is the "
-        "tools' rounding: iperf 2 prints whole Mbit/s).",
+        "tools' rounding: iperf 2 prints whole Mbit/s)."),
+        ("",
         "The line rate is taken from --link-rate NAME=RATE when given, else from the "
         "inventory adapter's link_rate recorded in the run's manifest, else from the rate "
-        "the adapter's description names; the table of adapters says which.",
+        "the adapter's description names; the table of adapters says which."),
+        ("read-cpu",
         "CPU load: /proc/stat of the sending and of the receiving host, busy share of all "
         "cores while the sender ran, the median over the repetitions whose speed is within "
         "the tool's printed resolution of the figure shown (every one tied for the best "
@@ -235,19 +256,36 @@ def _method_items(report: Report) -> list[str]:
         "marker, labelled with where it comes from. Mbit/s per CPU % divides the figure "
         "by the median CPU of the busier host; the verdict ranks by it only where the IQR "
         f"is at most {NOISY_IQR_POINTS:g} points. A figure more than {FLAG_MARGIN:.0%} "
-        "above the wire's limit is never ranked.",
+        "above the wire's limit is never ranked. The receiver's load runs from its "
+        "server's start to its finish; the axis stops at 100 %."),
+        ("read-cost",
+        "Speed against CPU: each dot is the selected speed against the busier host's CPU "
+        "(the median over the repetitions within the printed resolution of that speed); "
+        "the rankings give Mbit/s per CPU % with the CPU's spread and rank by it only "
+        "where the spread allows."),
+        ("read-netpipe",
         "netPIPE's figure is the plateau of its curve: the median throughput over the "
         "blocks of the last octave (at least half the largest block), what the link "
-        "sustains; its burst maximum is in the table.",
+        "sustains; its burst maximum is in the table. Its curves are one run per "
+        "configuration, one colour per adapter (per MTU in an adapter's own chart, dark "
+        "for the smallest MTU to light for the largest)."),
+        ("read-streams",
+        "Streams: throughput against iperf's -P, the speed charts' value; with --bidir, "
+        "each direction as it reached its receiver, forward (client to server) solid, "
+        "reverse dashed, medians over the repetitions the speed charts' value is taken "
+        "over, and their sum against twice the goodput limit (a full-duplex link carries "
+        "its rate each way)."),
+        ("",
         "Every adapter has one colour, derived from its inventory id so that it keeps it "
         "in every report, and a marker as a second cue (in front of its name, on its curves "
         "and dots); the colours are colour-blind safe (Okabe & Ito, Tol). The same adapter "
-        "in a later run is a shade of its colour.",
+        "in a later run is a shade of its colour."),
+        ("",
         "Every value is traceable: the CSV beside each chart holds what it shows, and each "
-        "run's trials.jsonl and raw outputs are in data/ beside this page.",
+        "run's trials.jsonl and raw outputs are in data/ beside this page."),
     ]
     if report.comparison:
-        items.append("Runs are compared adapter by adapter (by inventory id), each later run "
+        items.append(("", "Runs are compared adapter by adapter (by inventory id), each later run "
                      "against the first that has the adapter, on all the stored "
                      "repetitions: the shift is the Hodges-Lehmann estimate (the median of "
                      "every B - A difference) with its exact 95 % interval, as % of A's "
@@ -262,9 +300,10 @@ def _method_items(report: Report) -> list[str]:
                      "(a latency test's p50 and p99, a probe's under load) is compared the "
                      "same way over the repetitions' own percentile, in us: 'lower latency' "
                      "(better) or 'higher latency'; one below the wire's minimum round trip "
-                     "is never judged, as a rate above its limit is not.")
+                     "is never judged, as a rate above its limit is not."))
     if any(en.rate_bps is None for en in report.entries):
-        items.append("Some adapters have no known line rate: their bars have no limit mark.")
+        items.append(("", "Some adapters have no known line rate: their bars have no limit "
+                      "mark."))
     return items
 
 
@@ -286,7 +325,7 @@ def render_page(report: Report, single_file: bool = False) -> str:
         made=time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(report.created_at)),
         runs_line=_runs_line(report), sections=sections, netpipe_groups=NETPIPE_GROUPS,
         colour_of={e.key: e.colour for e in report.entries},
-        method_items=_method_items(report), noisy_iqr=f"{NOISY_IQR_POINTS:g}")
+        method_items=_method_items(report), read_anchor=READ_ANCHOR, noisy_iqr=f"{NOISY_IQR_POINTS:g}")
 
 
 def write_page(report: Report, out: Path, single_file: bool = False) -> Path:
