@@ -55,6 +55,9 @@ SECTIONS = [
     ("setup", "Setup"),
     ("method", "How to read"),
 ]
+LONG_TITLES = {"throughput": "throughput per adapter and MTU (iperf, NTttcp, UDP)",
+               "latency": "request/response latency (sockperf)", "cpu": "CPU load and cost",
+               "netpipe": "netPIPE", "size-tables": "tables by packet size (netio, iperf -l)"}
 NETPIPE_GROUPS = [("netpipe-plateau", "Sustained throughput per adapter and MTU"),
                   ("netpipe-mtu", "Per MTU, one curve per adapter"),
                   ("netpipe-adapter", "Per adapter, one curve per MTU")]
@@ -316,14 +319,24 @@ def render_page(report: Report, single_file: bool = False) -> str:
                "streams": bool(report.figures_of("streams")),
                "smallpkt": bool(report.figures_of("smallpkt")),
                "history": bool(report.figures_of("history")),
-               "under-load": bool(report.tables_of("loaded"))}
+               "under-load": bool(report.tables_of("loaded")),
+               "rankings": bool(report.tables_of("verdict") or report.tables_of("verdict-loaded"))}
+    # the sections of the methods a run may not have: left out, named once at the top
+    empty = {"throughput": not report.figures_of("speed"),
+             "latency": not (report.figures_of("latency") or report.tables_of("latency")),
+             "cpu": not report.figures_of("cpu"),
+             "netpipe": not report.figures_of("netpipe-plateau"),
+             "size-tables": not (report.tables_of("netio") or report.tables_of("iperf-length"))}
+    present.update({k: not v for k, v in empty.items()})
     sections = [(i, t) for i, t in SECTIONS if present.get(i, True)]
+    absent = [LONG_TITLES[i] for i, _ in SECTIONS if empty.get(i)]
     css = resources.files("nicbench.report").joinpath("templates/report.css").read_text(
         encoding="utf-8")
     return environment().get_template("report.html.j2").render(
         report=report, single_file=single_file, css=css, version=__version__,
         made=time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(report.created_at)),
-        runs_line=_runs_line(report), sections=sections, netpipe_groups=NETPIPE_GROUPS,
+        runs_line=_runs_line(report), sections=sections, absent=absent,
+        shown={i for i, _ in sections}, netpipe_groups=NETPIPE_GROUPS,
         colour_of={e.key: e.colour for e in report.entries},
         method_items=_method_items(report), read_anchor=READ_ANCHOR, noisy_iqr=f"{NOISY_IQR_POINTS:g}")
 
