@@ -33,6 +33,8 @@ and a heatmap leaves it out of its colour scale.
 
 from __future__ import annotations
 
+import re
+
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 
@@ -302,6 +304,10 @@ def cpu_figures(ix: Index) -> list[Figure]:
                   LegendItem("receiving host (/proc/stat)", "#aaaaaa", "bar"),
                   LegendItem("lowest to highest repetition", "#000000", "whisker")]
         notes = []
+        kinds = sorted({re.sub(r"(over (all )?the|over all) \d+ ", r"\1 ", c.statistic)
+                        for c in configs if c.ok})
+        if kinds:
+            notes.append(f"CPU taken over: {'; '.join(kinds)}.")
         if tool_cpu:
             legend.append(LegendItem(f"{display_name(tool)}'s own CPU figure", "#000000",
                                      "diamond"))

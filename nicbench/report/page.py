@@ -37,8 +37,8 @@ from nicbench.textfile import write_atomic
 
 SECTIONS = [
     ("verdict", "Verdict"),
-    ("rankings", "Rankings"),
     ("comparison", "Run against run"),
+    ("rankings", "Rankings"),
     ("history", "History"),
     ("adapters", "Adapters"),
     ("throughput", "Throughput"),

@@ -131,12 +131,15 @@ def test_the_verdict_comes_first_then_the_comparison(rendered):
     report, page = rendered
     text = page.read_text()
     refs = parse_page(text)
-    assert refs.h2[:4] == ["Verdict", "Run against run", "Adapters in this report",
-                           "Throughput per adapter and MTU"]
+    assert refs.h2[:4] == ["Verdict", "Run against run", "Rankings per method",
+                           "Adapters in this report"]
     verdict = text[text.index('<section id="verdict">'):text.index('<section id="comparison">')]
     assert "<img" not in verdict                      # the first screen is words and figures
-    for s in report.verdict:
-        assert s.text in html.unescape(verdict)
+    # per method one row: the fastest card and its figure, as the verdict's rows rank them
+    assert report.glance is not None
+    for row in report.glance.rows:
+        for cell in (row.method, row.fastest, row.figure):
+            assert html.escape(cell, quote=False) in verdict
     assert text.index('<section id="verdict">') < text.index("<figure")
     comparison = text[text.index('<section id="comparison">'):
                       text.index('<section id="adapters">')]
