@@ -3,7 +3,8 @@
 The page is rendered by jinja2 from ``templates/report.html.j2`` with autoescape on: every
 value from results (labels, reasons, commands, host facts) is escaped unless marked safe,
 and the only safe markup is the charts' SVG, which ``svg.py`` builds with its text
-escaped. The page has no script and loads nothing from the network: its CSS is inline,
+escaped. The page loads nothing from the network: its CSS and its one script (a card
+finder and sortable tables, ``templates/report.js``; without it the page is whole) are inline,
 its charts are ``figures/*.svg`` beside it, or inline with ``--single-file`` (one file that
 can be mailed alone).
 
@@ -27,7 +28,8 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from nicbench import __version__
 from nicbench.report.configs import NOISY_IQR_POINTS, point_label
 from nicbench.report.load import Run
-from nicbench.report.model import BarPanel, Figure, HeatPanel, LinePanel, Report, ScatterPanel
+from nicbench.report.model import (BarPanel, Entry, Figure, HeatPanel, LinePanel, Report,
+                                   ScatterPanel)
 from nicbench.report.setup import data_dir
 from nicbench.report.theory import FLAG_MARGIN
 from nicbench.results.manifest import shareable
@@ -332,13 +334,22 @@ def render_page(report: Report, single_file: bool = False) -> str:
     absent = [LONG_TITLES[i] for i, _ in SECTIONS if empty.get(i)]
     css = resources.files("nicbench.report").joinpath("templates/report.css").read_text(
         encoding="utf-8")
+    script = resources.files("nicbench.report").joinpath("templates/report.js").read_text(
+        encoding="utf-8").replace("</", "<\\/")
     return environment().get_template("report.html.j2").render(
-        report=report, single_file=single_file, css=css, version=__version__,
+        report=report, single_file=single_file, css=css, script=script, version=__version__,
+        card_of={e.key: _card_words(e) for e in report.entries},
         made=time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(report.created_at)),
         runs_line=_runs_line(report), sections=sections, absent=absent,
         shown={i for i, _ in sections}, netpipe_groups=NETPIPE_GROUPS,
         colour_of={e.key: e.colour for e in report.entries},
         method_items=_method_items(report), read_anchor=READ_ANCHOR, noisy_iqr=f"{NOISY_IQR_POINTS:g}")
+
+
+def _card_words(e: Entry) -> str:
+    """What the finder matches a card by: its label, adapter id, pair and run."""
+    return " ".join(dict.fromkeys(w for w in (e.label, e.adapter_label, e.adapter, e.pair,
+                                             e.run_label) if w))
 
 
 def write_page(report: Report, out: Path, single_file: bool = False) -> Path:
