@@ -18,6 +18,7 @@ them). No path of the machine that made it appears in the page.
 from __future__ import annotations
 
 import os
+import re
 import time
 from importlib import resources
 from pathlib import Path
@@ -103,15 +104,40 @@ def write_tables(report: Report, out: Path) -> None:
     for t in report.tables:
         path = tdir / f"{t.id}.csv"
         if t.csv_columns:
-            write_csv(path, t.csv_columns, t.csv_rows)
+            write_csv(path, t.csv_columns, plain_numbers(t.csv_columns, t.csv_rows))
         else:
-            write_csv(path, t.columns, t.rows)
+            write_csv(path, t.columns, plain_numbers(t.columns, t.rows))
         t.files["csv"] = f"tables/{path.name}"
     for f in report.figures:
         path = tdir / f"figure-{f.id}.csv"
         cols, rows = figure_rows(report, f)
         write_csv(path, cols, rows)
         f.files["csv"] = f"tables/{path.name}"
+
+
+# "89,248" or "! 1,488,095 (sender busy)": a figure the page groups by thousands
+_GROUPED = re.compile(r"^(?P<pre>!?\s*)(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?)(?P<post>(?:\s.*)?)$")
+
+
+def plain_numbers(columns: list[str], rows: list[list[object]]) -> list[list[object]]:
+    """The rows with every figure grouped by thousands for the page written plain for a
+    spreadsheet ("89,248" -> 89248); a list of repetitions ("100,101,102") is left alone."""
+    lists = {k for k, c in enumerate(columns) if "repetition" in c}
+    out: list[list[object]] = []
+    for row in rows:
+        cells: list[object] = []
+        for k, cell in enumerate(row):
+            m = _GROUPED.match(cell) if isinstance(cell, str) and k not in lists else None
+            if m is None:
+                cells.append(cell)
+                continue
+            num = m["num"].replace(",", "")
+            if not m["pre"] and not m["post"]:
+                cells.append(float(num) if "." in num else int(num))
+            else:
+                cells.append(f"{m['pre']}{num}{m['post']}")
+        out.append(cells)
+    return out
 
 
 def figure_rows(report: Report, fig: Figure) -> tuple[list[str], list[list[object]]]:
