@@ -140,24 +140,12 @@ def cmd_run(args) -> int:
 
 def _ended(args, runner, run_dir) -> int:
     """The summary table, the report if asked, and what was not measured or put back."""
-    rows = [[r.pair, r.point, r.test, r.status, f"{r.n_ok}/{r.n_ok + r.n_failed}", r.select,
-             mbit(r.selected_bps), mbit(r.median_bps),
-             "-" if r.cpu_local_pct is None else f"{r.cpu_local_pct:.0f}",
-             "-" if r.cpu_remote_pct is None else f"{r.cpu_remote_pct:.0f}"]
-            for r in runner.summary if r.p50_us is None]
+    from nicbench.cli.summary import summary_lines, terminal_width
+
     out("")
-    if rows or not runner.summary:
-        console.table(["pair", "point", "test", "status", "ok", "select", "Mbit/s", "median",
-                       "cpu snd %", "cpu rcv %"], rows)
-    latency = [[r.pair, r.point, r.test, r.status, f"{r.n_ok}/{r.n_ok + r.n_failed}", r.select,
-                *(f"{v:.1f}" if v is not None else "-"
-                  for v in (r.p50_us, r.p90_us, r.p99_us, r.p999_us))]
-               for r in runner.summary if r.p50_us is not None]
-    if latency:
-        out("" if not rows else "\nround trips, us (each percentile by select over the "
-            "repetitions):")
-        console.table(["pair", "point", "test", "status", "ok", "select", "p50", "p90", "p99",
-                       "p99.9"], latency)
+    width = terminal_width() if console.is_terminal() else None
+    for line in summary_lines(runner.summary, width):
+        out(line)
     out(f"\nresults: {run_dir.path}/ (summary.csv, trials.jsonl, raw/)")
     if args.report:
         from nicbench.report import build_report
