@@ -101,6 +101,7 @@ def cmd_run(args) -> int:
         raise UsageError(f"--resume {args.resume}: {state}: give the results directory of "
                          "the run to continue")
     profile = load_profile(resolve_profile_path(args.profile), CATALOG)
+    args.inventory = default_inventory(args.inventory)
     inv = load_inventory(args.inventory, CATALOG)
     for name in args.pair or []:
         inv.pair(name)      # an unknown name is refused before anything is printed
@@ -191,10 +192,33 @@ class Pulse:
             self.heartbeat.close("finished" if exc_type is None else self.ending)
 
 
+DEFAULT_INVENTORY = "inventory.yaml"     # describes the default lab (prefix nb)
+
+
+def default_inventory(given: str | None) -> str:
+    """-i as given; else, with another lab prefix (NICBENCH_LAB_PREFIX), that lab's own
+    inventory (NICBENCH_LAB_DIR or .lab), said in one line; else inventory.yaml."""
+    import os
+
+    if given is not None:
+        return given
+    prefix = os.environ.get("NICBENCH_LAB_PREFIX", "")
+    if prefix and prefix != "nb":
+        lab_inv = Path(os.environ.get("NICBENCH_LAB_DIR") or ".lab") / "inventory.yaml"
+        if lab_inv.is_file():
+            out(f"inventory: {lab_inv} (the lab of NICBENCH_LAB_PREFIX={prefix}; -i FILE "
+                "for another)")
+            return str(lab_inv)
+        console.warn(f"NICBENCH_LAB_PREFIX={prefix} but no lab inventory at {lab_inv}: "
+                     f"using {DEFAULT_INVENTORY} (the default lab's); pass -i FILE, e.g. "
+                     "the inventory `nicbench lab up` printed")
+    return DEFAULT_INVENTORY
+
+
 def resume_command(args, directory) -> str:
     """The command that continues this run: its profile, inventory and pairs as given."""
     words = ["nicbench", "run", args.profile]
-    if args.inventory != "inventory.yaml":
+    if args.inventory not in (None, DEFAULT_INVENTORY):
         words += ["-i", args.inventory]
     for pair in args.pair or []:
         words += ["--pair", pair]
@@ -320,7 +344,9 @@ def register(sub) -> None:
 
     run = sub.add_parser("run", help="run a profile on the inventory's pairs")
     run.add_argument("profile", help="profile name (profiles/NAME.yaml) or file")
-    run.add_argument("-i", "--inventory", default="inventory.yaml")
+    run.add_argument("-i", "--inventory", default=None,
+                     help="inventory file (default inventory.yaml; with another "
+                          "NICBENCH_LAB_PREFIX, that lab's own inventory)")
     run.add_argument("--pair", action="append", metavar="NAME", help="only this pair (repeat)")
     run.add_argument("--out", help="results directory (default reports/<profile>-<time>/)")
     run.add_argument("--resume", metavar="DIR", help="continue a run that stopped half-way")
