@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-NICBENCH = [sys.executable, "-m", "nicbench"]
+NICBENCH = [sys.executable, "-m", "nicbench.cli"]
 
 
 def _env(**extra: str) -> dict[str, str]:
