@@ -467,3 +467,79 @@ def test_the_house_style_ships_with_the_package_and_no_text_is_under_8_pt(roundu
         families.add(u.family)
         sizes = {t.get_fontsize() for t in texts_of(mfig)}
         assert sizes and min(sizes) >= 8.0, (u.stem, sorted(sizes))
+
+
+# -- ready for an article (issue 31) -------------------------------------------------------
+def _legend_share(mfig) -> float:
+    """The share of the figure's height its legends take (matplotlib's own extents)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    r = FigureCanvasAgg(mfig).get_renderer()
+    mfig.draw(r)
+    legends = list(mfig.legends) + [ax.get_legend() for ax in mfig.axes if ax.get_legend()]
+    return sum(lg.get_window_extent(r).height for lg in legends) / mfig.bbox.height
+
+
+def test_no_legend_takes_a_third_of_its_figure(roundup):
+    runs, report = roundup
+    shares = {u.stem: _legend_share(mfig) for u, mfig, _ in drawn(report, runs)}
+    assert shares and max(shares.values()) < 1 / 3, sorted(
+        shares.items(), key=lambda kv: -kv[1])[:5]
+
+
+def test_a_warning_band_never_reaches_below_a_curves_own_link(roundup):
+    """The band shades above a goodput limit: only where that limit is every curve's (one
+    link rate and MTU). On a chart of a Fast and Gigabit Ethernet cards it would put the
+    Gigabit cards' whole curves in the warning: there each point above its own link's
+    limit is ringed instead, and the limits are named by value."""
+    runs, report = roundup
+    seen = {"band": 0, "ring": 0}
+    for u, mfig, _ in drawn(report, runs):
+        if not u.family.startswith("netpipe-") or u.family == "netpipe-plateau":
+            continue
+        for ax in mfig.axes:
+            limits = {round(float(line.get_ydata()[0]), 6) for gid, line in by_gid(
+                ax, "reference|goodput").items()}
+            bands = list(by_gid(ax, "band").values())
+            for band in bands:
+                bottom = band.get_y() if hasattr(band, "get_y") else min(
+                    y for _, y in band.get_xy())
+                # the band starts at the one limit every curve of the axes shares
+                assert len(limits) == 1 and bottom == pytest.approx(limits.pop()), u.stem
+                seen["band"] += 1
+            rings = by_gid(ax, "flagged|")
+            if rings:
+                assert not bands
+                seen["ring"] += 1
+    # the roundup's per-MTU charts mix fe (94.1) with gigabit cards (941.5): no band there
+    assert seen["ring"] >= 1
+    fig = next(m for u, m, _ in drawn(report, runs) if u.stem == "netpipe-mtu1500")
+    assert not by_gid(fig, "band")
+    assert {t.get_text().strip() for t in by_gid(fig, "reflabel|").values()} == {"94.1", "941"}
+
+
+def test_no_marker_is_clipped_at_100_percent_cpu(roundup):
+    """Whiskers, limit marks and a tool's own CPU at the axis's end (100 %) are drawn whole:
+    every artist that reaches the axis's edge is drawn unclipped."""
+    runs, report = roundup
+    at_edge = 0
+    for u, mfig, _ in drawn(report, runs):
+        if u.family not in ("cpu", "speed", "netpipe-plateau"):
+            continue
+        ax = mfig.axes[0]
+        xmax = ax.get_xlim()[1]
+        for line in ax.lines + [c for coll in ax.collections for c in [coll]]:
+            if hasattr(line, "get_xdata"):
+                xs = [float(x) for x in line.get_xdata()]
+            else:
+                xs = [float(x) for seg in line.get_segments() for x, _ in seg]
+            if xs and max(xs) >= xmax - 1e-9 and line.get_gid() is not None \
+                    and not str(line.get_gid()).startswith("rowmarker"):
+                at_edge += 1
+                assert not line.get_clip_on(), (u.stem, line.get_gid())
+        for coll in ax.collections:          # the whiskers' segments
+            segs = coll.get_segments() if hasattr(coll, "get_segments") else []
+            if any(x >= xmax - 1e-9 for seg in segs for x, _ in seg):
+                at_edge += 1
+                assert not coll.get_clip_on(), u.stem
+    assert at_edge > 0          # the roundup's CPU reaches 100 %: the test looked at some
