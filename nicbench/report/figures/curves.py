@@ -38,7 +38,8 @@ def draw(fig: Figure, colours: Colours) -> MplFigure:
     width = DOUBLE if (cols > 1 or per_adapter) else SINGLE
     short = all(len(c.label) <= 12 for p in panels for c in p.curves)
     ncurve = 2 if (width == DOUBLE and cols == 1) or short else 1
-    legend_in = line_in(pt) * math.ceil(most / ncurve) + 0.15
+    small = fig.family == "smallpkt"      # the figure's legend says NDR/PDR, once
+    legend_in = 0.0 if small else line_in(pt) * math.ceil(most / ncurve) + 0.15
     items = legend_items(fig, panels)
     nitems = 3 if width == DOUBLE else 1
     height = nrows * (PLOT_IN + legend_in + line_in(pt) * 4) + line_in(pt) * 2 \
@@ -54,11 +55,16 @@ def draw(fig: Figure, colours: Colours) -> MplFigure:
         if k >= len(panels):
             ax.set_visible(False)
             continue
-        _panel(ax, panels[k], colours if per_adapter else None, pt, ncurve)
+        _panel(ax, panels[k], colours if per_adapter else None, pt, ncurve,
+               own_legend=not small, log_y=small)
         if panels[k].title in fig.title:     # said once, in the figure's title
             ax.set_title("")
     if not single:
-        add_legend(mfig, items, ncols=nitems)
+        if small:
+            mfig.legend(handles=[_small_handle(i) for i in items], loc="outside lower left",
+                        ncols=nitems, handlelength=3.0)
+        else:
+            add_legend(mfig, items, ncols=nitems)
         return mfig
     line = line_in(pt)
     top = line_in(size_pt("figure.titlesize")) * (title.count("\n") + 1) + 0.12 + (
@@ -101,7 +107,29 @@ def _ref_label(y: float) -> str:
     return f"{y:.1f}" if y < 100 else f"{y:.0f}"
 
 
-def _panel(ax, p: LinePanel, colours: Colours | None, pt: float, ncurve: int = 2) -> None:
+# Two curves of one card told apart beyond their dash (small packets' NDR and PDR, a
+# --bidir test's forward and reverse): the second's markers hollow and of another shape.
+SECOND = ("PDR", "reverse")
+
+
+def _second(label: str) -> bool:
+    return label.startswith(SECOND)
+
+
+def _small_handle(item: LegendItem):
+    from matplotlib.lines import Line2D
+
+    if item.label.startswith(("NDR", "PDR")):
+        hollow = _second(item.label)
+        return Line2D([], [], color=item.colour, linestyle=dash(item.dash),
+                      marker="s" if hollow else "o", markersize=4.5,
+                      markerfacecolor="#ffffff" if hollow else item.colour,
+                      label=item.label)
+    return handle(item)
+
+
+def _panel(ax, p: LinePanel, colours: Colours | None, pt: float, ncurve: int = 2,
+           own_legend: bool = True, log_y: bool = False) -> None:
     set_title(ax, p.title)
     xs = [x for c in p.curves for x, _ in c.points if x > 0]
     lo, hi = (min(xs), max(xs)) if xs else (1.0, 2.0)
@@ -109,7 +137,12 @@ def _panel(ax, p: LinePanel, colours: Colours | None, pt: float, ncurve: int = 2
     ymax = p.ymax or max((y for c in p.curves for _, y in c.points), default=1.0) or 1.0
     ax.set_xscale("log", base=2)
     ax.set_xlim(lo, hi)
-    ax.set_ylim(0, ymax)
+    if log_y:       # small packets: the line rate is 10-100x the NDR, which a linear
+        ys = [y for c in p.curves for _, y in c.points if y > 0]   # axis flattens
+        ax.set_yscale("log")
+        ax.set_ylim(min(ys) / 2 if ys else 1.0, ymax * 1.5)
+    else:
+        ax.set_ylim(0, ymax)
     a, b = math.floor(math.log2(lo)), math.ceil(math.log2(hi))
     step = max(1, math.ceil((b - a + 1) / 8))
     ticks = [float(2 ** k) for k in range(a, b + 1, step) if lo <= 2 ** k <= hi]
@@ -137,18 +170,22 @@ def _panel(ax, p: LinePanel, colours: Colours | None, pt: float, ncurve: int = 2
         if not c.points:
             continue
         colour = colours.of(c.entry, c.colour) if colours is not None else c.colour
+        hollow = _second(c.label)
         ax.plot([x for x, _ in c.points], [y for _, y in c.points], color=colour,
-                linestyle=dash(c.dash), marker=marker(c.marker),
-                markevery=max(1, len(c.points) // 12), markeredgecolor="#ffffff",
-                markeredgewidth=0.5, label=c.label, gid=f"curve|{c.entry}|{c.label}")
+                linestyle=dash(c.dash), marker="s" if hollow else marker(c.marker),
+                markevery=max(1, len(c.points) // 12),
+                markeredgecolor=colour if hollow else "#ffffff",
+                markerfacecolor="#ffffff" if hollow else colour,
+                markeredgewidth=0.9 if hollow else 0.5, label=c.label,
+                gid=f"curve|{c.entry}|{c.label}")
         if limit is None and c.flagged:      # above this curve's own link's limit
             ax.plot([x for x, _ in c.flagged], [y for _, y in c.flagged], linestyle="none",
                     marker="o", markersize=7, markerfacecolor="none", markeredgecolor="#000000",
                     markeredgewidth=0.9, gid=f"flagged|{c.entry}|{c.label}")
-    if p.curves:
+    if p.curves and own_legend:
         # below the axis's label, as many columns as fit: never over a tick or a curve
         below = ScaledTranslation(0, -line_in(pt) * 2.6, ax.figure.dpi_scale_trans)
         ax.legend(loc="upper left", bbox_to_anchor=(0, 0),
                   bbox_transform=ax.transAxes + below,
-                  ncols=ncurve, handlelength=1.6,
+                  ncols=ncurve, handlelength=3.0,
                   borderaxespad=0)
