@@ -543,3 +543,45 @@ def test_no_marker_is_clipped_at_100_percent_cpu(roundup):
                 at_edge += 1
                 assert not coll.get_clip_on(), u.stem
     assert at_edge > 0          # the roundup's CPU reaches 100 %: the test looked at some
+
+
+@pytest.fixture(scope="module")
+def modern():
+    from nicbench.report.build import build
+    from nicbench.report.load import load_runs
+
+    runs = load_runs([DATA / "modern"])
+    return runs, build(runs)
+
+
+def test_small_packets_on_a_log_axis_and_streams_directions_told_apart(modern):
+    """The small-packet chart's NDR and PDR (0.5-100 k frames/s) beside the line rate
+    (1.49 M): a log axis, so they are not flattened to the floor, and a marker of their
+    own each; a --bidir chart's forward and reverse differ in more than their dash."""
+    runs, report = modern
+    units = [(u, m) for u, m, _ in drawn(report, runs)
+             if u.family in ("smallpkt", "streams")]
+    small = [m for u, m in units if u.family == "smallpkt"]
+    assert small
+    for mfig in small:
+        for ax in [a for a in mfig.axes if a.get_visible()]:
+            assert ax.get_yscale() == "log"
+            curves = by_gid(ax, "curve|")
+            ndr = [c for g, c in curves.items() if "|NDR" in g]
+            pdr = [c for g, c in curves.items() if "|PDR" in g]
+            assert ndr and pdr
+            assert {(c.get_marker(), c.get_markerfacecolor()) for c in ndr}.isdisjoint(
+                {(c.get_marker(), c.get_markerfacecolor()) for c in pdr})
+            # the lowest NDR sits well above the axis's floor (not flattened onto it)
+            lo = ax.get_ylim()[0]
+            assert min(min(c.get_ydata()) for c in ndr) >= 1.5 * lo
+        assert not [ax.get_legend() for ax in mfig.axes if ax.get_legend()]   # said once
+    bidir = [m for u, m in units if u.family == "streams" and "bidir" in u.stem]
+    assert bidir
+    for mfig in bidir:
+        curves = by_gid(mfig, "curve|")
+        fwd = [c for g, c in curves.items() if g.endswith("|forward")]
+        rev = [c for g, c in curves.items() if g.endswith("|reverse")]
+        assert fwd and rev
+        assert (fwd[0].get_marker(), fwd[0].get_markerfacecolor()) != (
+            rev[0].get_marker(), rev[0].get_markerfacecolor())
