@@ -39,8 +39,8 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 
 from nicbench.report.colours import PUBLISHED, ink_on, scale
-from nicbench.report.configs import (MBIT, Config, Group, Index, chart_title, fmt, mbit,
-                                     slug, sorted_groups, tool_title, tools_with)
+from nicbench.report.configs import (MBIT, Config, Group, Index, chart_title, cpu_figure,
+                                     fmt, mbit, slug, sorted_groups, tool_title, tools_with)
 from nicbench.report.model import (Bar, BarPanel, BarSeries, BarStatus, Cell, Dot, Entry,
                                    Figure, HeatPanel, LegendItem, Row, ScatterPanel)
 from nicbench.report.theory import FLAG_MARGIN, goodput_formula, timestamps_on
@@ -253,6 +253,14 @@ def heatmap_figures(ix: Index) -> list[Figure]:
 # -- CPU --------------------------------------------------------------------------------
 CPU_SERIES = [BarSeries("sender", "sending host"), BarSeries("receiver", "receiving host",
                                                              opacity=0.5)]
+TOOLS_SERIES = BarSeries("tools", "the tools' own processes, both hosts", opacity=0.25)
+
+
+def tools_share(r) -> float | None:
+    """The share of all cores the tools' own processes took on both hosts over the
+    trial (trials.jsonl's cpu_sender_tool_pct + cpu_receiver_tool_pct), where read."""
+    parts = [r.cpu_sender_tool_pct, r.cpu_receiver_tool_pct]
+    return None if all(p is None for p in parts) else sum(p or 0.0 for p in parts)
 
 
 def cpu_figures(ix: Index) -> list[Figure]:
@@ -267,16 +275,25 @@ def cpu_figures(ix: Index) -> list[Figure]:
         panels = []
         tool_cpu = False
         over: list[str] = []
+        # the tools' own share (their processes on both hosts), where the trials record it:
+        # on one shared machine the only CPU figure that is the transfer's, beside the
+        # machine's load (which the verdict ranks by, where its spread allows)
+        own = any(tools_share(r) is not None for c in configs for r in c.ok)
+        sides = [("sender", "cpu_sender_pct"), ("receiver", "cpu_receiver_pct")] + (
+            [("tools", "")] if own else [])
         for g in groups:
             by = {c.entry.key: c for c in configs if c.group.key == g.key}
             rows = [row_of(e) for e in order if e.key in by]
             bars = []
             for row in rows:
                 c = by[row.key]
-                for series, field_name in (("sender", "cpu_sender_pct"),
-                                           ("receiver", "cpu_receiver_pct")):
-                    v = c.shown_cpu(field_name)
-                    vals = c.cpu_values(field_name)
+                for series, field_name in sides:
+                    if field_name:
+                        v = c.shown_cpu(field_name)
+                        vals = c.cpu_values(field_name)
+                    else:
+                        v = cpu_figure([tools_share(r) for r in c.shown]).median
+                        vals = [x for x in (tools_share(r) for r in c.ok) if x is not None]
                     bar = Bar(row=row.key, series=series, value=v, n_ok=len(vals),
                               n=c.planned, status=BarStatus.of(c.row.status), fill=c.entry.colour,
                               whisker=ink_on(c.entry.colour))
@@ -299,10 +316,13 @@ def cpu_figures(ix: Index) -> list[Figure]:
                     bars.append(bar)
             panels.append(BarPanel(title=g.label, xlabel="CPU busy, % of all cores",
                                    rows=rows, bars=bars, xmax=100.0,
-                                   series=list(CPU_SERIES)))
+                                   series=list(CPU_SERIES) + ([TOOLS_SERIES] if own else [])))
         legend = [LegendItem("sending host (/proc/stat)", "#555555", "bar"),
-                  LegendItem("receiving host (/proc/stat)", "#aaaaaa", "bar"),
-                  LegendItem("lowest to highest repetition", "#000000", "whisker")]
+                  LegendItem("receiving host (/proc/stat)", "#aaaaaa", "bar")]
+        if own:
+            legend.append(LegendItem(TOOLS_SERIES.label + " (does not rank)", "#dddddd",
+                                     "bar"))
+        legend.append(LegendItem("lowest to highest repetition", "#000000", "whisker"))
         notes = []
         kinds = sorted({re.sub(r"(over (all )?the|over all) \d+ ", r"\1 ", c.statistic)
                         for c in configs if c.ok})
@@ -364,6 +384,19 @@ def busier_cpu(c: Config) -> float | None:
     vals = [v for v in (c.shown_cpu("cpu_sender_pct"), c.shown_cpu("cpu_receiver_pct"))
             if v is not None]
     return max(vals) if vals else None
+
+
+def cpu_note(ix: Index, figures: list[Figure]) -> str:
+    """The CPU section's note, said once atop it: the hosts are one machine (when they
+    are), and which CPU figure ranks."""
+    text = shared_hosts(ix)
+    if any(s.key == TOOLS_SERIES.key for f in figures for p in f.panels
+           if isinstance(p, BarPanel) for s in p.series):
+        text += (" " if text else "") + (
+            "Each row's third, lightest bar is the tools' own processes on both hosts; "
+            "the verdict's CPU cost (Mbit/s per CPU %) is the busier host's /proc/stat "
+            "load, the first two bars, not it.")
+    return text
 
 
 def shared_hosts(ix: Index) -> str:

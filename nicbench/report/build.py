@@ -103,4 +103,4 @@ def build(runs: list[Run], rates: dict[str, float] | None = None,
                   + [loaded.sentence(t, rows) for t, rows in under_load.items()],
                   warnings=warnings, notes=notes, created_at=time.time(),
                   comparison=comparison, glance=first_screen,
-                  cpu_note=bars.shared_hosts(ix))
+                  cpu_note=bars.cpu_note(ix, figures))
