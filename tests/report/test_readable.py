@@ -100,3 +100,18 @@ def test_plain_numbers_leaves_lists_of_repetitions_alone():
                           ["1,234.5", "3", "1, 2"]])
     assert rows == [[89248, "100,101,102", "! 1488095 (sender busy)"],
                     [1234.5, "3", "1, 2"]]
+
+
+def test_latency_panels_never_cut_a_cards_name(modern):
+    """Side by side, the percentile panels cut "LX-1000 Gigabit (veth tbf-1g)" to
+    "LX-1000 Giga…": a bar figure whose names would be cut is one panel a row instead."""
+    from html import escape
+
+    report, _ = modern
+    figs = report.figures_of("latency")
+    assert figs
+    for f in figs:
+        labels = {report.entry(k).label for k in f.entries}
+        assert labels
+        for label in labels:
+            assert f">{escape(label, quote=False)}<title>" in f.svg, (f.id, label)
