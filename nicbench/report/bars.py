@@ -43,7 +43,7 @@ from nicbench.report.configs import (MBIT, Config, Group, Index, chart_title, cp
                                      fmt, mbit, slug, sorted_groups, tool_title, tools_with)
 from nicbench.report.model import (Bar, BarPanel, BarSeries, BarStatus, Cell, Dot, Entry,
                                    Figure, HeatPanel, LegendItem, Row, ScatterPanel)
-from nicbench.report.theory import FLAG_MARGIN, goodput_formula, timestamps_on
+from nicbench.report.theory import FLAG_MARGIN
 from nicbench.tools.registry import display_name
 
 AXIS_HEADROOM = 1.1      # speed axes end near 1.1 x the highest limit or value

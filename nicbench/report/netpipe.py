@@ -59,12 +59,6 @@ XLABEL = "block size, bytes (log scale)"
 YLABEL = "throughput, Mbit/s"
 
 
-def units_note(tool: str) -> str:
-    units = TOOLS[tool].units if tool in TOOLS else ""
-    return (f"{TOOLS[tool].display if tool in TOOLS else tool} prints its own unit: {units}; "
-            "every figure here is converted to Mbit/s = 10^6 bit/s.") if units else ""
-
-
 def _select(values: list[float], rule: str) -> float | None:
     """The engine's selection (best | mean | median); a search's rule takes the best."""
     return summarize(values).selected(rule if rule in ("mean", "median") else "best")

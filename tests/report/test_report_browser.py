@@ -270,7 +270,7 @@ MEASURE = """
 
 
 def test_a_reviewer_reads_the_roundup_in_a_minute(roundup, browser, tmp_path):
-    report, page = roundup
+    _, page = roundup
     _media(browser, width=1280)
     browser.get(page.resolve().as_uri())
     m = browser.execute_script(MEASURE)
