@@ -15,6 +15,7 @@ from __future__ import annotations
 from nicbench.report.configs import chart_title, fmt
 from nicbench.report.model import Glance, GlanceRow, Table
 from nicbench.report.verdict import Verdict, place, verdict_table
+from nicbench.report.verdict import _points  # "MTU 6000, 9000": the verdict's words
 
 COLUMNS = ["#", "adapter", "Mbit/s", "at", "figure", "% of limit", "CPU send %",
            "CPU recv %", "Mbit/s per CPU %", "CPU #", "vs smallest", "not measured"]
@@ -35,12 +36,6 @@ def gap_words(v: Verdict) -> str:
         if g.word:
             by_word.setdefault(g.word, []).append(g.point)
     return "; ".join(f"{w} at {_points(p)}" for w, p in by_word.items())
-
-
-def _points(points: list[str]) -> str:
-    if len(points) > 1 and all(p.startswith("MTU ") for p in points):
-        return "MTU " + ", ".join(p.removeprefix("MTU ") for p in points)
-    return ", ".join(points)
 
 
 def _cpu_hover(v: Verdict) -> str:

@@ -37,7 +37,6 @@ from nicbench.report.model import (Curve, Entry, Figure, LegendItem, LinePanel, 
 from nicbench.report.theory import FLAG_MARGIN
 from nicbench.results.policy import summarize
 from nicbench.results.records import TrialRecord
-from nicbench.tools.registry import TOOLS
 
 CURVES_PER_PANEL = 8
 
