@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import sys
 
 from nicbench.cli import console
@@ -68,6 +69,11 @@ def cmd_lab_up(args) -> int:
     lab.up()
     out(f"lab up: {len(lab.spec.hosts())} hosts, {len(lab.spec.links())} test links; "
          f"inventory {lab.inventory_file}")
+    if lab.spec.prefix != "nb":     # inventory.yaml describes the default lab, not this one
+        out(f"run on it with: nicbench run PROFILE -i {lab.inventory_file} (or keep "
+            f"NICBENCH_LAB_PREFIX={lab.spec.prefix} set"
+            + ("" if Path(directory) == Path(".lab") or os.environ.get("NICBENCH_LAB_DIR")
+               else f" with NICBENCH_LAB_DIR={directory}") + ")")
     return 0
 
 

@@ -101,6 +101,7 @@ def cmd_run(args) -> int:
         raise UsageError(f"--resume {args.resume}: {state}: give the results directory of "
                          "the run to continue")
     profile = load_profile(resolve_profile_path(args.profile), CATALOG)
+    args.inventory = default_inventory(args.inventory)
     inv = load_inventory(args.inventory, CATALOG)
     for name in args.pair or []:
         inv.pair(name)      # an unknown name is refused before anything is printed
@@ -140,24 +141,12 @@ def cmd_run(args) -> int:
 
 def _ended(args, runner, run_dir) -> int:
     """The summary table, the report if asked, and what was not measured or put back."""
-    rows = [[r.pair, r.point, r.test, r.status, f"{r.n_ok}/{r.n_ok + r.n_failed}", r.select,
-             mbit(r.selected_bps), mbit(r.median_bps),
-             "-" if r.cpu_local_pct is None else f"{r.cpu_local_pct:.0f}",
-             "-" if r.cpu_remote_pct is None else f"{r.cpu_remote_pct:.0f}"]
-            for r in runner.summary if r.p50_us is None]
+    from nicbench.cli.summary import summary_lines, terminal_width
+
     out("")
-    if rows or not runner.summary:
-        console.table(["pair", "point", "test", "status", "ok", "select", "Mbit/s", "median",
-                       "cpu snd %", "cpu rcv %"], rows)
-    latency = [[r.pair, r.point, r.test, r.status, f"{r.n_ok}/{r.n_ok + r.n_failed}", r.select,
-                *(f"{v:.1f}" if v is not None else "-"
-                  for v in (r.p50_us, r.p90_us, r.p99_us, r.p999_us))]
-               for r in runner.summary if r.p50_us is not None]
-    if latency:
-        out("" if not rows else "\nround trips, us (each percentile by select over the "
-            "repetitions):")
-        console.table(["pair", "point", "test", "status", "ok", "select", "p50", "p90", "p99",
-                       "p99.9"], latency)
+    width = terminal_width() if console.is_terminal() else None
+    for line in summary_lines(runner.summary, width):
+        out(line)
     out(f"\nresults: {run_dir.path}/ (summary.csv, trials.jsonl, raw/)")
     if args.report:
         from nicbench.report import build_report
@@ -203,10 +192,33 @@ class Pulse:
             self.heartbeat.close("finished" if exc_type is None else self.ending)
 
 
+DEFAULT_INVENTORY = "inventory.yaml"     # describes the default lab (prefix nb)
+
+
+def default_inventory(given: str | None) -> str:
+    """-i as given; else, with another lab prefix (NICBENCH_LAB_PREFIX), that lab's own
+    inventory (NICBENCH_LAB_DIR or .lab), said in one line; else inventory.yaml."""
+    import os
+
+    if given is not None:
+        return given
+    prefix = os.environ.get("NICBENCH_LAB_PREFIX", "")
+    if prefix and prefix != "nb":
+        lab_inv = Path(os.environ.get("NICBENCH_LAB_DIR") or ".lab") / "inventory.yaml"
+        if lab_inv.is_file():
+            out(f"inventory: {lab_inv} (the lab of NICBENCH_LAB_PREFIX={prefix}; -i FILE "
+                "for another)")
+            return str(lab_inv)
+        console.warn(f"NICBENCH_LAB_PREFIX={prefix} but no lab inventory at {lab_inv}: "
+                     f"using {DEFAULT_INVENTORY} (the default lab's); pass -i FILE, e.g. "
+                     "the inventory `nicbench lab up` printed")
+    return DEFAULT_INVENTORY
+
+
 def resume_command(args, directory) -> str:
     """The command that continues this run: its profile, inventory and pairs as given."""
     words = ["nicbench", "run", args.profile]
-    if args.inventory != "inventory.yaml":
+    if args.inventory not in (None, DEFAULT_INVENTORY):
         words += ["-i", args.inventory]
     for pair in args.pair or []:
         words += ["--pair", pair]
@@ -332,7 +344,9 @@ def register(sub) -> None:
 
     run = sub.add_parser("run", help="run a profile on the inventory's pairs")
     run.add_argument("profile", help="profile name (profiles/NAME.yaml) or file")
-    run.add_argument("-i", "--inventory", default="inventory.yaml")
+    run.add_argument("-i", "--inventory", default=None,
+                     help="inventory file (default inventory.yaml; with another "
+                          "NICBENCH_LAB_PREFIX, that lab's own inventory)")
     run.add_argument("--pair", action="append", metavar="NAME", help="only this pair (repeat)")
     run.add_argument("--out", help="results directory (default reports/<profile>-<time>/)")
     run.add_argument("--resume", metavar="DIR", help="continue a run that stopped half-way")

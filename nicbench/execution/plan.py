@@ -461,6 +461,23 @@ def _estimate(profile: Profile, inventory: Inventory, chosen: list[str], paralle
     return tool_s, max((s.end_s for s in schedule), default=0.0), schedule
 
 
+def eta_prior(profile: Profile, inventory: Inventory, pairs: list[str],
+              parallel: int = 1) -> tuple[float, dict[str, float]]:
+    """What a run's ETA starts from: --plan's estimate of the whole run (without its
+    simulated run: the same formula over the planned trials), and the planned seconds of
+    one trial of each test, scaled so that the run's trials add up to that estimate (the
+    points' tuning and the pairs' schedule spread over them)."""
+    trials = profile.trials_per_pair * len(pairs)
+    _, estimate, _ = _estimate(profile, inventory, pairs, parallel, trials,
+                               profile.planned_trials)
+    own = {t.name: _tool_s(profile, t) + TRIAL_OVERHEAD_S for pt in profile.points
+           for t in profile.tests_at(pt)}
+    planned = sum(profile.planned_trials(t) * own[t.name] for pt in profile.points
+                  for t in profile.tests_at(pt)) * len(pairs)
+    scale = estimate / planned if planned > 0 else 0.0
+    return estimate, {name: s * scale for name, s in own.items()}
+
+
 def _tool_s(profile: Profile, test: TestSpec) -> float:
     p = TOOLS[test.tool].params.model_validate(
         {k: v for k, v in test.params.items() if not str(v).startswith("$")})

@@ -41,18 +41,43 @@ SinkFactory = Callable[[Path, ev.Listener], RunSink | None]
 
 @dataclass
 class Progress:
-    """Counts trials and estimates the time left from what has been measured."""
+    """Counts trials and estimates the time left: from the plan's estimate (what --plan
+    prints) at the start, corrected by the measured trial times as they come.
+
+    Each trial is planned at its test's share of the plan's whole time (a netPIPE curve
+    weighs more than a 1 s iperf run), so a run whose first trials are its short ones is
+    not extrapolated from them. The correction is the ratio of the time measured to the
+    time planned for the trials run, shrunk toward 1 by ``PRIOR_SHARE`` of the plan:
+    early on the plan's estimate stands, by a fifth of the run the measurements lead."""
 
     total: int
     done: int = 0
     started: float = field(default_factory=time.monotonic)
     measured: int = 0           # trials run by this process (not replayed or skipped)
+    plan_s: float | None = None                 # the plan's estimate of the whole run
+    per_test_s: dict[str, float] = field(default_factory=dict)   # planned s per trial
+    plan_done_s: float = 0.0    # planned time of the trials measured
+    plan_gone_s: float = 0.0    # planned time of trials replayed or not run
+
+    PRIOR_SHARE = 0.2
+
+    def planned(self, test: str | None) -> float:
+        if self.plan_s is None:
+            return 0.0
+        if test is not None and test in self.per_test_s:
+            return self.per_test_s[test]
+        return self.plan_s / max(1, self.total)
 
     def eta_s(self) -> float | None:
-        if self.measured == 0:
-            return None
-        rate = (time.monotonic() - self.started) / self.measured
-        return rate * (self.total - self.done)
+        elapsed = time.monotonic() - self.started
+        if self.plan_s is None:
+            if self.measured == 0:
+                return None
+            return elapsed / self.measured * (self.total - self.done)
+        left = max(0.0, self.plan_s - self.plan_done_s - self.plan_gone_s)
+        prior = self.PRIOR_SHARE * self.plan_s
+        factor = (elapsed + prior) / (self.plan_done_s + prior) if prior > 0 else 1.0
+        return left * factor
 
 
 @dataclass(frozen=True)
@@ -127,6 +152,7 @@ class Recorder:
         with self._lock:
             self.progress.done += 1
             self.progress.measured += 1
+            self.progress.plan_done_s += self.progress.planned(rec.test)
             self._tell(ev.TrialDone(record=rec, i=i, n=n, done=self.progress.done,
                                     total=self.progress.total, eta_s=self.progress.eta_s()))
 
@@ -134,3 +160,4 @@ class Recorder:
         """Count trials that stand already or will not be run."""
         with self._lock:
             self.progress.done += trials
+            self.progress.plan_gone_s += trials * self.progress.planned(None)

@@ -119,6 +119,11 @@ class Runner:
         self.scratch = scratch
         self.run_dir = ScratchRunDir(out) if scratch else RunDir(out)
         self.progress = Progress(total=profile.trials_per_pair * len(self.pairs))
+        if not scratch:     # the ETA starts from --plan's estimate (not --plan's own run)
+            from nicbench.execution.plan import eta_prior
+
+            self.progress.plan_s, self.progress.per_test_s = eta_prior(
+                profile, inventory, [p.name for p in self.pairs], parallel)
         self.manifest: Manifest | None = None
         self.tuning: TuningSession | None = None
         self.summary: list[SummaryRow] = []

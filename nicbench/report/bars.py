@@ -33,15 +33,16 @@ and a heatmap leaves it out of its colour scale.
 
 from __future__ import annotations
 
+import re
+
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 
 from nicbench.report.colours import PUBLISHED, ink_on, scale
-from nicbench.report.configs import (MBIT, Config, Group, Index, chart_title, fmt, mbit,
-                                     slug, sorted_groups, tool_title, tools_with)
+from nicbench.report.configs import (MBIT, Config, Group, Index, chart_title, cpu_figure,
+                                     fmt, mbit, slug, sorted_groups, tool_title, tools_with)
 from nicbench.report.model import (Bar, BarPanel, BarSeries, BarStatus, Cell, Dot, Entry,
                                    Figure, HeatPanel, LegendItem, Row, ScatterPanel)
-from nicbench.physics.link import goodput_formula, timestamps_on
 from nicbench.tools.registry import display_name
 
 AXIS_HEADROOM = 1.1      # speed axes end near 1.1 x the highest limit or value
@@ -177,19 +178,10 @@ def speed_caption(configs: list[Config], protocol: str) -> str:
     sel = ", ".join(r.replace("udp-", "UDP search ") for r in rules)
     reps = sorted({c.planned for c in configs if not c.search})
     of = f" of {'/'.join(str(n) for n in reps)}" if reps else ""
-    text = (f"At each point a ranking, fastest first: the bar is the selected value "
-            f"({sel}{of} repetitions), the whisker runs from the lowest to the highest "
-            "repetition that succeeded, and n ok/n counts them against the repetitions "
-            "planned (failed and not run ones named). A gap names what happened. A value "
-            "above the link's limit is not a measurement of the card: it comes after the "
-            "ranked ones, marked ! and not ranked.")
+    text = (f"The selected value ({sel}{of} repetitions) of each adapter at each point, "
+            "fastest first; whisker: lowest to highest repetition; n ok/n.")
     if any(c.limit_bps for c in configs):
-        ts = {timestamps_on(c.run.profile, c.point_spec) for c in configs}
-        formulas = ", ".join(sorted(goodput_formula(protocol, t) for t in ts))
-        text += (f" The black mark on each bar is the link's best {protocol.upper()} "
-                 f"goodput, {formulas}, R the line rate; values above it by more than "
-                 "the tool's printed resolution and timing error are marked ! and listed "
-                 "below.")
+        text += f" Black mark: the link's {protocol.upper()} goodput limit."
     return text
 
 
@@ -253,21 +245,25 @@ def heatmap_figures(ix: Index) -> list[Figure]:
             ix, configs, selected, slug("heatmap", tool, protocol, test),
             f"{chart_title(tool, protocol, test)}: every adapter at every point",
             "The selected value in Mbit/s, one row per adapter (fastest first at its best "
-            "point), one column per point; the colour runs from the lowest selected value "
-            "of the chart (dark) to the highest (light), so small differences show; the "
-            "numbers are the figures. A grey cell names what happened; a white cell "
-            "marked ! is above the link's limit, left off the scale and not ranked."))
+            "point), one column per point, dark (lowest) to light (highest)."))
     return figures
 
 
 # -- CPU --------------------------------------------------------------------------------
 CPU_SERIES = [BarSeries("sender", "sending host"), BarSeries("receiver", "receiving host",
                                                              opacity=0.5)]
+TOOLS_SERIES = BarSeries("tools", "the tools' own processes, both hosts", opacity=0.25)
+
+
+def tools_share(r) -> float | None:
+    """The share of all cores the tools' own processes took on both hosts over the
+    trial (trials.jsonl's cpu_sender_tool_pct + cpu_receiver_tool_pct), where read."""
+    parts = [r.cpu_sender_tool_pct, r.cpu_receiver_tool_pct]
+    return None if all(p is None for p in parts) else sum(p or 0.0 for p in parts)
 
 
 def cpu_figures(ix: Index) -> list[Figure]:
     figures = []
-    shared = shared_hosts(ix)
     for (tool, protocol, test), configs in ix.charts(own_sections=False).items():
         if tool in tools_with("latency") or not any(
                 c.cpu_values("cpu_sender_pct") or c.cpu_values("cpu_receiver_pct")
@@ -278,16 +274,25 @@ def cpu_figures(ix: Index) -> list[Figure]:
         panels = []
         tool_cpu = False
         over: list[str] = []
+        # the tools' own share (their processes on both hosts), where the trials record it:
+        # on one shared machine the only CPU figure that is the transfer's, beside the
+        # machine's load (which the verdict ranks by, where its spread allows)
+        own = any(tools_share(r) is not None for c in configs for r in c.ok)
+        sides = [("sender", "cpu_sender_pct"), ("receiver", "cpu_receiver_pct")] + (
+            [("tools", "")] if own else [])
         for g in groups:
             by = {c.entry.key: c for c in configs if c.group.key == g.key}
             rows = [row_of(e) for e in order if e.key in by]
             bars = []
             for row in rows:
                 c = by[row.key]
-                for series, field_name in (("sender", "cpu_sender_pct"),
-                                           ("receiver", "cpu_receiver_pct")):
-                    v = c.shown_cpu(field_name)
-                    vals = c.cpu_values(field_name)
+                for series, field_name in sides:
+                    if field_name:
+                        v = c.shown_cpu(field_name)
+                        vals = c.cpu_values(field_name)
+                    else:
+                        v = cpu_figure([tools_share(r) for r in c.shown]).median
+                        vals = [x for x in (tools_share(r) for r in c.ok) if x is not None]
                     bar = Bar(row=row.key, series=series, value=v, n_ok=len(vals),
                               n=c.planned, status=BarStatus.of(c.row.status), fill=c.entry.colour,
                               whisker=ink_on(c.entry.colour))
@@ -310,29 +315,28 @@ def cpu_figures(ix: Index) -> list[Figure]:
                     bars.append(bar)
             panels.append(BarPanel(title=g.label, xlabel="CPU busy, % of all cores",
                                    rows=rows, bars=bars, xmax=100.0,
-                                   series=list(CPU_SERIES)))
-        statistics_used = sorted({c.statistic for c in configs if c.ok})
+                                   series=list(CPU_SERIES) + ([TOOLS_SERIES] if own else [])))
         legend = [LegendItem("sending host (/proc/stat)", "#555555", "bar"),
-                  LegendItem("receiving host (/proc/stat)", "#aaaaaa", "bar"),
-                  LegendItem("lowest to highest repetition", "#000000", "whisker")]
+                  LegendItem("receiving host (/proc/stat)", "#aaaaaa", "bar")]
+        if own:
+            legend.append(LegendItem(TOOLS_SERIES.label + " (does not rank)", "#dddddd",
+                                     "bar"))
+        legend.append(LegendItem("lowest to highest repetition", "#000000", "whisker"))
         notes = []
+        kinds = sorted({re.sub(r"(over (all )?the|over all) \d+ ", r"\1 ", c.statistic)
+                        for c in configs if c.ok})
+        if kinds:
+            notes.append(f"CPU taken over: {'; '.join(kinds)}.")
         if tool_cpu:
             legend.append(LegendItem(f"{display_name(tool)}'s own CPU figure", "#000000",
                                      "diamond"))
             notes.append(tool_cpu_source(configs, tool))
         notes += over
-        if shared:
-            notes.append(shared)
         figures.append(Figure(
             id=slug("cpu", tool, protocol, test), family="cpu",
             title=f"{chart_title(tool, protocol, test)}: CPU load",
-            caption=("CPU load of both hosts over the repetitions whose speed is within the "
-                     "tool's printed resolution of the value the speed chart shows "
-                     f"({'; '.join(statistics_used)}), as /proc/stat counts it: the "
-                     "share of all cores busy while the sender ran (the receiver: from "
-                     "its server's start to its finish); the axis stops at 100 %. "
-                     "Whiskers: lowest to highest over all repetitions. Rows in the order "
-                     "of the speed ranking; the CPU does not rank them."),
+            caption=("Both hosts' CPU (/proc/stat, % of all cores) at the speed chart's "
+                     "figure, rows in its order; whisker: lowest to highest repetition."),
             panels=list(panels), entries=[e.key for e in order], legend=legend,
             notes=notes))
     return figures
@@ -367,11 +371,7 @@ def cost_figures(ix: Index) -> list[Figure]:
             id=slug("cost", tool, protocol, test), family="cost",
             title=f"{chart_title(tool, protocol, test)}: speed against CPU",
             caption=("Each dot is an adapter at one point: its selected speed against the "
-                     "CPU load of the busier of the two hosts (the median over every "
-                     "successful repetition of that point). Up and "
-                     "to the left is fast and cheap; the verdict table gives Mbit/s per "
-                     "CPU % with the CPU's spread, and ranks by it only where the spread "
-                     "allows."),
+                     "busier host's CPU. Up and to the left is fast and cheap."),
             panels=list(panels), entries=[e.key for e in ix.entries if e.key in keys],
             columns=2 if len(panels) > 1 else 1,
             legend=[LegendItem(e.label, e.colour, e.marker) for e in ix.entries
@@ -383,6 +383,19 @@ def busier_cpu(c: Config) -> float | None:
     vals = [v for v in (c.shown_cpu("cpu_sender_pct"), c.shown_cpu("cpu_receiver_pct"))
             if v is not None]
     return max(vals) if vals else None
+
+
+def cpu_note(ix: Index, figures: list[Figure]) -> str:
+    """The CPU section's note, said once atop it: the hosts are one machine (when they
+    are), and which CPU figure ranks."""
+    text = shared_hosts(ix)
+    if any(s.key == TOOLS_SERIES.key for f in figures for p in f.panels
+           if isinstance(p, BarPanel) for s in p.series):
+        text += (" " if text else "") + (
+            "Each row's third, lightest bar is the tools' own processes on both hosts; "
+            "the verdict's CPU cost (Mbit/s per CPU %) is the busier host's /proc/stat "
+            "load, the first two bars, not it.")
+    return text
 
 
 def shared_hosts(ix: Index) -> str:

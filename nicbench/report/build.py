@@ -24,8 +24,8 @@ from __future__ import annotations
 import time
 
 from nicbench.history.model import Series
-from nicbench.report import (bars, compare, history, latency, loaded, netpipe, smallpkt, streams,
-                             tables, verdict)
+from nicbench.report import (bars, compare, glance, history, latency, loaded, netpipe, smallpkt,
+                             streams, tables, verdict)
 from nicbench.report.configs import Index, build_entries
 from nicbench.report.failures import failures, failures_table
 from nicbench.report.load import Run
@@ -43,7 +43,7 @@ def build(runs: list[Run], rates: dict[str, float] | None = None,
     entries = build_entries(runs, rates or {})
     ix = Index(runs, entries)
     verdicts = verdict.verdicts(ix)
-    table_list: list[Table] = [verdict.verdict_table(m, rows) for m, rows in verdicts.items()]
+    table_list: list[Table] = [glance.ranking_table(m, rows) for m, rows in verdicts.items()]
     small_sentences, small_verdict = smallpkt.verdict(ix)
     table_list += small_verdict
     lat_sentences, lat_verdicts = latency.verdict(ix)
@@ -86,6 +86,8 @@ def build(runs: list[Run], rates: dict[str, float] | None = None,
         table_list.append(loaded.verdict_table(test, rows))
         table_list.append(loaded.loaded_table(test, rows))
         figures.append(loaded.loaded_figure(test, rows))
+    first_screen = glance.glance(verdicts, small_verdict + lat_verdicts + [
+        t for t in table_list if t.family == "verdict-loaded"])
     fails = failures(ix)
     table_list += ([tables.entries_table(entries), tables.summary_table(ix), *tables.netio_tables(ix), *tables.length_tables(ix), *np_tables, *st_tables, *smallpkt.table(ix), failures_table(ix, fails)])
     notes = []
@@ -100,4 +102,5 @@ def build(runs: list[Run], rates: dict[str, float] | None = None,
                   + small_sentences + lat_sentences
                   + [loaded.sentence(t, rows) for t, rows in under_load.items()],
                   warnings=warnings, notes=notes, created_at=time.time(),
-                  comparison=comparison)
+                  comparison=comparison, glance=first_screen,
+                  cpu_note=bars.cpu_note(ix, figures))

@@ -243,6 +243,7 @@ class Table:
     files: dict[str, str] = field(default_factory=dict)
     csv_columns: list[str] = field(default_factory=list)    # when the CSV differs
     csv_rows: list[list[object]] = field(default_factory=list)
+    hover: list[list[str]] = field(default_factory=list)    # per cell, shown on hover
 
 
 @dataclass
@@ -293,6 +294,8 @@ class Report:
     title: str = "nicbench report"
     created_at: float = 0.0
     comparison: bool = False
+    glance: Glance | None = None     # the verdict's first screen (glance.py)
+    cpu_note: str = ""               # the whole run's CPU caveat, once atop its section
 
     def entry(self, key: str) -> Entry:
         return next(e for e in self.entries if e.key == key)
@@ -338,3 +341,31 @@ class RunSetup:
     restore_problems: list[str] = field(default_factory=list)
     no_manifest: bool = False
     torn_line: int | None = None
+
+
+@dataclass
+class GlanceRow:
+    """One method in the verdict's first screen: the best card and the cheapest one."""
+
+    method: str
+    fastest: str = ""            # the card's label ("" when nothing was ranked)
+    fastest_key: str | None = None
+    figure: str = ""             # "993.0 Mbit/s"
+    limit_pct: str = ""          # "99.9"
+    at: str = ""                 # "MTU 16000"
+    cpu: str = ""                # the busier host's CPU % where it can rank, else ""
+    cpu_note: str = ""           # why not (hover and footnote mark), "" when it ranks
+    cheapest: str = ""           # the card with the most Mbit/s per CPU %, where ranked
+    cheapest_key: str | None = None
+    cheapest_figure: str = ""    # "81.7 Mbit/s per CPU %"
+    link: str = ""               # the id of the method's ranking table
+
+
+@dataclass
+class Glance:
+    """The verdict's first screen: a row per method, then one line per card that did
+    not measure somewhere (the detail stays in the ranking tables and CSV)."""
+
+    rows: list[GlanceRow] = field(default_factory=list)
+    unmeasured: list[tuple[str, str, str]] = field(default_factory=list)  # key, label, what
+    notes: list[str] = field(default_factory=list)

@@ -36,7 +36,6 @@ from nicbench.report.model import (Curve, Entry, Figure, LegendItem, LinePanel, 
                                    Table)
 from nicbench.results.policy import summarize
 from nicbench.results.records import TrialRecord
-from nicbench.tools.registry import TOOLS
 
 CURVES_PER_PANEL = 8
 
@@ -56,12 +55,6 @@ LAB_NETPIPE_RANGE = (
     "of CPU, which says nothing of the card either.")
 XLABEL = "block size, bytes (log scale)"
 YLABEL = "throughput, Mbit/s"
-
-
-def units_note(tool: str) -> str:
-    units = TOOLS[tool].units if tool in TOOLS else ""
-    return (f"{TOOLS[tool].display if tool in TOOLS else tool} prints its own unit: {units}; "
-            "every figure here is converted to Mbit/s = 10^6 bit/s.") if units else ""
 
 
 def _select(values: list[float], rule: str) -> float | None:
@@ -217,7 +210,6 @@ def netpipe_figures(ix: Index) -> tuple[list[Figure], list[Table]]:
                  for k, g in enumerate(groups)}
         by = {(c.entry.key, c.group.key): c for c in configs}
         points = {id(c): curve_points(c) for c in configs}
-        units = units_note(tool)
         how = _curve_how(configs)
         entries = ix.entries_of(configs)
         # one chart per adapter, a curve per MTU (one colour per MTU)
@@ -233,11 +225,11 @@ def netpipe_figures(ix: Index) -> tuple[list[Figure], list[Table]]:
             if not specs:
                 continue
             figures.append(curve_figure(
-                slug("netpipe", test, "adapter", str(e.run_index), e.pair), "netpipe-adapter",
+                _adapter_id(test, e, groups), "netpipe-adapter",
                 f"{name} by block size: {e.label}, one curve per MTU",
                 f"Throughput per block size ({how}); one colour and marker per MTU, the "
                 f"same in every adapter's chart, dark for the smallest MTU to light for the "
-                f"largest. {units}", specs, missing, e.label))
+                f"largest.", specs, missing, e.label))
         # one chart per MTU, a curve per adapter (the adapters' colours)
         for g in groups:
             mine = [by[(e.key, g.key)] for e in ranking_order(ix, [
@@ -250,15 +242,24 @@ def netpipe_figures(ix: Index) -> tuple[list[Figure], list[Table]]:
             if not specs:
                 continue
             figures.append(curve_figure(
-                slug("netpipe", test, "mtu", str(g.mtu), g.key.split(":", 1)[1]),
+                slug("netpipe", test, g.key.split(":", 1)[1]),
                 "netpipe-mtu", f"{name} by block size at {g.label}, one curve per adapter",
                 f"Throughput per block size ({how}), one curve per adapter in its colour, "
                 f"highest plateau within the wire's limit first, then those above it (not "
-                f"ranked). {units}", specs, missing, g.label))
+                f"ranked).", specs, missing, g.label))
         fig, table = plateau_figure(ix, configs, groups, tool, protocol, test)
         figures.append(fig)
         tables.append(table)
     return figures, tables
+
+
+def _adapter_id(test: str, e: Entry, groups: list[Group]) -> str:
+    """A name a reader would choose: netpipe-gbe (netpipe-b-gbe for a later run's), never
+    one of the per-MTU charts' (netpipe-mtu1500)."""
+    name = slug("netpipe", test, e.pair if e.run_index == 0 else f"{e.run_label}-{e.pair}")
+    if name in {slug("netpipe", test, g.key.split(":", 1)[1]) for g in groups}:
+        name += "-adapter"
+    return name
 
 
 def _curve_how(configs: list[Config]) -> str:
@@ -290,12 +291,9 @@ def plateau_figure(ix: Index, configs: list[Config], groups: list[Group], tool: 
     fig_id = slug("netpipe", test, "plateau")
     fig = Figure(
         id=fig_id, family="netpipe-plateau", title=f"{name}: sustained throughput",
-        caption=("At each MTU a ranking by the plateau of the curve: the median throughput "
-                 "over the blocks of its last octave (at least half the largest block), "
-                 "what the link sustains, not the burst maximum of a small message (kept "
-                 "in the table below). The black mark is the link's goodput limit; a "
-                 "plateau above it is not a measurement of the card: it comes after the "
-                 "ranked ones, marked ! and not ranked. " + units_note(tool)),
+        caption=("At each MTU a ranking by the plateau of the curve (median over its last "
+                 "octave of blocks), fastest first; the burst maximum is in the table. "
+                 "Black mark: the link's goodput limit."),
         panels=list(panels), entries=[e.key for e in ix.entries_of(configs)],
         legend=bar_legend(panels), notes=notes + sorted(explain))
     t = Table(id=fig_id, family="netpipe-plateau", title=f"{name}: plateau and burst maximum",

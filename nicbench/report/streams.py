@@ -189,14 +189,10 @@ def adapter_figure(fam: Family, e: Entry, mine: list[tuple[int, Config]],
     caption = ("Throughput against the number of parallel streams (iperf -P), the value "
                "the speed charts show (selected over the repetitions), one curve per MTU. "
                if not fam.bidir else
-               "Both directions at once (iperf3 --bidir, -P streams each way): each "
-               "direction as it reached its receiver (forward, client to server, solid: "
-               "the speed charts' figure; reverse dashed), and the two together against "
-               "twice the link's goodput limit, as a full-duplex link carries its rate "
-               "each way. Medians over the repetitions the speed charts' value is taken "
-               "over. ")
-    caption += ("A point above its limit is not a measurement of the card: it is marked "
-                "and named below, and never ranked.")
+               "Both directions at once (iperf3 --bidir, -P streams each way): forward "
+               "(client to server) solid, reverse dashed, and their sum against twice the "
+               "link's goodput limit. ")
+    caption += "A point above its limit is marked, named below and never ranked."
     fig = Figure(id=slug("streams", fam.name, fam.tool, fam.protocol, str(e.run_index),
                          e.pair),
                  family="streams", title=title, caption=caption, panels=list(panels),

@@ -155,6 +155,14 @@ def _label_width(rows: list[Row], width: float) -> float:
     return min(LABEL_MAX if width >= 600 else width / 3, widest + 22)
 
 
+def _names_cut(p: object, width: float) -> bool:
+    """Whether a bar panel ``width`` wide would cut one of its rows' names."""
+    if not isinstance(p, BarPanel):
+        return False
+    room = _label_width(p.rows, width) - 20
+    return any(text_width(r.label) > room for r in p.rows)
+
+
 def _row_label(r: Row, x: float, y: float, width: float) -> str:
     parts = [marker(r.marker, x + 6, y, 4.5, r.colour, stroke="#333333" if r.published
                     else "none")]
@@ -468,6 +476,8 @@ def render(fig: Figure) -> str:
     fid = "nb-" + fig.id
     cols = max(1, fig.columns)
     col_w = (WIDTH - 16 - (cols - 1) * 16) / cols
+    if cols > 1 and any(_names_cut(p, col_w) for p in fig.panels):
+        cols, col_w = 1, WIDTH - 16.0     # side by side the cards' names would be cut
     parts = []
     y = 8.0
     row_h = 0.0

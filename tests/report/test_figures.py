@@ -78,7 +78,7 @@ def test_every_family_is_written_as_png_and_pdf_with_its_data(tmp_path, capsys):
         assert (out / f"{stem}.png").read_bytes().startswith(b"\x89PNG")
     families = {s.split("-")[0] for s in stems}
     assert families == {"speed", "cpu", "cost", "heatmap", "netpipe", "comparison"}
-    for name in ("netpipe-adapter-0-gbe", "netpipe-mtu-9000-mtu9000",
+    for name in ("netpipe-gbe", "netpipe-mtu9000",
                  "netpipe-plateau-mtu-1500", "speed-iperf3-tcp-mtu-9000",
                  "comparison-iperf3-tcp-mtu-1500"):
         assert name in stems
@@ -414,7 +414,7 @@ def test_no_label_overlaps_another_at_50_adapters(fifty):
 
     runs, report = fifty
     wanted = {"speed-iperf3-tcp-mtu-1500", "cpu-iperf2-tcp-mtu-9000", "heatmap-iperf3-tcp",
-              "netpipe-plateau-mtu-16000", "netpipe-mtu-1500-mtu1500", "cost-iperf3-tcp"}
+              "netpipe-plateau-mtu-16000", "netpipe-mtu1500", "cost-iperf3-tcp"}
     adapter_charts = 0
     checked = set()
     for u, mfig, _ in drawn_some(report, runs, wanted):
@@ -480,3 +480,121 @@ def test_the_house_style_ships_with_the_package_and_no_text_is_under_8_pt(roundu
         families.add(u.family)
         sizes = {t.get_fontsize() for t in texts_of(mfig)}
         assert sizes and min(sizes) >= 8.0, (u.stem, sorted(sizes))
+
+
+# -- ready for an article (issue 31) -------------------------------------------------------
+def _legend_share(mfig) -> float:
+    """The share of the figure's height its legends take (matplotlib's own extents)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    r = FigureCanvasAgg(mfig).get_renderer()
+    mfig.draw(r)
+    legends = list(mfig.legends) + [ax.get_legend() for ax in mfig.axes if ax.get_legend()]
+    return sum(lg.get_window_extent(r).height for lg in legends) / mfig.bbox.height
+
+
+def test_no_legend_takes_a_third_of_its_figure(roundup):
+    runs, report = roundup
+    shares = {u.stem: _legend_share(mfig) for u, mfig, _ in drawn(report, runs)}
+    assert shares and max(shares.values()) < 1 / 3, sorted(
+        shares.items(), key=lambda kv: -kv[1])[:5]
+
+
+def test_a_warning_band_never_reaches_below_a_curves_own_link(roundup):
+    """The band shades above a goodput limit: only where that limit is every curve's (one
+    link rate and MTU). On a chart of a Fast and Gigabit Ethernet cards it would put the
+    Gigabit cards' whole curves in the warning: there each point above its own link's
+    limit is ringed instead, and the limits are named by value."""
+    runs, report = roundup
+    seen = {"band": 0, "ring": 0}
+    for u, mfig, _ in drawn(report, runs):
+        if not u.family.startswith("netpipe-") or u.family == "netpipe-plateau":
+            continue
+        for ax in mfig.axes:
+            limits = {round(float(line.get_ydata()[0]), 6) for gid, line in by_gid(
+                ax, "reference|goodput").items()}
+            bands = list(by_gid(ax, "band").values())
+            for band in bands:
+                bottom = band.get_y() if hasattr(band, "get_y") else min(
+                    y for _, y in band.get_xy())
+                # the band starts at the one limit every curve of the axes shares
+                assert len(limits) == 1 and bottom == pytest.approx(limits.pop()), u.stem
+                seen["band"] += 1
+            rings = by_gid(ax, "flagged|")
+            if rings:
+                assert not bands
+                seen["ring"] += 1
+    # the roundup's per-MTU charts mix fe (94.1) with gigabit cards (941.5): no band there
+    assert seen["ring"] >= 1
+    fig = next(m for u, m, _ in drawn(report, runs) if u.stem == "netpipe-mtu1500")
+    assert not by_gid(fig, "band")
+    assert {t.get_text().strip() for t in by_gid(fig, "reflabel|").values()} == {"94.1", "941"}
+
+
+def test_no_marker_is_clipped_at_100_percent_cpu(roundup):
+    """Whiskers, limit marks and a tool's own CPU at the axis's end (100 %) are drawn whole:
+    every artist that reaches the axis's edge is drawn unclipped."""
+    runs, report = roundup
+    at_edge = 0
+    for u, mfig, _ in drawn(report, runs):
+        if u.family not in ("cpu", "speed", "netpipe-plateau"):
+            continue
+        ax = mfig.axes[0]
+        xmax = ax.get_xlim()[1]
+        for line in ax.lines + [c for coll in ax.collections for c in [coll]]:
+            if hasattr(line, "get_xdata"):
+                xs = [float(x) for x in line.get_xdata()]
+            else:
+                xs = [float(x) for seg in line.get_segments() for x, _ in seg]
+            if xs and max(xs) >= xmax - 1e-9 and line.get_gid() is not None \
+                    and not str(line.get_gid()).startswith("rowmarker"):
+                at_edge += 1
+                assert not line.get_clip_on(), (u.stem, line.get_gid())
+        for coll in ax.collections:          # the whiskers' segments
+            segs = coll.get_segments() if hasattr(coll, "get_segments") else []
+            if any(x >= xmax - 1e-9 for seg in segs for x, _ in seg):
+                at_edge += 1
+                assert not coll.get_clip_on(), u.stem
+    assert at_edge > 0          # the roundup's CPU reaches 100 %: the test looked at some
+
+
+@pytest.fixture(scope="module")
+def modern():
+    from nicbench.report.build import build
+    from nicbench.report.load import load_runs
+
+    runs = load_runs([DATA / "modern"])
+    return runs, build(runs)
+
+
+def test_small_packets_on_a_log_axis_and_streams_directions_told_apart(modern):
+    """The small-packet chart's NDR and PDR (0.5-100 k frames/s) beside the line rate
+    (1.49 M): a log axis, so they are not flattened to the floor, and a marker of their
+    own each; a --bidir chart's forward and reverse differ in more than their dash."""
+    runs, report = modern
+    units = [(u, m) for u, m, _ in drawn(report, runs)
+             if u.family in ("smallpkt", "streams")]
+    small = [m for u, m in units if u.family == "smallpkt"]
+    assert small
+    for mfig in small:
+        for ax in [a for a in mfig.axes if a.get_visible()]:
+            assert ax.get_yscale() == "log"
+            curves = by_gid(ax, "curve|")
+            ndr = [c for g, c in curves.items() if "|NDR" in g]
+            pdr = [c for g, c in curves.items() if "|PDR" in g]
+            assert ndr and pdr
+            assert {(c.get_marker(), c.get_markerfacecolor()) for c in ndr}.isdisjoint(
+                {(c.get_marker(), c.get_markerfacecolor()) for c in pdr})
+            # the lowest NDR sits well above the axis's floor (not flattened onto it)
+            lo = ax.get_ylim()[0]
+            assert min(min(c.get_ydata()) for c in ndr) >= 1.5 * lo
+        assert not [ax.get_legend() for ax in mfig.axes if ax.get_legend()]   # said once
+    bidir = [m for u, m in units if u.family == "streams" and "bidir" in u.stem]
+    assert bidir
+    for mfig in bidir:
+        curves = by_gid(mfig, "curve|")
+        fwd = [c for g, c in curves.items() if g.endswith("|forward")]
+        rev = [c for g, c in curves.items() if g.endswith("|reverse")]
+        assert fwd and rev
+        assert (fwd[0].get_marker(), fwd[0].get_markerfacecolor()) != (
+            rev[0].get_marker(), rev[0].get_markerfacecolor())

@@ -111,7 +111,8 @@ def test_each_adapter_keeps_its_colour_in_every_chart(rendered):
 # -- the page ---------------------------------------------------------------------------------
 def test_every_reference_of_the_page_exists_and_nothing_is_remote(rendered):
     report, page = rendered
-    refs = parse_page(page.read_text())
+    text = page.read_text()
+    refs = parse_page(text)
     assert refs.refs, "the page references its figures and tables"
     for tag, key, value in refs.refs:
         assert not re.match(r"^[a-z][a-z0-9+.-]*:", value, re.I), f"{tag} {key}={value}"
@@ -119,7 +120,12 @@ def test_every_reference_of_the_page_exists_and_nothing_is_remote(rendered):
             assert value[1:] in refs.ids, f"broken anchor {value}"
         else:
             assert (page.parent / value).is_file(), f"missing {value}"
-    assert "script" not in refs.tags and "link" not in refs.tags
+    assert "link" not in refs.tags
+    # one script, inline and ours (the card finder and sortable tables), loading nothing
+    assert text.count("<script") == 1 and "<script src" not in text
+    from importlib import resources
+    ours = resources.files("nicbench.report").joinpath("templates/report.js").read_text()
+    assert ours.strip().replace("</", "<\\/") in text
     assert len(refs.ids) == len(set(refs.ids))
     imgs = [v for t, k, v in refs.refs if t == "img"]
     assert sorted(imgs) == sorted(f.files["svg"] for f in report.figures)
@@ -130,12 +136,15 @@ def test_the_verdict_comes_first_then_the_comparison(rendered):
     report, page = rendered
     text = page.read_text()
     refs = parse_page(text)
-    assert refs.h2[:4] == ["Verdict", "Run against run", "Adapters in this report",
-                           "Throughput per adapter and MTU"]
+    assert refs.h2[:4] == ["Verdict", "Run against run", "Rankings per method",
+                           "Adapters in this report"]
     verdict = text[text.index('<section id="verdict">'):text.index('<section id="comparison">')]
     assert "<img" not in verdict                      # the first screen is words and figures
-    for s in report.verdict:
-        assert s.text in html.unescape(verdict)
+    # per method one row: the fastest card and its figure, as the verdict's rows rank them
+    assert report.glance is not None
+    for row in report.glance.rows:
+        for cell in (row.method, row.fastest, row.figure):
+            assert html.escape(cell, quote=False) in verdict
     assert text.index('<section id="verdict">') < text.index("<figure")
     comparison = text[text.index('<section id="comparison">'):
                       text.index('<section id="adapters">')]
@@ -341,7 +350,8 @@ def test_text_from_results_is_escaped_in_the_page_and_the_charts(copy_run, tmp_p
     for single in (False, True):
         report, page = write_report(tmp_path / f"out-{single}", [run], single_file=single)
         text = page.read_text()
-        assert "<script>" not in text and "<img src=x" not in text
+        assert "<script>alert" not in text and "<img src=x" not in text
+        assert text.count("<script") == 1           # the page's own script only
         assert "&lt;script&gt;alert(2)&lt;/script&gt;" in text
         assert "Card &lt;img src=x onerror=&#34;alert(1)&#34;&gt; &amp; &#34;Co&#34;" in text \
             or "Card &lt;img src=x onerror=&quot;alert(1)&quot;&gt; &amp; &quot;Co&quot;" in text

@@ -328,12 +328,15 @@ def test_cpu_is_the_median_over_every_repetition_on_an_axis_ending_at_100(model)
     (fastest,) = shown(A_GBE, 9000, "iperf3-tcp")
     assert panel(f, "MTU 9000").bar(A_GBE, "sender").value != pytest.approx(
         fastest.cpu_sender_pct)
-    assert "median over all 2 successful repetitions" in f.caption
-    assert "median over all 3 successful repetitions" in f.caption
+    # the statistic is named once, in a note under the chart, not in its caption
+    assert "median over all successful repetitions" in " ".join(f.notes)
+    assert "median" not in f.caption
     assert panel(f, "MTU 9000").bar(A_NJ, "sender").gap == "refused"
     assert any("cpu_utilization_percent host_total" in n and "client side" in n
                for n in f.notes)
-    assert any("same machine" in n for n in f.notes)       # lab hosts share one kernel
+    # lab hosts share one kernel: said once, atop the CPU section, not under each chart
+    assert not any("same machine" in n for n in f.notes)
+    assert "same machine" in model.cpu_note
     # iperf 2 prints no CPU figure of its own: no marks
     f2 = fig(model, "cpu-iperf2-tcp-iperf2-l8k")
     assert all(b.mark is None for p in f2.panels for b in p.bars)
@@ -361,9 +364,9 @@ def _plateau(rec) -> float:
 
 def test_netpipe_per_adapter_one_colour_per_mtu(model):
     figs = {f.id: f for f in model.figures_of("netpipe-adapter")}
-    assert set(figs) == {"netpipe-adapter-0-gbe", "netpipe-adapter-0-nojumbo",
-                         "netpipe-adapter-1-gbe", "netpipe-adapter-1-stall"}
-    p = figs["netpipe-adapter-0-gbe"].panels[0]
+    assert set(figs) == {"netpipe-gbe", "netpipe-nojumbo",
+                         "netpipe-b-gbe", "netpipe-b-stall"}
+    p = figs["netpipe-gbe"].panels[0]
     assert isinstance(p, LinePanel) and p.xlog
     assert [c.label for c in p.curves] == ["MTU 1500", "MTU 9000"]
     # one colour (and marker) per MTU, the same in every adapter's chart, none an adapter's
@@ -383,13 +386,16 @@ def test_netpipe_per_adapter_one_colour_per_mtu(model):
     assert refs["goodput limit, MTU 9000: 990.0"] == pytest.approx(LIMIT[9000])
     assert refs["line rate 1000 Mbit/s"] == 1000
     # who is missing is named under the chart, with what happened
-    assert figs["netpipe-adapter-0-nojumbo"].missing == ["MTU 9000: refused 0/1 (1 not run)"]
-    assert figs["netpipe-adapter-1-stall"].missing == ["MTU 9000: timed out 0/1 (1 failed)"]
-    assert "2^20 bit/s" in figs["netpipe-adapter-0-gbe"].caption
+    assert figs["netpipe-nojumbo"].missing == ["MTU 9000: refused 0/1 (1 not run)"]
+    assert figs["netpipe-b-stall"].missing == ["MTU 9000: timed out 0/1 (1 failed)"]
+    # netPIPE's unit is said once, in "How to read this report", not in every caption
+    assert "2^20 bit/s" not in figs["netpipe-gbe"].caption
+    from nicbench.report.page import _method_items
+    assert any("2^20 bit/s" in text for _, text in _method_items(model))
 
 
 def test_netpipe_above_the_line_rate_is_flagged_and_explained(model):
-    f = fig(model, "netpipe-adapter-0-gbe")
+    f = fig(model, "netpipe-gbe")
     c1500 = f.panels[0].curves[0]
     assert c1500.flagged, "the lab's netPIPE curves exceed the line rate"
     # above the limit by more than netPIPE's printed resolution and its timing error over
@@ -404,12 +410,12 @@ def test_netpipe_above_the_line_rate_is_flagged_and_explained(model):
 
 def test_netpipe_per_mtu_one_curve_per_adapter_and_the_missing_named(model):
     figs = {f.id: f for f in model.figures_of("netpipe-mtu")}
-    assert set(figs) == {"netpipe-mtu-1500-mtu1500", "netpipe-mtu-9000-mtu9000"}
-    p1500 = figs["netpipe-mtu-1500-mtu1500"].panels[0]
+    assert set(figs) == {"netpipe-mtu1500", "netpipe-mtu9000"}
+    p1500 = figs["netpipe-mtu1500"].panels[0]
     assert {c.entry for c in p1500.curves} == {A_GBE, A_NJ, B_GBE, B_STALL}
     colours = {e.key: e.colour for e in model.entries}
     assert all(c.colour == colours[c.entry] for c in p1500.curves)
-    f9000 = figs["netpipe-mtu-9000-mtu9000"]
+    f9000 = figs["netpipe-mtu9000"]
     assert [c.entry for c in f9000.panels[0].curves] in ([A_GBE, B_GBE], [B_GBE, A_GBE])
     assert f9000.missing == ["LX-1000NJ Gigabit (macvlan mtu-1500): refused 0/1 (1 not run)",
                              "LX-1000S Gigabit (veth stall-6000): timed out 0/1 (1 failed)"]
@@ -425,7 +431,7 @@ def test_netpipe_bar_is_the_sustained_plateau_not_the_burst(model):
             b = panel(f, f"MTU {mtu}").bar(key)
             assert b.value == pytest.approx(_plateau(rec))
             assert b.value < max(q.throughput_bps for q in rec.points) / 1e6
-    assert "2^20 bit/s" in f.caption and "plateau" in f.caption
+    assert "plateau" in f.caption
     t = next(t for t in model.tables if t.id == "netpipe-plateau")
     row = next(r for r, e in zip(t.rows, t.row_entries, strict=False) if e == A_GBE and r[1] == "MTU 9000")
     (rec,) = oks(A_GBE, 9000, "netpipe")
@@ -454,14 +460,20 @@ def test_verdict_per_adapter_and_method(model):
         r = rows[key]
         assert r[2:4] == [f"{v:.1f}", f"MTU {best_mtu}"]
         assert r[5] == f"{100 * v / LIMIT[best_mtu]:.1f}"
-        col = dict(zip(t.columns, r, strict=True))
+        # the page's short columns; every detail in the table's CSV
+        short = dict(zip(t.columns, r, strict=True))
+        assert [short["CPU send %"], short["CPU recv %"]] == [f"{snd:.0f}", f"{rcv:.0f}"]
+        col = dict(zip(t.csv_columns, t.csv_rows[t.row_entries.index(key)], strict=True))
         assert [col["CPU sender %"], col["CPU receiver %"]] == [f"{snd:.0f}", f"{rcv:.0f}"]
         # iperf3's exact figures: every repetition counts, not only the one selected
         assert col["CPU repetitions"] == ", ".join(str(x.repetition) for x in
                                                    sorted(recs, key=lambda x: x.repetition))
         assert col["Mbit/s per CPU %"].startswith(f"{v / max(snd, rcv):.1f}")
-    assert rows[A_NJ][-1] == "MTU 9000: refused 0/2 (2 not run)"
-    assert rows[B_STALL][-1] == "MTU 9000: stalled 0/3 (2 failed, 1 not run)"
+    full = {e: r for r, e in zip(t.csv_rows, t.row_entries, strict=True)}
+    assert full[A_NJ][-1] == "MTU 9000: refused 0/2 (2 not run)"
+    assert full[B_STALL][-1] == "MTU 9000: stalled 0/3 (2 failed, 1 not run)"
+    assert rows[A_NJ][-1] == "refused at MTU 9000"
+    assert rows[B_STALL][-1] == "stalled at MTU 9000"
     s = next(s for s in model.verdict if s.method == "iperf3 TCP")
     top = model.entry(t.row_entries[0]).label
     assert s.text.startswith(f"iperf3 TCP: {top} fastest, ")
@@ -739,7 +751,7 @@ def test_udp_search_bar_is_the_rate_found_without_whisker(tmp_path):
     # the CPU shown is that of the trial at the rate found
     cpu = panel(fig(report, "cpu-iperf2-udp"), "MTU 1500")
     assert cpu.bar("0/gbe", "sender").value == 30.0
-    assert "the trial at the rate found" in fig(report, "cpu-iperf2-udp").caption
+    assert "the trial at the rate found" in " ".join(fig(report, "cpu-iperf2-udp").notes)
 
 
 # -- 50 adapters ------------------------------------------------------------------------------
@@ -863,7 +875,7 @@ def test_main_job_report_does_not_lead_with_a_chart_above_the_wire(roundup):
     (t,) = [t for t in roundup.tables_of("verdict") if t.id == "verdict-netpipe-tcp"]
     for r in t.rows:
         col = dict(zip(t.columns, r, strict=True))
-        if col["rank"] != "":
+        if col["#"] != "":
             assert float(col["% of limit"]) <= 101.0
 
 

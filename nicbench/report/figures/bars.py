@@ -25,6 +25,7 @@ from nicbench.report.figures.style import Colours, marker
 from nicbench.report.model import BarPanel, BarStatus, Figure, LegendItem, Row
 
 SERIES_ALPHA = {"receiver": 0.5}
+LEGEND_COLUMNS = 2      # at a double column's width: the legend a few lines, not a third
 
 
 def draw(fig: Figure, panel: int, colours: Colours) -> MplFigure:
@@ -43,7 +44,8 @@ def draw(fig: Figure, panel: int, colours: Colours) -> MplFigure:
                  for k, s in enumerate(p.series)] + [i for i in items if i.shape != "bar"]
     title_h = line_in(size_pt("axes.titlesize")) + 0.08
     axis_h = line_in(pt) * 1.3 + line_in(size_pt("axes.labelsize")) * 1.3
-    legend_h = line_in(size_pt("legend.fontsize")) * 1.25 * len(items)
+    ncols = LEGEND_COLUMNS if len(items) > 2 else 1
+    legend_h = line_in(size_pt("legend.fontsize")) * 1.25 * -(-len(items) // ncols)
     height = pitch * max(len(p.rows), 1) + title_h + axis_h + legend_h + 0.15
     mfig = new_figure(DOUBLE, height, constrained=False)
     ax = mfig.add_subplot()
@@ -94,15 +96,17 @@ def draw(fig: Figure, panel: int, colours: Colours) -> MplFigure:
         ys = [w[0] for w in ws]
         centre = [(w[1] + w[2]) / 2 for w in ws]
         half = [(w[2] - w[1]) / 2 for w in ws]
-        ax.errorbar(centre, ys, xerr=half, fmt="none", ecolor=ink, elinewidth=1.0,
-                    capsize=2.5, gid=f"whiskers|{ink}")
+        bars_ = ax.errorbar(centre, ys, xerr=half, fmt="none", ecolor=ink, elinewidth=1.0,
+                            capsize=2.5, gid=f"whiskers|{ink}")
+        for artist in bars_.get_children():     # a whisker or cap at 100 % is drawn whole
+            artist.set_clip_on(False)
     bar_pt = pitch * 72 * step * 0.9 + 2
     if limits_x:
         ax.plot(limits_x, limits_y, linestyle="none", marker="|", color="#000000",
-                markersize=bar_pt, markeredgewidth=1.6, gid="limits")
+                markersize=bar_pt, markeredgewidth=1.6, gid="limits", clip_on=False)
     if marks_x:
         ax.plot(marks_x, marks_y, linestyle="none", marker="D", color="#000000",
-                markersize=3.5, gid="tool-cpu")
+                markersize=3.5, gid="tool-cpu", clip_on=False)
     _row_labels(ax, p.rows, colours)
     ax.set_xlim(0, p.xmax or 1.0)
     ax.set_ylim(len(p.rows) - 0.5, -0.5)
@@ -114,7 +118,7 @@ def draw(fig: Figure, panel: int, colours: Colours) -> MplFigure:
     place(mfig, left, right, title_h, axis_h + legend_h + 0.1)
     if items:
         mfig.legend(handles=[handle(i) for i in items], loc="lower left",
-                    bbox_to_anchor=(0.01, 0.01), borderaxespad=0, borderpad=0)
+                    bbox_to_anchor=(0.01, 0.01), borderaxespad=0, borderpad=0, ncols=ncols)
     return mfig
 
 

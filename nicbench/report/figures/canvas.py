@@ -58,6 +58,9 @@ def handle(item: LegendItem) -> Patch | Line2D:
         case "limit":
             return Line2D([], [], color=item.colour, marker="|", linestyle="none",
                           markersize=8, markeredgewidth=1.6, label=item.label)
+        case "ring":
+            return Line2D([], [], color=item.colour, marker="o", linestyle="none",
+                          markerfacecolor="none", markersize=7, label=item.label)
         case "whisker":
             return Line2D([], [], color=item.colour, marker="|", linestyle="-",
                           markersize=6, label=item.label)

@@ -6,7 +6,7 @@ reviews printed one ranking per MTU, and one file per MTU is what an article pla
 other families are one file per figure (a netPIPE chart per adapter or per MTU, the
 heatmap, speed against CPU with its MTUs side by side). The file's stem is the report's
 figure id, followed by the point's for a panel: ``speed-iperf3-tcp-mtu-9000``,
-``netpipe-netpipe-adapter-0-gbe``. ``figures.csv`` holds what each file plots, one row
+``netpipe-gbe``. ``figures.csv`` holds what each file plots, one row
 per bar, cell, curve point or dot, with the colour it is drawn in.
 """
 
