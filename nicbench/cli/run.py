@@ -169,7 +169,7 @@ def _ended(args, runner, run_dir) -> int:
         console.error(f"pair {pair} could not be measured: {why}")
     for host, why in runner.lost.items():
         console.error(f"{host} was lost during the run ({why}): its pairs were not measured "
-                      f"to the end; resume with `{resume_command(args, run_dir.path)}` once "
+                      f"to the end; resume with {resume_hint(args, run_dir.path)} once "
                       "it answers")
     left = _left_changed(runner)
     return 1 if left or runner.lost or runner.unmeasured else 0
@@ -204,7 +204,11 @@ class Pulse:
 
 
 def resume_command(args, directory) -> str:
-    """The command that continues this run: its profile, inventory and pairs as given."""
+    """The command that continues this run: its profile, inventory, pairs and store as
+    given (a store's password left out, the note after the command says where to give
+    it: ``cli.store.resume_store``)."""
+    from nicbench.cli.store import resume_store
+
     words = ["nicbench", "run", args.profile]
     if args.inventory != "inventory.yaml":
         words += ["-i", args.inventory]
@@ -212,7 +216,15 @@ def resume_command(args, directory) -> str:
         words += ["--pair", pair]
     if args.parallel > 1:
         words += ["--parallel", str(args.parallel)]
-    return shlex.join([*words, "--resume", str(directory)])
+    store, _ = resume_store(getattr(args, "store", None))
+    return shlex.join([*words, *store, "--resume", str(directory)])
+
+
+def resume_hint(args, directory) -> str:
+    """`the resume command` and, if its store's password is left out, where to give it."""
+    from nicbench.cli.store import resume_store
+
+    return f"`{resume_command(args, directory)}`" + resume_store(getattr(args, "store", None))[1]
 
 
 def _say_resume(args, runner) -> None:
@@ -224,7 +236,8 @@ def _say_resume(args, runner) -> None:
     except OSError:
         return
     if stored:
-        console.warn(f"run interrupted: continue it with `{resume_command(args, runner.run_dir.path)}`")
+        console.warn(f"run interrupted: continue it with "
+                     f"{resume_hint(args, runner.run_dir.path)}")
 
 
 def _left_changed(runner) -> bool:

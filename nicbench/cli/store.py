@@ -16,6 +16,24 @@ def add_store_option(parser) -> None:
     parser.add_argument("--store", metavar="STORE", default=None, help=STORE_HELP)
 
 
+def resume_store(arg: str | None) -> tuple[list[str], str]:
+    """The ``--store`` words a resume hint carries (the store the run wrote, so that the
+    resumed trials go to the same one) and a note to print after it. A store from
+    NICBENCH_STORE or the default is found again the same way: no words. A PostgreSQL
+    URL is given without its password (never printed): the note says where to give it
+    (PGPASSWORD or ~/.pgpass, which libpq reads when the URL has none)."""
+    from nicbench.store.location import Source, StoreKind, resolve, secrets, without_secrets
+
+    if arg is None:
+        return [], ""
+    location = resolve(arg)
+    if location.kind is not StoreKind.POSTGRESQL or not secrets(location.target):
+        return ["--store", location.target], ""
+    return (["--store", without_secrets(location.target)],
+            " (the store's password is not shown: give it in PGPASSWORD or ~/.pgpass, or "
+            f"set {Source.ENV.value} to the whole URL and leave out --store)")
+
+
 def checked_location(arg: str | None):
     """The store a run or campaign writes, opened once (made, or its schema checked) before
     anything runs: a store that is not one, of another version or that does not answer is

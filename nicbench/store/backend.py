@@ -70,7 +70,8 @@ class Backend(ABC):
         """Keep other writers out while the schema is made or migrated (in a transaction)."""
 
     def failed(self, exc: Exception, doing: str) -> StoreError:
-        return StoreError(f"{self.location.named}: {doing}: {_first_line(exc)}")
+        return StoreError(f"{self.location.named}: {doing}: "
+                          f"{self.location.scrub(_first_line(exc))}")
 
 
 class DuckBackend(Backend):
@@ -178,8 +179,8 @@ class PgBackend(Backend):
                                        autocommit=True)
         except psycopg.Error as exc:
             raise StoreError(f"{location.named}: does not answer (within "
-                             f"{connect_timeout_s} s): {_first_line(exc)}: start the server "
-                             "or give another --store") from None
+                             f"{connect_timeout_s} s): {location.scrub(_first_line(exc))}: "
+                             "start the server or give another --store") from None
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
         try:
