@@ -156,6 +156,9 @@ def _write_batch(open_: Callable[[], Store], batch: list[_Prepared], counts: Imp
         new: list[tuple] = []
         new_runs: list[RunRow] = []
         added_now: set[str] = set()
+        # another import of these runs at once (PostgreSQL) waits here for this one's
+        # commit, then finds them there: each run imported once
+        store.backend.lock_runs([item.row.run_id for item in batch])
         known = store.runs_started([item.row.run_id for item in batch])
         for item in batch:
             there = known.get(item.row.run_id)

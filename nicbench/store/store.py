@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -107,7 +107,8 @@ class Store:
                 b.execute("UPDATE nb_schema_version SET version = ?", [step])
             b.commit()
         except BaseException:
-            b.rollback()
+            with suppress(StoreError):
+                b.rollback()
             raise
 
     def _version(self) -> int:
@@ -137,6 +138,7 @@ class Store:
         its configuration that stood for trials not run)."""
         b = self.backend
         with self.transaction():
+            b.lock_runs([rec.run_id])
             if with_run:
                 self.write_run(run)
             b.execute("DELETE FROM nb_trials WHERE run_id = ? AND (trial_id = ? OR "
@@ -178,13 +180,16 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
+        """All or nothing. The error said is the one that ended it: a rollback after a
+        commit that failed (a full disk, a server gone) fails too and is not said."""
         b = self.backend
         b.begin()
         try:
             yield
             b.commit()
         except BaseException:
-            b.rollback()
+            with suppress(StoreError):
+                b.rollback()
             raise
 
     def clear(self) -> None:
@@ -333,6 +338,7 @@ def open_store(location: StoreLocation, *, write: bool = True,
     backend = connect(location, read_only=not write, lock_wait_s=lock_wait_s)
     store = Store(backend)
     try:
+        backend.check_whole()
         store.prepare(write=write)
     except BaseException:
         store.close()
