@@ -55,6 +55,19 @@ def run_sink(location, run_dir, listener):
     return None if location is None else StoreSink(location, run_dir, listener=listener)
 
 
+def say_left_out(store, what: str) -> None:
+    """The rows a store holds that no trial could have (``Store.left_out``), named once:
+    they were left out of ``what``."""
+    rows = getattr(store, "left_out", None) or []
+    for row in rows[:10]:
+        console.warn(f"{store.location.shown}: {row}: not a trial nicbench could have "
+                     f"measured: left out of {what} (re-import its run with `nicbench "
+                     "store rebuild`)")
+    if len(rows) > 10:
+        console.warn(f"... and {'more than 1000' if len(rows) > 1000 else len(rows) - 10} "
+                     "more rows left out")
+
+
 def history_store(location):
     """The store a campaign's morning summary reads its history from, opened to read
     (None: no store: the campaign directories beside it are the history)."""
@@ -114,8 +127,10 @@ def _said(counts, where: str, verb: str) -> int:
     out(f"{verb} {where}: runs {counts.runs_added} added, {counts.runs_already} already "
         f"there; trials {counts.trials_added} added, {counts.trials_already} already there"
         + (f", {counts.trials_removed} no longer standing removed"
-           if counts.trials_removed else ""))
-    return 1 if counts.conflicts else 0
+           if counts.trials_removed else "")
+        + (f"; {len(counts.skipped_lines)} lines not imported (above)"
+           if counts.skipped_lines else ""))
+    return 1 if counts.conflicts or counts.skipped_lines else 0
 
 
 def cmd_store_info(args) -> int:

@@ -42,6 +42,9 @@ _DAMAGED = re.compile(r"Could not read enough bytes|Corrupt database file|checks
 _DUCK_HEADERS = 3 * 4096      # a DuckDB file's headers, before its first block
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 class Fault(Enum):
     DISK_FULL = "disk full"
     GONE = "server gone"
@@ -266,6 +269,8 @@ class PgBackend(Backend):
         except self._psycopg.Error as exc:
             raise self.failed(exc, "cannot write" if _writes(sql) else "cannot read") \
                 from None
+        except UnicodeEncodeError as exc:
+            raise _not_text(self.location, exc, [tuple(params)]) from None
 
     def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         try:
@@ -283,6 +288,8 @@ class PgBackend(Backend):
                     copy.write_row(row)
         except self._psycopg.Error as exc:
             raise self.failed(exc, "cannot write") from None
+        except UnicodeEncodeError as exc:
+            raise _not_text(self.location, exc, rows) from None
 
     def tables(self) -> set[str]:
         return {r[0] for r in self.fetchall(
@@ -323,6 +330,16 @@ def connect(location: StoreLocation, *, read_only: bool = False,
         case _:
             raise StoreError("no store (--store none): this needs one; give --store FILE "
                              "or a postgresql:// URL")
+
+
+def _not_text(location: StoreLocation, exc: UnicodeEncodeError, rows: list[tuple]) -> StoreError:
+    """A value that is not text UTF-8 can hold (a lone surrogate): one line naming it."""
+    bad = next((row for row in rows if any(
+        isinstance(v, str) and _SURROGATE.search(v) for v in row)), None)
+    which = f" (a row beginning {bad[0]!r}, {bad[1]!r})" if bad and len(bad) > 1 else ""
+    return StoreError(f"{location.named}: cannot write: a value that is not text{which}: "
+                      f"{exc.reason} (a lone surrogate, {exc.object[exc.start:exc.end]!r}): "
+                      "nothing of this write was kept; correct the name in its file")
 
 
 def _pg(sql: str) -> str:
