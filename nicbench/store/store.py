@@ -370,15 +370,17 @@ def _bad_row(row: tuple, bounds: list[tuple[str, float, float]]) -> str:
 
 
 def open_store(location: StoreLocation, *, write: bool = True,
-               lock_wait_s: float = LOCK_WAIT_S) -> Store:
+               lock_wait_s: float = LOCK_WAIT_S, check_whole: bool = True) -> Store:
     """The store at ``location``, its schema checked (and, to ``write``, made or
     migrated). StoreError (one line) if it cannot be opened, is not a store, or is of
     another schema version. A DuckDB store opened to write keeps other writers out
-    until it is closed: keep it open briefly."""
+    until it is closed: keep it open briefly. ``check_whole``: a DuckDB file cut short
+    is refused (``Backend.check_whole``) before anything reads it."""
     backend = connect(location, read_only=not write, lock_wait_s=lock_wait_s)
     store = Store(backend)
     try:
-        backend.check_whole()
+        if check_whole:         # the live writer, opening for each record, checked at start
+            backend.check_whole()
         store.prepare(write=write)
     except BaseException:
         store.close()
