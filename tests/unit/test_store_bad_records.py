@@ -186,3 +186,20 @@ def test_the_plausibility_checks_name_each_new_bound():
         edit(changed)
         assert not plainly_possible(changed), says
         assert says in (impossible(TrialRecord.from_dict(changed)) or ""), says
+
+
+def test_a_run_row_of_an_impossible_start_reads_as_no_time(store_at, tmp_path):
+    import_dirs(lambda: open_store(resolve(store_at)), [str(RUN_A), str(DATA / "run-b")])
+    with open_store(resolve(store_at)) as s:
+        s.backend.execute("UPDATE nb_runs SET started_at = ?, ended_at = ? WHERE run_id = "
+                          "(SELECT min(run_id) FROM nb_runs)", [1e308, -1e308])
+    with open_store(resolve(store_at), write=False) as s:
+        runs = s.runs()
+        frame = s.trial_frame()
+        named = list(s.left_out or [])
+    assert len(runs) == 2 and runs["run_started_at"].isna().sum() == 1
+    assert runs["ended_at"].isna().sum() >= 1
+    assert named and all("its run started_at 1e+308" in n for n in named)
+    assert frame["run_started_at"].notna().all() and len(frame)
+    res = nicbench("history", "--store", store_at, cwd=tmp_path)
+    assert res.returncode == 0 and "internal error" not in res.stderr, res.stderr
