@@ -91,8 +91,8 @@ class StoreSink:
             store.close()
 
     def _fail(self, exc: Exception) -> None:
-        why = exc.one_line() if isinstance(exc, NicbenchError) \
-            else f"{type(exc).__name__}: {exc}"
+        why = self.location.scrub(exc.one_line() if isinstance(exc, NicbenchError)
+                                  else f"{type(exc).__name__}: {exc}")
         self.failed = why
         if self._store is not None:
             self._store.close()
