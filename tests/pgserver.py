@@ -59,6 +59,28 @@ class PgServer:
         with psycopg.connect(self.url(), autocommit=True) as con:
             con.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
+    def password_role(self, role: str, password: str) -> str:
+        """A role that must give ``password`` (scram-sha-256, on this server's socket);
+        returns the URL, without the password, of a new database it owns."""
+        import psycopg
+
+        hba = self.root / "data" / "pg_hba.conf"
+        line = f"local all {role} scram-sha-256\n"
+        if line not in hba.read_text():
+            hba.write_text(line + hba.read_text())
+        url = self.new_database()
+        name = url.split("/")[3].split("?")[0]
+        with psycopg.connect(self.url(), autocommit=True) as con:
+            if not con.execute("SELECT 1 FROM pg_roles WHERE rolname = %s",
+                               [role]).fetchall():
+                con.execute(f"CREATE ROLE {role} LOGIN")
+            con.execute(f"ALTER ROLE {role} PASSWORD '{password}'")
+            con.execute(f"ALTER DATABASE {name} OWNER TO {role}")
+            con.execute("SELECT pg_reload_conf()")
+        with psycopg.connect(self.url(name), autocommit=True) as con:
+            con.execute(f"ALTER SCHEMA public OWNER TO {role}")
+        return f"postgresql://{role}@/{name}?host={quote(str(self.socket_dir), safe='')}"
+
     def stop(self) -> None:
         try:
             subprocess.run([*self.as_user, str(self.bin / "pg_ctl"), "-D",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import time
 from pathlib import Path
 
@@ -89,9 +90,13 @@ def cmd_campaign(args) -> int:
             status = runner.run()
         except KeyboardInterrupt:
             if runner.state is not None:
+                from nicbench.cli.store import resume_store
+
+                store, note = resume_store(args.store)
+                again = shlex.join(["nicbench", "campaign", args.file, *store, "--resume",
+                                    str(out_dir)])
                 console.warn(f"campaign interrupted: summary in {out_dir}/summary.md; "
-                             f"continue it with `nicbench campaign {args.file} --resume "
-                             f"{out_dir}`")
+                             f"continue it with `{again}`{note}")
             raise
     m = runner.morning
     if m is not None:

@@ -45,6 +45,9 @@ def cmd_history(args) -> int:
                         since=args.since, last=args.last or None)
     finally:
         if hasattr(source, "close"):
+            from nicbench.cli.store import say_left_out
+
+            say_left_out(source, "the history")
             source.close()
     if not found:
         asked = ", ".join(f"{k} {v}" for k, v in (("adapter", args.adapter),

@@ -32,6 +32,9 @@ def cmd_report(args) -> int:
                             figures=formats, history=history)
     finally:
         if history is not None:
+            from nicbench.cli.store import say_left_out
+
+            say_left_out(history, "the report's history")
             history.close()
     if formats:
         out(f"figures: {page.parent / 'publication'}")

@@ -94,6 +94,7 @@ class RunPrinter:
 def cmd_run(args) -> int:
     from nicbench.config.loader import load_inventory, load_profile, resolve_profile_path
     from nicbench.tools.registry import CATALOG
+    from nicbench.execution.plan import eta_prior
     from nicbench.execution.runner import Runner
 
     if args.resume and not Path(args.resume).is_dir():
@@ -123,7 +124,9 @@ def cmd_run(args) -> int:
     runner = Runner(profile, inv, out_dir, pairs=args.pair, resume=bool(args.resume),
                     keep_failed=args.keep_failed, listener=pulse,
                     trust_new_keys=args.trust_new_host_keys, parallel=args.parallel,
-                    sinks=[sink] if sink else [])
+                    sinks=[sink] if sink else [],
+                    eta_prior=eta_prior(profile, inv, args.pair or [p.name for p in inv.pairs],
+                                        args.parallel))
     with runner.owning():       # the directory is this command's until it ends
         with printer, pulse:
             try:
@@ -158,7 +161,7 @@ def _ended(args, runner, run_dir) -> int:
         console.error(f"pair {pair} could not be measured: {why}")
     for host, why in runner.lost.items():
         console.error(f"{host} was lost during the run ({why}): its pairs were not measured "
-                      f"to the end; resume with `{resume_command(args, run_dir.path)}` once "
+                      f"to the end; resume with {resume_hint(args, run_dir.path)} once "
                       "it answers")
     left = _left_changed(runner)
     return 1 if left or runner.lost or runner.unmeasured else 0
@@ -216,7 +219,11 @@ def default_inventory(given: str | None) -> str:
 
 
 def resume_command(args, directory) -> str:
-    """The command that continues this run: its profile, inventory and pairs as given."""
+    """The command that continues this run: its profile, inventory, pairs and store as
+    given (a store's password left out, the note after the command says where to give
+    it: ``cli.store.resume_store``)."""
+    from nicbench.cli.store import resume_store
+
     words = ["nicbench", "run", args.profile]
     if args.inventory not in (None, DEFAULT_INVENTORY):
         words += ["-i", args.inventory]
@@ -224,7 +231,15 @@ def resume_command(args, directory) -> str:
         words += ["--pair", pair]
     if args.parallel > 1:
         words += ["--parallel", str(args.parallel)]
-    return shlex.join([*words, "--resume", str(directory)])
+    store, _ = resume_store(getattr(args, "store", None))
+    return shlex.join([*words, *store, "--resume", str(directory)])
+
+
+def resume_hint(args, directory) -> str:
+    """`the resume command` and, if its store's password is left out, where to give it."""
+    from nicbench.cli.store import resume_store
+
+    return f"`{resume_command(args, directory)}`" + resume_store(getattr(args, "store", None))[1]
 
 
 def _say_resume(args, runner) -> None:
@@ -236,7 +251,8 @@ def _say_resume(args, runner) -> None:
     except OSError:
         return
     if stored:
-        console.warn(f"run interrupted: continue it with `{resume_command(args, runner.run_dir.path)}`")
+        console.warn(f"run interrupted: continue it with "
+                     f"{resume_hint(args, runner.run_dir.path)}")
 
 
 def _left_changed(runner) -> bool:

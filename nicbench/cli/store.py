@@ -16,6 +16,24 @@ def add_store_option(parser) -> None:
     parser.add_argument("--store", metavar="STORE", default=None, help=STORE_HELP)
 
 
+def resume_store(arg: str | None) -> tuple[list[str], str]:
+    """The ``--store`` words a resume hint carries (the store the run wrote, so that the
+    resumed trials go to the same one) and a note to print after it. A store from
+    NICBENCH_STORE or the default is found again the same way: no words. A PostgreSQL
+    URL is given without its password (never printed): the note says where to give it
+    (PGPASSWORD or ~/.pgpass, which libpq reads when the URL has none)."""
+    from nicbench.store.location import Source, StoreKind, resolve, secrets, without_secrets
+
+    if arg is None:
+        return [], ""
+    location = resolve(arg)
+    if location.kind is not StoreKind.POSTGRESQL or not secrets(location.target):
+        return ["--store", location.target], ""
+    return (["--store", without_secrets(location.target)],
+            " (the store's password is not shown: give it in PGPASSWORD or ~/.pgpass, or "
+            f"set {Source.ENV.value} to the whole URL and leave out --store)")
+
+
 def checked_location(arg: str | None):
     """The store a run or campaign writes, opened once (made, or its schema checked) before
     anything runs: a store that is not one, of another version or that does not answer is
@@ -35,6 +53,19 @@ def run_sink(location, run_dir, listener):
     from nicbench.store import StoreSink
 
     return None if location is None else StoreSink(location, run_dir, listener=listener)
+
+
+def say_left_out(store, what: str) -> None:
+    """The rows a store holds that no trial could have (``Store.left_out``), named once:
+    they were left out of ``what``."""
+    rows = getattr(store, "left_out", None) or []
+    for row in rows[:10]:
+        console.warn(f"{store.location.shown}: {row}: not a trial nicbench could have "
+                     f"measured: left out of {what} (re-import its run with `nicbench "
+                     "store rebuild`)")
+    if len(rows) > 10:
+        console.warn(f"... and {'more than 1000' if len(rows) > 1000 else len(rows) - 10} "
+                     "more rows left out")
 
 
 def history_store(location):
@@ -96,8 +127,10 @@ def _said(counts, where: str, verb: str) -> int:
     out(f"{verb} {where}: runs {counts.runs_added} added, {counts.runs_already} already "
         f"there; trials {counts.trials_added} added, {counts.trials_already} already there"
         + (f", {counts.trials_removed} no longer standing removed"
-           if counts.trials_removed else ""))
-    return 1 if counts.conflicts else 0
+           if counts.trials_removed else "")
+        + (f"; {len(counts.skipped_lines)} lines not imported (above)"
+           if counts.skipped_lines else ""))
+    return 1 if counts.conflicts or counts.skipped_lines else 0
 
 
 def cmd_store_info(args) -> int:

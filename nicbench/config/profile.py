@@ -69,7 +69,9 @@ RFC2544_FRAMES = [64, 128, 256, 512, 1024, 1518]
 # and a jumbo frame of MTU 9000, searched only at points whose MTU carries it
 DEFAULT_FRAMES = [*RFC2544_FRAMES, 9018]
 MIN_FRAME = 64            # Ethernet's smallest frame: 18 bytes of UDP payload
-MAX_FRAME = 65535 + 18    # the largest IP packet with its Ethernet header and FCS
+FRAME_OVERHEAD = 18       # an Ethernet frame's header (14) and FCS (4) around its MTU
+JUMBO_FRAME = 9000 + FRAME_OVERHEAD
+MAX_FRAME = 65535 + FRAME_OVERHEAD    # the largest IP packet with its header and FCS
 DEFAULT_PDR_LOSS_PCT = 0.5
 
 
@@ -480,7 +482,7 @@ def cross_check(profile: Profile, where: Where,
         if test.udp_search and test.protocol != "udp":
             errors.append(where.error(("tests", i, "udp_search"),
                                       "udp_search needs protocol: udp"))
-        errors += _frame_search_errors(where, i, test)
+        errors += _frame_search_errors(where, i, test, profile)
         errors += _undefined_vars(profile, where, ("tests", i), test.params)
         errors += _beside_errors(profile, where, i, test)
         if validate_params is not None:
@@ -524,12 +526,28 @@ def _test_points_errors(profile: Profile, where: Where) -> list[ConfigError]:
     return errors
 
 
-def _frame_search_errors(where: Where, i: int, test: TestSpec) -> list[ConfigError]:
-    """A small-packet search sends UDP of its own payload sizes, alone."""
+def _frame_search_errors(where: Where, i: int, test: TestSpec,
+                         profile: Profile) -> list[ConfigError]:
+    """A small-packet search sends UDP of its own payload sizes, alone; each frame size
+    one of the test's points carries (RFC 2544's frames stop at the MTU + 18: the
+    Ethernet header and FCS)."""
     if test.frame_search is None:
         return []
     at = ("tests", i, "frame_search")
     errors = []
+    points = [p for p in profile.points if not test.points or p.name in test.points]
+    if points:
+        mtu = max(p.ip_mtu for p in points)
+        for k, frame in enumerate(test.frame_search.frames):
+            # RFC 2544's jumbo frame (9018) is searched only where a point carries it,
+            # left out elsewhere (the plan says so); a frame beyond it and beyond every
+            # point's MTU + 18 is never sent: a typo or a unit error
+            if frame > max(mtu + FRAME_OVERHEAD, JUMBO_FRAME):
+                errors.append(where.error((*at, "frames", k), (
+                    f"frame {frame} bytes is larger than any point of this test carries "
+                    f"(its largest MTU is {mtu}: frames up to {mtu + FRAME_OVERHEAD} "
+                    f"bytes, MTU + {FRAME_OVERHEAD}): drop it, or add a point of MTU "
+                    f"{frame - FRAME_OVERHEAD}")))
     if test.protocol != "udp":
         errors.append(where.error(at, "frame_search needs protocol: udp"))
     if test.udp_search is not None:

@@ -47,6 +47,7 @@ from nicbench.config.inventory import Inventory
 from nicbench.errors import CommandTimeout, NicbenchError, UsageError
 from nicbench.execution import events as ev
 from nicbench.execution.heartbeat import HEARTBEAT_FILE, Heartbeat
+from nicbench.execution.plan import eta_prior
 from nicbench.execution.runner import Hosts, RestorePending, Runner
 from nicbench.execution.recorder import SinkFactory
 from nicbench.results import morning
@@ -242,7 +243,9 @@ class CampaignRunner:
                             listener=self._forward, trust_new_keys=self.trust_new_keys,
                             hosts=self._hosts() if self._hosts else None,
                             parallel=self.parallel, stop=self.stop,
-                            sinks=[sink] if sink else [])
+                            sinks=[sink] if sink else [],
+                            eta_prior=eta_prior(planned.profile, self.inventory,
+                                                list(rs.pairs), self.parallel))
             runner.run()
             rs.state = RunStateName.DONE
         except KeyboardInterrupt:

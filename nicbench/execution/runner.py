@@ -91,7 +91,8 @@ class Runner:
                  hosts: Hosts | None = None, trust_new_keys: bool = False,
                  trial: TrialFn = run_trial, parallel: int = 1,
                  stop: threading.Event | None = None, sinks: Sequence[Subscriber] = (),
-                 scratch: bool = False):
+                 scratch: bool = False,
+                 eta_prior: tuple[float, dict[str, float]] | None = None):
         self.profile = profile
         self.inventory = inventory
         self.pairs = [inventory.pair(p) for p in pairs] if pairs else list(inventory.pairs)
@@ -119,11 +120,8 @@ class Runner:
         self.scratch = scratch
         self.run_dir = ScratchRunDir(out) if scratch else RunDir(out)
         self.progress = Progress(total=profile.trials_per_pair * len(self.pairs))
-        if not scratch:     # the ETA starts from --plan's estimate (not --plan's own run)
-            from nicbench.execution.plan import eta_prior
-
-            self.progress.plan_s, self.progress.per_test_s = eta_prior(
-                profile, inventory, [p.name for p in self.pairs], parallel)
+        if eta_prior is not None:   # the ETA starts from --plan's estimate (plan.eta_prior)
+            self.progress.plan_s, self.progress.per_test_s = eta_prior
         self.manifest: Manifest | None = None
         self.tuning: TuningSession | None = None
         self.summary: list[SummaryRow] = []

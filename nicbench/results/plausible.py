@@ -17,14 +17,23 @@ a finite number, a whole number); this checks what those numbers say:
   line rate is not its link rate over (frame + 20) x 8 bits, or whose offered frames
   carry a rate other than the trial's ``offered_bps`` (``nicbench.physics.ethernet``);
 - a raw output named outside the run's ``raw/`` directory;
+- a start or end (0: not stamped) before 2000 or in the future (beyond ``CLOCK_SLACK_S``), an end before
+  the start; a duration or wall time below 0 or above ``MAX_DURATION_S``; a host's CPU
+  busy (sender, receiver, their tool and other shares) outside 0 to 100 %, the tool's own
+  figure (a process's CPU time over wall time: above 100 with threads) outside 0 to
+  ``MAX_TOOL_CPU_PCT``;
 - with a manifest: a trial for a pair its inventory does not have, or for an adapter
-  that is not that pair's (the verdict would rank an adapter the run never measured).
+  that is not that pair's (the verdict would rank an adapter the run never measured);
+  and for a store's import (:func:`of_run`), a trial of another run (its run_id) or
+  started outside the run's window (its start to its end, or now if it has not ended,
+  give or take ``CLOCK_SLACK_S``).
   A test the profile does not name is read (its repetitions bounded as without a
   manifest): reports are made of runs combined by hand.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import MISSING, fields
 from typing import Protocol
 
@@ -45,6 +54,15 @@ class RunFacts(Protocol):
     @property
     def profile(self) -> Profile: ...
 
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def started_at(self) -> float: ...
+
+    @property
+    def ended_at(self) -> float | None: ...
+
 # 10 Tbit/s: over six times the fastest Ethernet standardised (1.6 Tbit/s, IEEE 802.3dj)
 # and a hundred times the fastest loopback or 100 GbE figure nicbench has stored. A rate
 # above it is a unit error or a corrupt file, not a measurement.
@@ -53,13 +71,39 @@ MTU_MIN, MTU_MAX = 68, 65536
 # The most trials a profile can plan for one test at one point: a UDP sweep of 10001
 # rates, each offered 15 times, twice (a probe offered again); used without a manifest.
 MAX_REPETITION = 10_001 * 15 * 2
+YEAR_2000 = 946_684_800.0       # 2000-01-01 UTC: no nicbench trial is older
+# A controller's clock may be stepped (NTP) while a run goes: how far a trial's time may
+# stray from the run's window, or into the future, before it is not a time it was run at.
+CLOCK_SLACK_S = 3600.0
+# A week: past any trial (a tool's duration is at most a day: profile.MAX_DURATION_S).
+MAX_DURATION_S = 7 * 86400.0
+# A tool's CPU figure is its CPU time over wall time: 100 per CPU it kept busy.
+MAX_TOOL_CPU_PCT = 100.0 * 1024
+_HOST_CPU = ("cpu_sender_pct", "cpu_receiver_pct", "cpu_sender_tool_pct",
+             "cpu_receiver_tool_pct", "cpu_sender_other_pct", "cpu_receiver_other_pct")
 
 
 def impossible(rec: TrialRecord, manifest: RunFacts | None = None) -> str | None:
     """What is impossible about ``rec`` (one phrase), or None."""
     return (_rates(rec) or _ok_without_figure(rec) or _mtu(rec) or _frame(rec) or _raw(rec)
-            or _repetition(rec, manifest.profile if manifest else None)
-            or (_names(rec, manifest) if manifest else None))
+            or _times(rec) or _durations(rec) or _cpu(rec)
+            or (in_run(rec, manifest) if manifest else
+                _repetition(rec, None)))
+
+
+def in_run(rec: TrialRecord, manifest: RunFacts) -> str | None:
+    """What is impossible about ``rec`` as a trial of ``manifest``'s run (one phrase),
+    or None: the checks :func:`impossible` makes with a manifest and without one not
+    (a record :func:`plainly_possible` passed needs only these)."""
+    return _repetition(rec, manifest.profile) or _names(rec, manifest)
+
+
+def of_run(rec: TrialRecord, manifest: RunFacts) -> str | None:
+    """Why ``rec``, read from a run's directory, is not a trial of that run (one phrase),
+    or None: another run's run_id, or a start outside the run's window (a time not
+    stamped, 0, included). What a store imports is checked so (a report reads runs
+    combined by hand, and records made in tests, unstamped)."""
+    return _run(rec, manifest)
 
 
 def plainly_possible(data: dict) -> bool:
@@ -88,6 +132,21 @@ def plainly_possible(data: dict) -> bool:
         return False
     if not MTU_MIN <= data["mtu"] <= MTU_MAX:
         return False
+    for name in ("started_at", "ended_at"):
+        t = data.get(name, 0.0)
+        if not (YEAR_2000 <= t <= time.time() + CLOCK_SLACK_S or t == 0):
+            return False
+    if data.get("ended_at", 0.0) and data["ended_at"] < data.get("started_at", 0.0):
+        return False
+    for name in ("duration_s", "wall_s"):
+        v = data.get(name)
+        if v is not None and not 0 <= v <= MAX_DURATION_S:
+            return False
+    for name in (*_HOST_CPU, "cpu_tool_pct"):
+        v = data.get(name)
+        if v is not None and not 0 <= v <= (100.0 if name != "cpu_tool_pct"
+                                            else MAX_TOOL_CPU_PCT):
+            return False
     rep = data["repetition"]
     if rep is None:
         if data["kind"] in (Kind.REPETITION.value, Kind.UDP_SEARCH.value):
@@ -151,6 +210,59 @@ def _ok_without_figure(rec: TrialRecord) -> str | None:
                                 <= lat.max_us):
         return (f"latency percentiles out of order (p50 {lat.p50_us:g} p90 {lat.p90_us:g} "
                 f"p99 {lat.p99_us:g} p99.9 {lat.p999_us:g} max {lat.max_us:g} us)")
+    return None
+
+
+def _when(t: float) -> str:
+    if not YEAR_2000 / 2 < t < 1e11:
+        return f"{t:g}"
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(t))
+
+
+def _times(rec: TrialRecord) -> str | None:
+    latest = time.time() + CLOCK_SLACK_S
+    for name, t in (("started_at", rec.started_at), ("ended_at", rec.ended_at)):
+        if t == 0:
+            continue                    # not stamped (a run's window refuses it: of_run)
+        if t < YEAR_2000:
+            return f"{name} {_when(t)} is before 2000"
+        if t > latest:
+            return f"{name} {_when(t)} is in the future"
+    if rec.ended_at and rec.ended_at < rec.started_at:
+        return f"ended_at {_when(rec.ended_at)} is before started_at {_when(rec.started_at)}"
+    return None
+
+
+def _durations(rec: TrialRecord) -> str | None:
+    for name, v in (("duration_s", rec.duration_s), ("wall_s", rec.wall_s)):
+        if v is not None and not 0 <= v <= MAX_DURATION_S:
+            return f"{name} {v:g} is outside 0 to {MAX_DURATION_S:g} s (a week)"
+    return None
+
+
+def _cpu(rec: TrialRecord) -> str | None:
+    for name in _HOST_CPU:
+        v = getattr(rec, name)
+        if v is not None and not 0 <= v <= 100:
+            return f"{name} {v:g} is outside 0 to 100 % (a host's CPU busy)"
+    v = rec.cpu_tool_pct
+    if v is not None and not 0 <= v <= MAX_TOOL_CPU_PCT:
+        return (f"cpu_tool_pct {v:g} is outside 0 to {MAX_TOOL_CPU_PCT:g} % (100 for each "
+                "CPU a tool keeps busy)")
+    return None
+
+
+def _run(rec: TrialRecord, manifest: RunFacts) -> str | None:
+    if rec.run_id != manifest.run_id:
+        return (f"run_id {rec.run_id!r} is another run's (the directory's manifest says "
+                f"{manifest.run_id!r})")
+    first = manifest.started_at - CLOCK_SLACK_S
+    last = (manifest.ended_at if manifest.ended_at is not None else time.time()) \
+        + CLOCK_SLACK_S
+    if not first <= rec.started_at <= last:
+        end = _when(manifest.ended_at) if manifest.ended_at is not None else "now"
+        return (f"started_at {_when(rec.started_at)} is outside the run's window "
+                f"({_when(manifest.started_at)} to {end})")
     return None
 
 

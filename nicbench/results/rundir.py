@@ -37,7 +37,7 @@ except ImportError:         # a venv made before it was a dependency: json alone
     _orjson = None          # type: ignore[assignment]
 
 from nicbench.errors import ResultsWriteError, UsageError
-from nicbench.results.plausible import RunFacts, impossible, plainly_possible
+from nicbench.results.plausible import RunFacts, impossible, in_run, plainly_possible
 from nicbench.results.records import (FORMAT_VERSION, TrialKey, TrialRecord, current,
                                       plain_record, settled)
 from nicbench.textfile import TextFileError, open_new, open_regular, size_text
@@ -231,8 +231,13 @@ def _record(raw: bytes, where: str, manifest: RunFacts | None) -> TrialRecord:
                              f"than this nicbench reads ({FORMAT_VERSION}): read it with a "
                              "newer nicbench")
         _check_types(data)
-        if manifest is None and plainly_possible(data):
-            return plain_record(data)
+        if plainly_possible(data):
+            rec = plain_record(data)
+            bad = in_run(rec, manifest) if manifest is not None else None
+            if bad is not None:
+                raise _BadLine(f"{where}: {bad}: not a trial nicbench could have measured "
+                               "(the file was edited or is corrupt)")
+            return rec
         rec = TrialRecord.from_dict(data)
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
         why = (f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError)

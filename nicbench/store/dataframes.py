@@ -62,8 +62,14 @@ def epoch(when: datetime) -> float:
     return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
 
 
+# pandas' nanosecond times end in 1677 and 2262: a time beyond them (a bad row already in
+# a store: 1e308) is no time (NaT), never an OutOfBoundsDatetime for every reader.
+_TIME_LIMIT_S = 9.2e9
+
+
 def _times(values: Any) -> Any:
-    seconds = pd.to_numeric(values, errors="coerce").astype("float64")
+    seconds = pd.Series(pd.to_numeric(values, errors="coerce")).astype("float64")
+    seconds = seconds.where(seconds.abs() < _TIME_LIMIT_S)
     return pd.to_datetime(seconds, unit="s", utc=True).astype(_TIME)
 
 

@@ -12,15 +12,23 @@ run_id and trial_id, and the record's JSON): a second import adds nothing.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from nicbench.errors import UsageError
 from nicbench.store.schema import RunRow, standing_lines, trial_row
 from nicbench.store.store import Store
+
+if TYPE_CHECKING:
+    from nicbench.results.manifest import Manifest
+    from nicbench.results.records import TrialRecord
 
 # An import writes (and holds a DuckDB store) at most every BATCH_S of reading, or for
 # BATCH_TRIALS trials at once. Each batch's open and close (a DuckDB checkpoint) costs
@@ -44,14 +52,17 @@ class ImportCounts:
     conflicts: list[str] = field(default_factory=list)     # run_id held by another run
 
 
-def run_row(run_dir: str | Path, results_dir: str | None = None) -> RunRow:
+def run_row(run_dir: str | Path, results_dir: str | None = None,
+            manifest: Manifest | None = None) -> RunRow:
     """The store's row of the run in ``run_dir`` (UsageError if it holds no readable
-    manifest); ``results_dir``: the directory as the user gave it (default: as given)."""
+    manifest); ``results_dir``: the directory as the user gave it (default: as given);
+    ``manifest``: its manifest, if read already."""
     from nicbench.results.campaign import CampaignState, is_campaign
     from nicbench.results.manifest import Manifest
 
     path = Path(run_dir)
-    manifest = Manifest.read(path / "manifest.json")
+    if manifest is None:
+        manifest = Manifest.read(path / "manifest.json")
     text = (path / "manifest.json").read_text(encoding="utf-8")
     campaign = started = shard = None
     if is_campaign(path.parent):
@@ -98,15 +109,64 @@ class _Prepared:
 def _prepare(directory: str, named: str) -> _Prepared:
     """Read a run directory as every reader does (each line checked) and make its rows;
     run in worker processes for an import of many runs."""
+    from nicbench.results.manifest import Manifest
     from nicbench.results.rundir import RunDir
 
-    row = run_row(directory, named)
+    manifest = Manifest.read(Path(directory) / "manifest.json")
+    row = run_row(directory, named, manifest)
     skipped: list[str] = []
     run_dir = RunDir(directory)
-    numbered = list(run_dir.numbered_records(skipped=skipped))
+    # each line checked as a trial of this run (plausible.py): its run_id, its time in
+    # the run's window, its pair in the manifest, its values within physical bounds
+    numbered = list(run_dir.numbered_records(skipped=skipped, manifest=manifest))
     lines = _lines(run_dir.trials_file) if numbered else []
+    numbered = [(n, rec) for n, rec in numbered
+                if not _not_text(lines[n - 1], f"{run_dir.trials_file}:{n}", skipped)
+                and not _not_of(rec, manifest, f"{run_dir.trials_file}:{n}", skipped)]
     rows = [trial_row(rec, line) for rec, line in standing_lines(numbered, lines)]
     return _Prepared(named, row, rows, skipped)
+
+
+def _not_of(rec: TrialRecord, manifest: Manifest, where: str, skipped: list[str]) -> bool:
+    """Is ``rec`` not a trial of the run whose manifest it sits beside? Said in
+    ``skipped``."""
+    from nicbench.results.plausible import of_run
+
+    bad = of_run(rec, manifest)
+    if bad is not None:
+        skipped.append(f"{where}: {bad}: not a trial of this run (copied from another "
+                       "run, edited, or corrupt)")
+    return bad is not None
+
+
+_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _not_text(line: bytes, where: str, skipped: list[str]) -> bool:
+    """Does a record's line hold a lone surrogate (``\\ud800`` written as an escape: JSON
+    takes it, UTF-8 cannot hold it, no database's text can)? Said in ``skipped``."""
+    if not _ESCAPED_SURROGATE.search(line):
+        return False
+    found: list[str] = []
+
+    def walk(value: object, path: str) -> None:
+        if isinstance(value, str) and _SURROGATE.search(value):
+            found.append(path)
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                walk(k, f"{path}.{k!r}")
+                walk(v, f"{path}.{k}" if path else str(k))
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                walk(v, f"{path}[{i}]")
+
+    walk(json.loads(line), "")
+    if found:
+        skipped.append(f"{where}: {found[0]} holds a lone surrogate (a \\ud800-\\udfff escape "
+                       "without its pair): not text a store can keep (the file was edited "
+                       "or is corrupt)")
+    return bool(found)
 
 
 def _prepare_args(args: tuple[str, str]) -> _Prepared:
@@ -155,6 +215,9 @@ def _write_batch(open_: Callable[[], Store], batch: list[_Prepared], counts: Imp
         new: list[tuple] = []
         new_runs: list[RunRow] = []
         added_now: set[str] = set()
+        # another import of these runs at once (PostgreSQL) waits here for this one's
+        # commit, then finds them there: each run imported once
+        store.backend.lock_runs([item.row.run_id for item in batch])
         known = store.runs_started([item.row.run_id for item in batch])
         for item in batch:
             there = known.get(item.row.run_id)

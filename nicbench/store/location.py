@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote
 
 from nicbench.errors import StoreError
 
@@ -25,6 +25,9 @@ OFF = "none"
 # A DuckDB database file starts with a checksum (8 bytes), then its magic bytes.
 DUCKDB_MAGIC = b"DUCK"
 _MAGIC_AT = 8
+MASK = "***"
+# libpq's connection parameters that are secrets (or say where one is): shown masked
+SECRET_PARAMS = frozenset({"password", "passfile", "sslpassword"})
 
 
 class StoreKind(StrEnum):
@@ -49,14 +52,12 @@ class StoreLocation:
 
     @property
     def shown(self) -> str:
-        """How messages name it: the URL without its password."""
-        if self.kind is not StoreKind.POSTGRESQL:
-            return self.target
-        parts = urlsplit(self.target)
-        if parts.password is None:
-            return self.target
-        netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-        return urlunsplit(parts._replace(netloc=netloc))
+        """How messages name it: the URL with its secrets masked (:func:`masked`)."""
+        return masked(self.target) if self.kind is StoreKind.POSTGRESQL else self.target
+
+    def scrub(self, text: str) -> str:
+        """``text`` (a database's error message) with this URL's secrets masked."""
+        return scrub(text, self.target)
 
     @property
     def named(self) -> str:
@@ -72,6 +73,73 @@ class StoreLocation:
     @property
     def enabled(self) -> bool:
         return self.kind is not StoreKind.NONE
+
+
+def _url_parts(url: str) -> tuple[str, str, str, str, str]:
+    """(scheme://, user-info with its @, host and path, ?query, #fragment) of a URL, the
+    user-info taken generously (up to the last ``@`` before the query)."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return "", "", url, "", ""
+    rest, hash_, fragment = rest.partition("#")
+    rest, q, query = rest.partition("?")
+    # the last @ before the query: a password with a '/' not %-encoded is still masked
+    userinfo, at, host = rest.rpartition("@")
+    return (scheme + sep, userinfo + at, host, q + query, hash_ + fragment)
+
+
+def masked(url: str) -> str:
+    """``url`` as every message, log, manifest and report shows it: a password in its
+    user-info and the values of :data:`SECRET_PARAMS` in its query replaced by ``***``.
+    The one function that shows a store's URL."""
+    scheme, userinfo, rest, query, fragment = _url_parts(url)
+    if ":" in userinfo:
+        userinfo = userinfo.split(":", 1)[0] + ":" + MASK + "@"
+    if query:
+        params = []
+        for item in query[1:].split("&"):
+            key, eq, _value = item.partition("=")
+            secret = eq and unquote(key).strip().lower() in SECRET_PARAMS
+            params.append(f"{key}={MASK}" if secret else item)
+        query = "?" + "&".join(params)
+    return scheme + userinfo + rest + query + fragment
+
+
+def secrets(url: str) -> list[str]:
+    """The secret values in ``url`` as written and as decoded (longest first): what
+    :func:`scrub` takes out of a text."""
+    _, userinfo, _, query, _ = _url_parts(url)
+    found: set[str] = set()
+    if ":" in userinfo:
+        found.add(userinfo[:-1].split(":", 1)[1])
+    for item in query[1:].split("&") if query else []:
+        key, eq, value = item.partition("=")
+        if eq and unquote(key).strip().lower() in SECRET_PARAMS:
+            found.add(value)
+    found |= {unquote(v) for v in found}
+    return sorted((v for v in found if v), key=lambda v: (-len(v), v))
+
+
+def scrub(text: str, url: str) -> str:
+    """``text`` with every secret of ``url`` (:func:`secrets`) in it replaced by ``***``
+    (a server's or a driver's message may quote the connection string)."""
+    for value in secrets(url):
+        text = text.replace(value, MASK)
+    return text
+
+
+def without_secrets(url: str) -> str:
+    """``url`` with its password and secret parameters left out (not masked): a URL that
+    still connects when the password comes from PGPASSWORD or ~/.pgpass (the resume
+    hint shows it)."""
+    scheme, userinfo, rest, query, fragment = _url_parts(url)
+    if ":" in userinfo:
+        userinfo = userinfo.split(":", 1)[0] + "@"
+    if query:
+        kept = [item for item in query[1:].split("&")
+                if unquote(item.partition("=")[0]).strip().lower() not in SECRET_PARAMS]
+        query = "?" + "&".join(kept) if kept else ""
+    return scheme + userinfo + rest + query + fragment
 
 
 def resolve(arg: str | None) -> StoreLocation:
@@ -91,7 +159,7 @@ def resolve(arg: str | None) -> StoreLocation:
     if "://" in value:
         scheme = value.split("://", 1)[0]
         raise StoreError(f"{source.value if source is not Source.DEFAULT else 'store'} "
-                         f"{value}: a store is a DuckDB file or a postgresql:// URL, not "
+                         f"{masked(value)}: a store is a DuckDB file or a postgresql:// URL, not "
                          f"{scheme}://")
     location = StoreLocation(StoreKind.DUCKDB, value, source)
     check_duckdb_file(location)

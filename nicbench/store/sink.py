@@ -80,7 +80,8 @@ class StoreSink:
     def _open(self) -> Store:
         if self._store is not None:
             return self._store
-        store = open_store(self.location, lock_wait_s=self.lock_wait_s)
+        store = open_store(self.location, lock_wait_s=self.lock_wait_s,
+                           check_whole=False)
         if self.location.kind is StoreKind.POSTGRESQL:
             self._store = store
         return store
@@ -90,8 +91,8 @@ class StoreSink:
             store.close()
 
     def _fail(self, exc: Exception) -> None:
-        why = exc.one_line() if isinstance(exc, NicbenchError) \
-            else f"{type(exc).__name__}: {exc}"
+        why = self.location.scrub(exc.one_line() if isinstance(exc, NicbenchError)
+                                  else f"{type(exc).__name__}: {exc}")
         self.failed = why
         if self._store is not None:
             self._store.close()

@@ -13,8 +13,9 @@ again from them (``nicbench store import`` / ``rebuild``).
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -68,6 +69,9 @@ class Store:
         self._manifests: dict[str, Manifest] = {}
         # A lab's nights share their profile and inventory: each validated once.
         self._parts: dict[tuple[str, str], object] = {}
+        # Rows already in the store that no trial could have (an older nicbench imported
+        # them unchecked, or the database was edited): named once, left out of reading.
+        self.left_out: list[str] | None = None
 
     def __enter__(self) -> Store:
         return self
@@ -107,7 +111,8 @@ class Store:
                 b.execute("UPDATE nb_schema_version SET version = ?", [step])
             b.commit()
         except BaseException:
-            b.rollback()
+            with suppress(StoreError):
+                b.rollback()
             raise
 
     def _version(self) -> int:
@@ -137,6 +142,7 @@ class Store:
         its configuration that stood for trials not run)."""
         b = self.backend
         with self.transaction():
+            b.lock_runs([rec.run_id])
             if with_run:
                 self.write_run(run)
             b.execute("DELETE FROM nb_trials WHERE run_id = ? AND (trial_id = ? OR "
@@ -178,13 +184,16 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
+        """All or nothing. The error said is the one that ended it: a rollback after a
+        commit that failed (a full disk, a server gone) fails too and is not said."""
         b = self.backend
         b.begin()
         try:
             yield
             b.commit()
         except BaseException:
-            b.rollback()
+            with suppress(StoreError):
+                b.rollback()
             raise
 
     def clear(self) -> None:
@@ -207,12 +216,37 @@ class Store:
         return out
 
     # -- reading --------------------------------------------------------------------------
+    def _sane(self) -> tuple[str, list[object]]:
+        """The SQL condition (and its parameters) a row must meet to be read: its run's
+        and its own start between 2000 and now (pandas' times end in 2262), its rates
+        and CPU within the bounds import checks (``results.plausible``); the rows that
+        do not are named in :attr:`left_out` (once per open store) and left out."""
+        from nicbench.results import plausible as pl
+
+        latest = time.time() + pl.CLOCK_SLACK_S
+        bounds: list[tuple[str, float, float]] = [
+            ("r.started_at", pl.YEAR_2000, latest), ("t.started_at", pl.YEAR_2000, latest),
+            ("t.throughput_bps", 0.0, pl.MAX_BPS), ("t.sent_bps", 0.0, pl.MAX_BPS),
+            ("t.offered_bps", 0.0, pl.MAX_BPS), ("t.duration_s", 0.0, pl.MAX_DURATION_S),
+            ("t.cpu_sender_pct", 0.0, 100.0), ("t.cpu_receiver_pct", 0.0, 100.0)]
+        # NaN sorts above every number in both databases: > catches it too
+        bad = " OR ".join(f"COALESCE({c} < ? OR {c} > ?, FALSE)" for c, _, _ in bounds)
+        params: list[object] = [v for _, lo, hi in bounds for v in (lo, hi)]
+        if self.left_out is None:
+            rows = self.backend.fetchall(
+                "SELECT t.run_id, t.trial_id, r.started_at, t.started_at, t.throughput_bps, "
+                "t.sent_bps, t.offered_bps, t.duration_s, t.cpu_sender_pct, "
+                f"t.cpu_receiver_pct FROM nb_trials t JOIN nb_runs r ON r.run_id = t.run_id "
+                f"WHERE {bad} ORDER BY t.run_id, t.trial_id LIMIT 1001", params)
+            self.left_out = [_bad_row(row, bounds) for row in rows]
+        return f"NOT ({bad})", params
+
     def trial_frame(self, *, adapter: str | None = None, test: str | None = None,
                     point: str | None = None, since: datetime | None = None,
                     run_ids: Sequence[str] | None = None) -> pd.DataFrame:
         """One row per stored trial record that stands, issue 21's columns and types."""
-        where: list[str] = []
-        params: list[object] = []
+        sane, params = self._sane()
+        where: list[str] = [sane]
         for column, value in (("t.adapter", adapter), ("t.test", test), ("t.point", point)):
             if value is not None:
                 where.append(f"{column} = ?")
@@ -240,6 +274,7 @@ class Store:
         if not adapters:
             return dataframes.trial_frame_of(None)
         marks = ", ".join("?" * len(adapters))
+        sane, sane_params = self._sane()
         # the newest runs of each series (a scan of a few columns), then only their
         # trials, and only the columns a series is made of
         wanted = self.backend.fetchall(
@@ -248,9 +283,10 @@ class Store:
             "run_id DESC) AS newest FROM (SELECT t.adapter, t.test, t.point, t.run_id, "
             "max(r.started_at) AS started FROM nb_trials t JOIN nb_runs r ON "
             f"r.run_id = t.run_id WHERE t.adapter IN ({marks}) AND t.kind IN (?, ?) AND "
-            "t.status = ? AND t.throughput_bps IS NOT NULL "
+            f"t.status = ? AND t.throughput_bps IS NOT NULL AND {sane} "
             "GROUP BY t.adapter, t.test, t.point, t.run_id) AS m) AS ranked "
-            "WHERE newest <= ?", [*adapters, *dataframes.MEASURED_KINDS, dataframes.OK, last])
+            "WHERE newest <= ?", [*adapters, *dataframes.MEASURED_KINDS, dataframes.OK,
+                                  *sane_params, last])
         run_ids = sorted({w[3] for w in wanted})
         parts = []
         for i in range(0, len(run_ids), 1000):
@@ -258,8 +294,8 @@ class Store:
             parts.append(self.backend.frame(
                 dataframes.select(dataframes.HISTORY_SELECTED)
                 + f" WHERE t.run_id IN ({', '.join('?' * len(chunk))}) "
-                f"AND t.adapter IN ({marks})" + dataframes.TRIAL_ORDER,
-                [*chunk, *adapters], dataframes.HISTORY_SELECTED))
+                f"AND t.adapter IN ({marks}) AND {sane}" + dataframes.TRIAL_ORDER,
+                [*chunk, *adapters, *sane_params], dataframes.HISTORY_SELECTED))
         if not parts:
             return dataframes.trial_frame_of(None, dataframes.HISTORY_SELECTED)
         raw = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
@@ -324,15 +360,27 @@ class Store:
                          campaigns=campaigns, first_run=first, last_run=last)
 
 
+def _bad_row(row: tuple, bounds: list[tuple[str, float, float]]) -> str:
+    run_id, trial_id, *values = row
+    why = next((f"{c.split('.')[1] if c.startswith('t.') else 'its run started_at'} "
+                f"{v!r} outside {lo:g} to {hi:g}"
+                for (c, lo, hi), v in zip(bounds, values, strict=True)
+                if v is not None and not lo <= v <= hi), "out of bounds")
+    return f"run {run_id} trial {trial_id}: {why}"
+
+
 def open_store(location: StoreLocation, *, write: bool = True,
-               lock_wait_s: float = LOCK_WAIT_S) -> Store:
+               lock_wait_s: float = LOCK_WAIT_S, check_whole: bool = True) -> Store:
     """The store at ``location``, its schema checked (and, to ``write``, made or
     migrated). StoreError (one line) if it cannot be opened, is not a store, or is of
     another schema version. A DuckDB store opened to write keeps other writers out
-    until it is closed: keep it open briefly."""
+    until it is closed: keep it open briefly. ``check_whole``: a DuckDB file cut short
+    is refused (``Backend.check_whole``) before anything reads it."""
     backend = connect(location, read_only=not write, lock_wait_s=lock_wait_s)
     store = Store(backend)
     try:
+        if check_whole:         # the live writer, opening for each record, checked at start
+            backend.check_whole()
         store.prepare(write=write)
     except BaseException:
         store.close()
