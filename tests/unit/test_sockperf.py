@@ -132,13 +132,17 @@ def reps() -> list[TrialRecord]:
             for i, (p50, p99) in enumerate([(20.0, 40.0), (15.0, 60.0), (18.0, 35.0)], 1)]
 
 
-def test_the_summary_keeps_the_lowest_median_and_the_spread() -> None:
+def test_the_summary_never_takes_each_percentiles_lowest_repetition() -> None:
+    # issue 30: select: best took p50 15 from repetition 2 and p99 35 from repetition 3.
+    # Without their round trips kept, each percentile is the repetitions' median.
     (row,) = summary_rows(reps())
     assert row.select == "best" and row.selected_bps is None and row.n_ok == 3
-    assert (row.p50_us, row.p99_us) == (15.0, 35.0)     # each percentile's lowest
+    assert row.latency_source == "summaries"
+    assert (row.p50_us, row.p99_us) == (18.0, 40.0)
     assert (row.p50_min_us, row.p50_max_us) == (15.0, 20.0)
+    assert (row.p99_min_us, row.p99_max_us) == (35.0, 60.0)
     assert row.p50_stdev_us == pytest.approx(2.5166114784)
-    assert row.latency_samples == 3000 and row.latency_repetition == 2
+    assert row.latency_samples == 3000 and row.latency_repetition == 3
 
 
 def test_a_median_rule_selects_the_repetition_at_the_median() -> None:
@@ -149,6 +153,7 @@ def test_a_median_rule_selects_the_repetition_at_the_median() -> None:
         "tests": [{"name": "lat", "tool": "sockperf"}]})
     (row,) = summary_rows(reps(), profile)
     assert row.select == "median" and row.p50_us == 18.0 and row.latency_repetition == 3
+    assert row.p999_us is None       # 1000 round trips a repetition: p99.9 needs 10,000
 
 
 def test_until_stable_judges_round_trips_by_their_median() -> None:
