@@ -3,13 +3,16 @@ sockperf ping-pong, iperf 2's bounce-back): the percentile bars per adapter, a C
 repetition, the table, and the verdict row "lowest tail latency".
 
 Every figure is a round trip in microseconds, and lower is better. A configuration's
-percentile is the profile's ``select`` statistic over its successful repetitions' own
-percentiles (summary.csv's ``p50_us`` ... ``p999_us``: best is the lowest), named with the
-number of repetitions in every caption and sentence; the whiskers run from the lowest to
-the highest repetition. The CDF is the repetition whose median is the selected one
-(``latency_repetition``), drawn from its raw per-sample output (sockperf ``--full-log``,
-the test's ``per_sample``) where the run kept it, else from the percentiles sockperf
-printed (a coarse CDF, said so in the notes).
+percentile is that of all its successful repetitions' round trips pooled
+(``results/roundtrips.py``: sockperf's kept full logs, iperf 2's histograms as their bins),
+printed only where at least 10 round trips lie beyond it (else the cell says how many it
+needs), with the round trips counted, a 95 % order-statistics interval, and the range of
+the repetitions' own percentiles (the whiskers). Without kept round trips (sockperf
+without ``per_sample``) it is the median of the repetitions' own percentiles, said so.
+Never the lowest repetition of each percentile taken apart. The CDF is the repetition
+whose median is nearest the pooled one (``latency_repetition``), drawn from its raw
+per-sample output where the run kept it, else from the percentiles sockperf printed (a
+coarse CDF, said so in the notes).
 
 A round trip below the wire's minimum (both frames serialized once at the adapter's line
 rate, ``theory.round_trip_floor_us``) is not a measurement of such a card: as a rate
@@ -48,16 +51,37 @@ from nicbench.tools.registry import display_name
 # (summary column, Latency field, label): the percentiles the bars show, in order.
 PERCENTILES = (("p50_us", "p50", "p50"), ("p90_us", "p90", "p90"),
                ("p99_us", "p99", "p99"), ("p999_us", "p999", "p99.9"))
+_LABELS = {name: label for _, name, label in PERCENTILES}
 TAIL = ("p99_us", "p99")        # the verdict's figure
 CDF_POINTS = 400                # a CDF drawn from at most this many quantiles
 
 
 def statistic(c: Config) -> str:
-    """How a configuration's percentile is taken, in words: "best (lowest) of 3"."""
-    rule = c.rule
-    word = "best (lowest)" if rule == "best" else rule
+    """How a configuration's percentile is taken, in words: "pooled round trips of 3
+    repetitions (every round trip kept)"."""
+    pooled = c.row.pooled
+    if pooled is not None:
+        return pooled.words
     n = len(latency_ok(c))
-    return f"{word} of {n} repetitions" if n != 1 else "one repetition"
+    return f"median of {n} repetitions" if n != 1 else "one repetition"
+
+
+def cell(c: Config, label: str) -> str:
+    """A percentile's cell: its figure (a bin as a range), or the round trips it needs."""
+    pooled = c.row.pooled
+    if pooled is None:
+        return ""
+    return pooled[label].figure()
+
+
+def interval(c: Config, label: str) -> str:
+    pooled = c.row.pooled
+    return pooled[label].interval() if pooled is not None else ""
+
+
+def spread(c: Config, label: str) -> str:
+    pooled = c.row.pooled
+    return pooled[label].spread() if pooled is not None else ""
 
 
 def latency_ok(c: Config) -> list[TrialRecord]:
@@ -131,11 +155,13 @@ def _bars(tool: str, protocol: str, test: str, title: str, configs: list[Config]
         id=slug("latency", tool, protocol, test), family="latency",
         title=f"{title}: round-trip percentiles",
         caption=("Round trips of one message in flight (send to reply received), in "
-                 "microseconds; lower is better. Each bar is that percentile as the "
-                 f"profile's select takes it over the repetitions' own ({'; '.join(stats_used)}"
-                 "); whiskers: lowest to highest repetition. Rows by p99, lowest first."),
+                 "microseconds; lower is better. Each bar is that percentile of the "
+                 f"repetitions' round trips together ({'; '.join(stats_used)}), blank "
+                 "where fewer than 10 lie beyond it; a histogram's as its bin's upper "
+                 "edge; whiskers: the repetitions' own, lowest to highest. Rows by p99, "
+                 "lowest first."),
         panels=list(panels), entries=list(dict.fromkeys(c.entry.key for c in order)),
-        legend=[LegendItem("lowest to highest repetition", "#000000", "whisker"),
+        legend=[LegendItem("repetitions' own, lowest to highest", "#000000", "whisker"),
                 LegendItem("the wire's minimum round trip (p50 panels)", "#000000", "limit")],
         notes=[f"{c.entry.label}, {c.group.label}: {floor_words(c)}." for c in order
                if below_floor(c)],
@@ -144,17 +170,20 @@ def _bars(tool: str, protocol: str, test: str, title: str, configs: list[Config]
 
 def _bar(c: Config, column: str, name: str) -> Bar:
     value = getattr(c.row, column)
-    reps = [getattr(r.latency, f"{name}_us") for r in latency_ok(c) if r.latency]
-    bar = Bar(row=c.entry.key, value=value, n_ok=len(reps), n=c.planned,
+    pooled = c.row.pooled
+    pc = pooled[_LABELS[name]] if pooled is not None else None
+    n_ok = len(latency_ok(c))
+    bar = Bar(row=c.entry.key, value=value, n_ok=n_ok, n=c.planned,
               status=BarStatus.of(c.row.status), fill=c.entry.colour,
               whisker=ink_on(c.entry.colour))
     if value is None:
-        bar.gap = c.word or "no data"
+        bar.gap = (f"needs {pc.need:,} round trips" if pc is not None and pc.n
+                   else c.word or "no data")
         bar.text = bar.gap
     else:
-        bar.text = f"{value:.1f} us"
-        if len(reps) > 1:
-            bar.lo, bar.hi = min(reps), max(reps)
+        bar.text = f"{pc.figure() if pc is not None else f'{value:.1f}'} us"
+        if pc is not None and pc.reps > 1 and pc.reps_low is not None:
+            bar.lo, bar.hi = pc.reps_low, pc.reps_high
     return bar
 
 
@@ -233,15 +262,18 @@ def _table(tool: str, protocol: str, test: str, title: str, configs: list[Config
     t = Table(id=slug("latency", tool, protocol, test), family="latency",
               title=f"{title}: round trips, us",
               columns=["adapter", "at", "repetitions", "statistic", "p50", "p90", "p99",
-                       "p99.9", "max", "p50 lowest-highest", "round trips", "CDF repetition",
-                       "wire minimum"])
+                       "p99.9", "max", "p50 lowest-highest", "round trips", "p50 95 % CI",
+                       "p99 95 % CI", "p99 lowest-highest", "p99.9 95 % CI",
+                       "CDF repetition", "wire minimum"])
     for c in order:
         r = c.row
         t.rows.append([c.entry.label, c.group.label, c.counts, statistic(c),
-                       fmt(r.p50_us), fmt(r.p90_us), fmt(r.p99_us), fmt(r.p999_us),
+                       cell(c, "p50"), cell(c, "p90"), cell(c, "p99"), cell(c, "p99.9"),
                        fmt(r.max_us),
                        f"{fmt(r.p50_min_us)}-{fmt(r.p50_max_us)}" if r.p50_min_us is not None
-                       else "", r.latency_samples or "", r.latency_repetition or "",
+                       else "", r.latency_samples or "", interval(c, "p50"),
+                       interval(c, "p99"), spread(c, "p99"), interval(c, "p99.9"),
+                       r.latency_repetition or "",
                        (f"{floor_us(c):.2f}" + (" ! below it" if below_floor(c) else ""))
                        if floor_us(c) is not None else ""])
         t.row_entries.append(c.entry.key)
@@ -278,17 +310,17 @@ def verdict(ix: Index) -> tuple[list[Sentence], list[Table]]:
                            "p99.9, us", "not measured"])
         for rank, c in enumerate(order, 1):
             t.rows.append([str(rank), c.entry.label,
-                           fmt(c.row.p99_us), c.group.label, statistic(c), fmt(c.row.p50_us),
-                           fmt(c.row.p999_us), ""])
+                           cell(c, "p99"), c.group.label, statistic(c), cell(c, "p50"),
+                           cell(c, "p99.9"), ""])
             t.row_entries.append(c.entry.key)
         for c in below:
-            t.rows.append(["", c.entry.label, fmt(c.row.p99_us), c.group.label, statistic(c),
-                           fmt(c.row.p50_us), fmt(c.row.p999_us), floor_words(c)])
+            t.rows.append(["", c.entry.label, cell(c, "p99"), c.group.label, statistic(c),
+                           cell(c, "p50"), cell(c, "p99.9"), floor_words(c)])
             t.row_entries.append(c.entry.key)
         for c in configs:
             if c.row.p99_us is None:
-                t.rows.append(["", c.entry.label, "", c.group.label, "", "", "",
-                               f"{c.word or 'no data'} {c.counts}"])
+                t.rows.append(["", c.entry.label, cell(c, "p99"), c.group.label, "", "",
+                               "", f"{c.word or 'no data'} {c.counts}"])
                 t.row_entries.append(c.entry.key)
         tables.append(t)
         sentences.append(Sentence(title, _sentence(title, order, below, configs)))
@@ -318,7 +350,7 @@ def verdict_csv_rows(ix: Index) -> list[list[object]]:
                 not_measured="" if c.row.p99_us is not None else f"{c.word or 'no data'} "
                 f"{c.counts}",
                 verdict_row=LOWEST_TAIL, value=_num(c.row.p99_us), unit="us",
-                statistic=f"p99: {statistic(c)}' own p99" if c.row.p99_us is not None
+                statistic=f"p99 of the {statistic(c)}" if c.row.p99_us is not None
                 else "", bound=_num(floor),
                 beyond_bound=floor_words(c) if below_floor(c) else ""))
     return out
@@ -342,8 +374,9 @@ def _sentence(title: str, order: list[Config], below: list[Config],
         return (f"{title}: no round trip within the wire's physics; nothing ranked. "
                 + _below_words(below))
     top = order[0]
-    text = (f"{title}: lowest tail latency {top.entry.label}, p99 {top.row.p99_us:.1f} us "
-            f"at {top.group.label} ({statistic(top)}; p50 {top.row.p50_us:.1f} us).")
+    text = (f"{title}: lowest tail latency {top.entry.label}, p99 {cell(top, 'p99')} us "
+            f"at {top.group.label} ({statistic(top)}, n = {top.row.latency_samples or 0:,}; "
+            f"p50 {cell(top, 'p50')} us).")
     if len(order) > 1:
         second = order[1]
         if _tied(top, second):

@@ -49,7 +49,7 @@ QUANTILES = (("p50_us", 0.50, "p50"), ("p90_us", 0.90, "p90"), ("p99_us", 0.99, 
              ("p999_us", 0.999, "p99.9"))
 SLICE_S = 0.25                  # a time slice of the block bootstrap (sockperf full logs)
 MIN_SLICES = 8                  # slices (or repetitions) a side needs for a comparison
-BOOTSTRAP = 2000                # resamples of a comparison
+BOOTSTRAP = 1000                # resamples of a comparison
 SEED = 30
 
 
@@ -135,6 +135,7 @@ class Percentile:
     reps_low: float | None = None   # range of the repetitions' own percentiles
     reps_high: float | None = None
     reps: int = 0                   # repetitions with enough round trips for their own
+    each: bool = False              # n and need are per repetition (not pooled)
 
     @property
     def printed(self) -> bool:
@@ -153,6 +154,8 @@ class Percentile:
     def figure(self) -> str:
         """"41.2" or "0.0-100.0" (a bin), or "needs 10,000 round trips (has 1,600)"."""
         if self.low is None or self.high is None:
+            if self.each:
+                return f"needs {self.need:,} round trips a repetition (fewest {self.n:,})"
             return f"needs {self.need:,} round trips (has {self.n:,})"
         if self.binned:
             return f"{self.low:.1f}-{self.high:.1f}"
@@ -292,7 +295,7 @@ def from_summaries(lats: Sequence[tuple[int, dict[str, float]]]) -> Pooled | Non
         need = needed(q)
         vals = [v[name] for s, v in lats if s >= need]
         if len(vals) < len(lats) or not vals:
-            out[label] = Percentile(label, q, n, need * len(lats) if len(lats) > 1 else need)
+            out[label] = Percentile(label, q, min(s for s, _ in lats), need, each=True)
             continue
         med = float(np.median(vals))
         out[label] = Percentile(label, q, n, need, med, med, reps_low=min(vals),
