@@ -374,8 +374,9 @@ def _floor_words(r: LoadedRow) -> str:
 def statistic(r: LoadedRow) -> str:
     """The verdict's statistic of a row, with its repetitions."""
     if r.idle and r.loaded:
-        return (f"median p99 over repetitions {_reps(r.loaded)} loaded minus repetitions "
-                f"{_reps(r.idle)} idle")
+        return (f"p99 of the round trips of repetitions {_reps(r.loaded)} pooled "
+                f"(n = {r.loaded.samples:,}) loaded minus repetitions "
+                f"{_reps(r.idle)} idle (n = {r.idle.samples:,})")
     return "; ".join(r.notes)
 
 
@@ -459,7 +460,8 @@ def sentence(test: str, rows: list[LoadedRow]) -> Sentence:
     ranked = [r for r in rows if r.rank is not None]
     if ranked:
         head = (f"Smallest increase under load (test {test}: p99 round trip of the "
-                f"{ranked[0].probe} probe, median over the repetitions, loaded minus idle): ")
+                f"{ranked[0].probe} probe, the repetitions' round trips pooled, loaded minus "
+                "idle): ")
         text = head + _one(ranked[0]) + "."
         rest = ranked[1:SENTENCE_NAMES]
         if rest:
