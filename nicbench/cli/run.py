@@ -138,10 +138,55 @@ def cmd_run(args) -> int:
         return _ended(args, runner, run_dir)
 
 
+def _percentile_cells(r) -> list[str]:
+    """A latency row's p50 ... p99.9 as the report gives them (a bin as a range)."""
+    if r.pooled is None:
+        return [f"{v:.1f}" if v is not None else "-"
+                for v in (r.p50_us, r.p90_us, r.p99_us, r.p999_us)]
+    return [pc.figure() if pc.printed else "-" for pc in r.pooled.percentiles.values()]
+
+
+def _plateau_bps(r) -> float | None:
+    """A curve tool's (netPIPE) run as the report gives it: its plateau, bit/s (None for
+    any other record)."""
+    if not r.points:
+        return None
+    from nicbench.report.netpipe import plateau_of
+
+    return plateau_of(r)
+
+
+def _plateaus(run_dir, summary) -> dict[tuple[str, str, str], tuple[float | None, float | None]]:
+    """(selected, median) plateau per curve configuration, the report's figures: the
+    summary's own are the curves' burst maxima (netPIPE 1878-1985 Mbit/s on a Gigabit
+    link)."""
+    from nicbench.report.netpipe import _select
+    from nicbench.results.records import current
+
+    curves = {(r.pair, r.point, r.test): r.select for r in summary}
+    found: dict[tuple[str, str, str], list[float]] = {}
+    read = getattr(run_dir, "records", None)
+    if read is None:
+        return {}
+    try:
+        records = current(read())
+    except (OSError, ValueError):
+        return {}
+    for rec in records:
+        key = (rec.pair, rec.point, rec.test)
+        if key in curves and rec.ok and (v := _plateau_bps(rec)) is not None:
+            found.setdefault(key, []).append(v)
+    return {k: (_select(v, curves[k]), _select(v, "median")) for k, v in found.items()}
+
+
 def _ended(args, runner, run_dir) -> int:
     """The summary table, the report if asked, and what was not measured or put back."""
-    rows = [[r.pair, r.point, r.test, r.status, f"{r.n_ok}/{r.n_ok + r.n_failed}", r.select,
-             mbit(r.selected_bps), mbit(r.median_bps),
+    flat = _plateaus(run_dir, runner.summary)
+    rows = [[r.pair, r.point, r.test, r.status, f"{r.n_ok}/{r.n_ok + r.n_failed}",
+             r.select + (" plateau" if (r.pair, r.point, r.test) in flat else ""),
+             *((mbit(flat[(r.pair, r.point, r.test)][0]), mbit(flat[(r.pair, r.point, r.test)][1]))
+               if (r.pair, r.point, r.test) in flat else
+               (mbit(r.selected_bps), mbit(r.median_bps))),
              "-" if r.cpu_local_pct is None else f"{r.cpu_local_pct:.0f}",
              "-" if r.cpu_remote_pct is None else f"{r.cpu_remote_pct:.0f}"]
             for r in runner.summary if r.p50_us is None]
@@ -149,15 +194,14 @@ def _ended(args, runner, run_dir) -> int:
     if rows or not runner.summary:
         console.table(["pair", "point", "test", "status", "ok", "select", "Mbit/s", "median",
                        "cpu snd %", "cpu rcv %"], rows)
-    latency = [[r.pair, r.point, r.test, r.status, f"{r.n_ok}/{r.n_ok + r.n_failed}", r.select,
-                *(f"{v:.1f}" if v is not None else "-"
-                  for v in (r.p50_us, r.p90_us, r.p99_us, r.p999_us))]
+    latency = [[r.pair, r.point, r.test, r.status, f"{r.n_ok}/{r.n_ok + r.n_failed}",
+                f"{r.latency_samples or 0:,}", *_percentile_cells(r)]
                for r in runner.summary if r.p50_us is not None]
     if latency:
-        out("" if not rows else "\nround trips, us (each percentile by select over the "
-            "repetitions):")
-        console.table(["pair", "point", "test", "status", "ok", "select", "p50", "p90", "p99",
-                       "p99.9"], latency)
+        out("" if not rows else "\nround trips, us (every repetition's pooled; '-': fewer "
+            "than 10 round trips beyond it; a-b: a histogram's bin):")
+        console.table(["pair", "point", "test", "status", "ok", "round trips", "p50", "p90",
+                       "p99", "p99.9"], latency)
     out(f"\nresults: {run_dir.path}/ (summary.csv, trials.jsonl, raw/)")
     if args.report:
         from nicbench.report import build_report
@@ -361,10 +405,14 @@ def register(sub) -> None:
 
 
 def _figure(r) -> str:
-    """A trial's figure on its progress line: its throughput, a latency run's round trips
-    (p50/p99 in ms), and a probe's beside the load."""
+    """A trial's figure on its progress line: its throughput (a netPIPE curve's plateau,
+    the report's figure, with its burst maximum marked as such), a latency run's round
+    trips (p50/p99 in ms), and a probe's beside the load."""
     lat = r.latency
-    text = (f"{mbit(r.throughput_bps)} Mbit/s" if r.throughput_bps is not None else
+    flat = _plateau_bps(r)
+    text = (f"plateau {mbit(flat)} Mbit/s (burst {mbit(r.throughput_bps)})"
+            if flat is not None and r.throughput_bps is not None else
+            f"{mbit(r.throughput_bps)} Mbit/s" if r.throughput_bps is not None else
             f"p50 {lat.p50_us / 1000:.2f} ms, p99 {lat.p99_us / 1000:.2f} ms" if lat else "")
     for b in r.beside:
         if b.latency is not None:
