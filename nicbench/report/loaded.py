@@ -510,17 +510,20 @@ def loaded_figure(test: str, rows: list[LoadedRow]) -> Figure:
                           else None,
                           n_ok=len(side.repetitions) if side else 0,
                           n=r.config.planned, status=BarStatus.of(r.config.row.status))
-                if side is None or side.p99_us is None:
-                    bar.gap = ("no idle test" if series == "idle" else "no data") \
-                        if side is None else side.p99_words()
+                if side is None:
+                    bar.gap = "no idle test" if series == "idle" else "no data"
                     bar.text = bar.gap
                 elif series == "idle":
-                    bar.text = f"{side.p99_us / MS:.2f} ms"
+                    bar.text = side.p99_words()
+                    if side.p99_us is None:
+                        bar.gap = bar.text
                 else:
                     load = (f", load {r.throughput_mbit:.0f} Mbit/s"
                             if r.throughput_mbit is not None else "")
                     rpm = f", {side.rpm:.0f} RPM" if side.rpm else ""
                     bar.text = f"{side.p99_words()}{rpm}{load}"
+                    if side.p99_us is None:
+                        bar.gap = bar.text
                     if r.above:
                         bar.flag = "the load above the wire's limit"
                     elif r.below_floor:

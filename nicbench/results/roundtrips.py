@@ -214,13 +214,18 @@ class Pooled:
     @property
     def words(self) -> str:
         """How the figures were obtained, for a caption or a statistic column."""
-        reps = f"{self.repetitions} repetition{'s' if self.repetitions != 1 else ''}"
+        one = self.repetitions == 1
+        reps = "one repetition" if one else f"{self.repetitions} repetitions"
         match self.source:
             case "full log":
-                return f"pooled round trips of {reps} (every round trip kept)"
+                return (f"{'the round trips' if one else 'pooled round trips'} of {reps} "
+                        "(every round trip kept)")
             case "histogram":
-                return f"pooled histograms of {reps} (percentiles as their bins)"
+                return (f"{'the histogram' if one else 'pooled histograms'} of {reps} "
+                        "(percentiles as their bins)")
             case _:
+                if one:
+                    return "one repetition's own percentiles (no round trips kept)"
                 return (f"median of {reps}' own percentiles (no round trips kept; each "
                         "printed only where every repetition has enough)")
 
