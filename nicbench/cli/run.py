@@ -413,9 +413,17 @@ def _figure(r) -> str:
     text = (f"plateau {mbit(flat)} Mbit/s (burst {mbit(r.throughput_bps)})"
             if flat is not None and r.throughput_bps is not None else
             f"{mbit(r.throughput_bps)} Mbit/s" if r.throughput_bps is not None else
-            f"p50 {lat.p50_us / 1000:.2f} ms, p99 {lat.p99_us / 1000:.2f} ms" if lat else "")
+            f"p50 {_ms(r.extra, lat, 'p50')}, p99 {_ms(r.extra, lat, 'p99')}" if lat else "")
     for b in r.beside:
         if b.latency is not None:
             text += (f"; {b.role} p50 {b.latency.p50_us / 1000:.2f} ms, "
                      f"p99 {b.latency.p99_us / 1000:.2f} ms")
     return text
+
+
+def _ms(extra: dict[str, Any], lat, name: str) -> str:
+    """One repetition's percentile in ms; a histogram's as its bin ("0.10-0.20 ms")."""
+    high = getattr(lat, f"{name}_us") / 1000
+    low = extra.get(f"{name}_low_us")
+    return f"{low / 1000:.2f}-{high:.2f} ms" if isinstance(low, (int, float)) and \
+        low < high * 1000 else f"{high:.2f} ms"

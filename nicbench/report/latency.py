@@ -44,6 +44,7 @@ from nicbench.report.model import (Bar, BarPanel, BarStatus, Curve, Figure, Lege
 from nicbench.report.resolution import round_trip_resolution_us
 from nicbench.report.theory import round_trip_floor_us
 from nicbench.report.verdict import LOWEST_TAIL, csv_row
+from nicbench.results import roundtrips
 from nicbench.results.records import TrialRecord
 from nicbench.tools import sockperf
 from nicbench.tools.registry import display_name
@@ -192,6 +193,7 @@ class Cdf:
     points: list[tuple[float, float]]    # (round trip us, fraction at or below)
     per_sample: bool                     # from every round trip (else the percentiles)
     repetition: int | None
+    binned: bool = False                 # from a histogram: exact at its bins' edges
 
 
 def cdf_of(c: Config) -> Cdf | None:
@@ -201,6 +203,15 @@ def cdf_of(c: Config) -> Cdf | None:
     rec = next((r for r in latency_ok(c) if r.repetition == rep), None)
     if rec is None or rec.latency is None:
         return None
+    hist = roundtrips.kept(c.run.path, rec.raw, rec.tool) if rec.tool != sockperf.NAME \
+        else None
+    if hist is not None and hist.binned and hist.n:
+        # a histogram's CDF is exact at its bins' upper edges: the share at or below each
+        done, pts = 0, [(hist.bins[0][0], 0.0)]
+        for _, high, n in hist.bins:
+            done += n
+            pts.append((high, done / hist.n))
+        return Cdf(pts, False, rep, binned=True)
     trips = _kept_round_trips(c.run.path, rec)
     if trips:
         trips.sort()
@@ -241,6 +252,9 @@ def _cdf(tool: str, protocol: str, test: str, title: str, configs: list[Config],
                   if cdf.per_sample else
                   f"sockperf's printed percentiles of repetition {cdf.repetition} (no "
                   "per-sample output kept: per_sample: true keeps it)" if c.tool == "sockperf"
+                  else f"repetition {cdf.repetition}'s histogram: the share at or below "
+                  "each bin's upper edge, exact there, a straight line between (no "
+                  "per-sample output)" if cdf.binned
                   else f"the percentiles {display_name(c.tool)} gave for repetition "
                   f"{cdf.repetition} (read off its histogram: no per-sample output)")
         notes.append(f"{label}: {source}.")
