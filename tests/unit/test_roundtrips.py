@@ -142,3 +142,43 @@ def test_the_block_bootstrap_sees_a_ten_percent_change_and_not_a_null_one():
 def test_too_few_slices_are_not_compared():
     rng = np.random.default_rng(2)
     assert roundtrips.compare_percentile(_slices(rng, 40.0, 3), _slices(rng, 40.0), 0.5) is None
+
+
+# -- two real repetitions of one configuration (captured on a private lab, 2026-11-28) --
+SOCK_REPS = [CAPTURES / f"sockperf_lab_gbe_udp_m64_t1_mps5000_r{i}_fulllog.csv" for i in (1, 2)]
+BB_REPS = [CAPTURES / f"iperf2_bounceback_lab_gbe_p005_t4_r{i}_client.txt" for i in (1, 2)]
+
+
+def test_two_real_repetitions_pool_into_one_sample_with_its_count():
+    parts = [roundtrips.read_full_log(p.read_text()) for p in SOCK_REPS]
+    own = [sockperf.parse(p.read_text()).latency for p in SOCK_REPS]
+    assert [t.n for t in parts] == [lat.samples for lat in own]
+    pooled = roundtrips.pooled(parts, [(lat.samples, lat.mean_us) for lat in own])
+    assert pooled is not None and pooled.n == sum(lat.samples for lat in own) == 5492
+    # p99 from 5,492 round trips; p99.9 would need 10,000
+    p99, p999 = pooled["p99"], pooled["p99.9"]
+    assert p99.printed and p999.figure() == "needs 10,000 round trips (has 5,492)"
+    every = np.sort(np.concatenate([t.exact for t in parts if t.exact is not None]))
+    assert p99.low == pytest.approx(float(every[math.ceil(0.99 * every.size) - 1]))
+    # the range: each repetition's own nearest-rank p99 (sockperf prints its own rank)
+    each = [float(np.sort(t.exact)[math.ceil(0.99 * t.n) - 1]) for t in parts
+            if t.exact is not None]
+    assert (p99.reps_low, p99.reps_high) == (pytest.approx(min(each)), pytest.approx(max(each)))
+    assert p99.reps_low is not None and p99.reps_low < p99.reps_high
+    assert p99.ci_low is not None and p99.ci_high is not None
+    assert p99.ci_low <= (p99.low or 0) <= p99.ci_high
+    # the mean: iperf's and sockperf's own, weighted by their counts
+    assert pooled.mean_us == pytest.approx(
+        sum(lat.samples * (lat.mean_us or 0) for lat in own) / pooled.n)
+
+
+def test_two_real_bounce_back_repetitions_pool_their_histograms():
+    parts = [roundtrips.read_histogram(p.read_text()) for p in BB_REPS]
+    assert sum(t.n for t in parts) == 1590
+    pooled = roundtrips.pooled(parts)
+    assert pooled is not None and pooled.source == "histogram"
+    p99 = pooled["p99"]
+    assert p99.printed and p99.binned and p99.high is not None and p99.low is not None
+    assert p99.high - p99.low <= 100.0                      # one 100 us bin
+    assert p99.reps == 0       # 800 a repetition: none has a p99 of its own
+    assert not pooled["p99.9"].printed
