@@ -186,16 +186,17 @@ class Percentile:
 def percentile(pooled: Trips, parts: Sequence[Trips], label: str, q: float) -> Percentile:
     n, need = pooled.n, needed(q)
     own = [p.quantile(q) for p in parts if p.n >= need]
-    reps = dict(reps_low=min(lo for lo, _ in own), reps_high=max(hi for _, hi in own),
-                reps=len(own)) if own else {}
+    reps_low = min((lo for lo, _ in own), default=None)
+    reps_high = max((hi for _, hi in own), default=None)
     if n < need or n == 0:
-        return Percentile(label, q, n, need, **reps)   # type: ignore[arg-type]
+        return Percentile(label, q, n, need, reps_low=reps_low, reps_high=reps_high,
+                          reps=len(own))
     low, high = pooled.quantile(q)
     lo_rank, hi_rank = rank_interval(n, q)
     ci_low, _ = pooled.at_rank(lo_rank)
     _, ci_high = pooled.at_rank(hi_rank)
-    return Percentile(label, q, n, need, low, high, ci_low, ci_high,
-                      **reps)   # type: ignore[arg-type]
+    return Percentile(label, q, n, need, low, high, ci_low, ci_high, reps_low=reps_low,
+                      reps_high=reps_high, reps=len(own))
 
 
 @dataclass(frozen=True)

@@ -216,7 +216,7 @@ def latency_pool(reps: list[tuple[TrialRecord, Any]], run_path: Path | None,
     """The repetitions' round trips pooled: from the round trips they kept under
     ``run_path`` where every one kept them, else from their own summaries. ``raw_of``
     (record -> (tool, raw files)) picks another tool's files, a probe's beside a load."""
-    parts = []
+    parts: list[roundtrips.Trips] = []
     if run_path is not None:
         for r, _ in reps:
             tool, raw = raw_of(r) if raw_of is not None else (r.tool, r.raw)
