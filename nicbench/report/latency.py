@@ -334,7 +334,7 @@ def verdict(ix: Index) -> tuple[list[Sentence], list[Table]]:
         for c in configs:
             if c.row.p99_us is None:
                 t.rows.append(["", c.entry.label, cell(c, "p99"), c.group.label, "", "",
-                               "", f"{c.word or 'no data'} {c.counts}"])
+                               "", f"{_why_none(c)} {c.counts}"])
                 t.row_entries.append(c.entry.key)
         tables.append(t)
         sentences.append(Sentence(title, _sentence(title, order, below, configs)))
@@ -361,13 +361,21 @@ def verdict_csv_rows(ix: Index) -> list[list[object]]:
                 rank=order.index(c) + 1 if c in order else "", point=c.point,
                 figure="p99", status=c.row.status.value if c.row.p99_us is not None
                 else "not measured",
-                not_measured="" if c.row.p99_us is not None else f"{c.word or 'no data'} "
+                not_measured="" if c.row.p99_us is not None else f"{_why_none(c)} "
                 f"{c.counts}",
                 verdict_row=LOWEST_TAIL, value=_num(c.row.p99_us), unit="us",
                 statistic=f"p99 of the {statistic(c)}" if c.row.p99_us is not None
                 else "", bound=_num(floor),
                 beyond_bound=floor_words(c) if below_floor(c) else ""))
     return out
+
+
+def _why_none(c: Config) -> str:
+    """Why a configuration has no p99: too few round trips for one, or no data."""
+    pooled = c.row.pooled
+    if pooled is not None and pooled.n and not pooled["p99"].printed:
+        return f"p99 {pooled['p99'].figure()}"
+    return c.word or "no data"
 
 
 def _num(value: float | None) -> object:
@@ -404,7 +412,7 @@ def _sentence(title: str, order: list[Config], below: list[Config],
         text += " " + _below_words(below)
     missing = [c for c in configs if c.row.p99_us is None]
     if missing:
-        text += " Not measured: " + "; ".join(f"{c.entry.label} {c.word or 'no data'}"
+        text += " Not measured: " + "; ".join(f"{c.entry.label} {_why_none(c)}"
                                                for c in missing) + "."
     return text
 
