@@ -49,13 +49,11 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from nicbench.report.configs import MBIT, Config, Index, fmt, mbit, point_label, tools_with
 from nicbench.results import roundtrips
 from nicbench.config.profile import Role
 from nicbench.report.differences import Difference, RunDifferences, run_differences
-from nicbench.report.latency import below_floor, floor_words
+from nicbench.report.latency import below_floor, blocks_of, floor_words
 from nicbench.report.loaded import is_loaded
 from nicbench.report.model import Entry, MethodWarning, Table
 from nicbench.report.netpipe import plateau, plateaus
@@ -301,18 +299,6 @@ def _pooled_words(c: Config, probe: bool) -> str:
     return f"pooled round trips of {c.planned}" if not probe else f"pooled probe of {c.planned}"
 
 
-def _blocks(c: Config) -> list[np.ndarray]:
-    """A latency configuration's kept round trips as the bootstrap's blocks (time
-    slices of its full logs); none unless every repetition kept them in time order."""
-    parts = []
-    for r in c.ok:
-        trips = roundtrips.kept(c.run.path, r.raw, r.tool) if r.latency is not None else None
-        if trips is None or not trips.slices:
-            return []
-        parts.append(trips)
-    return roundtrips.blocks(parts)
-
-
 def _bootstrapped(comp: Comparison, ca: Config, cb: Config, field_name: str,
                   resolution: float, min_change_pct: float) -> bool:
     """A round-trip row from the runs' pooled round trips where both kept them in time
@@ -322,7 +308,7 @@ def _bootstrapped(comp: Comparison, ca: Config, cb: Config, field_name: str,
     falls back to the repetitions' own percentiles) where either side has too few slices
     or round trips."""
     q = next(q for name, q, _ in roundtrips.QUANTILES if name == field_name)
-    a, b = _blocks(ca), _blocks(cb)
+    a, b = blocks_of(ca), blocks_of(cb)
     shift = roundtrips.compare_percentile(a, b, q) if a and b else None
     if shift is None:
         return False

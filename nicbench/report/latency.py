@@ -24,15 +24,18 @@ The verdict ranks each adapter once, at its lowest p99 over its points within th
 physics (as the throughput verdict takes an adapter's best point), lowest first; ties (within the tool's resolution: sockperf's
 printed 0.001 us, the bounce-back histogram's bin) keep the entries' order with
 consecutive ranks, as the throughput verdict's do, and the sentence names them. Whether the
-leader's p99 is beyond the runner-up's run-to-run spread is the same rank test the
-comparison uses (``stats``: Mann-Whitney over the repetitions' p99); with too few
-repetitions for any p below 0.05 the sentence says it cannot tell.
+leader's p99 is beyond the runner-up's is the test the comparison uses: a block bootstrap
+of the pooled p99 over time slices where both kept their round trips in time order, else
+Mann-Whitney over the repetitions' p99 (``stats``); with too few repetitions for any p
+below 0.05 the sentence says it cannot tell.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from nicbench.errors import ParseError
 from nicbench.report import stats
@@ -422,8 +425,30 @@ def _below_words(below: list[Config]) -> str:
         f"{c.entry.label} {floor_words(c).removesuffix('; not ranked')}" for c in below) + "."
 
 
+def blocks_of(c: Config) -> list[np.ndarray]:
+    """A latency configuration's kept round trips as a block bootstrap's blocks (time
+    slices of its full logs); none unless every repetition kept them in time order."""
+    parts = []
+    for r in c.ok:
+        trips = roundtrips.kept(c.run.path, r.raw, r.tool) if r.latency is not None else None
+        if trips is None or not trips.slices:
+            return []
+        parts.append(trips)
+    return roundtrips.blocks(parts)
+
+
 def _separable(a: Config, b: Config) -> str:
-    """Whether the leader's p99 is beyond the runner-up's run-to-run spread."""
+    """Whether the leader's p99 is beyond the runner-up's: a block bootstrap of the pooled
+    round trips where both kept them in time order, else the rank test over the
+    repetitions' own p99."""
+    shift = roundtrips.compare_percentile(ba, bb, 0.99) if (ba := blocks_of(a)) and \
+        (bb := blocks_of(b)) else None
+    if shift is not None:
+        lead = "beyond" if shift.ci_low_us > 0 else "within"
+        return (f"The lead over {b.entry.label} is {lead} the noise of the round trips "
+                f"(block bootstrap of the pooled p99 over {shift.a_blocks} and "
+                f"{shift.b_blocks} time slices: 95 % interval of the difference "
+                f"{shift.ci_low_us:+.1f} to {shift.ci_high_us:+.1f} us).")
     xa = [r.latency.p99_us for r in latency_ok(a) if r.latency]
     xb = [r.latency.p99_us for r in latency_ok(b) if r.latency]
     if not stats.testable(len(xa), len(xb)):
