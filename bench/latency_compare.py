@@ -29,7 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from nicbench.results import roundtrips  # noqa: E402
+from nicbench.results import roundtrips
 
 SLICES = 18            # 3 repetitions of 2 s, ~1.5 s valid each, in 0.25 s slices
 PER_SLICE = 1000
@@ -75,7 +75,7 @@ def main() -> int:
     p.add_argument("--seed", type=int, default=30)
     args = p.parse_args()
     rng = np.random.default_rng(args.seed)
-    counts = {k: 0 for k in ("null50", "null99", "iid50", "iid99", "found50", "found99")}
+    counts = dict.fromkeys(("null50", "null99", "iid50", "iid99", "found50", "found99"), 0)
     for t in range(args.trials):
         a, same, slower = run(rng), run(rng), run(rng, 1.1)
         counts["null50"] += changed(a, same, 0.5, t, args.resamples)
