@@ -62,7 +62,7 @@ CDF_POINTS = 400                # a CDF drawn from at most this many quantiles
 
 def statistic(c: Config) -> str:
     """How a configuration's percentile is taken, in words: "pooled round trips of 3
-    repetitions (every round trip kept)"."""
+    repetitions kept whole"."""
     pooled = c.row.pooled
     if pooled is not None:
         return pooled.words

@@ -220,15 +220,15 @@ class Pooled:
         match self.source:
             case "full log":
                 return (f"{'the round trips' if one else 'pooled round trips'} of {reps} "
-                        "(every round trip kept)")
+                        "kept whole")
             case "histogram":
                 return (f"{'the histogram' if one else 'pooled histograms'} of {reps} "
-                        "(percentiles as their bins)")
+                        "read as their bins")
             case _:
                 if one:
-                    return "one repetition's own percentiles (no round trips kept)"
-                return (f"median of {reps}' own percentiles (no round trips kept; each "
-                        "printed only where every repetition has enough)")
+                    return "one repetition's own percentiles, no round trips kept"
+                return (f"median of {reps}' own percentiles, no round trips kept, each "
+                        "given only where every repetition has enough")
 
 
 # -- reading the kept round trips ---------------------------------------------------

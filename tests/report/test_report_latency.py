@@ -54,7 +54,7 @@ def nearest_rank(xs: list[float], q: float) -> float:
 
 def test_percentile_bars_pool_the_kept_round_trips_and_blank_what_they_cannot_carry(report):
     (fig,) = [f for f in report.figures_of("latency") if f.id == "latency-sockperf-tcp"]
-    assert "pooled round trips of 3 repetitions (every round trip kept)" in fig.caption
+    assert "pooled round trips of 3 repetitions kept whole" in fig.caption
     panels = [p for p in fig.panels if isinstance(p, BarPanel)]
     entry = {e.pair: e.key for e in report.entries}
     for pair in ("gbe", "fe"):
@@ -71,7 +71,7 @@ def test_percentile_bars_pool_the_kept_round_trips_and_blank_what_they_cannot_ca
 
 def test_without_kept_round_trips_a_bar_is_the_repetitions_median_never_their_lowest(report):
     (fig,) = [f for f in report.figures_of("latency") if f.id == "latency-sockperf-udp"]
-    assert "median of 3 repetitions' own percentiles (no round trips kept" in fig.caption
+    assert "median of 3 repetitions' own percentiles, no round trips kept" in fig.caption
     panels = [p for p in fig.panels if isinstance(p, BarPanel)]
     assert [p.title for p in panels] == ["MTU 1500: p50", "MTU 1500: p90", "MTU 1500: p99",
                                          "MTU 1500: p99.9"]

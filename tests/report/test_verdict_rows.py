@@ -28,9 +28,9 @@ def test_lowest_tail_latency_rows_in_verdict_csv_flag_what_the_wire_cannot_give(
         row = next(s for s in run.summary if s.adapter == r["adapter_id"] and s.test == r["test"])
         assert r["unit"] == "us" and r["value"] == round(row.p99_us, 3)
         assert r["statistic"] == "p99 of the " + (
-            "median of 3 repetitions' own percentiles (no round trips kept; each printed "
-            "only where every repetition has enough)" if r["test"] == "rtt-udp-64" else
-            "pooled round trips of 3 repetitions (every round trip kept)")
+            "median of 3 repetitions' own percentiles, no round trips kept, each given "
+            "only where every repetition has enough" if r["test"] == "rtt-udp-64" else
+            "pooled round trips of 3 repetitions kept whole")
         assert float(r["bound"]) > 0           # the wire's minimum round trip
         # fe's p50 is below the 100 Mbit/s wire's (UDP; TCP's pooled p50 is not)
         if r["adapter_id"] == "lab-fe" and r["test"] == "rtt-udp-64":
