@@ -205,7 +205,11 @@ def _latency_columns(ok: list[TrialRecord], run_path: Path | None) -> dict[str, 
     target = pooled["p50"].value if pooled["p50"].value is not None else (p50.median or 0.0)
     chosen, _ = min(reps, key=lambda pair: (abs(pair[1].p50_us - target),
                                             pair[0].repetition or 0))
-    cols.update(p50_min_us=p50.min, p50_max_us=p50.max, p50_stdev_us=p50.stdev,
+    low, high = p50.min, p50.max
+    if pooled.source == "histogram" and pooled["p50"].reps_low is not None:
+        # a repetition's own median is a bin too: the range spans the bins' edges
+        low, high = pooled["p50"].reps_low, pooled["p50"].reps_high
+    cols.update(p50_min_us=low, p50_max_us=high, p50_stdev_us=p50.stdev,
                 p99_min_us=min(p99, default=None), p99_max_us=max(p99, default=None),
                 latency_repetition=chosen.repetition)
     return cols

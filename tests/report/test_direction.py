@@ -51,6 +51,9 @@ def test_bounce_back_repetitions_are_pooled_as_bins_in_summary_csv():
             assert min(values) <= value <= max(values)   # between the repetitions' bins
         assert row.p99_low_us is not None and 0 < row.p99_us - row.p99_low_us <= 100.0
         assert row.max_us == max(r.latency.max_us for r in reps)
+        # the repetitions' own medians are bins too: their range spans the bins' edges
+        assert row.p50_min_us is not None and row.p50_min_us < row.p50_max_us
+        assert row.p50_min_us <= min(r.latency.min_us for r in reps if r.latency.min_us) + 100
 
 
 def test_until_stable_replays_the_bounce_back_median_round_trips():
