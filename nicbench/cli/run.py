@@ -142,13 +142,46 @@ def cmd_run(args) -> int:
         return _ended(args, runner, run_dir)
 
 
+def _plateau_bps(r) -> float | None:
+    """A curve tool's (netPIPE) run as the report gives it: its plateau, bit/s (None for
+    any other record)."""
+    if not r.points:
+        return None
+    from nicbench.report.netpipe import plateau_of
+
+    return plateau_of(r)
+
+
+def _plateaus(run_dir, summary) -> dict[tuple[str, str, str], tuple[float | None, float | None]]:
+    """(selected, median) plateau per curve configuration, the report's figures: the
+    summary's own are the curves' burst maxima (netPIPE 1878-1985 Mbit/s on a Gigabit
+    link)."""
+    from nicbench.report.netpipe import _select
+    from nicbench.results.records import current
+
+    curves = {(r.pair, r.point, r.test): r.select for r in summary}
+    found: dict[tuple[str, str, str], list[float]] = {}
+    read = getattr(run_dir, "records", None)
+    if read is None:
+        return {}
+    try:
+        records = current(read())
+    except (OSError, ValueError):
+        return {}
+    for rec in records:
+        key = (rec.pair, rec.point, rec.test)
+        if key in curves and rec.ok and (v := _plateau_bps(rec)) is not None:
+            found.setdefault(key, []).append(v)
+    return {k: (_select(v, curves[k]), _select(v, "median")) for k, v in found.items()}
+
+
 def _ended(args, runner, run_dir) -> int:
     """The summary table, the report if asked, and what was not measured or put back."""
     from nicbench.cli.summary import summary_lines, terminal_width
 
     out("")
     width = terminal_width() if console.is_terminal() else None
-    for line in summary_lines(runner.summary, width):
+    for line in summary_lines(runner.summary, width, _plateaus(run_dir, runner.summary)):
         out(line)
     out(f"\nresults: {run_dir.path}/ (summary.csv, trials.jsonl, raw/)")
     if args.report:
@@ -391,13 +424,25 @@ def register(sub) -> None:
 
 
 def _figure(r) -> str:
-    """A trial's figure on its progress line: its throughput, a latency run's round trips
-    (p50/p99 in ms), and a probe's beside the load."""
+    """A trial's figure on its progress line: its throughput (a netPIPE curve's plateau,
+    the report's figure, with its burst maximum marked as such), a latency run's round
+    trips (p50/p99 in ms), and a probe's beside the load."""
     lat = r.latency
-    text = (f"{mbit(r.throughput_bps)} Mbit/s" if r.throughput_bps is not None else
-            f"p50 {lat.p50_us / 1000:.2f} ms, p99 {lat.p99_us / 1000:.2f} ms" if lat else "")
+    flat = _plateau_bps(r)
+    text = (f"plateau {mbit(flat)} Mbit/s (burst {mbit(r.throughput_bps)})"
+            if flat is not None and r.throughput_bps is not None else
+            f"{mbit(r.throughput_bps)} Mbit/s" if r.throughput_bps is not None else
+            f"p50 {_ms(r.extra, lat, 'p50')}, p99 {_ms(r.extra, lat, 'p99')}" if lat else "")
     for b in r.beside:
         if b.latency is not None:
             text += (f"; {b.role} p50 {b.latency.p50_us / 1000:.2f} ms, "
                      f"p99 {b.latency.p99_us / 1000:.2f} ms")
     return text
+
+
+def _ms(extra: dict[str, Any], lat, name: str) -> str:
+    """One repetition's percentile in ms; a histogram's as its bin ("0.10-0.20 ms")."""
+    high = getattr(lat, f"{name}_us") / 1000
+    low = extra.get(f"{name}_low_us")
+    return f"{low / 1000:.2f}-{high:.2f} ms" if isinstance(low, (int, float)) and \
+        low < high * 1000 else f"{high:.2f} ms"

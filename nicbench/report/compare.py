@@ -27,7 +27,11 @@ tested. The word:
   serialization): not a measurement of the card, never judged.
 
 A latency test (``Config.round_trips``: sockperf, iperf 2's bounce-back) gives two rows per
-test and point, its p50 and its p99 round trip, each over the repetitions' own percentile
+test and point, its p50 and its p99 round trip. Where both runs kept every round trip in
+time order (sockperf's full log, ``per_sample``), the row is the shift of the pooled
+percentile, with its interval and p from a block bootstrap over time slices (round trips
+next to each other are correlated; ``roundtrips.compare_percentile``, docs/comparison.md);
+else over the repetitions' own percentile as a rate's
 (us; the resolution is the tool's: sockperf's 0.001 us, the bounce-back histogram's bin);
 a test with a latency probe beside its load gives, beside its throughput row, the probe's
 p50 and p99 under load the same way. The threshold and the test are the throughput's.
@@ -46,9 +50,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from nicbench.report.configs import MBIT, Config, Index, fmt, mbit, point_label, tools_with
+from nicbench.results import roundtrips
 from nicbench.config.profile import Role
 from nicbench.report.differences import Difference, RunDifferences, run_differences
-from nicbench.report.latency import below_floor, floor_words
+from nicbench.report.latency import below_floor, blocks_of, floor_words
 from nicbench.report.loaded import is_loaded
 from nicbench.report.model import Entry, MethodWarning, Table
 from nicbench.report.netpipe import plateau, samples
@@ -271,8 +276,8 @@ def _measure_round_trips(a: Entry, b: Entry, test: str, point: str, mtu: int,
         return comp
     sa, sb = _round_trips(ca, field_name, probe), _round_trips(cb, field_name, probe)
     comp.tool = ca.tool
-    comp.a_select = f"{ca.rule} of {ca.planned}" if not probe else f"median of {ca.planned}"
-    comp.b_select = f"{cb.rule} of {cb.planned}" if not probe else f"median of {cb.planned}"
+    comp.a_select = _pooled_words(ca, probe)
+    comp.b_select = _pooled_words(cb, probe)
     if not probe:
         comp.a_value, comp.b_value = getattr(ca.row, field_name), getattr(cb.row, field_name)
     comp.a_n, comp.b_n = len(sa), len(sb)
@@ -283,7 +288,10 @@ def _measure_round_trips(a: Entry, b: Entry, test: str, point: str, mtu: int,
     tool = ca.tool if not probe else next(
         (x.tool for r in ca.ok for x in r.beside if x.role is Role.PROBE), ca.tool)
     resolution = round_trip_resolution_us(tool, ca.ok + cb.ok)
-    fill(comp, sa, sb, resolution, min_change_pct)
+    if not probe and _bootstrapped(comp, ca, cb, field_name, resolution, min_change_pct):
+        pass
+    else:
+        fill(comp, sa, sb, resolution, min_change_pct)
     below = [c for c in (ca, cb) if not probe and below_floor(c)]
     if below:
         comp.above_limit = True
@@ -292,6 +300,38 @@ def _measure_round_trips(a: Entry, b: Entry, test: str, point: str, mtu: int,
                               f"{floor_words(c).removesuffix('; not ranked')}" for c in below) \
             + ": not a measurement of the card, not judged"
     return comp
+
+
+def _pooled_words(c: Config, probe: bool) -> str:
+    """How a run's round-trip figure was taken: "pooled round trips of 3 repetitions ..."."""
+    if not probe and c.row.pooled is not None:
+        return c.row.pooled.words
+    return f"pooled round trips of {c.planned}" if not probe else f"pooled probe of {c.planned}"
+
+
+def _bootstrapped(comp: Comparison, ca: Config, cb: Config, field_name: str,
+                  resolution: float, min_change_pct: float) -> bool:
+    """A round-trip row from the runs' pooled round trips where both kept them in time
+    order: the shift of the pooled percentile B - A, its interval and p by a block
+    bootstrap over time slices (``roundtrips.compare_percentile``: neighbouring round
+    trips are not independent, slices of ``SLICE_S`` nearly are). False (the caller
+    falls back to the repetitions' own percentiles) where either side has too few slices
+    or round trips."""
+    q = next(q for name, q, _ in roundtrips.QUANTILES if name == field_name)
+    a, b = blocks_of(ca), blocks_of(cb)
+    shift = roundtrips.compare_percentile(a, b, q) if a and b else None
+    if shift is None:
+        return False
+    comp.a_n, comp.b_n = shift.a_blocks, shift.b_blocks
+    comp.a_median, comp.b_median = shift.a_us, shift.b_us
+    comp.resolution = resolution
+    comp.threshold = max(min_change_pct / 100.0 * abs(shift.a_us), resolution)
+    comp.p, comp.shift = shift.p, shift.shift_us
+    comp.ci_low, comp.ci_high = shift.ci_low_us, shift.ci_high_us
+    comp.p_method = (f"block bootstrap of the pooled round trips ({roundtrips.BOOTSTRAP} "
+                     f"resamples of {shift.a_blocks} and {shift.b_blocks} "
+                     f"{roundtrips.SLICE_S:g} s slices)")
+    return True
 
 
 def _test_rank(ix: Index, a: Entry, b: Entry, test: str) -> int:

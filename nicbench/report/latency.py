@@ -3,13 +3,16 @@ sockperf ping-pong, iperf 2's bounce-back): the percentile bars per adapter, a C
 repetition, the table, and the verdict row "lowest tail latency".
 
 Every figure is a round trip in microseconds, and lower is better. A configuration's
-percentile is the profile's ``select`` statistic over its successful repetitions' own
-percentiles (summary.csv's ``p50_us`` ... ``p999_us``: best is the lowest), named with the
-number of repetitions in every caption and sentence; the whiskers run from the lowest to
-the highest repetition. The CDF is the repetition whose median is the selected one
-(``latency_repetition``), drawn from its raw per-sample output (sockperf ``--full-log``,
-the test's ``per_sample``) where the run kept it, else from the percentiles sockperf
-printed (a coarse CDF, said so in the notes).
+percentile is that of all its successful repetitions' round trips pooled
+(``results/roundtrips.py``: sockperf's kept full logs, iperf 2's histograms as their bins),
+printed only where at least 10 round trips lie beyond it (else the cell says how many it
+needs), with the round trips counted, a 95 % order-statistics interval, and the range of
+the repetitions' own percentiles (the whiskers). Without kept round trips (sockperf
+without ``per_sample``) it is the median of the repetitions' own percentiles, said so.
+Never the lowest repetition of each percentile taken apart. The CDF is the repetition
+whose median is nearest the pooled one (``latency_repetition``), drawn from its raw
+per-sample output where the run kept it, else from the percentiles sockperf printed (a
+coarse CDF, said so in the notes).
 
 A round trip below the wire's minimum (both frames serialized once at the adapter's line
 rate, ``theory.round_trip_floor_us``) is not a measurement of such a card: as a rate
@@ -23,16 +26,19 @@ ranked apart only where their p99s differ by more than the tool's resolution (so
 printed 0.001 us, the bounce-back histogram's bin) and, with repetitions, the
 comparison's rule over their repetitions' p99s calls one higher latency (:func:`apart`);
 otherwise they share a rank, "tied", in the entries' order, as the throughput verdict's
-do, and the sentence names them. Whether the
-leader's p99 is beyond the runner-up's run-to-run spread is the same rank test the
-comparison uses (``stats``: Mann-Whitney over the repetitions' p99); with too few
-repetitions for any p below 0.05 the sentence says it cannot tell.
+do, and the sentence names them. Whether the leader's p99 is beyond the runner-up's is
+the test the comparison uses: a block bootstrap of the pooled p99 over time slices where
+both kept their round trips in time order, else Mann-Whitney over the repetitions' p99
+(``stats``); with too few repetitions for any p below 0.05 the sentence says it cannot
+tell.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from nicbench.errors import ParseError
 from nicbench.judging import stats
@@ -44,6 +50,7 @@ from nicbench.report.model import (Bar, BarPanel, BarStatus, Curve, Figure, Lege
 from nicbench.report.resolution import round_trip_resolution_us
 from nicbench.physics.link import round_trip_floor_us
 from nicbench.report.verdict import LOWEST_TAIL, assign_ranks, csv_row
+from nicbench.results import roundtrips
 from nicbench.results.records import TrialRecord
 from nicbench.tools import sockperf
 from nicbench.tools.registry import display_name
@@ -51,16 +58,37 @@ from nicbench.tools.registry import display_name
 # (summary column, Latency field, label): the percentiles the bars show, in order.
 PERCENTILES = (("p50_us", "p50", "p50"), ("p90_us", "p90", "p90"),
                ("p99_us", "p99", "p99"), ("p999_us", "p999", "p99.9"))
+_LABELS = {name: label for _, name, label in PERCENTILES}
 TAIL = ("p99_us", "p99")        # the verdict's figure
 CDF_POINTS = 400                # a CDF drawn from at most this many quantiles
 
 
 def statistic(c: Config) -> str:
-    """How a configuration's percentile is taken, in words: "best (lowest) of 3"."""
-    rule = c.rule
-    word = "best (lowest)" if rule == "best" else rule
+    """How a configuration's percentile is taken, in words: "pooled round trips of 3
+    repetitions kept whole"."""
+    pooled = c.row.pooled
+    if pooled is not None:
+        return pooled.words
     n = len(latency_ok(c))
-    return f"{word} of {n} repetitions" if n != 1 else "one repetition"
+    return f"median of {n} repetitions" if n != 1 else "one repetition"
+
+
+def cell(c: Config, label: str) -> str:
+    """A percentile's cell: its figure (a bin as a range), or the round trips it needs."""
+    pooled = c.row.pooled
+    if pooled is None:
+        return ""
+    return pooled[label].figure()
+
+
+def interval(c: Config, label: str) -> str:
+    pooled = c.row.pooled
+    return pooled[label].interval() if pooled is not None else ""
+
+
+def spread(c: Config, label: str) -> str:
+    pooled = c.row.pooled
+    return pooled[label].spread() if pooled is not None else ""
 
 
 def latency_ok(c: Config) -> list[TrialRecord]:
@@ -133,31 +161,35 @@ def _bars(tool: str, protocol: str, test: str, title: str, configs: list[Config]
     return Figure(
         id=slug("latency", tool, protocol, test), family="latency",
         title=f"{title}: round-trip percentiles",
-        caption=("Round trips of one message in flight (send to reply received), in "
-                 "microseconds; lower is better. Each bar is that percentile as the "
-                 f"profile's select takes it over the repetitions' own ({'; '.join(stats_used)}"
-                 "); whiskers: lowest to highest repetition. Rows by p99, lowest first."),
+        caption=("Round trips of one message in flight, in microseconds, lower is better: "
+                 "each bar is that percentile of every repetition's round trips pooled, "
+                 "blank where fewer than 10 lie beyond it; whiskers: the repetitions' own. "
+                 "Rows by p99, lowest first."),
         panels=list(panels), entries=list(dict.fromkeys(c.entry.key for c in order)),
-        legend=[LegendItem("lowest to highest repetition", "#000000", "whisker"),
+        legend=[LegendItem("repetitions' own, lowest to highest", "#000000", "whisker"),
                 LegendItem("the wire's minimum round trip (p50 panels)", "#000000", "limit")],
-        notes=[f"{c.entry.label}, {c.group.label}: {floor_words(c)}." for c in order
-               if below_floor(c)],
+        notes=[f"Taken as: {'; '.join(stats_used)}; a histogram's percentile as its bin's "
+               "upper edge."] + [f"{c.entry.label}, {c.group.label}: {floor_words(c)}."
+                                 for c in order if below_floor(c)],
         columns=2)
 
 
 def _bar(c: Config, column: str, name: str) -> Bar:
     value = getattr(c.row, column)
-    reps = [getattr(r.latency, f"{name}_us") for r in latency_ok(c) if r.latency]
-    bar = Bar(row=c.entry.key, value=value, n_ok=len(reps), n=c.planned,
+    pooled = c.row.pooled
+    pc = pooled[_LABELS[name]] if pooled is not None else None
+    n_ok = len(latency_ok(c))
+    bar = Bar(row=c.entry.key, value=value, n_ok=n_ok, n=c.planned,
               status=BarStatus.of(c.row.status), fill=c.entry.colour,
               whisker=ink_on(c.entry.colour))
     if value is None:
-        bar.gap = c.word or "no data"
+        bar.gap = (f"needs {pc.need:,} round trips" if pc is not None and pc.n
+                   else c.word or "no data")
         bar.text = bar.gap
     else:
-        bar.text = f"{value:.1f} us"
-        if len(reps) > 1:
-            bar.lo, bar.hi = min(reps), max(reps)
+        bar.text = f"{pc.figure() if pc is not None else f'{value:.1f}'} us"
+        if pc is not None and pc.reps > 1 and pc.reps_low is not None:
+            bar.lo, bar.hi = pc.reps_low, pc.reps_high
     return bar
 
 
@@ -166,6 +198,7 @@ class Cdf:
     points: list[tuple[float, float]]    # (round trip us, fraction at or below)
     per_sample: bool                     # from every round trip (else the percentiles)
     repetition: int | None
+    binned: bool = False                 # from a histogram: exact at its bins' edges
 
 
 def cdf_of(c: Config) -> Cdf | None:
@@ -175,6 +208,15 @@ def cdf_of(c: Config) -> Cdf | None:
     rec = next((r for r in latency_ok(c) if r.repetition == rep), None)
     if rec is None or rec.latency is None:
         return None
+    hist = roundtrips.kept(c.run.path, rec.raw, rec.tool) if rec.tool != sockperf.NAME \
+        else None
+    if hist is not None and hist.binned and hist.n:
+        # a histogram's CDF is exact at its bins' upper edges: the share at or below each
+        done, pts = 0, [(hist.bins[0][0], 0.0)]
+        for _, high, n in hist.bins:
+            done += n
+            pts.append((high, done / hist.n))
+        return Cdf(pts, False, rep, binned=True)
     trips = _kept_round_trips(c.run.path, rec)
     if trips:
         trips.sort()
@@ -215,6 +257,9 @@ def _cdf(tool: str, protocol: str, test: str, title: str, configs: list[Config],
                   if cdf.per_sample else
                   f"sockperf's printed percentiles of repetition {cdf.repetition} (no "
                   "per-sample output kept: per_sample: true keeps it)" if c.tool == "sockperf"
+                  else f"repetition {cdf.repetition}'s histogram: the share at or below "
+                  "each bin's upper edge, exact there, a straight line between (no "
+                  "per-sample output)" if cdf.binned
                   else f"the percentiles {display_name(c.tool)} gave for repetition "
                   f"{cdf.repetition} (read off its histogram: no per-sample output)")
         notes.append(f"{label}: {source}.")
@@ -236,15 +281,18 @@ def _table(tool: str, protocol: str, test: str, title: str, configs: list[Config
     t = Table(id=slug("latency", tool, protocol, test), family="latency",
               title=f"{title}: round trips, us",
               columns=["adapter", "at", "repetitions", "statistic", "p50", "p90", "p99",
-                       "p99.9", "max", "p50 lowest-highest", "round trips", "CDF repetition",
-                       "wire minimum"])
+                       "p99.9", "max", "p50 lowest-highest", "round trips", "p50 95 % CI",
+                       "p99 95 % CI", "p99 lowest-highest", "p99.9 95 % CI",
+                       "CDF repetition", "wire minimum"])
     for c in order:
         r = c.row
         t.rows.append([c.entry.label, c.group.label, c.counts, statistic(c),
-                       fmt(r.p50_us), fmt(r.p90_us), fmt(r.p99_us), fmt(r.p999_us),
+                       cell(c, "p50"), cell(c, "p90"), cell(c, "p99"), cell(c, "p99.9"),
                        fmt(r.max_us),
                        f"{fmt(r.p50_min_us)}-{fmt(r.p50_max_us)}" if r.p50_min_us is not None
-                       else "", r.latency_samples or "", r.latency_repetition or "",
+                       else "", r.latency_samples or "", interval(c, "p50"),
+                       interval(c, "p99"), spread(c, "p99"), interval(c, "p99.9"),
+                       r.latency_repetition or "",
                        (f"{floor_us(c):.2f}" + (" ! below it" if below_floor(c) else ""))
                        if floor_us(c) is not None else ""])
         t.row_entries.append(c.entry.key)
@@ -283,17 +331,17 @@ def verdict(ix: Index) -> tuple[list[Sentence], list[Table]]:
         for c in order:
             rank, tied = got[id(c)]
             t.rows.append([f"{rank} (tied)" if tied else str(rank), c.entry.label,
-                           fmt(c.row.p99_us), c.group.label, statistic(c), fmt(c.row.p50_us),
-                           fmt(c.row.p999_us), ""])
+                           cell(c, "p99"), c.group.label, statistic(c), cell(c, "p50"),
+                           cell(c, "p99.9"), ""])
             t.row_entries.append(c.entry.key)
         for c in below:
-            t.rows.append(["", c.entry.label, fmt(c.row.p99_us), c.group.label, statistic(c),
-                           fmt(c.row.p50_us), fmt(c.row.p999_us), floor_words(c)])
+            t.rows.append(["", c.entry.label, cell(c, "p99"), c.group.label, statistic(c),
+                           cell(c, "p50"), cell(c, "p99.9"), floor_words(c)])
             t.row_entries.append(c.entry.key)
         for c in configs:
             if c.row.p99_us is None:
-                t.rows.append(["", c.entry.label, "", c.group.label, "", "", "",
-                               f"{c.word or 'no data'} {c.counts}"])
+                t.rows.append(["", c.entry.label, cell(c, "p99"), c.group.label, "", "",
+                               "", f"{_why_none(c)} {c.counts}"])
                 t.row_entries.append(c.entry.key)
         tables.append(t)
         sentences.append(Sentence(title, _sentence(title, order, below, configs)))
@@ -322,13 +370,21 @@ def verdict_csv_rows(ix: Index) -> list[list[object]]:
                 tied="yes" if c in order and got[id(c)][1] else "", point=c.point,
                 figure="p99", status=c.row.status.value if c.row.p99_us is not None
                 else "not measured",
-                not_measured="" if c.row.p99_us is not None else f"{c.word or 'no data'} "
+                not_measured="" if c.row.p99_us is not None else f"{_why_none(c)} "
                 f"{c.counts}",
                 verdict_row=LOWEST_TAIL, value=_num(c.row.p99_us), unit="us",
-                statistic=f"p99: {statistic(c)}' own p99" if c.row.p99_us is not None
+                statistic=f"p99 of the {statistic(c)}" if c.row.p99_us is not None
                 else "", bound=_num(floor),
                 beyond_bound=floor_words(c) if below_floor(c) else ""))
     return out
+
+
+def _why_none(c: Config) -> str:
+    """Why a configuration has no p99: too few round trips for one, or no data."""
+    pooled = c.row.pooled
+    if pooled is not None and pooled.n and not pooled["p99"].printed:
+        return f"p99 {pooled['p99'].figure()}"
+    return c.word or "no data"
 
 
 def _num(value: float | None) -> object:
@@ -376,8 +432,9 @@ def _sentence(title: str, order: list[Config], below: list[Config],
         return (f"{title}: no round trip within the wire's physics; nothing ranked. "
                 + _below_words(below))
     top = order[0]
-    text = (f"{title}: lowest tail latency {top.entry.label}, p99 {top.row.p99_us:.1f} us "
-            f"at {top.group.label} ({statistic(top)}; p50 {top.row.p50_us:.1f} us).")
+    text = (f"{title}: lowest tail latency {top.entry.label}, p99 {cell(top, 'p99')} us "
+            f"at {top.group.label} ({statistic(top)}, n = {top.row.latency_samples or 0:,}; "
+            f"p50 {cell(top, 'p50')} us).")
     if len(order) > 1:
         second = order[1]
         got = ranks(order)
@@ -396,7 +453,7 @@ def _sentence(title: str, order: list[Config], below: list[Config],
         text += " " + _below_words(below)
     missing = [c for c in configs if c.row.p99_us is None]
     if missing:
-        text += " Not measured: " + "; ".join(f"{c.entry.label} {c.word or 'no data'}"
+        text += " Not measured: " + "; ".join(f"{c.entry.label} {_why_none(c)}"
                                                for c in missing) + "."
     return text
 
@@ -406,8 +463,30 @@ def _below_words(below: list[Config]) -> str:
         f"{c.entry.label} {floor_words(c).removesuffix('; not ranked')}" for c in below) + "."
 
 
+def blocks_of(c: Config) -> list[np.ndarray]:
+    """A latency configuration's kept round trips as a block bootstrap's blocks (time
+    slices of its full logs); none unless every repetition kept them in time order."""
+    parts = []
+    for r in c.ok:
+        trips = roundtrips.kept(c.run.path, r.raw, r.tool) if r.latency is not None else None
+        if trips is None or not trips.slices:
+            return []
+        parts.append(trips)
+    return roundtrips.blocks(parts)
+
+
 def _separable(a: Config, b: Config) -> str:
-    """Whether the leader's p99 is beyond the runner-up's run-to-run spread."""
+    """Whether the leader's p99 is beyond the runner-up's: a block bootstrap of the pooled
+    round trips where both kept them in time order, else the rank test over the
+    repetitions' own p99."""
+    shift = roundtrips.compare_percentile(ba, bb, 0.99) if (ba := blocks_of(a)) and \
+        (bb := blocks_of(b)) else None
+    if shift is not None:
+        lead = "beyond" if shift.ci_low_us > 0 else "within"
+        return (f"The lead over {b.entry.label} is {lead} the noise of the round trips "
+                f"(block bootstrap of the pooled p99 over {shift.a_blocks} and "
+                f"{shift.b_blocks} time slices: 95 % interval of the difference "
+                f"{shift.ci_low_us:+.1f} to {shift.ci_high_us:+.1f} us).")
     xa = [r.latency.p99_us for r in latency_ok(a) if r.latency]
     xb = [r.latency.p99_us for r in latency_ok(b) if r.latency]
     if not stats.testable(len(xa), len(xb)):

@@ -123,7 +123,7 @@ def load_run(path: str | Path, warn: Warn | None = None) -> Run:
     if not records:
         raise UsageError(f"{run_dir.trials_file}: no trial records (the run measured "
                          "nothing yet)")
-    summary = summary_rows(records, manifest.profile if manifest else None)
+    summary = summary_rows(records, manifest.profile if manifest else None, Path(d))
     return Run(path=d, manifest=manifest, records=records, summary=summary, torn_line=torn)
 
 

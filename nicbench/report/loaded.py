@@ -9,9 +9,12 @@ are from the same run; without such a test the row says so and has no increase.
 
 Figures, per configuration, over its repetitions that succeeded (named in the table):
 
-* p50 and p99 round trip: the median over the repetitions of each repetition's p50 and
-  p99 (µs, shown in ms);
-* the increase: loaded minus idle, of those medians;
+* p50 and p99 round trip: the percentile of all the repetitions' round trips pooled
+  (``results/roundtrips.py``; iperf 2's bounce-back keeps a histogram of 100 us bins, so
+  its percentile is the bin's upper edge, the bin in the table's notes), p99 only from
+  1,000 round trips on; with no kept output, the median of the repetitions' own (µs,
+  shown in ms);
+* the increase: loaded minus idle, of those figures;
 * the responsiveness score in round trips per minute (RPM), per repetition, then the
   median: draft-ietf-ippm-responsiveness-08, section 5.3.1 ("Aggregating the
   Measurements"), computes it as 60000 / TM, TM the single-sided trimmed mean of the
@@ -19,7 +22,9 @@ Figures, per configuration, over its repetitions that succeeded (named in the ta
   averages the score of foreign probes (on connections of their own: TCP handshake and
   an HTTP request) and self probes (on the load's connections); the probe here is one
   request/response on a connection of its own (the draft's foreign ``http_f``), so every
-  term is its own TM: RPM = 60000 / TM(probe). The loaded score is the draft's
+  term is its own TM: RPM = 60000 / TM(probe). From a histogram TM is an upper bound (each
+  round trip at its bin's upper edge, never above iperf's exact mean), so the RPM a lower
+  bound. The loaded score is the draft's
   "responsiveness under working conditions"; the idle one is shown beside it;
 * the loaded throughput: the load's figure, the trial's throughput as every throughput
   figure is (its configuration's selected value), with its share of the wire's limit: a
@@ -55,6 +60,8 @@ from nicbench.report.streams import figures_of
 from nicbench.physics.link import round_trip_floor_us
 from nicbench.report.verdict import SMALLEST_INCREASE, csv_row
 from nicbench.results.records import Kind
+from nicbench.results.roundtrips import Pooled
+from nicbench.results.summary import latency_pool
 from nicbench.tools.base import Latency
 from nicbench.tools.registry import display_name
 
@@ -73,13 +80,20 @@ FILLED_PCT = 95.0
 
 @dataclass(frozen=True)
 class Rtt:
-    """One side (idle or loaded) of a row: medians over the repetitions named."""
+    """One side (idle or loaded) of a row: its repetitions' round trips pooled."""
 
     p50_us: float
-    p99_us: float
+    p99_us: float | None         # None: too few round trips for a p99 (pooled.p99 says)
     rpm: float | None
     repetitions: tuple[int, ...]
     samples: int                 # round trips over those repetitions
+    pooled: Pooled | None = None
+
+    def p99_words(self) -> str:
+        """"5.20 ms" or "needs 1,000 round trips (has 800)"."""
+        if self.p99_us is not None:
+            return f"{self.p99_us / MS:.2f} ms"
+        return self.pooled["p99"].figure() if self.pooled is not None else "no p99"
 
 
 @dataclass
@@ -132,7 +146,8 @@ class LoadedRow:
 
     @property
     def p99_increase_us(self) -> float | None:
-        if self.idle is None or self.loaded is None:
+        if self.idle is None or self.loaded is None or self.idle.p99_us is None \
+                or self.loaded.p99_us is None:
             return None
         return self.loaded.p99_us - self.idle.p99_us
 
@@ -155,16 +170,39 @@ def _own_latencies(c: Config) -> list[tuple[int, Latency]]:
             if r.kind is Kind.REPETITION and r.latency is not None]
 
 
-def rtt(pairs: list[tuple[int, Latency]]) -> Rtt | None:
+def rtt(pairs: list[tuple[int, Latency]], c: Config | None = None,
+        probe: bool = False) -> Rtt | None:
+    """One side's figures: its repetitions' round trips pooled, read from the run's raw
+    files (``c``: the configuration whose trials they are; ``probe``: the probe's beside
+    the load, else the test's own)."""
     if not pairs:
         return None
     lats = [lat for _, lat in pairs]
     rpms = [RPM_US / lat.trimmed_mean_us for lat in lats if lat.trimmed_mean_us]
-    return Rtt(p50_us=statistics.median(lat.p50_us for lat in lats),
-               p99_us=statistics.median(lat.p99_us for lat in lats),
+    pooled = _pooled(c, probe) if c is not None else None
+    p50 = pooled["p50"].value if pooled is not None else None
+    p99 = pooled["p99"].value if pooled is not None else None
+    return Rtt(p50_us=p50 if p50 is not None else statistics.median(lat.p50_us for lat in lats),
+               p99_us=p99 if pooled is not None else statistics.median(
+                   lat.p99_us for lat in lats),
                rpm=statistics.median(rpms) if rpms else None,
                repetitions=tuple(sorted(rep for rep, _ in pairs)),
-               samples=sum(lat.samples for lat in lats))
+               samples=sum(lat.samples for lat in lats), pooled=pooled)
+
+
+def _pooled(c: Config, probe: bool) -> Pooled | None:
+    if not probe:
+        return c.row.pooled
+    reps = []
+    for r in c.ok:
+        b = next((b for b in r.beside if b.role is Role.PROBE and b.latency is not None), None)
+        if r.kind is Kind.REPETITION and b is not None:
+            reps.append((r, b.latency))
+
+    def raw_of(r):
+        b = next(b for b in r.beside if b.role is Role.PROBE)
+        return b.tool, b.raw
+    return latency_pool(reps, c.run.path, raw_of) if reps else None
 
 
 def is_loaded(c: Config) -> bool:
@@ -204,8 +242,8 @@ def loaded_rows(ix: Index) -> dict[str, list[LoadedRow]]:
         probes = _probe_latencies(c)
         row = LoadedRow(config=c, probe=display_name(probe),
                         idle_test=idle_c.test if idle_c else None,
-                        idle=rtt(_own_latencies(idle_c)) if idle_c else None,
-                        loaded=rtt(probes), throughput_mbit=value,
+                        idle=rtt(_own_latencies(idle_c), idle_c) if idle_c else None,
+                        loaded=rtt(probes, c, probe=True), throughput_mbit=value,
                         limit_pct=100.0 * value / limit if value is not None and limit else None,
                         above=c.above_limit(value) or c.above_limit(reverse), bidir=bidir,
                         reverse_mbit=reverse,
@@ -256,12 +294,16 @@ def loaded_table(test: str, rows: list[LoadedRow]) -> Table:
                        "loaded p50 ms", "loaded p99 ms", "p50 increase ms",
                        "p99 increase ms", "idle RPM", "loaded RPM", "load Mbit/s",
                        "% of limit", "reverse Mbit/s", "reverse % of limit",
-                       "idle repetitions", "loaded repetitions", "notes"],
+                       "idle repetitions", "loaded repetitions", "idle round trips",
+                       "loaded round trips", "notes"],
               caption=("The same probe alone (its own test, named in the notes) and beside "
-                       "the load, in one run: p50 and p99 round trip, each the median over "
-                       "the repetitions named of each repetition's percentile; the increase "
+                       "the load, in one run: p50 and p99 round trip of the repetitions "
+                       "named, their round trips pooled (counted in the table; a p99 needs "
+                       "1,000; a histogram's percentile is its bin's upper edge, the bin in "
+                       "the notes); the increase "
                        "is loaded minus idle; RPM = 60000 / the 95 % trimmed mean of the "
-                       "round trips in ms (draft-ietf-ippm-responsiveness-08 section 5.3.1), "
+                       "round trips in ms (draft-ietf-ippm-responsiveness-08 section 5.3.1; "
+                       "from a histogram a lower bound), "
                        "median over the repetitions; the load's throughput is its selected "
                        "figure (a load both ways: forward, and reverse over the same "
                        "repetitions, each against the one-way limit). Ranked by the p99 "
@@ -282,20 +324,42 @@ def loaded_table(test: str, rows: list[LoadedRow]) -> Table:
             notes.append("no link rate known: whether the load filled the link is not known")
         if r.below_floor:
             notes.append(_floor_words(r))
+        notes += _bins(r)
         t.rows.append([r.rank or "", c.entry.label, c.group.label,
                        _ms(r.idle.p50_us if r.idle else None),
-                       _ms(r.idle.p99_us if r.idle else None),
+                       _p99_cell(r.idle),
                        _ms(r.loaded.p50_us if r.loaded else None),
-                       _ms(r.loaded.p99_us if r.loaded else None),
+                       _p99_cell(r.loaded),
                        _ms(r.p50_increase_us), _ms(r.p99_increase_us),
                        _whole(r.idle.rpm if r.idle else None),
                        _whole(r.loaded.rpm if r.loaded else None),
                        fmt(r.throughput_mbit), pct, fmt(r.reverse_mbit),
                        fmt(r.reverse_pct) if r.reverse_pct is not None else "",
                        _reps(r.idle), _reps(r.loaded),
+                       r.idle.samples if r.idle else "", r.loaded.samples if r.loaded else "",
                        "; ".join(notes)])
         t.row_entries.append(c.entry.key)
     return t
+
+
+def _p99_cell(side: Rtt | None) -> float | str:
+    """A p99 in ms, or the round trips it would need."""
+    if side is None:
+        return ""
+    return _ms(side.p99_us) if side.p99_us is not None else side.p99_words()
+
+
+def _bins(r: LoadedRow) -> list[str]:
+    """The histogram bins behind a row's figures: "loaded p50 in 6100-6200 us"."""
+    out = []
+    for name, side in (("idle", r.idle), ("loaded", r.loaded)):
+        if side is None or side.pooled is None:
+            continue
+        for label in ("p50", "p99"):
+            pc = side.pooled[label]
+            if pc.binned:
+                out.append(f"{name} {label} in the bin {pc.figure()} us (n = {pc.n:,})")
+    return out
 
 
 def _floor_words(r: LoadedRow) -> str:
@@ -310,8 +374,9 @@ def _floor_words(r: LoadedRow) -> str:
 def statistic(r: LoadedRow) -> str:
     """The verdict's statistic of a row, with its repetitions."""
     if r.idle and r.loaded:
-        return (f"median p99 over repetitions {_reps(r.loaded)} loaded minus repetitions "
-                f"{_reps(r.idle)} idle")
+        return (f"p99 of the round trips of repetitions {_reps(r.loaded)} pooled "
+                f"(n = {r.loaded.samples:,}) loaded minus repetitions "
+                f"{_reps(r.idle)} idle (n = {r.idle.samples:,})")
     return "; ".join(r.notes)
 
 
@@ -375,7 +440,7 @@ def _bps(value_mbit: float | None) -> object:
 
 
 def _one(r: LoadedRow) -> str:
-    bits = [f"idle {r.idle.p99_us / MS:.2f}, loaded {r.loaded.p99_us / MS:.2f} ms"
+    bits = [f"idle {r.idle.p99_words()}, loaded {r.loaded.p99_words()}"
             if r.idle and r.loaded else ""]
     if r.loaded and r.loaded.rpm:
         bits.append(f"{r.loaded.rpm:.0f} RPM under load")
@@ -395,7 +460,8 @@ def sentence(test: str, rows: list[LoadedRow]) -> Sentence:
     ranked = [r for r in rows if r.rank is not None]
     if ranked:
         head = (f"Smallest increase under load (test {test}: p99 round trip of the "
-                f"{ranked[0].probe} probe, median over the repetitions, loaded minus idle): ")
+                f"{ranked[0].probe} probe, the repetitions' round trips pooled, loaded minus "
+                "idle): ")
         text = head + _one(ranked[0]) + "."
         rest = ranked[1:SENTENCE_NAMES]
         if rest:
@@ -440,19 +506,24 @@ def loaded_figure(test: str, rows: list[LoadedRow]) -> Figure:
             e = r.config.entry
             for series, side in (("idle", r.idle), ("loaded", r.loaded)):
                 bar = Bar(row=e.key, series=series, fill=e.colour,
-                          value=side.p99_us / MS if side else None,
+                          value=side.p99_us / MS if side and side.p99_us is not None
+                          else None,
                           n_ok=len(side.repetitions) if side else 0,
                           n=r.config.planned, status=BarStatus.of(r.config.row.status))
                 if side is None:
                     bar.gap = "no idle test" if series == "idle" else "no data"
                     bar.text = bar.gap
                 elif series == "idle":
-                    bar.text = f"{side.p99_us / MS:.2f} ms"
+                    bar.text = side.p99_words()
+                    if side.p99_us is None:
+                        bar.gap = bar.text
                 else:
                     load = (f", load {r.throughput_mbit:.0f} Mbit/s"
                             if r.throughput_mbit is not None else "")
                     rpm = f", {side.rpm:.0f} RPM" if side.rpm else ""
-                    bar.text = f"{side.p99_us / MS:.2f} ms{rpm}{load}"
+                    bar.text = f"{side.p99_words()}{rpm}{load}"
+                    if side.p99_us is None:
+                        bar.gap = bar.text
                     if r.above:
                         bar.flag = "the load above the wire's limit"
                     elif r.below_floor:

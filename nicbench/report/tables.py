@@ -17,7 +17,7 @@ from nicbench.config.fields import parse_size
 from nicbench.report.bars import limit_cells
 from nicbench.report.configs import (MBIT, Config, Index, fmt, mbit, point_label, slug,
                                      tool_title, tools_with)
-from nicbench.report.latency import below_floor, floor_words, latency_ok
+from nicbench.report.latency import below_floor, cell, floor_words, latency_ok
 from nicbench.report.model import Entry, Table
 from nicbench.results.policy import summarize
 from nicbench.tools.params import resolve
@@ -77,11 +77,12 @@ def _round_trip_cells(c: Config) -> tuple[list[str], str, str]:
     """A latency row's figures (p50 and p99 with the round trips counted, then the
     spread of the repetitions' p50s, us), no goodput limit, and the wire's minimum."""
     row = c.row
-    if row.p50_us is None or row.p99_us is None:
+    if row.p50_us is None:
         return ["", "", "", "", ""], "", ""
     p50s = [r.latency.p50_us for r in latency_ok(c) if r.latency is not None]
-    selected = (f"p50 {row.p50_us:.1f} us, p99 {row.p99_us:.1f} us "
-                f"(n = {row.latency_samples or 0} round trips)")
+    selected = (f"p50 {cell(c, 'p50')} us, p99 {cell(c, 'p99')}"
+                f"{' us' if row.p99_us is not None else ''} "
+                f"(n = {row.latency_samples or 0:,} round trips pooled)")
     cells = [selected, f"p50 {statistics.median(p50s):.1f} us" if p50s else "",
              f"{fmt(row.p50_min_us)} us", f"{fmt(row.p50_max_us)} us",
              f"{fmt(row.p50_stdev_us, 2)} us"]

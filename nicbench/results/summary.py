@@ -14,7 +14,7 @@ from __future__ import annotations
 import csv
 import statistics
 from collections.abc import Iterable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,9 @@ from nicbench.config.profile import DEFAULT_LOSS_PCT, Profile, UntilStable
 from nicbench.display import csv_cell
 from nicbench.textfile import replacing
 from nicbench.results.policy import Better, figure, first_stop, passes, rsd_pct, summarize
+from nicbench.results import roundtrips
 from nicbench.results.records import Failure, Kind, Status, TrialRecord, current
+from nicbench.results.roundtrips import Pooled
 
 # The percentiles a latency row keeps (Latency's fields, as SummaryRow's columns).
 LATENCY_FIELDS = ("p50_us", "p90_us", "p99_us", "p999_us", "max_us")
@@ -67,10 +69,11 @@ class SummaryRow:
     # Repetitions until stable: how many ran and why they stopped ("stable at 0.41 % after
     # 6", "max reached (30) at 2.30 % spread"); empty for a fixed count.
     stopped: str | None = None
-    # A latency test (round trips, lower is better; empty for a rate): each percentile is
-    # the ``select`` statistic over the successful repetitions' own percentiles (best:
-    # the lowest), the median's spread over them, the round trips they counted, and the
-    # repetition whose median is the selected one (its CDF is the one a report draws).
+    # A latency test (round trips, lower is better; empty for a rate): each percentile of
+    # all the successful repetitions' round trips pooled (results/roundtrips.py; empty
+    # where too few round trips lie beyond it; from a histogram its bin's upper edge), the
+    # spread of the repetitions' own p50, the round trips pooled, and the repetition
+    # whose median is nearest the pooled one (its CDF is the one a report draws).
     p50_us: float | None = None
     p90_us: float | None = None
     p99_us: float | None = None
@@ -81,13 +84,31 @@ class SummaryRow:
     p50_stdev_us: float | None = None
     latency_samples: int | None = None
     latency_repetition: int | None = None
+    # How the round trips were pooled (roundtrips.Pooled.source: full log, histogram,
+    # summaries), each printed percentile's 95 % order-statistics interval and its lower
+    # bin edge where from a histogram, and the repetitions' own p99 range.
+    latency_source: str | None = None
+    p50_low_us: float | None = None
+    p50_ci_low_us: float | None = None
+    p50_ci_high_us: float | None = None
+    p99_low_us: float | None = None
+    p99_ci_low_us: float | None = None
+    p99_ci_high_us: float | None = None
+    p999_low_us: float | None = None
+    p999_ci_low_us: float | None = None
+    p999_ci_high_us: float | None = None
+    p99_min_us: float | None = None
+    p99_max_us: float | None = None
+    # The pooled percentiles themselves (not a CSV column): the report's cells.
+    pooled: Pooled | None = field(default=None, repr=False, compare=False)
 
     @property
     def search(self) -> bool:
         return self.select.startswith("udp-") or self.select == "frame-search"
 
 
-COLUMNS = [f.name for f in fields(SummaryRow)]
+COLUMNS = [f.name for f in fields(SummaryRow) if f.name != "pooled"]
+_COLUMN_SET = frozenset(COLUMNS)
 
 
 def _mean(values: Iterable[float | None]) -> float | None:
@@ -95,15 +116,19 @@ def _mean(values: Iterable[float | None]) -> float | None:
     return statistics.fmean(vals) if vals else None
 
 
-def summary_rows(records: Iterable[TrialRecord],
-                 profile: Profile | None = None) -> list[SummaryRow]:
+def summary_rows(records: Iterable[TrialRecord], profile: Profile | None = None,
+                 run_path: Path | None = None) -> list[SummaryRow]:
+    """One row per configuration. ``run_path``: the run's directory, where a latency
+    test's kept round trips are read from (without it, or without them, its percentiles
+    are the median of the repetitions' own: ``roundtrips.from_summaries``)."""
     groups: dict[tuple[str, str, str], list[TrialRecord]] = {}
     for r in current(records):
         groups.setdefault((r.pair, r.point, r.test), []).append(r)
-    return [_row(recs, profile) for recs in groups.values()]
+    return [_row(recs, profile, run_path) for recs in groups.values()]
 
 
-def _row(recs: list[TrialRecord], profile: Profile | None) -> SummaryRow:
+def _row(recs: list[TrialRecord], profile: Profile | None,
+         run_path: Path | None = None) -> SummaryRow:
     first = recs[0]
     spec = profile.test(first.test) if profile is not None else None
     ok = [r for r in recs if r.ok]
@@ -154,27 +179,65 @@ def _row(recs: list[TrialRecord], profile: Profile | None) -> SummaryRow:
         reason=why.reason if why else None, failure=why.failure if why else None,
         stopped=_stopped(recs, profile.repetition_policy(spec)
                          if profile is not None and spec is not None else None),
-        **_latency_columns(ok, rule))
+        **_latency_columns(ok, run_path))
 
 
-def _latency_columns(ok: list[TrialRecord], rule: str) -> dict[str, Any]:
-    """A latency row's columns (none for a rate): each percentile by the rule over the
-    repetitions (round trips: best is the lowest), and which repetition is selected (the
-    one whose median is nearest the selected median; the earlier on a tie)."""
+def _latency_columns(ok: list[TrialRecord], run_path: Path | None) -> dict[str, Any]:
+    """A latency row's columns (none for a rate): each percentile of the repetitions'
+    round trips pooled (``roundtrips.py``), never one repetition's figure standing for
+    the configuration; and which repetition a CDF draws (the one whose own median is
+    nearest the pooled one; the earlier on a tie)."""
     reps = [(r, r.latency) for r in ok if r.latency is not None]
     if not reps:
         return {}
-    cols: dict[str, Any] = {
-        name: summarize([getattr(lat, name) for _, lat in reps], Better.LOWER).selected(rule)
-        for name in LATENCY_FIELDS}
+    pooled = latency_pool(reps, run_path)
+    cols: dict[str, Any] = {"pooled": pooled, "latency_source": pooled.source,
+                            "max_us": max(lat.max_us for _, lat in reps),
+                            "latency_samples": pooled.n}
+    for name, _, label in roundtrips.QUANTILES:
+        pc = pooled[label]
+        cols[name] = pc.value
+        key = name.removesuffix("_us")
+        if f"{key}_ci_low_us" in _COLUMN_SET:
+            cols[f"{key}_ci_low_us"], cols[f"{key}_ci_high_us"] = pc.ci_low, pc.ci_high
+            cols[f"{key}_low_us"] = pc.low if pc.binned else None
     p50 = summarize([lat.p50_us for _, lat in reps], Better.LOWER)
-    target = p50.selected(rule) or 0.0
+    p99 = [lat.p99_us for _, lat in reps if lat.samples >= roundtrips.needed(0.99)]
+    target = pooled["p50"].value if pooled["p50"].value is not None else (p50.median or 0.0)
     chosen, _ = min(reps, key=lambda pair: (abs(pair[1].p50_us - target),
                                             pair[0].repetition or 0))
-    cols.update(p50_min_us=p50.min, p50_max_us=p50.max, p50_stdev_us=p50.stdev,
-                latency_samples=sum(lat.samples for _, lat in reps),
+    low, high = p50.min, p50.max
+    if pooled.source == "histogram" and pooled["p50"].reps_low is not None:
+        # a repetition's own median is a bin too: the range spans the bins' edges
+        low, high = pooled["p50"].reps_low, pooled["p50"].reps_high
+    cols.update(p50_min_us=low, p50_max_us=high, p50_stdev_us=p50.stdev,
+                p99_min_us=min(p99, default=None), p99_max_us=max(p99, default=None),
                 latency_repetition=chosen.repetition)
     return cols
+
+
+def latency_pool(reps: list[tuple[TrialRecord, Any]], run_path: Path | None,
+                 raw_of: Any = None) -> Pooled:
+    """The repetitions' round trips pooled: from the round trips they kept under
+    ``run_path`` where every one kept them, else from their own summaries. ``raw_of``
+    (record -> (tool, raw files)) picks another tool's files, a probe's beside a load."""
+    parts: list[roundtrips.Trips] = []
+    if run_path is not None:
+        for r, _ in reps:
+            tool, raw = raw_of(r) if raw_of is not None else (r.tool, r.raw)
+            trips = roundtrips.kept(run_path, raw, tool)
+            if trips is None:
+                parts = []
+                break
+            parts.append(trips)
+    pooled = roundtrips.pooled(parts, [(lat.samples, lat.mean_us) for _, lat in reps]) \
+        if parts else None
+    if pooled is None:
+        pooled = roundtrips.from_summaries(
+            [(lat.samples, {n: getattr(lat, n) for n, _, _ in roundtrips.QUANTILES})
+             for _, lat in reps])
+    assert pooled is not None
+    return pooled
 
 
 def _stopped(recs: list[TrialRecord], policy: int | UntilStable | None) -> str | None:
@@ -202,7 +265,7 @@ def write_csv(path: str | Path, columns: list[str], rows: Iterable[Iterable[obje
 
 
 def write_summary(run_dir, profile: Profile | None = None) -> list[SummaryRow]:
-    rows = summary_rows(run_dir.records(), profile)
+    rows = summary_rows(run_dir.records(), profile, Path(run_dir.path))
     write_csv(run_dir.summary_file, COLUMNS,
               ([getattr(r, c) for c in COLUMNS] for r in rows))
     return rows

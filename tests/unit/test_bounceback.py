@@ -15,7 +15,7 @@ from nicbench.errors import ConfigError
 from nicbench.execution.judge import apply, judge
 from nicbench.remote.result import Result
 from nicbench.results.records import Failure, Kind, RoleResult, Status, TrialRecord
-from nicbench.tools.bounceback import Histogram, percentile, trimmed_mean
+from nicbench.tools.bounceback import Histogram, percentile_bin, trimmed_mean_bounds
 from nicbench.tools.driver import Endpoints
 from nicbench.tools.iperf2 import Iperf2Params
 from nicbench.tools.registry import CATALOG, TOOLS
@@ -65,26 +65,38 @@ def test_a_bounce_back_test_over_udp_is_one_line_at_load(tmp_path):
 H = Histogram(100.0, ((1, 3), (3, 1)))          # 3 in [0, 100), 1 in [200, 300)
 
 
-def test_a_percentile_stays_in_its_bin_clipped_to_min_and_max():
-    assert percentile(H, 0.50, 40.0, 250.0) == pytest.approx(40 + 60 * 2 / 3)
-    assert percentile(H, 0.75, 40.0, 250.0) == 100.0          # the 3rd of bin 1: its top
-    assert percentile(H, 0.99, 40.0, 250.0) == 250.0          # bin 3 clipped to the max
+def test_a_percentile_is_its_bin_clipped_to_min_and_max_never_a_point_inside():
+    assert percentile_bin(H, 0.50, 40.0, 250.0) == (40.0, 100.0)
+    assert percentile_bin(H, 0.75, 40.0, 250.0) == (40.0, 100.0)   # the 3rd of bin 1
+    assert percentile_bin(H, 0.99, 40.0, 250.0) == (200.0, 250.0)  # bin 3 clipped to the max
     for q in (0.01, 0.5, 0.9, 0.99, 0.999):
-        assert 40.0 <= percentile(H, q, 40.0, 250.0) <= 250.0
+        low, high = percentile_bin(H, q, 40.0, 250.0)
+        assert 40.0 <= low <= high <= 250.0
 
 
 def test_samples_beyond_the_histogram_count_at_the_max():
     h = Histogram(100.0, ((1, 9),), above=1)
     assert h.count == 10
-    assert percentile(h, 0.999, 10.0, 5000.0) == 5000.0
-    assert percentile(h, 0.9, 10.0, 5000.0) == 100.0
+    assert percentile_bin(h, 0.999, 10.0, 5000.0) == (5000.0, 5000.0)
+    assert percentile_bin(h, 0.9, 10.0, 5000.0) == (10.0, 100.0)
 
 
-def test_the_trimmed_mean_leaves_out_the_top_five_percent():
+def test_the_trimmed_mean_leaves_out_the_top_five_percent_and_is_bounded_by_the_bins():
     h = Histogram(100.0, ((1, 19), (50, 1)))       # 20 samples, one far out
-    tm = trimmed_mean(h, 95.0, 0.0, 5000.0)
-    assert tm == pytest.approx(50.0)               # 19 spread evenly over [0, 100]
-    assert tm < 60.0 < (19 * 50 + 4950) / 20       # the outlier is what is trimmed
+    low, high = trimmed_mean_bounds(h, 95.0, 0.0, 5000.0)
+    assert (low, high) == (0.0, 100.0)             # the 19 kept all lie in [0, 100]
+    assert high < (19 * 50 + 4950) / 20            # the outlier is what is trimmed
+
+
+def test_the_gbe_capture_no_longer_claims_a_median_above_the_exact_mean():
+    # issue 30: p50 58.5-64 us and a trimmed mean of 56.9 us were interpolations inside
+    # the [19, 100] us bin, while iperf's exact mean was 42 us
+    rec = _judged(_rec(), "iperf2_bounceback_lab_gbe_idle_client.txt")
+    lat = rec.latency
+    assert lat is not None and lat.mean_us == 42.0
+    assert (rec.extra["p50_low_us"], lat.p50_us) == (19.0, 100.0)
+    assert lat.trimmed_mean_us is not None and lat.trimmed_mean_us <= lat.mean_us
+    assert rec.extra["trimmed_mean_low_us"] <= lat.trimmed_mean_us
 
 
 # -- judged -------------------------------------------------------------------------------
@@ -112,7 +124,7 @@ def test_a_probe_beside_the_load_keeps_its_round_trips():
     out = _judged(RoleResult(Role.PROBE, "iperf2", "tcp", Status.FAILED),
                   "iperf2_bounceback_lab_gbe_loaded_client.txt")
     assert out.status is Status.OK and out.latency is not None
-    assert math.isclose(out.latency.p50_us, 6150.0)
+    assert math.isclose(out.latency.p50_us, 6200.0)   # bin [6100, 6200]
 
 
 def test_a_probe_that_could_not_connect_fails_with_the_tools_words():
@@ -127,5 +139,5 @@ def test_nicbench_parse_prints_the_round_trips(capsys):
     assert main(["parse", "iperf2",
                  str(CAPTURES / "iperf2_bounceback_lab_gbe_loaded_client.txt")]) == 0
     printed = capsys.readouterr().out
-    assert "latency     556 round trips of 64 bytes: p50 6150.0, p90 " in printed
+    assert "latency     556 round trips of 64 bytes: p50 6200.0, p90 " in printed
     assert "max 27304.0 us" in printed

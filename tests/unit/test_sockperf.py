@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from nicbench.execution.judge import judge
+from nicbench.execution.judge import apply, judge
 from nicbench.remote.result import Result
 from nicbench.results.plausible import _ok_without_figure
 from nicbench.results.policy import Better, better_of, first_stop, summarize
@@ -82,7 +82,7 @@ def test_a_latency_tool_is_better_lower() -> None:
 def test_a_captured_run_is_an_ok_trial_with_round_trips_and_no_throughput() -> None:
     rec = record()
     text = capture("sockperf_lab_udp_m64_t2_client.txt")
-    judge(rec, TOOL.driver, client(text), text, capture("sockperf_lab_udp_server.txt"), None)
+    apply(rec, judge(TOOL.driver, client(text), text, capture("sockperf_lab_udp_server.txt"), None, rec.protocol))
     assert rec.status is Status.OK and rec.ok and rec.throughput_bps is None
     assert rec.latency is not None and rec.latency.p50_us == 51.466
     assert rec.latency.samples == 30842 and rec.duration_s == 2.0
@@ -93,12 +93,12 @@ def test_a_full_log_beside_its_console_is_checked_against_it() -> None:
     rec = record()
     text = capture("sockperf_lab_udp_m64_t1_mps5000_client.txt")
     log = capture("sockperf_lab_udp_m64_t1_mps5000_fulllog.csv")
-    judge(rec, TOOL.driver, client(text), text, "", log)
+    apply(rec, judge(TOOL.driver, client(text), text, "", log, rec.protocol))
     assert rec.status is Status.OK and rec.latency is not None
     # another run's log beside this console is not this run's figures
     rec = record()
     other = capture("sockperf_lab_udp_m64_t2_client.txt")
-    judge(rec, TOOL.driver, client(other), other, "", log)
+    apply(rec, judge(TOOL.driver, client(other), other, "", log, rec.protocol))
     assert rec.failure is Failure.UNPARSED and "full log" in (rec.reason or "")
 
 
@@ -109,7 +109,7 @@ def test_a_full_log_beside_its_console_is_checked_against_it() -> None:
 def test_no_server_is_a_tool_error_though_sockperf_exits_0(name: str, words: str) -> None:
     rec = record()
     text = capture(name)
-    judge(rec, TOOL.driver, client(text), text, "", None)
+    apply(rec, judge(TOOL.driver, client(text), text, "", None, rec.protocol))
     assert rec.failure is Failure.TOOL_ERROR and words in (rec.reason or "")
     assert rec.latency is None and not rec.ok
 
@@ -132,13 +132,17 @@ def reps() -> list[TrialRecord]:
             for i, (p50, p99) in enumerate([(20.0, 40.0), (15.0, 60.0), (18.0, 35.0)], 1)]
 
 
-def test_the_summary_keeps_the_lowest_median_and_the_spread() -> None:
+def test_the_summary_never_takes_each_percentiles_lowest_repetition() -> None:
+    # issue 30: select: best took p50 15 from repetition 2 and p99 35 from repetition 3.
+    # Without their round trips kept, each percentile is the repetitions' median.
     (row,) = summary_rows(reps())
     assert row.select == "best" and row.selected_bps is None and row.n_ok == 3
-    assert (row.p50_us, row.p99_us) == (15.0, 35.0)     # each percentile's lowest
+    assert row.latency_source == "summaries"
+    assert (row.p50_us, row.p99_us) == (18.0, 40.0)
     assert (row.p50_min_us, row.p50_max_us) == (15.0, 20.0)
+    assert (row.p99_min_us, row.p99_max_us) == (35.0, 60.0)
     assert row.p50_stdev_us == pytest.approx(2.5166114784)
-    assert row.latency_samples == 3000 and row.latency_repetition == 2
+    assert row.latency_samples == 3000 and row.latency_repetition == 3
 
 
 def test_a_median_rule_selects_the_repetition_at_the_median() -> None:
@@ -149,6 +153,7 @@ def test_a_median_rule_selects_the_repetition_at_the_median() -> None:
         "tests": [{"name": "lat", "tool": "sockperf"}]})
     (row,) = summary_rows(reps(), profile)
     assert row.select == "median" and row.p50_us == 18.0 and row.latency_repetition == 3
+    assert row.p999_us is None       # 1000 round trips a repetition: p99.9 needs 10,000
 
 
 def test_until_stable_judges_round_trips_by_their_median() -> None:
