@@ -34,7 +34,7 @@ def _source(args) -> Any:
 
 def cmd_history(args) -> int:
     from nicbench.history import history
-    from nicbench.history.model import SCORE
+    from nicbench.history.model import RULE
 
     if args.last < 0:
         raise UsageError(f"--last {args.last}: give how many runs of each series (0: all)")
@@ -71,14 +71,14 @@ def cmd_history(args) -> int:
                         f"{n.flag} ({n.flagged} not judged)" if n.flag else ""]
                        for n in s.nights])
         for c in s.changes:
-            out(f"change at {c.run_id} ({c.started_at:%Y-%m-%d}): {c.change_pct:+.1f} % "
-                f"({mbit(c.before_bps)} -> {mbit(c.after_bps)} Mbit/s), score "
-                f"{c.score:.1f} bits")
+            out(f"change at {c.run_id} ({c.started_at:%Y-%m-%d}): {c.interval_text()} "
+                f"({mbit(c.before_bps)} -> {mbit(c.after_bps)} Mbit/s, {c.nights_before} "
+                f"nights before, {c.nights_after} after; threshold ±{c.threshold_pct:.1f} %, "
+                f"nights spread {c.night_spread_pct:.2f} %)")
             for line in c.setup_changes or ("no setup difference recorded",):
                 out(f"  {line}")
     out()
-    out(f"Each run's figure is the profile's select statistic of its repetitions; "
-        f"changes by jumpavg, {SCORE}.")
+    out(f"Each run's figure is the profile's select statistic of its repetitions; {RULE}.")
     return 0
 
 

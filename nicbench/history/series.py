@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from nicbench.history.detect import splits
+from nicbench.history.detect import moved, shortest, splits
 from nicbench.history.model import Change, Direction, Flag, Night, Series
 from nicbench.results.plausible import MAX_BPS
 from nicbench.results.records import Kind, Status
@@ -179,22 +179,83 @@ def _facts(cache: dict[tuple[str, str], dict[str, str]], manifests: Mapping[str,
     return cache[(run_id, pair)]
 
 
+def night_figure(values: np.ndarray, rule: str) -> tuple[float, float]:
+    """A night's figure by its ``rule`` over ``values`` and its standard error from its
+    own repetitions (the median's by the normal approximation, 1.25 s / sqrt(n); 0 from
+    one repetition: the night-to-night spread then carries it)."""
+    n = len(values)
+    fig = float({"mean": np.mean, "median": np.median}.get(rule, np.max)(values))
+    if n < 2:
+        return fig, 0.0
+    se = float(np.std(values, ddof=1)) / n ** 0.5
+    return fig, se * (1.2533 if rule == "median" else 1.0)
+
+
 def changes(series: Series, judged: list[tuple[int, np.ndarray]]) -> list[Change]:
-    """The change points of ``series``: jumpavg over ``judged``, (index of a night, its
-    repetitions within the physical bounds) of the nights that have any, oldest first;
-    each explained by the setup facts that differ."""
+    """The changes of ``series`` (``detect.splits``) over ``judged``: (index of a night,
+    its repetitions within the physical bounds) of the nights that have any, oldest
+    first. A change found one night off a night whose setup changed is moved to it where
+    the rule still holds there; each is explained by the setup facts that differ anywhere
+    from the night before the last of the old level to the night after the first of the
+    new."""
+    if len(judged) < 2:
+        return []
+    nights = [series.nights[k] for k, _ in judged]
+    figs = [night_figure(v, nights[i].select) for i, (_, v) in enumerate(judged)]
+    ys, ses = [f for f, _ in figs], [e for _, e in figs]
+    found = splits(ys, ses)
+    if not found:
+        return []
+    differs = [bool(setup_changes(nights[i - 1], nights[i], series.tool)) if i else False
+               for i in range(len(nights))]
+    cuts = [_snapped(sp.at, differs, [x.at for x in found]) for sp in found]
+    if cuts != [sp.at for sp in found]:
+        again = moved(ys, ses, cuts)
+        if len(again) == len(found):
+            found = again
     out = []
-    for split in splits([values for _, values in judged]):
-        before = series.nights[judged[split.at - 1][0]]
-        after = series.nights[judged[split.at][0]]
-        pct = 100.0 * (split.after_mean - split.before_mean) / split.before_mean \
-            if split.before_mean else 0.0
+    for sp in found:
+        before, after = nights[sp.at - 1], nights[sp.at]
+        base = sp.before_mean or 1.0
+        pct = 100.0 * (sp.after_mean - sp.before_mean) / base
         out.append(Change(
             run_id=after.run_id, started_at=after.started_at, before_run_id=before.run_id,
-            before_bps=split.before_mean, after_bps=split.after_mean, change_pct=pct,
-            score=split.score,
+            before_bps=sp.before_mean, after_bps=sp.after_mean, change_pct=pct,
+            low_pct=100.0 * sp.low / base, high_pct=100.0 * sp.high / base,
+            threshold_pct=100.0 * sp.threshold / base, night_spread_pct=100.0 * sp.tau / base,
+            nights_before=sp.nights_before, nights_after=sp.nights_after,
             direction=Direction.REGRESSION if pct < 0 else Direction.PROGRESSION,
-            setup_changes=tuple(setup_changes(before, after, series.tool))))
+            setup_changes=tuple(_around(nights, sp.at, series.tool))))
+    return out
+
+
+def _snapped(at: int, differs: list[bool], cuts: list[int]) -> int:
+    """``at``, or the one night next to it whose setup changed where ``at``'s did not
+    (never onto another change, never shortening a level below its fewest nights
+    but the newest)."""
+    if differs[at]:
+        return at
+    near = [k for k in (at - 1, at + 1) if 0 < k < len(differs) and differs[k]]
+    if len(near) != 1:
+        return at
+    k, least = near[0], shortest(len(differs))
+    others = [c for c in cuts if c != at]
+    lo = max([c for c in others if c < at], default=0)
+    hi = min([c for c in others if c > at], default=None)
+    if k - lo < least or (hi is not None and hi - k < least) or k == len(differs):
+        return at
+    return k
+
+
+def _around(nights: list[Night], at: int, tool: str) -> list[str]:
+    """The setup differences from night ``at - 2`` to ``at + 1`` (the change's night
+    +-1), each night to the next; one off the change's own night says which night."""
+    out: list[str] = []
+    for i in range(max(1, at - 1), min(len(nights), at + 2)):
+        for line in setup_changes(nights[i - 1], nights[i], tool):
+            text = line if i == at else f"{line} (at {nights[i].run_id})"
+            if text not in out:
+                out.append(text)
     return out
 
 

@@ -140,11 +140,11 @@ def median_rank(n: int, confidence: float = CONFIDENCE) -> int | None:
     """The k of the median's order-statistic interval [x_(k), x_(n+1-k)] of ``n`` values:
     the largest k whose coverage 1 - 2 P(Binomial(n, 1/2) <= k-1) is at least
     ``confidence``; None where even [min, max] covers less (n < 6 at 95 %)."""
-    from scipy.stats import binom
+    from scipy.special import bdtr     # the binomial cdf (scipy.stats is slow to import)
 
     best = None
     for k in range(1, n // 2 + 1):
-        if 1.0 - 2.0 * float(binom.cdf(k - 1, n, 0.5)) >= confidence:
+        if 1.0 - 2.0 * float(bdtr(k - 1, n, 0.5)) >= confidence:
             best = k
         else:
             break
@@ -158,10 +158,10 @@ def interval(values: list[float], statistic: str) -> Interval | None:
     if statistic == "mean":
         if n < 2:
             return None
-        from scipy.stats import t
+        from scipy.special import stdtrit
 
         mean = statistics.fmean(values)
-        half = float(t.ppf(0.5 + MEAN_CONFIDENCE / 2, n - 1)) * statistics.stdev(values) / n ** 0.5
+        half = float(stdtrit(n - 1, 0.5 + MEAN_CONFIDENCE / 2)) * statistics.stdev(values) / n ** 0.5
         return Interval("mean", MEAN_CONFIDENCE, mean, mean - half, mean + half, n)
     k = median_rank(n)
     if k is None:
