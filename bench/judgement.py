@@ -36,10 +36,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from nicbench.config.profile import UntilStable  # noqa: E402
-from nicbench.history.model import Night, Series  # noqa: E402
-from nicbench.history.series import changes  # noqa: E402
-from nicbench.results.policy import stopped  # noqa: E402
+from nicbench.config.profile import UntilStable
+from nicbench.history.model import Night, Series
+from nicbench.history.series import changes
+from nicbench.results.policy import stopped
 
 TARGETS = {"history_false": 0.05, "history_found4": 0.95, "history_found2": 0.80,
            "stop_coverage": 0.95}

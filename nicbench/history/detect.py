@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
@@ -79,7 +80,7 @@ def _tau2(y: np.ndarray, se2: np.ndarray, bounds: Sequence[int]) -> tuple[float,
     """The night-to-night variance from the nights' spread around their segments' means
     (method of moments), and its degrees of freedom (nights - segments)."""
     ss, df = 0.0, 0
-    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+    for a, b in pairwise(bounds):
         seg = y[a:b]
         ss += float(((seg - seg.mean()) ** 2).sum())
         df += b - a - 1

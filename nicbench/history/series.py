@@ -184,7 +184,8 @@ def night_figure(values: np.ndarray, rule: str) -> tuple[float, float]:
     own repetitions (the median's by the normal approximation, 1.25 s / sqrt(n); 0 from
     one repetition: the night-to-night spread then carries it)."""
     n = len(values)
-    fig = float({"mean": np.mean, "median": np.median}.get(rule, np.max)(values))
+    fig = float(np.mean(values) if rule == "mean" else
+                np.median(values) if rule == "median" else np.max(values))
     if n < 2:
         return fig, 0.0
     se = float(np.std(values, ddof=1)) / n ** 0.5
