@@ -32,6 +32,10 @@ def _source(args) -> Any:
     return open_store(location, write=False)
 
 
+def _us(value: float | None) -> str:
+    return "" if value is None else f"{value:.2f}"
+
+
 def cmd_history(args) -> int:
     from nicbench.history import history
     from nicbench.history.model import RULE
@@ -60,19 +64,22 @@ def cmd_history(args) -> int:
         if k:
             out()
         changes = len(s.changes)
-        out(f"{s.adapter} {s.test} {s.point} ({s.adapter_label}, {s.tool}): {len(s.nights)} "
+        rate = not s.figure.lower_better
+        shown, unit = (mbit, "Mbit/s") if rate else (_us, "us")
+        what = "" if rate else f" {s.figure}"
+        out(f"{s.adapter} {s.test} {s.point}{what} ({s.adapter_label}, {s.tool}): {len(s.nights)} "
             f"run{'s' if len(s.nights) != 1 else ''}, {changes} "
             f"change{'s' if changes != 1 else ''}")
-        console.table(["run", "started (UTC)", "Mbit/s", "select", "n", "stdev", "min-max",
+        console.table(["run", "started (UTC)", unit, "select", "n", "stdev", "min-max",
                        "flag"],
-                      [[n.run_id, n.started_at.strftime("%Y-%m-%d %H:%M"), mbit(n.value_bps),
-                        n.select, n.n, mbit(n.stdev_bps),
-                        f"{mbit(n.min_bps)}-{mbit(n.max_bps)}",
+                      [[n.run_id, n.started_at.strftime("%Y-%m-%d %H:%M"), shown(n.value_bps),
+                        n.select, n.n, shown(n.stdev_bps),
+                        f"{shown(n.min_bps)}-{shown(n.max_bps)}",
                         f"{n.flag} ({n.flagged} not judged)" if n.flag else ""]
                        for n in s.nights])
         for c in s.changes:
             out(f"change at {c.run_id} ({c.started_at:%Y-%m-%d}): {c.interval_text()} "
-                f"({mbit(c.before_bps)} -> {mbit(c.after_bps)} Mbit/s, {c.nights_before} "
+                f"({shown(c.before_bps)} -> {shown(c.after_bps)} {unit}, {c.nights_before} "
                 f"nights before, {c.nights_after} after; threshold ±{c.threshold_pct:.1f} %, "
                 f"nights spread {c.night_spread_pct:.2f} %)")
             for line in c.setup_changes or ("no setup difference recorded",):

@@ -15,11 +15,28 @@ from typing import Any
 
 
 class Direction(StrEnum):
-    """Which way a change went: a regression is a lower figure (every figure of history is
-    a rate: more is better)."""
+    """Which way a change went: a regression is the worse way (a lower rate, a longer
+    round trip)."""
 
     REGRESSION = "regression"
     PROGRESSION = "progression"
+
+
+class Figure(StrEnum):
+    """What a series follows: each figure its own series. A rate (more is better), or a
+    latency test's median or 99th-percentile round trip (us; less is better)."""
+
+    THROUGHPUT = "throughput"
+    P50 = "p50 round trip"
+    P99 = "p99 round trip"
+
+    @property
+    def lower_better(self) -> bool:
+        return self is not Figure.THROUGHPUT
+
+    @property
+    def unit(self) -> str:
+        return "us" if self.lower_better else "bit/s"
 
 
 class Flag(StrEnum):
@@ -109,7 +126,8 @@ class Change:
 
 @dataclass
 class Series:
-    """One adapter, test and point over the runs that measured it, oldest first."""
+    """One adapter, test, point and figure over the runs that measured it, oldest first
+    (a night's ``value_bps`` is in the figure's unit: a round trip's in us)."""
 
     adapter: str
     adapter_label: str
@@ -118,10 +136,11 @@ class Series:
     point: str
     nights: list[Night]
     changes: list[Change] = field(default_factory=list)
+    figure: Figure = Figure.THROUGHPUT
 
     @property
-    def key(self) -> tuple[str, str, str]:
-        return self.adapter, self.test, self.point
+    def key(self) -> tuple[str, str, str, str]:
+        return self.adapter, self.test, self.point, self.figure.value
 
     @property
     def mtu(self) -> int:
@@ -130,5 +149,6 @@ class Series:
     def to_json(self) -> dict[str, Any]:
         return {"adapter": self.adapter, "adapter_label": self.adapter_label,
                 "test": self.test, "tool": self.tool, "point": self.point,
+                "figure": self.figure.value, "unit": self.figure.unit,
                 "runs": [n.to_json() for n in self.nights],
                 "changes": [c.to_json() for c in self.changes]}

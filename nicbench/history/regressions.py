@@ -34,6 +34,8 @@ class NightChange:
     def line(self) -> str:
         s, c = self.series, self.change
         where = f"MTU {s.mtu}" if s.point == f"mtu{s.mtu}" else f"{s.point} (MTU {s.mtu})"
+        if s.figure.lower_better:
+            where += f" {s.figure}"
         setup = ", ".join(condensed(c.setup_changes)) or "no setup difference recorded"
         return (f"{s.adapter} {s.test} {where}: {c.interval_text()} since "
                 f"{c.started_at:%Y-%m-%d}, {setup}")

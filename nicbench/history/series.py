@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from nicbench.history.detect import moved, shortest, splits
-from nicbench.history.model import Change, Direction, Flag, Night, Series
+from nicbench.history.model import Change, Direction, Figure, Flag, Night, Series
 from nicbench.results.plausible import MAX_BPS
 from nicbench.results.records import Kind, Status
 from nicbench.results.setup import setup_facts
@@ -29,7 +29,7 @@ from nicbench.results.setup import setup_facts
 if TYPE_CHECKING:
     from nicbench.results.manifest import Manifest
 
-KEYS = ["adapter", "test", "point"]
+KEYS = ["adapter", "test", "point", "figure"]
 MEASURED = (Kind.REPETITION.value, Kind.UDP_SEARCH.value)
 
 
@@ -37,6 +37,21 @@ def measured(df: pd.DataFrame) -> pd.DataFrame:
     """The successful measurements of a trial frame."""
     return df[df["kind"].isin(MEASURED) & (df["status"] == Status.OK.value)
               & df["throughput_bps"].notna()]
+
+
+ROUND_TRIPS = {Figure.P50: "latency_p50_us", Figure.P99: "latency_p99_us"}
+
+
+def figures(df: pd.DataFrame) -> pd.DataFrame:
+    """The trial frame as one row per trial and figure it holds (column ``figure``, its
+    value in ``throughput_bps``, a round trip's in us): each figure its own series."""
+    ok = df["kind"].isin(MEASURED) & (df["status"] == Status.OK.value)
+    parts = [df[ok & df["throughput_bps"].notna()].assign(figure=Figure.THROUGHPUT.value)]
+    for fig, column in ROUND_TRIPS.items():
+        if column in df.columns:
+            rows = df[ok & df[column].notna()]
+            parts.append(rows.assign(throughput_bps=rows[column], figure=fig.value))
+    return pd.concat([p for p in parts if len(p)] or parts[:1], ignore_index=True)
 
 
 def _limit(manifest: Manifest | None, pair: str, point: str, protocol: str,
@@ -104,17 +119,19 @@ def _judged(values: np.ndarray, night: np.ndarray, bad: np.ndarray,
 
 def build(df: pd.DataFrame, manifests: Mapping[str, Manifest],
           last: int | None = None) -> list[Series]:
-    """Every (adapter, test, point) series of the trial frame ``df`` (at most its
+    """Every (adapter, test, point, figure) series of the trial frame ``df`` (at most its
     ``last`` runs), with its changes."""
-    ok = measured(df)
+    ok = figures(df)
     if ok.empty:
         return []
     table, night = _nights(ok, last)
-    limits = np.array([_limit(manifests.get(r), p, pt, pr, m) for r, p, pt, pr, m in
-                       table[["run_id", "pair", "point", "protocol", "mtu"]].itertuples(
-                           index=False, name=None)], dtype="float64")
+    rate = table["figure"].to_numpy() == Figure.THROUGHPUT.value
+    limits = np.array([_limit(manifests.get(r), p, pt, pr, m) if is_rate else np.nan
+                       for is_rate, (r, p, pt, pr, m) in zip(rate, table[
+                           ["run_id", "pair", "point", "protocol", "mtu"]].itertuples(
+                           index=False, name=None), strict=True)], dtype="float64")
     values = ok["throughput_bps"].to_numpy(dtype="float64")
-    impossible = values > MAX_BPS
+    impossible = (values > MAX_BPS) & (ok["figure"].to_numpy() == Figure.THROUGHPUT.value)
     above = np.zeros(len(values), dtype=bool)
     if len(limits) and not np.isnan(limits).all():
         # flagged where the report flags a bar: more than its margin above the limit
@@ -131,12 +148,13 @@ def build(df: pd.DataFrame, manifests: Mapping[str, Manifest],
     rules = _rules(table, manifests)
     facts: dict[tuple[str, str], dict[str, str]] = {}
     out: list[Series] = []
-    judged: dict[tuple[str, str, str], list[tuple[int, np.ndarray]]] = {}
+    judged: dict[tuple[str, str, str, str], list[tuple[int, np.ndarray]]] = {}
     for i, row in enumerate(table.to_dict("records")):
-        key = (row["adapter"], row["test"], row["point"])
+        key = (row["adapter"], row["test"], row["point"], row["figure"])
         if not out or out[-1].key != key:
             out.append(Series(adapter=key[0], adapter_label=row["adapter_label"],
-                              test=key[1], tool=row["tool"], point=key[2], nights=[]))
+                              test=key[1], tool=row["tool"], point=key[2], nights=[],
+                              figure=Figure(key[3])))
             judged[key] = []
         series = out[-1]
         series.adapter_label = row["adapter_label"]     # the latest run's words
@@ -158,10 +176,11 @@ def _night(row: dict[Any, Any], rules: dict[tuple[str, str], str],
     flag = None if not flagged else (
         Flag.IMPOSSIBLE if row["_impossible"] else Flag.ABOVE_LINE_RATE)
     n = int(row["count"])
+    best = row["min"] if Figure(row["figure"]).lower_better else row["max"]
     return Night(
         run_id=row["run_id"], started_at=row["run_started_at"].to_pydatetime(warn=False),
         pair=row["pair"], mtu=int(row["mtu"]), select=rule,
-        value_bps=float({"mean": row["mean"], "median": row["median"]}.get(rule, row["max"])),
+        value_bps=float({"mean": row["mean"], "median": row["median"]}.get(rule, best)),
         n=n, stdev_bps=_num(row["std"]) if n > 1 else 0.0, min_bps=float(row["min"]),
         max_bps=float(row["max"]), flagged=flagged, flag=flag,
         limit_bps=_num(row["_limit"]), tool=row["tool"], setup=setup)
@@ -179,13 +198,16 @@ def _facts(cache: dict[tuple[str, str], dict[str, str]], manifests: Mapping[str,
     return cache[(run_id, pair)]
 
 
-def night_figure(values: np.ndarray, rule: str) -> tuple[float, float]:
-    """A night's figure by its ``rule`` over ``values`` and its standard error from its
-    own repetitions (the median's by the normal approximation, 1.25 s / sqrt(n); 0 from
-    one repetition: the night-to-night spread then carries it)."""
+def night_figure(values: np.ndarray, rule: str, lower_better: bool = False
+                 ) -> tuple[float, float]:
+    """A night's figure by its ``rule`` over ``values`` (best: the highest, of round
+    trips the lowest) and its standard error from its own repetitions (the median's by
+    the normal approximation, 1.25 s / sqrt(n); 0 from one repetition: the
+    night-to-night spread then carries it)."""
     n = len(values)
     fig = float(np.mean(values) if rule == "mean" else
-                np.median(values) if rule == "median" else np.max(values))
+                np.median(values) if rule == "median" else
+                np.min(values) if lower_better else np.max(values))
     if n < 2:
         return fig, 0.0
     se = float(np.std(values, ddof=1)) / n ** 0.5
@@ -202,7 +224,8 @@ def changes(series: Series, judged: list[tuple[int, np.ndarray]]) -> list[Change
     if len(judged) < 2:
         return []
     nights = [series.nights[k] for k, _ in judged]
-    figs = [night_figure(v, nights[i].select) for i, (_, v) in enumerate(judged)]
+    lower = series.figure.lower_better
+    figs = [night_figure(v, nights[i].select, lower) for i, (_, v) in enumerate(judged)]
     ys, ses = [f for f, _ in figs], [e for _, e in figs]
     found = splits(ys, ses)
     if not found:
@@ -225,7 +248,8 @@ def changes(series: Series, judged: list[tuple[int, np.ndarray]]) -> list[Change
             low_pct=100.0 * sp.low / base, high_pct=100.0 * sp.high / base,
             threshold_pct=100.0 * sp.threshold / base, night_spread_pct=100.0 * sp.tau / base,
             nights_before=sp.nights_before, nights_after=sp.nights_after,
-            direction=Direction.REGRESSION if pct < 0 else Direction.PROGRESSION,
+            direction=Direction.REGRESSION if (pct > 0 if lower else pct < 0)
+            else Direction.PROGRESSION,
             setup_changes=tuple(_around(nights, sp.at, series.tool))))
     return out
 

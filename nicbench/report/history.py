@@ -45,9 +45,10 @@ def of_runs(runs: list[Run]) -> list[Series]:
 
 
 def shown(series: list[Series]) -> list[Series]:
-    """The series long enough for a trend: at least MIN_RUNS runs with a figure."""
-    return [s for s in series
-            if sum(n.value_bps is not None for n in s.nights) >= MIN_RUNS]
+    """The rate series long enough for a trend: at least MIN_RUNS runs with a figure
+    (round-trip series are ``nicbench history``'s: these charts are in Mbit/s)."""
+    return [s for s in series if not s.figure.lower_better
+            and sum(n.value_bps is not None for n in s.nights) >= MIN_RUNS]
 
 
 def _slug(text: str) -> str:

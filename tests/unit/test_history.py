@@ -100,7 +100,7 @@ def test_a_night_above_the_line_rate_is_flagged_and_not_judged(tmp_path):
 
 def test_a_nights_figure_is_the_runs_own_selected_figure():
     """best in run A's profile, median in run B's: as summary.csv selects them."""
-    found = {s.key: s for s in history([DATA / "run-a", DATA / "run-b"])}
+    found = {s.key[:3]: s for s in history([DATA / "run-a", DATA / "run-b"])}
     for run_dir in (DATA / "run-a", DATA / "run-b"):
         m = Manifest.read(run_dir / "manifest.json")
         for row in summary_rows(RunDir(run_dir).records(), m.profile):
@@ -209,7 +209,7 @@ def test_sixty_nights_of_a_real_run_two_planted_changes_found_and_named(tmp_path
     driver = {"gbe": {"driver_version": "1.1"}}
     facts = [{}] * 20 + [driver] * 20 + [{"gbe": {**driver["gbe"], "firmware": "2.0"}}] * 20
     dirs = real_nights(tmp_path, 60, seed=29, levels={key: level}, facts=facts)
-    found = {s.key: s for s in history(dirs)}
+    found = {s.key[:3]: s for s in history(dirs)}
     assert len(found) == 24 and all(len(s.nights) == 60 for s in found.values())
     planted = found[key]
     days = [n.run_id for n in planted.nights]
@@ -225,3 +225,55 @@ def test_sixty_nights_of_a_real_run_two_planted_changes_found_and_named(tmp_path
     alarms = [k for k, s in found.items() if k != key and s.changes]
     assert len(alarms) <= 1, [(k, [c.interval_text() for c in found[k].changes])
                               for k in alarms]
+
+
+def test_a_latency_test_is_one_series_per_percentile(tmp_path):
+    """The real sockperf run (tests/report/data/latency): its median and 99th-percentile
+    round trips are two series each, their nights the run's own selected figures (best:
+    the lowest); 8 nights of it, each night's round trips moved by 0.5 % night to night
+    and 25 % longer from night 5 with a driver change: the p50 series says a regression
+    there, by its own figures (the p99's repetitions of one night spread from 44 to
+    763 us: its own precision too poor to say as much)."""
+    run = DATA / "latency"
+    found = {s.key: s for s in history([run])}
+    rows = {(r.adapter, r.test): r for r in summary_rows(RunDir(run).records())}
+    for (adapter, test), row in rows.items():
+        p50 = found[(adapter, test, "mtu1500", "p50 round trip")]
+        p99 = found[(adapter, test, "mtu1500", "p99 round trip")]
+        assert p50.figure.lower_better and p50.to_json()["unit"] == "us"
+        assert p50.nights[0].value_bps == pytest.approx(row.p50_us)
+        assert p99.nights[0].value_bps == pytest.approx(row.p99_us)
+    assert not any(s.figure.value == "throughput" for s in found.values())   # no rate
+    rng = np.random.default_rng(3)
+    manifest = json.loads((run / "manifest.json").read_text())
+    lines = (run / "trials.jsonl").read_text().splitlines()
+    dirs = []
+    for i in range(8):
+        d = tmp_path / f"night-{i}"
+        d.mkdir()
+        m = json.loads(json.dumps(manifest))
+        m["run_id"], m["started_at"] = f"2026110{i + 1}-030000", manifest["started_at"] + i * 86400
+        if i >= 4:
+            for iface in m["interfaces"].values():
+                iface["driver_version"] = "9.9"
+        (d / "manifest.json").write_text(json.dumps(m))
+        out = []
+        for line in lines:
+            rec = json.loads(line)
+            rec["run_id"] = m["run_id"]
+            if rec.get("latency"):
+                f = 1 + rng.normal(0, 0.005)
+                rec["latency"] = {k: (v * f * (1.25 if i >= 4 else 1)
+                                      if k.endswith("_us") else v)
+                                  for k, v in rec["latency"].items()}
+            out.append(json.dumps(rec))
+        (d / "trials.jsonl").write_text("\n".join(out) + "\n")
+        dirs.append(d)
+    found = {s.key: s for s in history(dirs)}
+    udp = ("lab-gbe", "rtt-udp-64", "mtu1500")
+    [change] = found[(*udp, "p50 round trip")].changes
+    assert change.run_id == "20261105-030000" and change.direction is Direction.REGRESSION
+    assert change.change_pct == pytest.approx(25, abs=3)
+    assert any("driver_version" in c for c in change.setup_changes)
+    p99 = found[(*udp, "p99 round trip")]
+    assert [n.value_bps for n in p99.nights][4] > 1.2 * p99.nights[3].value_bps
