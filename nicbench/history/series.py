@@ -75,6 +75,20 @@ def _limit(manifest: Manifest | None, pair: str, point: str, protocol: str,
     return goodput_bps(rate, int(mtu), protocol, stamps)
 
 
+def _without_frame_searches(ok: pd.DataFrame, manifests: Mapping[str, Manifest]
+                            ) -> pd.DataFrame:
+    """``ok`` without the probes of frame-rate searches: their figure is an NDR or PDR
+    per frame size, and the trial frame does not say a probe's frame size or bound, so
+    its probes' rates would make one series of every size and bound (the best probe's
+    throughput), which means nothing. Left out until the frame carries them."""
+    searches = {(run_id, t.name) for run_id, m in manifests.items()
+                for t in m.profile.tests if t.frame_search}
+    if not searches or ok.empty:
+        return ok
+    pairs = pd.Series(list(zip(ok["run_id"], ok["test"], strict=True)), index=ok.index)
+    return ok[~pairs.isin(searches)]
+
+
 def _rules(nights: pd.DataFrame, manifests: Mapping[str, Manifest]
            ) -> dict[tuple[str, str], str]:
     """(run_id, test) -> the profile's select rule (best without a manifest)."""
@@ -121,7 +135,7 @@ def build(df: pd.DataFrame, manifests: Mapping[str, Manifest],
           last: int | None = None) -> list[Series]:
     """Every (adapter, test, point, figure) series of the trial frame ``df`` (at most its
     ``last`` runs), with its changes."""
-    ok = figures(df)
+    ok = _without_frame_searches(figures(df), manifests)
     if ok.empty:
         return []
     table, night = _nights(ok, last)

@@ -277,3 +277,17 @@ def test_a_latency_test_is_one_series_per_percentile(tmp_path):
     assert any("driver_version" in c for c in change.setup_changes)
     p99 = found[(*udp, "p99 round trip")]
     assert [n.value_bps for n in p99.nights][4] > 1.2 * p99.nights[3].value_bps
+
+
+def test_a_frame_rate_search_is_not_one_series_of_every_probe():
+    """The real modern run's small-packet test (a frame-rate search: NDR and PDR at each
+    frame size) made one series of every probe, sizes and bounds mixed, its figure the
+    best probe's throughput; the trial frame does not say a probe's size or bound, so the
+    search is left out of history rather than judged so."""
+    run = DATA / "modern"
+    searches = [t.name for t in Manifest.read(run / "manifest.json").profile.tests
+                if t.frame_search]
+    assert searches == ["smallpkt"]
+    found = history([run])
+    assert found and not any(s.test in searches for s in found)
+    assert any(s.test == "tcp-streams1" for s in found)       # the rest as before
