@@ -124,20 +124,48 @@ def shortest(n: int) -> int:
 def _best_split(y: np.ndarray, se2: np.ndarray, a: int, b: int, n: int,
                 threshold_pct: float) -> tuple[int, _Judged] | None:
     """The split of nights [a, b) whose shift clears the rule by the most, the spread
-    estimated from the stretch under two levels; None where none holds."""
+    estimated from the stretch under two levels; None where none holds. Every split at
+    once (a night by split matrix of weights)."""
     least = shortest(n)
     last = b - 1 if b == n else b - least       # the newest level may be short
-    candidates = range(a + least, last + 1)
+    ks = np.arange(a + least, last + 1)
+    m = b - a
+    df = m - 2
+    if not len(ks) or df <= 0:
+        return None
     # the search looks at every night of the stretch: its interval is widened for that
     # (Bonferroni), so that noise alone rarely offers a split to judge
-    searched = 1 - (1 - CONFIDENCE) / max(1, len(candidates))
-    best: tuple[int, _Judged] | None = None
-    for k in candidates:
-        tau2, df = _tau2(y[a:b], se2[a:b], [0, k - a, b - a])
-        j = _judge(y, se2, a, k, b, tau2, df, threshold_pct, searched)
-        if j is not None and j.change and (best is None or j.margin > best[1].margin):
-            best = (k, j)
-    return best
+    searched = 1 - (1 - CONFIDENCE) / len(ks)
+    ys, vs = y[a:b], se2[a:b]
+    c1 = np.concatenate([[0.0], np.cumsum(ys)])
+    c2 = np.concatenate([[0.0], np.cumsum(ys * ys)])
+    left = ks - a
+    right = m - left
+    ss = (c2[left] - c1[left] ** 2 / left) + \
+        ((c2[m] - c2[left]) - (c1[m] - c1[left]) ** 2 / right)
+    tau2 = np.maximum(0.0, ss / df - float(vs.mean()))
+    w = 1.0 / np.maximum(tau2[None, :] + vs[:, None], 1e-300)       # night x split
+    before_mask = np.arange(m)[:, None] < left[None, :]
+    wl, wr = np.where(before_mask, w, 0.0), np.where(before_mask, 0.0, w)
+    before = (wl * ys[:, None]).sum(0) / wl.sum(0)
+    after = (wr * ys[:, None]).sum(0) / wr.sum(0)
+    flat = (tau2[None, :] + vs[:, None] <= 0).all(0)       # no spread at all: plain means
+    before = np.where(flat, c1[left] / left, before)
+    after = np.where(flat, (c1[m] - c1[left]) / right, after)
+    se = np.where(flat, 0.0, np.sqrt(1.0 / wl.sum(0) + 1.0 / wr.sum(0)))
+    shift = after - before
+    half = t_quantile(0.5 + searched / 2, df) * se
+    threshold = threshold_pct / 100.0 * np.abs(before)
+    low, high = shift - half, shift + half
+    change = (low > threshold) | (high < -threshold)
+    if not change.any():
+        return None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        margin = np.where(se > 0, (np.abs(shift) - half - threshold) / se, np.inf)
+    i = int(np.argmax(np.where(change, margin, -np.inf)))
+    return int(ks[i]), _Judged(float(shift[i]), float(low[i]), float(high[i]),
+                               float(threshold[i]), float(before[i]), float(after[i]),
+                               float(margin[i]))
 
 
 def splits(figures: Sequence[float], ses: Sequence[float] | None = None,
