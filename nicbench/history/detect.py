@@ -198,11 +198,7 @@ def splits(figures: Sequence[float], ses: Sequence[float] | None = None,
         failing = [(j.margin if j is not None else -np.inf, i)
                    for i, j in enumerate(judged) if j is None or not j.change]
         if not failing:
-            return [Split(at=k, before_mean=j.before, after_mean=j.after, low=j.low,
-                          high=j.high, threshold=j.threshold, tau=tau2 ** 0.5,
-                          nights_before=k - bounds[i], nights_after=bounds[i + 2] - k)
-                    for i, (k, j) in enumerate(zip(cuts, judged, strict=True))
-                    if j is not None]
+            return [_split(bounds, i, j, tau2) for i, j in enumerate(judged) if j is not None]
         del cuts[min(failing)[1]]
     return []
 
@@ -221,7 +217,13 @@ def moved(figures: Sequence[float], ses: Sequence[float] | None, cuts: Sequence[
     for i, k in enumerate(cuts):
         j = _judge(y, se2, bounds[i], k, bounds[i + 2], tau2, df, threshold_pct)
         if j is not None and j.change:
-            out.append(Split(at=k, before_mean=j.before, after_mean=j.after, low=j.low,
-                             high=j.high, threshold=j.threshold, tau=tau2 ** 0.5,
-                             nights_before=k - bounds[i], nights_after=bounds[i + 2] - k))
+            out.append(_split(bounds, i, j, tau2))
     return out
+
+
+def _split(bounds: list[int], i: int, j: _Judged, tau2: float) -> Split:
+    """The change at ``bounds[i + 1]`` between its neighbouring levels, as judged."""
+    a, k, b = bounds[i], bounds[i + 1], bounds[i + 2]
+    return Split(at=k, before_mean=j.before, after_mean=j.after, low=j.low, high=j.high,
+                 threshold=j.threshold, tau=tau2 ** 0.5, nights_before=k - a,
+                 nights_after=b - k)
