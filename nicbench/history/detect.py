@@ -4,7 +4,8 @@ The model (docs/comparison.md, "How history decides"): each night's figure is on
 of its series, ``y = level + u + e``: ``e`` the night's own error, known from its
 repetitions (its standard error ``se``), ``u`` the night-to-night variation, the same for
 every night of the series, its variance ``tau2`` estimated from the series itself (the
-spread of the nights around their levels beyond what their own errors explain). A
+spread of the nights around their levels beyond what their own errors explain, pooled
+with a prior of :data:`NIGHT_PRIOR_PCT` counted as :data:`NIGHT_PRIOR_DF` nights). A
 level's figure is the nights' mean weighted by ``1 / (tau2 + se2)``.
 
 A change is called where the levels before and after differ as the comparison's
@@ -35,6 +36,14 @@ from nicbench.report.compare import MIN_CHANGE_PCT
 
 CONFIDENCE = 0.95
 MIN_NIGHTS = 3          # a level's fewest nights, the newest level's excepted
+# What is known of the spread between nights before a series says it: two real runs of
+# one profile differed by 0.35 % in the median configuration, 0.95 % RMS (issue 29): a
+# standard deviation of 0.4 to 0.7 % a night. Counted as NIGHT_PRIOR_DF nights' worth of
+# evidence beside the series' own: a short series' spread from one or two degrees of
+# freedom would make any interval as wide as the t quantile of 1 df, 12.7 standard
+# errors; a long series' own spread outweighs it.
+NIGHT_PRIOR_PCT = 0.5
+NIGHT_PRIOR_DF = 4
 
 
 @dataclass(frozen=True)
@@ -76,17 +85,28 @@ def t_quantile(p: float, df: int) -> float:
     return float(stdtrit(df, p))
 
 
-def _tau2(y: np.ndarray, se2: np.ndarray, bounds: Sequence[int]) -> tuple[float, int]:
-    """The night-to-night variance from the nights' spread around their segments' means
-    (method of moments), and its degrees of freedom (nights - segments)."""
+def _prior2(y: np.ndarray) -> float:
+    """The night-to-night variance known before the series: NIGHT_PRIOR_PCT of its level."""
+    return (NIGHT_PRIOR_PCT / 100.0 * float(np.median(np.abs(y)))) ** 2
+
+
+def _pooled(tau2: np.ndarray | float, df: int, prior2: float) -> np.ndarray | float:
+    """The series' own estimate and the prior, each by its degrees of freedom."""
+    return (df * tau2 + NIGHT_PRIOR_DF * prior2) / (df + NIGHT_PRIOR_DF)
+
+
+def _tau2(y: np.ndarray, se2: np.ndarray, bounds: Sequence[int],
+          prior2: float) -> tuple[float, int]:
+    """The night-to-night variance: the nights' spread around their segments' means
+    beyond their own errors (method of moments, nights - segments degrees of freedom)
+    pooled with the prior; and the degrees of freedom of the two together."""
     ss, df = 0.0, 0
     for a, b in pairwise(bounds):
         seg = y[a:b]
         ss += float(((seg - seg.mean()) ** 2).sum())
         df += b - a - 1
-    if df <= 0:
-        return 0.0, 0
-    return max(0.0, ss / df - float(se2.mean())), df
+    own = max(0.0, ss / df - float(se2.mean())) if df > 0 else 0.0
+    return float(_pooled(own, max(df, 0), prior2)), max(df, 0) + NIGHT_PRIOR_DF
 
 
 def _level(y: np.ndarray, se2: np.ndarray, tau2: float) -> tuple[float, float]:
@@ -122,7 +142,7 @@ def shortest(n: int) -> int:
 
 
 def _best_split(y: np.ndarray, se2: np.ndarray, a: int, b: int, n: int,
-                threshold_pct: float) -> tuple[int, _Judged] | None:
+                threshold_pct: float, prior2: float) -> tuple[int, _Judged] | None:
     """The split of nights [a, b) whose shift clears the rule by the most, the spread
     estimated from the stretch under two levels; None where none holds. Every split at
     once (a night by split matrix of weights)."""
@@ -143,7 +163,8 @@ def _best_split(y: np.ndarray, se2: np.ndarray, a: int, b: int, n: int,
     right = m - left
     ss = (c2[left] - c1[left] ** 2 / left) + \
         ((c2[m] - c2[left]) - (c1[m] - c1[left]) ** 2 / right)
-    tau2 = np.maximum(0.0, ss / df - float(vs.mean()))
+    tau2 = np.asarray(_pooled(np.maximum(0.0, ss / df - float(vs.mean())), df, prior2))
+    df += NIGHT_PRIOR_DF
     w = 1.0 / np.maximum(tau2[None, :] + vs[:, None], 1e-300)       # night x split
     before_mask = np.arange(m)[:, None] < left[None, :]
     wl, wr = np.where(before_mask, w, 0.0), np.where(before_mask, 0.0, w)
@@ -183,7 +204,7 @@ def splits(figures: Sequence[float], ses: Sequence[float] | None = None,
     todo = [(0, n)]
     while todo:
         a, b = todo.pop()
-        found = _best_split(y, se2, a, b, n, threshold_pct)
+        found = _best_split(y, se2, a, b, n, threshold_pct, _prior2(y))
         if found is not None:
             k = found[0]
             cuts.append(k)
@@ -192,7 +213,7 @@ def splits(figures: Sequence[float], ses: Sequence[float] | None = None,
     # every change again between its neighbours, the spread from the whole series
     while cuts:
         bounds = [0, *cuts, n]
-        tau2, df = _tau2(y, se2, bounds)
+        tau2, df = _tau2(y, se2, bounds, _prior2(y))
         judged = [_judge(y, se2, bounds[i], bounds[i + 1], bounds[i + 2], tau2, df,
                          threshold_pct) for i in range(len(cuts))]
         failing = [(j.margin if j is not None else -np.inf, i)
@@ -212,7 +233,7 @@ def moved(figures: Sequence[float], ses: Sequence[float] | None, cuts: Sequence[
     n = len(y)
     se2 = np.zeros(n) if ses is None else np.nan_to_num(np.asarray(ses, "float64") ** 2)
     bounds = [0, *cuts, n]
-    tau2, df = _tau2(y, se2, bounds)
+    tau2, df = _tau2(y, se2, bounds, _prior2(y))
     out = []
     for i, k in enumerate(cuts):
         j = _judge(y, se2, bounds[i], k, bounds[i + 2], tau2, df, threshold_pct)

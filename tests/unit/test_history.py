@@ -128,7 +128,8 @@ def test_json_of_a_series(tmp_path):
     [change] = data["changes"]
     assert set(change) >= {"run_id", "before_bps", "after_bps", "change_pct",
                            "interval_pct", "threshold_pct", "setup_changes"}
-    assert change["rule"] == "levels-t-interval" and change["threshold_pct"] == 1.0
+    assert change["rule"] == "levels-t-interval"
+    assert change["threshold_pct"] == pytest.approx(1.0)
     low, high = change["interval_pct"]
     assert low <= change["change_pct"] <= high < -1.0
     assert "nb-a gbe driver_version 1.0 -> 2.0" in change["setup_changes"]
