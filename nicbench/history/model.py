@@ -48,7 +48,8 @@ class Flag(StrEnum):
 
 # How history judges a change, said wherever its figures are shown.
 RULE = ("a change: the levels either side (each night one sample; the spread between "
-        "nights estimated from the series, each night's own repetitions its precision) "
+        "nights estimated from the series with a prior of 0.5 %, each night's own "
+        "repetitions its precision) "
         "differ with the whole 95 % interval of the shift beyond the comparison's "
         "threshold, as 'faster'/'slower' in a comparison; a level lasts at least 3 nights "
         "(the newest may be shorter), so a single odd night is no change")
