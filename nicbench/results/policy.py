@@ -245,7 +245,8 @@ class Stop:
 
 
 def _num(v: float) -> str:
-    return f"{v / 1e6:.1f} Mbit/s" if abs(v) >= 1e5 else f"{v:.4g}"
+    # a rate in bit/s, a round trip in us (figure(): the two a repetition is judged by)
+    return f"{v / 1e6:.1f} Mbit/s" if abs(v) >= 1e5 else f"{v:.4g} us"
 
 
 def rsd_pct(values: list[float]) -> float | None:
