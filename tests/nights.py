@@ -12,6 +12,8 @@ from datetime import datetime, UTC
 from pathlib import Path
 from unittest import mock
 
+import numpy as np
+
 from nicbench.config.inventory import Inventory
 from nicbench.config.loader import load_profile
 from nicbench.execution.runner import Runner
@@ -139,3 +141,61 @@ def campaign_night(out: Path, run_id: str, rates: dict[str, Sequence[float]], *,
         runner.run()
     assert all(not q for q in queue.values()), "every rate was measured"
     return runner
+
+
+ROUNDUP = Path(__file__).resolve().parent / "report" / "data" / "roundup"
+
+
+def real_series(run: Path = ROUNDUP) -> dict[tuple[str, str, str], list[dict]]:
+    """The successful rate repetitions of a committed real run (netPIPE's curves left
+    out), by (adapter, test, point), each its stored record."""
+    out: dict[tuple[str, str, str], list[dict]] = {}
+    for line in (run / "trials.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        if rec["kind"] == "repetition" and rec["status"] == "ok" \
+                and rec["throughput_bps"] and rec["tool"] != "netpipe":
+            out.setdefault((rec["adapter"], rec["test"], rec["point"]), []).append(rec)
+    return out
+
+
+def real_nights(out: Path, count: int, *, seed: int, night_pct: float = 0.5,
+                levels: dict[tuple[str, str, str], Sequence[float]] | None = None,
+                facts: Sequence[dict[str, dict[str, str]]] = (),
+                first: str = "2026-09-01", run: Path = ROUNDUP) -> list[Path]:
+    """``count`` nights made from the real run ``run``: each night its manifest (every
+    fact as the run recorded it, but those ``facts[i]`` sets: pair -> interface field ->
+    value, on both hosts) and each configuration's repetitions drawn again from that
+    configuration's real ones (as many, with replacement), the whole night moved by one
+    draw of ``night_pct`` % night-to-night variation (seeded), times the configuration's
+    level that night (``levels``: a factor per night, 1 elsewhere)."""
+    from datetime import timedelta
+
+    rng = np.random.default_rng(seed)
+    series = real_series(run)
+    manifest = json.loads((run / "manifest.json").read_text())
+    start = datetime.fromisoformat(first).replace(hour=3, tzinfo=UTC)
+    dirs = []
+    for i in range(count):
+        when = start + timedelta(days=i)
+        run_id = when.strftime("%Y%m%d-%H%M%S")
+        d = out / f"night-{i + 1:02d}"
+        d.mkdir(parents=True)
+        m = json.loads(json.dumps(manifest))
+        m["run_id"], m["started_at"] = run_id, when.timestamp()
+        m["ended_at"] = when.timestamp() + 3600
+        for pair, fields in (facts[i] if i < len(facts) else {}).items():
+            for key, iface in m["interfaces"].items():
+                if key.split("/")[0] == pair:
+                    iface.update(fields)
+        (d / "manifest.json").write_text(json.dumps(m))
+        lines = []
+        for key, recs in series.items():
+            factor = (1 + rng.normal(0, night_pct / 100)) * (
+                (levels or {}).get(key, [1.0] * count)[i])
+            values = np.array([r["throughput_bps"] for r in recs])
+            for rec, v in zip(recs, rng.choice(values, len(values)), strict=True):
+                lines.append(json.dumps({**rec, "run_id": run_id,
+                                         "throughput_bps": float(v) * factor}))
+        (d / "trials.jsonl").write_text("\n".join(lines) + "\n")
+        dirs.append(d)
+    return dirs

@@ -33,9 +33,13 @@ def _source(args) -> Any:
     return open_store(location, write=False)
 
 
+def _us(value: float | None) -> str:
+    return "" if value is None else f"{value:.2f}"
+
+
 def cmd_history(args) -> int:
     from nicbench.history import history
-    from nicbench.history.model import SCORE
+    from nicbench.history.model import RULE
 
     if args.last < 0:
         raise UsageError(f"--last {args.last}: give how many runs of each series (0: all)")
@@ -64,27 +68,30 @@ def cmd_history(args) -> int:
         if k:
             out()
         changes = len(s.changes)
+        rate = not s.figure.lower_better
+        value, unit = (mbit, "Mbit/s") if rate else (_us, "us")
+        what = "" if rate else f" {s.figure}"
         # names from the runs' files: shortened past MAX_NAME (console makes them visible)
-        out(f"{shown(s.adapter)} {shown(s.test)} {shown(s.point)} ({shown(s.adapter_label)}, "
-            f"{shown(s.tool)}): {len(s.nights)} "
+        out(f"{shown(s.adapter)} {shown(s.test)} {shown(s.point)}{what} "
+            f"({shown(s.adapter_label)}, {shown(s.tool)}): {len(s.nights)} "
             f"run{'s' if len(s.nights) != 1 else ''}, {changes} "
             f"change{'s' if changes != 1 else ''}")
-        console.table(["run", "started (UTC)", "Mbit/s", "select", "n", "stdev", "min-max",
+        console.table(["run", "started (UTC)", unit, "select", "n", "stdev", "min-max",
                        "flag"],
-                      [[shown(n.run_id), n.started_at.strftime("%Y-%m-%d %H:%M"), mbit(n.value_bps),
-                        n.select, n.n, mbit(n.stdev_bps),
-                        f"{mbit(n.min_bps)}-{mbit(n.max_bps)}",
+                      [[shown(n.run_id), n.started_at.strftime("%Y-%m-%d %H:%M"),
+                        value(n.value_bps), n.select, n.n, value(n.stdev_bps),
+                        f"{value(n.min_bps)}-{value(n.max_bps)}",
                         f"{n.flag} ({n.flagged} not judged)" if n.flag else ""]
                        for n in s.nights])
         for c in s.changes:
-            out(f"change at {shown(c.run_id)} ({c.started_at:%Y-%m-%d}): {c.change_pct:+.1f} % "
-                f"({mbit(c.before_bps)} -> {mbit(c.after_bps)} Mbit/s), score "
-                f"{c.score:.1f} bits")
+            out(f"change at {shown(c.run_id)} ({c.started_at:%Y-%m-%d}): {c.interval_text()} "
+                f"({value(c.before_bps)} -> {value(c.after_bps)} {unit}, {c.nights_before} "
+                f"nights before, {c.nights_after} after; threshold ±{c.threshold_pct:.1f} %, "
+                f"nights spread {c.night_spread_pct:.2f} %)")
             for line in c.setup_changes or ("no setup difference recorded",):
                 out(f"  {line}")
     out()
-    out(f"Each run's figure is the profile's select statistic of its repetitions; "
-        f"changes by jumpavg, {SCORE}.")
+    out(f"Each run's figure is the profile's select statistic of its repetitions; {RULE}.")
     return 0
 
 

@@ -117,30 +117,50 @@ class FrameSearch(Strict):
         return len(self.frames) * 2 * (2 * (self.steps + 1) + 1) * self.trials_per_rate
 
 
-class UntilStable(Strict):
-    """Repetitions until the figure is stable, as Phoronix does and the reviews could not:
-    at least ``min``, then one more while the relative standard deviation of the
-    successful repetitions so far is above ``until_rsd_pct``, at most ``max``."""
+# The fewest repetitions an until-stable policy stops after.
+MIN_UNTIL_STABLE = 5
 
-    min: Int = Field(..., ge=2, le=1000)
+
+class UntilStable(Strict):
+    """Repetitions until the figure is known well enough: at least ``min`` (5 or more),
+    then one more while the 95 % confidence interval of the figure the profile reports
+    (the median's order-statistic interval, the mean's t-interval; under ``select: best``
+    the median's, best-of-n having none) reaches further than ``until_ci_pct`` % of the
+    figure on either side, at most ``max`` (``results/policy.stopped``)."""
+
+    min: Int = Field(..., ge=1, le=1000)
     max: Int = Field(..., ge=2, le=1000)
-    until_rsd_pct: Float = Field(..., gt=0, le=100)
+    until_ci_pct: Float = Field(..., gt=0, le=100)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _retired(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "until_rsd_pct" in data:
+            raise ValueError(
+                "until_rsd_pct is retired (a running spread stopped on lucky streaks): give "
+                "until_ci_pct, how far the 95 % interval of the figure may reach, in % of it")
+        return data
 
     @model_validator(mode="after")
     def _order(self):
+        if self.min < MIN_UNTIL_STABLE:
+            raise ValueError(f"min {self.min} is below {MIN_UNTIL_STABLE}: an interval of the "
+                             f"figure from fewer repetitions stops on lucky streaks; give "
+                             f"min: {MIN_UNTIL_STABLE} or more")
         if self.max < self.min:
             raise ValueError(f"max {self.max} is below min {self.min}")
         return self
 
     def describe(self) -> str:
-        return f"{self.min} to {self.max}, until the spread is at most {self.until_rsd_pct:g} %"
+        return (f"{self.min} to {self.max}, until the 95 % interval of the figure is within "
+                f"±{self.until_ci_pct:g} %")
 
 
 def _repetitions_form(value: Any) -> str:
     return UNION_TAGS.STABLE if isinstance(value, (dict, UntilStable)) else UNION_TAGS.COUNT
 
 
-# "repetitions: 15" (the reviews' fixed count) or "repetitions: {min, max, until_rsd_pct}".
+# "repetitions: 15" (the reviews' fixed count) or "repetitions: {min, max, until_ci_pct}".
 Repetitions = Annotated[
     Annotated[Annotated[Int, Field(ge=1, le=1000)], Tag(UNION_TAGS.COUNT)]
     | Annotated[UntilStable, Tag(UNION_TAGS.STABLE)],

@@ -5,8 +5,8 @@ stand already (a resume skips it), and runs them. Three strategies today:
 
 - :class:`Repetitions`, the reviews' method: N trials of the same configuration, every one
   stored, given up after ``give_up_after`` failures in a row; and
-  :class:`UntilStableRepetitions`, the same loop stopping once the figure is stable
-  (``repetitions: {min, max, until_rsd_pct}``);
+  :class:`UntilStableRepetitions`, the same loop stopping once the 95 % interval of the
+  figure is narrow enough (``repetitions: {min, max, until_ci_pct}``);
 - :class:`UdpRateSearch`: the highest UDP rate that gets through (a sweep or a
   bisection, :mod:`.udpsearch`), every probe stored, replayed on resume;
 - :class:`FrameRateSearch`: that search at each Ethernet frame size, for no loss (NDR)
@@ -31,7 +31,8 @@ from nicbench.execution.framesearch import search_frames
 from nicbench.execution.recorder import Recorder, Where
 from nicbench.execution.trial import TrialContext
 from nicbench.execution.udpsearch import bisect, sweep
-from nicbench.results.policy import Stop, figure, first_stop, passes, stopped
+from nicbench.results.policy import (Stop, fewest_for_interval, figure, first_stop, passes,
+                                     stopped)
 from nicbench.results.records import Failure, Kind, Status, TrialKey, TrialRecord
 from nicbench.tools.params import resolve
 
@@ -176,26 +177,31 @@ class Repetitions(Measure):
 
 
 class UntilStableRepetitions(Repetitions):
-    """Repetitions added while the figure's relative spread is above the profile's target
-    (``repetitions: {min, max, until_rsd_pct}``), between min and max."""
+    """Repetitions added while the 95 % interval of the figure reaches further than the
+    profile's target (``repetitions: {min, max, until_ci_pct}``), between min and max
+    (``results/policy.stopped``)."""
 
     reads_stored = True
 
     def __init__(self, profile: Profile, test: TestSpec, policy: UntilStable):
         super().__init__(profile, test)
         self.policy = policy
+        self.select = profile.select_for(test)
 
     def planned_min(self) -> int:
-        return self.policy.min
+        """The policy's min, or the fewest repetitions that give the judged statistic an
+        interval at all (the median's: 6 at 95 %)."""
+        return max(self.policy.min, fewest_for_interval(self.select))
 
     def enough(self, values: list[float], ran: int) -> Stop | None:
-        return stopped(values, ran, self.policy)
+        return stopped(values, ran, self.policy, self.select)
 
     def stands(self, recorder: Recorder, pair: str, point: str) -> bool:
         """The stored repetitions, in order, already reached the stop."""
         return first_stop((recorder.record(TrialKey(pair, point, self.test.name,
                                                      Kind.REPETITION, rep))
-                           for rep in range(1, self.policy.max + 1)), self.policy) is not None
+                           for rep in range(1, self.policy.max + 1)), self.policy,
+                          self.select) is not None
 
 
 class UdpRateSearch(Measure):

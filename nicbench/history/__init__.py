@@ -6,12 +6,13 @@
     for s in series:
         print(s.adapter, s.test, s.point, [n.value_bps for n in s.nights])
         for c in s.changes:
-            print(c.run_id, f"{c.change_pct:+.1f} %", c.setup_changes)
+            print(c.run_id, c.interval_text(), c.setup_changes)
 
 ``history(source, ...)`` reads a results store or results directories (anything
 ``results.frame`` reads), one :class:`~nicbench.history.model.Series` per adapter, test
-and point (``series.py``), with its change points found by CSIT's jumpavg
-(``detect.py``). ``regressions.py`` finds the changes of a campaign's night against the
+and point (``series.py``), with its changes found by the levels rule (``detect.py``:
+each night one sample, the spread between nights from the series, the comparison's
+threshold). ``regressions.py`` finds the changes of a campaign's night against the
 nights before it, for the morning summary.
 """
 
@@ -25,14 +26,14 @@ if TYPE_CHECKING:
 
     from nicbench.results.dataframe import SourceLike, TrialSource
 
-from nicbench.history.model import SCORE, SCORE_KIND, Change, Direction, Flag, Night, Series
+from nicbench.history.model import RULE, RULE_KIND, Change, Direction, Flag, Night, Series
 
-__all__ = ["DEFAULT_LAST", "SCORE", "SCORE_KIND", "Change", "Direction", "Flag", "Night", "Series",
+__all__ = ["DEFAULT_LAST", "RULE", "RULE_KIND", "Change", "Direction", "Flag", "Night", "Series",
            "history", "latest", "of_frame"]
 
 
-# The runs of a series judged and shown by default: four months of nights. jumpavg's
-# work grows with the square of the runs (0.06 s for 120 on this project's machines).
+# The runs of a series judged and shown by default: four months of nights (the search
+# for levels grows with the square of the runs).
 DEFAULT_LAST = 120
 
 

@@ -4,7 +4,8 @@ For the morning summary: the history of a campaign directory is its sibling nigh
 campaign directories beside it, the last :data:`MAX_NIGHTS` of them up to this one), or
 a results store's runs when one is given (any source ``frame()`` reads). A change whose
 first run after it is one of this night's runs is this night's news, worded as a person
-says it: ``"gbe tcp MTU 9000: -4.1 % since 2026-11-20, gbe driver_version 3.2 -> 3.3"``.
+says it: ``"gbe tcp MTU 9000: -4.1 % [-4.6, -3.6] since 2026-11-20, gbe driver_version
+3.2 -> 3.3"`` (the change with its 95 % interval, the night, what changed).
 """
 
 from __future__ import annotations
@@ -33,8 +34,10 @@ class NightChange:
     def line(self) -> str:
         s, c = self.series, self.change
         where = f"MTU {s.mtu}" if s.point == f"mtu{s.mtu}" else f"{s.point} (MTU {s.mtu})"
+        if s.figure.lower_better:
+            where += f" {s.figure}"
         setup = ", ".join(condensed(c.setup_changes)) or "no setup difference recorded"
-        return (f"{s.adapter} {s.test} {where}: {c.change_pct:+.1f} % since "
+        return (f"{s.adapter} {s.test} {where}: {c.interval_text()} since "
                 f"{c.started_at:%Y-%m-%d}, {setup}")
 
 

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from nicbench.history.detect import splits
-from nicbench.history.model import Change, Direction, Flag, Night, Series
+from nicbench.history.detect import moved, shortest, splits
+from nicbench.history.model import Change, Direction, Figure, Flag, Night, Series
 from nicbench.results.plausible import MAX_BPS
 from nicbench.results.records import Kind, Status
 from nicbench.results.setup import setup_facts
@@ -29,7 +29,7 @@ from nicbench.results.setup import setup_facts
 if TYPE_CHECKING:
     from nicbench.results.manifest import Manifest
 
-KEYS = ["adapter", "test", "point"]
+KEYS = ["adapter", "test", "point", "figure"]
 MEASURED = (Kind.REPETITION.value, Kind.UDP_SEARCH.value)
 
 
@@ -37,6 +37,21 @@ def measured(df: pd.DataFrame) -> pd.DataFrame:
     """The successful measurements of a trial frame."""
     return df[df["kind"].isin(MEASURED) & (df["status"] == Status.OK.value)
               & df["throughput_bps"].notna()]
+
+
+ROUND_TRIPS = {Figure.P50: "latency_p50_us", Figure.P99: "latency_p99_us"}
+
+
+def figures(df: pd.DataFrame) -> pd.DataFrame:
+    """The trial frame as one row per trial and figure it holds (column ``figure``, its
+    value in ``throughput_bps``, a round trip's in us): each figure its own series."""
+    ok = df["kind"].isin(MEASURED) & (df["status"] == Status.OK.value)
+    parts = [df[ok & df["throughput_bps"].notna()].assign(figure=Figure.THROUGHPUT.value)]
+    for fig, column in ROUND_TRIPS.items():
+        if column in df.columns:
+            rows = df[ok & df[column].notna()]
+            parts.append(rows.assign(throughput_bps=rows[column], figure=fig.value))
+    return pd.concat([p for p in parts if len(p)] or parts[:1], ignore_index=True)
 
 
 def _limit(manifest: Manifest | None, pair: str, point: str, protocol: str,
@@ -58,6 +73,20 @@ def _limit(manifest: Manifest | None, pair: str, point: str, protocol: str,
     profile = manifest.profile
     stamps = timestamps_on(profile, profile.point(point))
     return goodput_bps(rate, int(mtu), protocol, stamps)
+
+
+def _without_frame_searches(ok: pd.DataFrame, manifests: Mapping[str, Manifest]
+                            ) -> pd.DataFrame:
+    """``ok`` without the probes of frame-rate searches: their figure is an NDR or PDR
+    per frame size, and the trial frame does not say a probe's frame size or bound, so
+    its probes' rates would make one series of every size and bound (the best probe's
+    throughput), which means nothing. Left out until the frame carries them."""
+    searches = {(run_id, t.name) for run_id, m in manifests.items()
+                for t in m.profile.tests if t.frame_search}
+    if not searches or ok.empty:
+        return ok
+    pairs = pd.Series(list(zip(ok["run_id"], ok["test"], strict=True)), index=ok.index)
+    return ok[~pairs.isin(searches)]
 
 
 def _rules(nights: pd.DataFrame, manifests: Mapping[str, Manifest]
@@ -104,17 +133,19 @@ def _judged(values: np.ndarray, night: np.ndarray, bad: np.ndarray,
 
 def build(df: pd.DataFrame, manifests: Mapping[str, Manifest],
           last: int | None = None) -> list[Series]:
-    """Every (adapter, test, point) series of the trial frame ``df`` (at most its
+    """Every (adapter, test, point, figure) series of the trial frame ``df`` (at most its
     ``last`` runs), with its changes."""
-    ok = measured(df)
+    ok = _without_frame_searches(figures(df), manifests)
     if ok.empty:
         return []
     table, night = _nights(ok, last)
-    limits = np.array([_limit(manifests.get(r), p, pt, pr, m) for r, p, pt, pr, m in
-                       table[["run_id", "pair", "point", "protocol", "mtu"]].itertuples(
-                           index=False, name=None)], dtype="float64")
+    rate = table["figure"].to_numpy() == Figure.THROUGHPUT.value
+    limits = np.array([_limit(manifests.get(r), p, pt, pr, m) if is_rate else np.nan
+                       for is_rate, (r, p, pt, pr, m) in zip(rate, table[
+                           ["run_id", "pair", "point", "protocol", "mtu"]].itertuples(
+                           index=False, name=None), strict=True)], dtype="float64")
     values = ok["throughput_bps"].to_numpy(dtype="float64")
-    impossible = values > MAX_BPS
+    impossible = (values > MAX_BPS) & (ok["figure"].to_numpy() == Figure.THROUGHPUT.value)
     above = np.zeros(len(values), dtype=bool)
     if len(limits) and not np.isnan(limits).all():
         # flagged where the report flags a bar: more than its margin above the limit
@@ -131,12 +162,13 @@ def build(df: pd.DataFrame, manifests: Mapping[str, Manifest],
     rules = _rules(table, manifests)
     facts: dict[tuple[str, str], dict[str, str]] = {}
     out: list[Series] = []
-    judged: dict[tuple[str, str, str], list[tuple[int, np.ndarray]]] = {}
+    judged: dict[tuple[str, str, str, str], list[tuple[int, np.ndarray]]] = {}
     for i, row in enumerate(table.to_dict("records")):
-        key = (row["adapter"], row["test"], row["point"])
+        key = (row["adapter"], row["test"], row["point"], row["figure"])
         if not out or out[-1].key != key:
             out.append(Series(adapter=key[0], adapter_label=row["adapter_label"],
-                              test=key[1], tool=row["tool"], point=key[2], nights=[]))
+                              test=key[1], tool=row["tool"], point=key[2], nights=[],
+                              figure=Figure(key[3])))
             judged[key] = []
         series = out[-1]
         series.adapter_label = row["adapter_label"]     # the latest run's words
@@ -154,14 +186,20 @@ def _night(row: dict[Any, Any], rules: dict[tuple[str, str], str],
     """One run's night of a series from its row of statistics."""
     rule = "best" if row["kind"] == Kind.UDP_SEARCH.value \
         else rules[(row["run_id"], row["test"])]
+    if Figure(row["figure"]).lower_better and rule == "best":
+        # a round trip's night is the median of its repetitions' own percentiles: the
+        # lowest of each percentile taken apart is biased low (issue 30), and the pooled
+        # round trips the report reads are raw files a store does not keep
+        rule = "median"
     flagged = int(row["_flag"])
     flag = None if not flagged else (
         Flag.IMPOSSIBLE if row["_impossible"] else Flag.ABOVE_LINE_RATE)
     n = int(row["count"])
+    best = row["min"] if Figure(row["figure"]).lower_better else row["max"]
     return Night(
         run_id=row["run_id"], started_at=row["run_started_at"].to_pydatetime(warn=False),
         pair=row["pair"], mtu=int(row["mtu"]), select=rule,
-        value_bps=float({"mean": row["mean"], "median": row["median"]}.get(rule, row["max"])),
+        value_bps=float({"mean": row["mean"], "median": row["median"]}.get(rule, best)),
         n=n, stdev_bps=_num(row["std"]) if n > 1 else 0.0, min_bps=float(row["min"]),
         max_bps=float(row["max"]), flagged=flagged, flag=flag,
         limit_bps=_num(row["_limit"]), tool=row["tool"], setup=setup)
@@ -179,22 +217,89 @@ def _facts(cache: dict[tuple[str, str], dict[str, str]], manifests: Mapping[str,
     return cache[(run_id, pair)]
 
 
+def night_figure(values: np.ndarray, rule: str, lower_better: bool = False
+                 ) -> tuple[float, float]:
+    """A night's figure by its ``rule`` over ``values`` (best: the highest, of round
+    trips the lowest) and its standard error from its own repetitions (the median's by
+    the normal approximation, 1.25 s / sqrt(n); 0 from one repetition: the
+    night-to-night spread then carries it)."""
+    n = len(values)
+    fig = float(np.mean(values) if rule == "mean" else
+                np.median(values) if rule == "median" else
+                np.min(values) if lower_better else np.max(values))
+    if n < 2:
+        return fig, 0.0
+    se = float(np.std(values, ddof=1)) / n ** 0.5
+    return fig, se * (1.2533 if rule == "median" else 1.0)
+
+
 def changes(series: Series, judged: list[tuple[int, np.ndarray]]) -> list[Change]:
-    """The change points of ``series``: jumpavg over ``judged``, (index of a night, its
-    repetitions within the physical bounds) of the nights that have any, oldest first;
-    each explained by the setup facts that differ."""
+    """The changes of ``series`` (``detect.splits``) over ``judged``: (index of a night,
+    its repetitions within the physical bounds) of the nights that have any, oldest
+    first. A change found one night off a night whose setup changed is moved to it where
+    the rule still holds there; each is explained by the setup facts that differ anywhere
+    from the night before the last of the old level to the night after the first of the
+    new."""
+    if len(judged) < 2:
+        return []
+    nights = [series.nights[k] for k, _ in judged]
+    lower = series.figure.lower_better
+    figs = [night_figure(v, nights[i].select, lower) for i, (_, v) in enumerate(judged)]
+    ys, ses = [f for f, _ in figs], [e for _, e in figs]
+    found = splits(ys, ses)
+    if not found:
+        return []
+    differs = [bool(setup_changes(nights[i - 1], nights[i], series.tool)) if i else False
+               for i in range(len(nights))]
+    cuts = [_snapped(sp.at, differs, [x.at for x in found]) for sp in found]
+    if cuts != [sp.at for sp in found]:
+        again = moved(ys, ses, cuts)
+        if len(again) == len(found):
+            found = again
     out = []
-    for split in splits([values for _, values in judged]):
-        before = series.nights[judged[split.at - 1][0]]
-        after = series.nights[judged[split.at][0]]
-        pct = 100.0 * (split.after_mean - split.before_mean) / split.before_mean \
-            if split.before_mean else 0.0
+    for sp in found:
+        before, after = nights[sp.at - 1], nights[sp.at]
+        base = sp.before_mean or 1.0
+        pct = 100.0 * (sp.after_mean - sp.before_mean) / base
         out.append(Change(
             run_id=after.run_id, started_at=after.started_at, before_run_id=before.run_id,
-            before_bps=split.before_mean, after_bps=split.after_mean, change_pct=pct,
-            score=split.score,
-            direction=Direction.REGRESSION if pct < 0 else Direction.PROGRESSION,
-            setup_changes=tuple(setup_changes(before, after, series.tool))))
+            before_bps=sp.before_mean, after_bps=sp.after_mean, change_pct=pct,
+            low_pct=100.0 * sp.low / base, high_pct=100.0 * sp.high / base,
+            threshold_pct=100.0 * sp.threshold / base, night_spread_pct=100.0 * sp.tau / base,
+            nights_before=sp.nights_before, nights_after=sp.nights_after,
+            direction=Direction.REGRESSION if (pct > 0 if lower else pct < 0)
+            else Direction.PROGRESSION,
+            setup_changes=tuple(_around(nights, sp.at, series.tool))))
+    return out
+
+
+def _snapped(at: int, differs: list[bool], cuts: list[int]) -> int:
+    """``at``, or the one night next to it whose setup changed where ``at``'s did not
+    (never onto another change, never shortening a level below its fewest nights
+    but the newest)."""
+    if differs[at]:
+        return at
+    near = [k for k in (at - 1, at + 1) if 0 < k < len(differs) and differs[k]]
+    if len(near) != 1:
+        return at
+    k, least = near[0], shortest(len(differs))
+    others = [c for c in cuts if c != at]
+    lo = max([c for c in others if c < at], default=0)
+    hi = min([c for c in others if c > at], default=None)
+    if k - lo < least or (hi is not None and hi - k < least) or k == len(differs):
+        return at
+    return k
+
+
+def _around(nights: list[Night], at: int, tool: str) -> list[str]:
+    """The setup differences from night ``at - 2`` to ``at + 1`` (the change's night
+    +-1), each night to the next; one off the change's own night says which night."""
+    out: list[str] = []
+    for i in range(max(1, at - 1), min(len(nights), at + 2)):
+        for line in setup_changes(nights[i - 1], nights[i], tool):
+            text = line if i == at else f"{line} (at {nights[i].run_id})"
+            if text not in out:
+                out.append(text)
     return out
 
 

@@ -5,7 +5,7 @@ history of the same adapters): one figure per adapter, a panel per test and poin
 at least :data:`MIN_RUNS` runs (its last :data:`LAST_RUNS`), each run's selected figure (the profile's statistic of
 its n repetitions) as a point, the levels the detector grouped them into as a dashed
 step, every change point as a marker, and under the chart each change explained: the
-shift, the detector's score and the setup facts that differ between the runs either side.
+shift with its 95 % interval and the setup facts that differ around it.
 A table lists every change with the same words. Fewer runs than that: no section (two
 runs are the comparison's, "Run against run").
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from nicbench.history.model import SCORE, Change, Series
+from nicbench.history.model import RULE, Change, Series
 from nicbench.report.colours import adapter_colour, adapter_marker
 from nicbench.report.configs import point_label
 from nicbench.report.load import Run
@@ -26,7 +26,7 @@ MBIT = 1e6
 LEVEL_COLOUR = "#8c8c8c"
 CHANGE_COLOUR = "#b42318"
 TABLE_COLUMNS = ["adapter", "test", "point", "run", "date", "before Mbit/s", "after Mbit/s",
-                 "change %", "score (bits)", "setup differences"]
+                 "change %", "95 % interval %", "setup differences"]
 
 
 def of_runs(runs: list[Run]) -> list[Series]:
@@ -45,9 +45,10 @@ def of_runs(runs: list[Run]) -> list[Series]:
 
 
 def shown(series: list[Series]) -> list[Series]:
-    """The series long enough for a trend: at least MIN_RUNS runs with a figure."""
-    return [s for s in series
-            if sum(n.value_bps is not None for n in s.nights) >= MIN_RUNS]
+    """The rate series long enough for a trend: at least MIN_RUNS runs with a figure
+    (round-trip series are ``nicbench history``'s: these charts are in Mbit/s)."""
+    return [s for s in series if not s.figure.lower_better
+            and sum(n.value_bps is not None for n in s.nights) >= MIN_RUNS]
 
 
 def _slug(text: str) -> str:
@@ -58,10 +59,9 @@ def change_words(c: Change, night_no: int | None = None) -> str:
     """One change as a sentence for the charts' notes."""
     where = f"run {night_no} " if night_no is not None else ""
     setup = "; ".join(c.setup_changes) if c.setup_changes else "no setup difference recorded"
-    return (f"{where}({c.run_id}, {c.started_at:%Y-%m-%d}): {c.change_pct:+.1f} % "
-            f"({c.before_bps / MBIT:.1f} -> {c.after_bps / MBIT:.1f} Mbit/s, the mean of "
-            f"the runs' repetitions before and after), score {c.score:.1f} bits; setup: "
-            f"{setup}")
+    return (f"{where}({c.run_id}, {c.started_at:%Y-%m-%d}): {c.interval_text()} "
+            f"({c.before_bps / MBIT:.1f} -> {c.after_bps / MBIT:.1f} Mbit/s, the levels "
+            f"of the runs before and after); setup: {setup}")
 
 
 def _panel(s: Series) -> tuple[LinePanel, list[str]]:
@@ -87,7 +87,7 @@ def _panel(s: Series) -> tuple[LinePanel, list[str]]:
             start = x
         level += [(start, changes[-1].after_bps / MBIT), (float(len(nights)),
                                                           changes[-1].after_bps / MBIT)]
-        curves.append(Curve(label="levels (jumpavg's groups)", colour=LEVEL_COLOUR,
+        curves.append(Curve(label="levels", colour=LEVEL_COLOUR,
                             marker="none", points=level, dash="2 3"))
         curves.append(Curve(label="change point", colour=CHANGE_COLOUR,
                             marker="triangle-down" if changes[0].change_pct < 0
@@ -131,9 +131,8 @@ def history_figures(series: list[Series]) -> list[Figure]:
             title=f"{group[0].adapter_label}: history over {runs} runs",
             caption=(f"Each point is one run's figure: the {' or '.join(select)} of its "
                      f"successful repetitions ({n_text}), as the run's profile selects it. "
-                     "The dashed steps are the levels CSIT's jumpavg groups the runs into "
-                     "(each run's repetitions kept together); a red marker is the first "
-                     f"run after a change, explained below; {SCORE}. A run above the "
+                     "The dashed steps are the levels; a red marker is the first run after "
+                     f"a change, explained below; {RULE}. A run above the "
                      "link's goodput limit (the dashed line) is not judged. The y axis spans the "
                      "figures, not from 0."),
             panels=list(panels), entries=[], columns=2 if len(panels) > 1 else 1,
@@ -147,7 +146,8 @@ def history_table(series: list[Series]) -> Table:
         for c in s.changes:
             rows.append([s.adapter, s.test, s.point, c.run_id, f"{c.started_at:%Y-%m-%d}",
                          round(c.before_bps / MBIT, 1), round(c.after_bps / MBIT, 1),
-                         f"{c.change_pct:+.1f}", round(c.score, 1),
+                         f"{c.change_pct:+.1f}",
+                         f"[{c.low_pct:+.1f}, {c.high_pct:+.1f}]",
                          "; ".join(c.setup_changes) or "-"])
     return Table(id="history-changes", family="history", title="Changes in the history",
                  columns=TABLE_COLUMNS, rows=rows,

@@ -22,7 +22,8 @@ from typing import Any
 from nicbench.config.profile import DEFAULT_LOSS_PCT, Profile, UntilStable
 from nicbench.display import csv_cell
 from nicbench.textfile import replacing
-from nicbench.results.policy import Better, figure, first_stop, passes, rsd_pct, summarize
+from nicbench.results.policy import (Better, figure, first_stop, interval, passes,
+                                     stopping_statistic, summarize)
 from nicbench.results import roundtrips
 from nicbench.results.records import Failure, Kind, Status, TrialRecord, current
 from nicbench.results.roundtrips import Pooled
@@ -178,7 +179,7 @@ def _row(recs: list[TrialRecord], profile: Profile | None,
         cpu_tool_pct=_mean(r.cpu_tool_pct for r in ok),
         reason=why.reason if why else None, failure=why.failure if why else None,
         stopped=_stopped(recs, profile.repetition_policy(spec)
-                         if profile is not None and spec is not None else None),
+                         if profile is not None and spec is not None else None, rule),
         **_latency_columns(ok, run_path))
 
 
@@ -240,19 +241,20 @@ def latency_pool(reps: list[tuple[TrialRecord, Any]], run_path: Path | None,
     return pooled
 
 
-def _stopped(recs: list[TrialRecord], policy: int | UntilStable | None) -> str | None:
+def _stopped(recs: list[TrialRecord], policy: int | UntilStable | None,
+             rule: str) -> str | None:
     """Why an until-stable test's repetitions stopped, replayed from its stored records by
     the engine's own rule."""
     if not isinstance(policy, UntilStable):
         return None
     reps = sorted((r for r in recs if r.kind is Kind.REPETITION),
                   key=lambda r: r.repetition or 0)
-    stop = first_stop(reps, policy)
+    stop = first_stop(reps, policy, rule)
     if stop is not None:
         return stop.words()
-    spread = rsd_pct([v for r in reps if r.ok and (v := figure(r)) is not None])
-    return f"not stable yet after {len(reps)}" + (
-        "" if spread is None else f" ({spread:.2f} % spread)")
+    ci = interval([v for r in reps if r.ok and (v := figure(r)) is not None],
+                  stopping_statistic(rule))
+    return f"not stable yet after {len(reps)}" + ("" if ci is None else f" ({ci.words()})")
 
 
 def write_csv(path: str | Path, columns: list[str], rows: Iterable[Iterable[object]]) -> None:

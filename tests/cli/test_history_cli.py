@@ -4,6 +4,7 @@ with the fields the issue names; bad input one line, exit 2."""
 from __future__ import annotations
 
 import json
+import re
 import signal
 
 import numpy as np
@@ -50,7 +51,9 @@ def test_json_is_a_line_per_series_with_its_runs_and_changes(capsys, nights_dir)
     assert change["run_id"] == "20261115-030000"
     assert change["change_pct"] == pytest.approx(-5, abs=0.6)
     assert change["before_bps"] > change["after_bps"] > 0
-    assert change["score"] > 0 and change["score_kind"] == "jumpavg-bits"
+    assert change["rule"] == "levels-t-interval"
+    low, high = change["interval_pct"]
+    assert low <= change["change_pct"] <= high < -change["threshold_pct"] < 0
     assert "nb-a gbe driver_version 3.2 -> 3.3" in change["setup_changes"]
     # fe's driver changed too, its figure did not: no change
     assert series[0]["changes"] == []
@@ -62,9 +65,11 @@ def test_the_table_and_the_filters(capsys, nights_dir):
     assert (rc, err) == (0, "")
     assert out.startswith("gbe tcp mtu1500 (Card gbe (d), iperf3): 4 runs, 1 change\n")
     assert "20261112-030000" not in out and "20261113-030000" in out
-    assert "change at 20261115-030000 (2026-11-15): -4." in out
+    said = re.search(r"change at 20261115-030000 \(2026-11-15\): (-\d\.\d) % "
+                     r"\[-\d\.\d, -\d\.\d\] \(.* 2 nights before, 2 after; threshold", out)
+    assert said is not None and float(said.group(1)) == pytest.approx(-5, abs=0.6), out
     assert "  nb-a gbe driver_version 3.2 -> 3.3" in out
-    assert "jumpavg" in out.splitlines()[-1]
+    assert "comparison's threshold" in out.splitlines()[-1]
     rc, out, err = in_process(capsys, "history", str(nights_dir), "--adapter", "nope")
     assert rc == 0 and out == "" and "no measured trials for adapter nope" in err
 
@@ -75,6 +80,12 @@ def test_last_keeps_the_newest_runs_of_each_series(capsys, nights_dir):
     [gbe] = [json.loads(line) for line in out.splitlines()]
     assert rc == 0 and [r["run_id"] for r in gbe["runs"]] == [
         "20261114-030000", "20261115-030000", "20261116-030000"]
+    # within those three the change at 15 has one night before it: a level of one night
+    # is no level (it could be a spike), so no change is said
+    assert gbe["changes"] == []
+    rc, out, _ = in_process(capsys, "history", str(nights_dir), "--adapter", "gbe",
+                            "--last", "4", "--json")
+    [gbe] = [json.loads(line) for line in out.splitlines()]
     assert [c["run_id"] for c in gbe["changes"]] == ["20261115-030000"]
 
 

@@ -12,8 +12,8 @@ from types import SimpleNamespace
 from nicbench.config.profile import UntilStable
 from nicbench.report.build import build
 from nicbench.report.load import load_runs
-from nicbench.results.policy import (Better, better_of, better_of_record, first_stop,
-                                     rsd_pct)
+from nicbench.results.policy import (Better, better_of, better_of_record, figure,
+                                     first_stop, interval)
 from nicbench.results.records import Kind
 
 RUN = Path(__file__).parent / "data" / "run-loaded"
@@ -59,12 +59,14 @@ def test_bounce_back_repetitions_are_pooled_as_bins_in_summary_csv():
 def test_until_stable_replays_the_bounce_back_median_round_trips():
     (run,) = load_runs([RUN])
     reps = _idle(run, "gbe")
-    spread = rsd_pct([r.latency.p50_us for r in reps])
-    assert spread is not None
-    # both medians lie in the histogram's first bin: the same figure, stable at once
-    assert spread == 0.0
-    stop = first_stop(reps, UntilStable(min=2, max=10, until_rsd_pct=0.01))
-    assert stop is not None and stop.stable and stop.rsd_pct == spread and stop.ran == 2
+    # the rule judges a round-trip repetition by its median round trip
+    values = [figure(r) for r in reps]
+    assert values == [r.latency.p50_us for r in reps] and len(values) == 2
+    ci = interval(values, "mean")
+    assert ci is not None and abs(ci.figure - sum(values) / 2) < 1e-9
+    assert interval(values, "median") is None          # the median's needs 6
+    # two stored repetitions are not a stop under a min of 5, whatever the target
+    assert first_stop(reps, UntilStable(min=5, max=10, until_ci_pct=50.0), "mean") is None
 
 
 def test_the_printed_summary_gives_bounce_back_round_trips_not_an_empty_rate(capsys):

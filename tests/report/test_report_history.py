@@ -50,7 +50,7 @@ def test_three_runs_of_an_adapter_make_a_history_section(rendered_history):
     assert "median of its successful repetitions (n = 4)" in fig.caption
     [note] = fig.notes
     assert note.startswith("tcp, MTU 1500: change at run 4 (20261123-030000, 2026-11-23): -")
-    assert "nb-a gbe driver_version 1.0 -> 1.1" in note and "bits" in note
+    assert "nb-a gbe driver_version 1.0 -> 1.1" in note and " % [-" in note
     [table] = report.tables_of("history")
     assert [r[3] for r in table.rows] == ["20261123-030000"]
     html = page.read_text()

@@ -179,15 +179,15 @@ def test_udp_search_probes_are_named_as_a_run_names_them(tmp_path):
 
 def test_a_plan_of_repetitions_until_stable_gives_the_range(tmp_path):
     plan = make_plan(profile(tmp_path, """\
-        repetitions: {min: 3, max: 10, until_rsd_pct: 1.0}
+        repetitions: {min: 5, max: 10, until_ci_pct: 1.0}
         mtu: [1500, 9000]
         tests:
           - {name: tcp, tool: iperf3, params: {duration_s: 2}}
         """), INVENTORY, ["p1"])
-    assert (plan.trials_min, plan.trials) == (6, 20)
+    assert (plan.trials_min, plan.trials) == (12, 20)     # the median's interval: 6
     assert plan.estimate_min_s is not None and plan.estimate_min_s < plan.estimate_s
     lines = render(plan)
-    assert lines[0].endswith("1 tests: 6 to 20 trials (repetitions until stable)")
+    assert lines[0].endswith("1 tests: 12 to 20 trials (repetitions until stable)")
     assert lines[1].startswith("estimated time: ") and " to " in lines[1].split("(")[0]
     # The planning hosts answer alike every time, so the planned run stops at its min.
-    assert len([t for t in plan.trials_planned if t.point == "mtu1500"]) == 3
+    assert len([t for t in plan.trials_planned if t.point == "mtu1500"]) == 6

@@ -503,7 +503,7 @@ def test_measure_strategies_plan_what_they_run(tmp_path):
 
 SAMPLES = Path(__file__).resolve().parents[1] / "golden" / "samples"
 UNTIL_STABLE = """\
-    repetitions: {min: 3, max: 6, until_rsd_pct: 1.0}
+    repetitions: {min: 5, max: 8, until_ci_pct: 1.0}
     mtu: [1500]
     tests:
       - {name: tcp, tool: iperf3, params: {duration_s: 1}}
@@ -519,25 +519,34 @@ def alternating(*outputs: str):
 def test_until_stable_stops_at_min_when_steady_and_at_max_when_not(tmp_path):
     from nicbench.tools import iperf3
 
+    # select best: judged by the median's order-statistic interval, which 6 repetitions
+    # give first ([min, max] covers 1 - 2/64 = 96.9 %)
     seen: list[ev.Event] = []
     steady = Runner(profile(tmp_path, UNTIL_STABLE), INVENTORY, tmp_path / "steady",
                     hosts=fake(iperf3_ok), listener=seen.append)
-    assert [r.repetition for r in steady.run().records()] == [1, 2, 3]
-    assert steady.summary[0].stopped == "stable at 0.00 % after 3"
+    assert [r.repetition for r in steady.run().records()] == [1, 2, 3, 4, 5, 6]
+    words = ("stable after 6: the median's 95 % interval -0.00/+0.00 %; "
+             "the best of n grows with n")
+    assert steady.summary[0].stopped == words
     assert [e for e in seen if isinstance(e, ev.RepetitionsStopped)] == [
-        ev.RepetitionsStopped("p", "mtu1500", "tcp", 3, "stable at 0.00 % after 3")]
-    assert steady.progress.done == steady.progress.total == 6
+        ev.RepetitionsStopped("p", "mtu1500", "tcp", 6, words)]
+    assert steady.progress.done == steady.progress.total == 8
 
     other = (SAMPLES / "iperf3_tcp_client.json").read_text()
     noisy = Runner(profile(tmp_path, UNTIL_STABLE), INVENTORY, tmp_path / "noisy",
                    hosts=fake(alternating(IPERF3_TCP, other)))
     recs = list(noisy.run().records())
-    assert [r.repetition for r in recs] == [1, 2, 3, 4, 5, 6]
-    values = [iperf3.parse(text).throughput_bps for text in (IPERF3_TCP, other)] * 3
+    assert [r.repetition for r in recs] == [1, 2, 3, 4, 5, 6, 7, 8]
+    values = [iperf3.parse(text).throughput_bps for text in (IPERF3_TCP, other)] * 4
     assert [r.throughput_bps for r in recs] == values
-    spread = 100 * statistics.stdev(values) / statistics.fmean(values)
-    assert spread > 1.0
-    assert noisy.summary[0].stopped == f"max reached (6) at {spread:.2f} % spread"
+    assert abs(values[1] / values[0] - 1) > 0.02      # the two figures are far apart
+    # the interval at 8 is [x_(2), x_(7)]: both figures; reported as reached
+    med = statistics.median(values)
+    lo, hi = 100 * (min(values) - med) / med, 100 * (max(values) - med) / med
+    assert noisy.summary[0].stopped == (
+        f"max reached (8): the median's 95 % interval -{abs(lo):.2f}/+{hi:.2f} %; "
+        f"two modes ({min(values) / 1e6:.1f} Mbit/s and {max(values) / 1e6:.1f} Mbit/s, "
+        f"{100 * (max(values) / min(values) - 1):.1f} % apart); the best of n grows with n")
 
 
 def test_a_resumed_until_stable_test_goes_on_from_its_stored_figures(tmp_path):
@@ -558,8 +567,8 @@ def test_a_resumed_until_stable_test_goes_on_from_its_stored_figures(tmp_path):
     again = Runner(prof, INVENTORY, out, hosts=fake(alternating(IPERF3_TCP, other)),
                    resume=True)
     recs = list(again.run().records())
-    assert [r.repetition for r in recs] == [1, 2, 3, 4, 5, 6]
-    assert again.summary[0].stopped.startswith("max reached (6) at ")
+    assert [r.repetition for r in recs] == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert again.summary[0].stopped.startswith("max reached (8): ")
     # A resume of a test that stands (stable at its min) measures nothing more.
     Runner(prof, INVENTORY, tmp_path / "s", hosts=fake(iperf3_ok)).run()
     calls: list[ToolCall] = []
@@ -570,18 +579,25 @@ def test_a_resumed_until_stable_test_goes_on_from_its_stored_figures(tmp_path):
 
 def test_the_stopping_rule_at_its_edges():
     from nicbench.config.profile import UntilStable
-    from nicbench.results.policy import rsd_pct, stopped
+    from nicbench.results.policy import interval, stopped
 
-    policy = UntilStable(min=3, max=5, until_rsd_pct=1.0)
-    assert stopped([100.0, 100.0], 2, policy) is None               # under min
-    assert stopped([100.0, 100.0, 100.0], 3, policy).words() == "stable at 0.00 % after 3"
-    # Exactly at the target counts as stable.
-    at = [99.0, 101.0, 100.0]
-    assert rsd_pct(at) == pytest.approx(1.0)
-    assert stopped(at, 3, policy).stable
-    assert stopped([90.0, 110.0, 100.0], 3, policy) is None
-    # Failed repetitions count toward max, not toward min.
-    assert stopped([100.0, 100.0], 4, policy) is None
-    stop = stopped([100.0], 5, policy)
+    policy = UntilStable(min=5, max=8, until_ci_pct=1.0)
+    assert stopped([100.0] * 4, 4, policy) is None                  # under min
+    # the median has no 95 % interval from 5 values: on to 6
+    assert stopped([100.0] * 5, 5, policy) is None
+    assert stopped([100.0] * 6, 6, policy).words() == (
+        "stable after 6: the median's 95 % interval -0.00/+0.00 %")
+    # exactly at the target counts as stable: [min, max] of 6 reaches 1 % below
+    at = [99.0, 100.0, 100.0, 100.0, 100.0, 100.5]
+    assert interval(at, "median").reach_pct == pytest.approx(1.0)
+    assert stopped(at, 6, policy).stable
+    assert stopped([90.0, 100.0, 100.0, 100.0, 100.0, 110.0], 6, policy) is None
+    # the mean: a t-interval (99 %), from 5 values
+    mean = stopped([100.0, 100.1, 99.9, 100.0, 100.0], 5, policy, "mean")
+    assert mean.stable and mean.interval.statistic == "mean"
+    assert mean.interval.confidence == 0.99
+    # failed repetitions count toward max, not toward min
+    assert stopped([100.0] * 4, 6, policy) is None
+    stop = stopped([100.0], 8, policy)
     assert not stop.stable and stop.words() == (
-        "max reached (5) at no spread (fewer than two succeeded)")
+        "max reached (8): no interval yet (too few succeeded)")

@@ -157,6 +157,9 @@ def test_a_median_rule_selects_the_repetition_at_the_median() -> None:
 
 
 def test_until_stable_judges_round_trips_by_their_median() -> None:
-    policy = UntilStable(min=3, max=10, until_rsd_pct=20.0)
-    stop = first_stop(reps(), policy)
-    assert stop is not None and stop.stable and stop.ran == 3
+    recs = [record(repetition=i, status=Status.OK, latency=lat(p50, 2 * p50))
+            for i, p50 in enumerate([20.0, 15.0, 18.0, 16.0, 19.0, 17.0], 1)]
+    stop = first_stop(recs, UntilStable(min=5, max=10, until_ci_pct=20.0))
+    # the median round trip 17.5 us, its interval [15, 20] (every one of 6): 14.3 %
+    assert stop is not None and stop.stable and stop.ran == 6
+    assert stop.interval.figure == 17.5 and (stop.interval.low, stop.interval.high) == (15, 20)

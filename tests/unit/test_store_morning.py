@@ -29,7 +29,8 @@ def test_the_morning_summary_finds_the_change_against_the_store(tmp_path, store_
                             {"gbe": list(GBE * 0.95 * (1 + rng.normal(0, 0.003, 4)))},
                             driver_version="3.3", store=store_at)
     [line] = runner.morning.history
-    said = re.fullmatch(r"gbe tcp MTU 1500: (-\d\.\d) % since \d{4}-\d\d-\d\d, "
+    said = re.fullmatch(r"gbe tcp MTU 1500: (-\d\.\d) % \[-\d\.\d, -\d\.\d\] since "
+                        r"\d{4}-\d\d-\d\d, "
                         r"gbe driver_version 3\.2 -> 3\.3", line)
     assert said is not None, line
     assert float(said.group(1)) == pytest.approx(-5, abs=0.6)
