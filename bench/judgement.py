@@ -47,27 +47,11 @@ TARGETS = {"history_false": 0.05, "history_found4": 0.95, "history_found2": 0.80
 
 # -- the comparison -----------------------------------------------------------------------
 def verdict(a: list[float], b: list[float]) -> str:
-    """The comparison's word for run B's repetitions against run A's (Mbit/s): the one
-    place this benchmark calls the comparison, so a change of its functions is made here
-    (where the rule has its own module, ``nicbench.judging.words.judge_samples``, that;
-    before it, a report row filled and judged)."""
-    try:
-        from nicbench.judging.words import judge_samples  # type: ignore[import-not-found]
-    except ImportError:
-        pass
-    else:
-        return str(judge_samples(a, b).word)
-    from nicbench.report.compare import Comparison, fill, judge
-    from nicbench.report.model import Entry
+    """The comparison's word for run B's repetitions against run A's (Mbit/s): the same
+    rule, threshold and statistic as a report's row (``nicbench.judging.words``)."""
+    from nicbench.judging.words import judge_samples
 
-    def entry(label: str) -> Entry:
-        return Entry(key=f"{label}/p", run_index=0 if label == "A" else 1, run_label=label,
-                     run_id=label, run_name=label, pair="p", adapter="x", adapter_label="x")
-
-    row = fill(Comparison(a=entry("A"), b=entry("B"), test="tcp", point="mtu1500",
-                          mtu=1500), a, b, resolution=0.0)
-    judge([row])
-    return row.verdict
+    return str(judge_samples(a, b).word)
 
 
 def comparison(rng: np.random.Generator, runs: int) -> dict[str, float]:
