@@ -77,7 +77,7 @@ DEFAULT_PDR_LOSS_PCT = 0.5
 # 1/10,000 of it with the step doubling, then halving to the resolution.
 MAX_SHORT_TRIALS = 24
 # What a search is planned as per frame size (an estimate; the seeded simulation in
-# tests/unit/test_framesearch_sim.py averages 4.5 short and 3.5 full-length trials for a
+# tests/unit/test_framesearch_sim.py averages 4.4-4.6 short and 3.1-3.3 full-length trials for a
 # bound searched alone, the lab about 9 in all per frame with the PDR starting from the
 # NDR's trials): short trials of both bounds, and full-length ones.
 PLANNED_SHORT_PER_FRAME = 7
