@@ -207,7 +207,7 @@ def frame_rate_search(trial: RateTrial, *, top: int, resolution_pct: float,
     tries = 0
     down = up = r
     while tries < confirm_tries:
-        if conf is not None and (conf >= top or _narrow(conf, fhi, r) and fhi is not None):
+        if conf is not None and (conf >= top or (fhi is not None and _narrow(conf, fhi, r))):
             break
         if lo is not None and (conf is None or lo > conf) and (fhi is None or lo < fhi):
             cand = lo                      # the short trials' rate, at full length

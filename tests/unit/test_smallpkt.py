@@ -244,7 +244,7 @@ def test_ndr_and_pdr_are_narrowed_to_their_resolution_and_confirmed_at_full_leng
     assert next(x for x in at64 if x.trial_id == ndr.trial_id).frame.bound is Bound.NDR
     pdr_trials = [r for r in at64 if r.frame.bound is Bound.PDR]
     assert pdr_trials and all(r.frame.offered_pps > ndr.offered_pps for r in pdr_trials)
-    assert [pps for p, pps in link.asked if p == 18][0] == 148_809   # the line rate first
+    assert next(pps for p, pps in link.asked if p == 18) == 148_809   # the line rate first
     assert all("-l 18" in r.commands["client"] for r in at64)
     # 1518 bytes: 8,127 frames/s is under the link's 40,000: no loss at the line rate, a
     # short trial and its confirmation, which stands for both bounds
