@@ -76,12 +76,13 @@ DEFAULT_PDR_LOSS_PCT = 0.5
 # One bound's short trials at most (execution/udpsearch.py): from the line rate down to
 # 1/10,000 of it with the step doubling, then halving to the resolution.
 MAX_SHORT_TRIALS = 24
-# What a search is planned as per frame size (an estimate; the seeded simulation in
-# tests/unit/test_framesearch_sim.py averages 4.4-4.6 short and 3.1-3.3 full-length trials for a
-# bound searched alone, the lab about 9 in all per frame with the PDR starting from the
-# NDR's trials): short trials of both bounds, and full-length ones.
-PLANNED_SHORT_PER_FRAME = 7
-PLANNED_FULL_PER_FRAME = 3
+# What a search is planned as per frame size (an estimate: the seeded simulation in
+# tests/unit/test_framesearch_sim.py averages 4.4-4.6 short and 3.1-3.3 full-length
+# trials a bound searched alone, the PDR starting from the NDR's trials takes fewer; the
+# lab at load average 10-15 took 14-26 per frame): short trials of both bounds, and
+# full-length ones.
+PLANNED_SHORT_PER_FRAME = 8
+PLANNED_FULL_PER_FRAME = 4
 
 
 class FrameSearch(Strict):
