@@ -65,13 +65,17 @@ def search_frames(run: RunContext, trials: TrialsAt, test: TestSpec, planned: in
                             not_run=planned)
         run.recorder.advance(planned)
         return
-    probes = _FrameProbes(run, trials, test)
+    per_frame = planned // len(search.frames)
+    probes = _FrameProbes(run, trials, test, per_frame)
     for frame in search.frames:
         if not frames.fits(frame, trials.point.ip_mtu):
-            run.recorder.advance(planned // len(search.frames))   # 9018 at MTU 1500
+            run.recorder.advance(per_frame)   # 9018 at MTU 1500
             continue
         made = probes.made
         seen = _one_frame(probes, search, frame, link)
+        # progress: a frame of fewer trials than planned counts the rest as done (a
+        # frame of more grew the total trial by trial: _FrameProbes._one)
+        run.recorder.advance(max(0, per_frame - (probes.made - made)))
         for rate in frame_rates(seen, search.pdr_loss_pct):
             run.tell(ev.FrameRateFound(
                 pair=trials.ctx.pair, point=trials.ctx.point, test=test.name,
@@ -117,13 +121,14 @@ class _FrameProbes:
     """The trials of one test's small-packet searches at a point, numbered in the order
     made, replayed from the stored ones where the searches walk the same rates again."""
 
-    def __init__(self, run: RunContext, trials: TrialsAt, test: TestSpec):
+    def __init__(self, run: RunContext, trials: TrialsAt, test: TestSpec, per_frame: int):
         self.run, self.trials, self.test = run, trials, test
+        self.per_frame = per_frame            # the trials a frame size is planned as
         assert test.frame_search is not None
         self.search = test.frame_search
         self.params = resolve(test.params, trials.point.vars)
         self.timeout = run.profile.timeout_for(test)
-        self.made = 0
+        self.made = self.first = 0
         self.frame_bytes = frames.MIN_FRAME
         self.link_bps = 0.0
         self.seen: list[TrialRecord] = []              # this frame size's trials
@@ -131,6 +136,7 @@ class _FrameProbes:
     def frame(self, frame: int, link_bps: float) -> None:
         self.frame_bytes, self.link_bps = frame, link_bps
         self.seen = []
+        self.first = self.made                   # trials made before this frame size
 
     def known(self, loss_pct: float) -> Known:
         """What this frame size's trials so far say under ``loss_pct``: the PDR search
@@ -163,6 +169,8 @@ class _FrameProbes:
 
     def _one(self, pps: int, bound: Bound, confirm: bool) -> TrialRecord:
         self.made += 1
+        if self.made - self.first > self.per_frame:
+            self.run.recorder.extend(1)          # beyond the plan: the total grows
         payload = frames.payload_bytes(self.frame_bytes)
         rate_bps = pps * payload * 8
         probe = FrameProbe(frame_bytes=self.frame_bytes, payload_bytes=payload, bound=bound,

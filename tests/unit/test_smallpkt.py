@@ -360,3 +360,20 @@ def test_a_frame_search_with_a_tool_that_cannot_set_the_payload_is_refused(tmp_p
 def test_the_default_frames_are_rfc2544_s_and_a_jumbo_frame(tmp_path):
     (test,) = profile(tmp_path, "{line_rate: 1G}").tests
     assert test.frame_search.frames == [64, 128, 256, 512, 1024, 1518, 9018]
+
+
+def test_the_progress_count_follows_a_search_longer_or_shorter_than_planned(tmp_path):
+    """A frame size searched in more trials than planned grows the run's total trial by
+    trial, one in fewer counts the rest as done: the count never passes its total, and
+    ends at it (the live ETA is the time per trial times what is left)."""
+    dones: list[tuple[int, int]] = []
+    prof = profile(tmp_path, SEARCH)
+    planned = prof.planned_trials(prof.tests[0])
+    Runner(prof, INVENTORY, tmp_path / "out", hosts=hosts(Link(40_000, 60_000)),
+           listener=lambda e: dones.append((e.done, e.total)) if isinstance(
+               e, ev.TrialDone) else None).run()
+    assert all(done <= total for done, total in dones)
+    per_frame = planned // 3
+    at64 = sum(1 for _ in dones[:-2])                   # 1518 bytes: 2 trials, last
+    assert at64 > per_frame                             # 64 bytes took more than planned
+    assert dones[-1][1] == planned + at64 - per_frame   # ... and grew the total by that
