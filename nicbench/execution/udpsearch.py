@@ -6,6 +6,9 @@ review's "successive approximation") finds, with the same resolution, the highes
 rate that arrives in full with loss at or under ``loss_pct``, in a handful of trials
 instead of (stop-start)/step (bench/udp_search.py: 3 against 61 on the lab). Both return
 every trial they made; the caller stores them all.
+
+``frame_rate_search`` is the small-packet search's (issue 30): in frames per second, to a
+resolution of the result, each rate settled by full-length trials (its docstring).
 """
 
 from __future__ import annotations
