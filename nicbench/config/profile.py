@@ -76,13 +76,12 @@ DEFAULT_PDR_LOSS_PCT = 0.5
 # One bound's short trials at most (execution/udpsearch.py): from the line rate down to
 # 1/10,000 of it with the step doubling, then halving to the resolution.
 MAX_SHORT_TRIALS = 24
-# What a search is planned as per frame size (an estimate: the seeded simulation in
-# tests/unit/test_framesearch_sim.py averages 4.4-4.6 short and 3.1-3.3 full-length
-# trials a bound searched alone, the PDR starting from the NDR's trials takes fewer; the
-# lab at load average 10-15 took 14-26 per frame): short trials of both bounds, and
-# full-length ones.
-PLANNED_SHORT_PER_FRAME = 8
-PLANNED_FULL_PER_FRAME = 4
+# What a search is planned as per frame size (an estimate): a modern run on the lab
+# (five pairs, 64 and 1518 bytes, load average 10-15, 2026-11-28) averaged 13.1 short and
+# 8.1 full-length trials a frame size for both bounds; the seeded simulation in
+# tests/unit/test_framesearch_sim.py, 4.5 short and 3.2 full-length a bound alone.
+PLANNED_SHORT_PER_FRAME = 13
+PLANNED_FULL_PER_FRAME = 8
 
 
 class FrameSearch(Strict):

@@ -130,8 +130,8 @@ def test_the_plan_counts_short_and_full_length_trials_per_frame(tmp_path):
     assert isinstance(measure_for(prof, test), FrameRateSearch)
     fs = test.frame_search
     assert (fs.pdr_loss_pct, fs.confirm_s, fs.confirm_tries) == (0.5, 10.0, 6)
-    assert fs.planned_confirmations == 2 * 4
-    assert prof.planned_trials(test) == 2 * (8 + 4)      # per frame 8 short, 4 full length
+    assert fs.planned_confirmations == 2 * 8
+    assert prof.planned_trials(test) == 2 * (13 + 8)     # per frame 13 short, 8 full length
     assert fs.most_trials == 2 * 2 * (24 + 6) >= prof.planned_trials(test)
 
 
@@ -326,7 +326,7 @@ def test_the_plan_shows_each_probe_s_frame_and_the_searches_trials(tmp_path):
     assert ("small-packet search small: frames 64, 1518, 9018 B (those the point's MTU "
             "carries); per frame an NDR (0 % loss) and a PDR (0.5 % loss) search, 1 s trials "
             "narrowing to 1 % of the rate found, settled by trials of 10 s (at most 6 a "
-            "bound): about 12 trials per frame (4 of 10 s), 36 per point, at most 180") in lines
+            "bound): about 21 trials per frame (8 of 10 s), 63 per point, at most 180") in lines
     # the planned hosts pass every probe: the line rate is offered first, then confirmed
     # at full length, which stands for both bounds
     probes = [line for line in lines if "small #" in line and "iperf -c" in line]
@@ -335,9 +335,9 @@ def test_the_plan_shows_each_probe_s_frame_and_the_searches_trials(tmp_path):
     assert "-l 18 -u -e -t 1 -b 214285680" in probes[0]       # 1,488,095 x 18 x 8
     assert "-l 18 -u -e -t 10 -b 214285680" in probes[1]      # its confirmation
     assert "(1518 B frames, 81,274 frames/s)" in probes[2] and "-l 1472" in probes[2]
-    assert plan.trials == 36
+    assert plan.trials == 63
     # the tools' time counts the planned confirmations at their 10 s
-    assert plan.tool_s == pytest.approx(3 * 8 * 1 + 3 * 4 * 10, abs=3 * 12 * 0.5)
+    assert plan.tool_s == pytest.approx(3 * 13 * 1 + 3 * 8 * 10, abs=3 * 21 * 0.5)
 
 
 def test_the_summary_row_gives_no_single_rate_for_a_small_packet_search(tmp_path):
@@ -362,18 +362,26 @@ def test_the_default_frames_are_rfc2544_s_and_a_jumbo_frame(tmp_path):
     assert test.frame_search.frames == [64, 128, 256, 512, 1024, 1518, 9018]
 
 
-def test_the_progress_count_follows_a_search_longer_or_shorter_than_planned(tmp_path):
+@pytest.mark.parametrize("short_planned", [1, 13], ids=["longer", "shorter"])
+def test_the_progress_count_follows_a_search_longer_or_shorter_than_planned(
+        tmp_path, monkeypatch, short_planned):
     """A frame size searched in more trials than planned grows the run's total trial by
     trial, one in fewer counts the rest as done: the count never passes its total, and
     ends at it (the live ETA is the time per trial times what is left)."""
+    import nicbench.config.profile as profile_module
+
+    monkeypatch.setattr(profile_module, "PLANNED_SHORT_PER_FRAME", short_planned)
     dones: list[tuple[int, int]] = []
     prof = profile(tmp_path, SEARCH)
     planned = prof.planned_trials(prof.tests[0])
-    Runner(prof, INVENTORY, tmp_path / "out", hosts=hosts(Link(40_000, 60_000)),
-           listener=lambda e: dones.append((e.done, e.total)) if isinstance(
-               e, ev.TrialDone) else None).run()
+    runner = Runner(prof, INVENTORY, tmp_path / "out", hosts=hosts(Link(40_000, 60_000)),
+                    listener=lambda e: dones.append((e.done, e.total)) if isinstance(
+                        e, ev.TrialDone) else None)
+    runner.run()
     assert all(done <= total for done, total in dones)
     per_frame = planned // 3
-    at64 = sum(1 for _ in dones[:-2])                   # 1518 bytes: 2 trials, last
-    assert at64 > per_frame                             # 64 bytes took more than planned
-    assert dones[-1][1] == planned + at64 - per_frame   # ... and grew the total by that
+    at64 = len(dones) - 2                               # 1518 bytes: 2 trials, last
+    grown = max(0, at64 - per_frame)
+    assert (grown > 0) == (short_planned == 1)
+    assert dones[-1][1] == planned + grown
+    assert runner.progress.done == runner.progress.total == planned + grown
