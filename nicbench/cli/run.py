@@ -77,9 +77,14 @@ class RunPrinter:
                 self.line(f"   {test}: {method} found {mbit(best)} Mbit/s (offered "
                           f"{mbit(off)}) in {n} trials")
             case ev.FrameRateFound(test=test, frame_bytes=frame, bound=bound, pps=pps,
-                                   line_pps=line, trials=n):
+                                   line_pps=line, trials=n, hi_pps=hi, confirm_s=secs,
+                                   loss_pct=loss):
                 found = f"{pps:,.0f} pps ({100 * pps / line:.1f} % of line rate " \
-                    f"{int(line):,})" if pps is not None else "no rate without loss"
+                    f"{int(line):,})" if pps is not None else "none confirmed"
+                if pps is not None and secs is not None:
+                    found += f", confirmed {secs:.0f} s at {loss or 0:g} % loss"
+                if hi is not None:
+                    found += f", failed at {hi:,}"
                 self.line(f"   {test}: {frame} B {bound.value.upper()} {found} "
                           f"({n} trials at this size)")
             case ev.HostRebooted(host=host, seconds=seconds, reason=reason):

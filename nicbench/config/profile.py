@@ -75,18 +75,34 @@ MAX_FRAME = 65535 + FRAME_OVERHEAD    # the largest IP packet with its header an
 DEFAULT_PDR_LOSS_PCT = 0.5
 
 
+# One bound's short trials at most (execution/udpsearch.py): from the line rate down to
+# 1/10,000 of it with the step doubling, then halving to the resolution.
+MAX_SHORT_TRIALS = 24
+# What a search is planned as per frame size (an estimate): a modern run on the lab
+# (five pairs, 64 and 1518 bytes, load average 10-15, 2026-11-28) averaged 13.1 short and
+# 8.1 full-length trials a frame size for both bounds; the seeded simulation in
+# tests/unit/test_framesearch_sim.py, 4.5 short and 3.2 full-length a bound alone.
+PLANNED_SHORT_PER_FRAME = 13
+PLANNED_FULL_PER_FRAME = 8
+
+
 class FrameSearch(Strict):
-    """The small-packet rate (issue 22): at each Ethernet frame size, the highest offered
-    frame rate with no loss (NDR, RFC 2544's throughput) and with at most ``pdr_loss_pct``
-    loss (PDR), each by the UDP bisection (``execution/framesearch.py``). The grid runs
-    from one step up to the line rate for the frame size, in steps of ``resolution_pct``
-    of it. A frame the point's MTU does not carry (9018 at MTU 1500) is left out there.
-    The line rate is ``line_rate``, else the inventory adapter's ``link_rate``."""
+    """The small-packet rate (issue 22, issue 30): at each Ethernet frame size, the
+    highest offered frame rate with no loss (NDR, RFC 2544's throughput) and with at most
+    ``pdr_loss_pct`` loss (PDR), each searched with the test's short trials until the
+    bracket (the highest rate passed, the lowest failed) is within ``resolution_pct`` of
+    the rate found, then settled by trials of ``confirm_s`` at full length (RFC 2544's
+    final determination; its 60 s is ``confirm_s: 60``): the rate is confirmed or stepped
+    down, at most ``confirm_tries`` of them (``execution/udpsearch.py``). A frame the
+    point's MTU does not carry (9018 at MTU 1500) is left out there. The line rate is
+    ``line_rate``, else the inventory adapter's ``link_rate``."""
 
     frames: list[Annotated[Int, Field(ge=MIN_FRAME, le=MAX_FRAME)]] = Field(
         default_factory=lambda: list(DEFAULT_FRAMES), min_length=1, max_length=32)
     pdr_loss_pct: Float = Field(DEFAULT_PDR_LOSS_PCT, gt=0, le=100)
     resolution_pct: Float = Field(1.0, ge=0.1, le=50)
+    confirm_s: Float = Field(10.0, ge=1, le=3600)
+    confirm_tries: Int = Field(6, ge=1, le=20)
     line_rate: Rate | None = None
     trials_per_rate: Int = Field(1, ge=1, le=15)
 
@@ -98,23 +114,23 @@ class FrameSearch(Strict):
         return frames
 
     @property
-    def steps(self) -> int:
-        """The grid's rates below the line rate."""
-        return max(1, int(100 // self.resolution_pct))
+    def planned_confirmations(self) -> int:
+        """The full-length trials planned at one point (an estimate)."""
+        return len(self.frames) * PLANNED_FULL_PER_FRAME
 
     @property
     def planned_trials(self) -> int:
-        """An estimate, as a bisection's (a search may take fewer or more): per frame
-        size, the NDR search (halving the grid, the offer of the line rate, the first
-        guess) and the PDR search above it (halving what is left)."""
-        halvings = max(1, self.steps.bit_length())
-        return len(self.frames) * (2 * halvings + 2) * self.trials_per_rate
+        """An estimate (a search may take fewer or more): per frame size, the short
+        trials of both bounds and their full-length ones."""
+        return (len(self.frames) * PLANNED_SHORT_PER_FRAME * self.trials_per_rate
+                + self.planned_confirmations)
 
     @property
     def most_trials(self) -> int:
-        """The most trials it can make at one point: every rate of the grid at most
-        twice (a probe offered again), in both searches."""
-        return len(self.frames) * 2 * (2 * (self.steps + 1) + 1) * self.trials_per_rate
+        """The most trials it can make at one point: per frame and bound, every short
+        trial and every full-length one."""
+        return len(self.frames) * 2 * (MAX_SHORT_TRIALS * self.trials_per_rate
+                                       + self.confirm_tries)
 
 
 # The fewest repetitions an until-stable policy stops after.
@@ -579,6 +595,12 @@ def _frame_search_errors(where: Where, i: int, test: TestSpec,
     if "length" in test.params:
         errors.append(where.error(("tests", i, "params", "length"), "frame_search sets "
                                   "the UDP payload from each frame size: drop length"))
+    short = test.params.get("duration_s")
+    if isinstance(short, (int, float)) and short > test.frame_search.confirm_s:
+        errors.append(where.error((*at, "confirm_s"), f"confirm_s {test.frame_search.confirm_s:g}"
+                                  f" is shorter than the search's trials (duration_s {short:g}):"
+                                  " the confirmation is the full-length trial; give at least "
+                                  "the trials' duration"))
     return errors
 
 

@@ -111,8 +111,9 @@ class UdpSearchDone:
 
 @dataclass(frozen=True)
 class FrameRateFound:
-    """A small-packet search's outcome at one frame size and bound (None: no offered
-    rate passed)."""
+    """A small-packet search's outcome at one frame size and bound (None: no full-length
+    trial passed), with its bracket's top (the lowest rate failed above it) and the
+    confirmation's duration and loss."""
 
     pair: str
     point: str
@@ -122,6 +123,9 @@ class FrameRateFound:
     pps: float | None
     line_pps: float
     trials: int
+    hi_pps: int | None = None
+    confirm_s: float | None = None
+    loss_pct: float | None = None
 
 
 @dataclass(frozen=True)

@@ -451,8 +451,8 @@ def _estimate(profile: Profile, inventory: Inventory, chosen: list[str], paralle
               ) -> tuple[float, float, list[Slot]]:
     """Tool time, the whole run's time and the pairs' schedule for ``trials`` trials
     (``starts_s``: what the Windows hosts' process starts add)."""
-    per_pair_tools = sum(per_test(t) * _tool_s(profile, t) for pt in profile.points
-                         for t in profile.tests_at(pt))
+    per_pair_tools = sum(per_test(t) * _tool_s(profile, t) + _confirm_s(profile, t)
+                         for pt in profile.points for t in profile.tests_at(pt))
     tool_s = per_pair_tools * len(chosen)
     per_pair = (tool_s + trials * TRIAL_OVERHEAD_S + starts_s
                 + sum(1 for pt in profile.points if profile.tests_at(pt)) * len(chosen)
@@ -476,6 +476,14 @@ def eta_prior(profile: Profile, inventory: Inventory, pairs: list[str],
                   for t in profile.tests_at(pt)) * len(pairs)
     scale = estimate / planned if planned > 0 else 0.0
     return estimate, {name: s * scale for name, s in own.items()}
+
+
+def _confirm_s(profile: Profile, test: TestSpec) -> float:
+    """What a small-packet search's full-length trials add beyond a short trial's time."""
+    fs = test.frame_search
+    if fs is None:
+        return 0.0
+    return fs.planned_confirmations * max(0.0, fs.confirm_s - _tool_s(profile, test))
 
 
 def _tool_s(profile: Profile, test: TestSpec) -> float:
@@ -559,11 +567,16 @@ def _frame_search_line(test: TestSpec) -> str:
     fs = test.frame_search
     assert fs is not None
     per_frame = fs.planned_trials // len(fs.frames)
+    full = fs.planned_confirmations // len(fs.frames)
+    short = test.params.get("duration_s")
+    of = f"{short:g} s " if isinstance(short, (int, float)) else ""
     return (f"small-packet search {test.name}: frames {', '.join(map(str, fs.frames))} B "
             f"(those the point's MTU carries); per frame an NDR (0 % loss) and a PDR "
-            f"({fs.pdr_loss_pct:g} % loss) bisection on a {fs.resolution_pct:g} % grid of "
-            f"the line rate ({fs.steps} rates): about {per_frame} trials per frame, "
-            f"{fs.planned_trials} per point, at most {fs.most_trials}")
+            f"({fs.pdr_loss_pct:g} % loss) search, {of}trials narrowing to "
+            f"{fs.resolution_pct:g} % of the rate found, settled by trials of "
+            f"{fs.confirm_s:g} s (at most {fs.confirm_tries} a bound): about {per_frame} "
+            f"trials per frame ({full} of {fs.confirm_s:g} s), {fs.planned_trials} per "
+            f"point, at most {fs.most_trials}")
 
 
 def _windows_cost(plan: RunPlan) -> str:

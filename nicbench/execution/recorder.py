@@ -156,6 +156,12 @@ class Recorder:
             self._tell(ev.TrialDone(record=rec, i=i, n=n, done=self.progress.done,
                                     total=self.progress.total, eta_s=self.progress.eta_s()))
 
+    def extend(self, trials: int) -> None:
+        """A search takes more trials than it was planned as: the total grows with it, so
+        that the count and the ETA go on saying what is left."""
+        with self._lock:
+            self.progress.total += trials
+
     def advance(self, trials: int) -> None:
         """Count trials that stand already or will not be run."""
         with self._lock:

@@ -6,11 +6,15 @@ review's "successive approximation") finds, with the same resolution, the highes
 rate that arrives in full with loss at or under ``loss_pct``, in a handful of trials
 instead of (stop-start)/step (bench/udp_search.py: 3 against 61 on the lab). Both return
 every trial they made; the caller stores them all.
+
+``frame_rate_search`` is the small-packet search's (issue 30): in frames per second, to a
+resolution of the result, each rate settled by full-length trials (its docstring).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 from collections.abc import Callable
 
 from nicbench.results.policy import passes
@@ -105,3 +109,162 @@ def _bisect_result(passed: list[TrialRecord], trials: list[TrialRecord]) -> Sear
     best = max(passed, key=lambda t: t.offered_bps or 0.0, default=None)
     return SearchResult("bisect", best.throughput_bps if best else None,
                         int(best.offered_bps or 0) if best else None, trials)
+
+
+# -- the frame-rate search (RFC 2544 throughput, narrowed as MLRsearch narrows) ------------
+@dataclass(frozen=True)
+class Verdict:
+    """What one trial told a frame-rate search: whether it passed the bound's loss (and
+    delivered what was offered), and the frames per second that arrived."""
+
+    passed: bool
+    received_pps: float | None
+
+
+# (offered frames/s, a confirmation at full length?) -> what the trial told
+RateTrial = Callable[[int, bool], Verdict]
+
+
+@dataclass
+class Known:
+    """What a search starts from (another bound's trials): the highest rate a short trial
+    passed at (``lo``) and the lowest above it one failed at (``hi``, with what arrived
+    there), and the rates full-length trials passed and failed at."""
+
+    lo: int | None = None
+    hi: int | None = None
+    hi_received: float | None = None
+    full_passed: set[int] = field(default_factory=set)
+    full_failed: set[int] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class RateFound:
+    """A bound's outcome: the highest rate a full-length trial passed at (None: none did)
+    and the bracket's top ``hi``, the lowest rate that failed above it (at full length
+    where one was made, else a short trial; None: the rate is the top), and the trials
+    this search made."""
+
+    rate: int | None
+    hi: int | None
+    short_trials: int
+    confirmations: int
+
+
+MAX_SHORT_TRIALS = 24     # one bound's short trials: a line rate 10,000 x the floor, 1 %
+
+
+def frame_rate_search(trial: RateTrial, *, top: int, resolution_pct: float,
+                      confirm_tries: int, zero_loss: bool, known: Known | None = None,
+                      floor: int = 1, max_short: int = MAX_SHORT_TRIALS) -> RateFound:
+    """One bound's rate on a link whose top (line) rate is ``top`` frames/s.
+
+    1. Short trials narrow ``lo`` (passed) and ``hi`` (failed) until ``hi - lo`` is at
+       most ``resolution_pct`` of ``lo``: of the result, not of the line rate. With no
+       rate known the top is offered first; below a failure the next offer is what
+       arrived there (the link's ceiling, a first guess) or a step under it, the step
+       doubling while rates fail (MLRsearch's external search); above a pass a step
+       over it, doubling while rates pass; then halving. A failure is never offered
+       again: one trial, one answer.
+    2. The same at full length (RFC 2544's final determination), from ``lo``: it is
+       confirmed by a full-length trial, or the failure steps down (to what arrived, or a
+       step under, the step doubling) and confirms again; above a confirmed rate a step
+       up is tried at full length, so that both ends of the bracket stand on full-length
+       trials, halving until the resolution. Under a zero-loss bound (the NDR) a short
+       trial's failure is the bracket's top already (a frame lost in 1 s is lost in 10);
+       under a loss ratio (the PDR) it is not (a ratio averages over the trial). At most
+       ``confirm_tries`` full-length trials; a bound none of them passed has no rate.
+    """
+    k = known or Known()
+    r = resolution_pct / 100
+    lo, hi, hint, short = _short_trials(trial, top, r, k, floor, max_short)
+    conf, top_fail, tries = _full_trials(trial, top, r, k, zero_loss, lo, hi, hint, floor,
+                                         confirm_tries)
+    return RateFound(conf, top_fail, short, tries)
+
+
+def _short_trials(trial: RateTrial, top: int, r: float, k: Known, floor: int,
+                  max_short: int) -> tuple[int | None, int | None, float | None, int]:
+    """Step 1: short trials narrow the bracket to ``r`` of its lower end; (lo, hi, what
+    arrived at hi, trials made)."""
+    lo, hi, hint = k.lo, k.hi, k.hi_received
+    short = 0
+    if lo is None and hi is None and not k.full_passed:
+        v = trial(top, False)
+        short += 1
+        if v.passed:
+            lo = top
+        else:
+            hi, hint = top, v.received_pps
+    down = up = r
+    while short < max_short and hi is not None and not _narrow(lo, hi, r):
+        if lo is None:
+            cand = _below(hi, down, hint)
+            down *= 2
+            if cand < floor:
+                break
+        else:
+            cand = min((lo + hi) // 2, math.ceil(lo * (1 + up)))
+        cand = min(max(cand, (lo or 0) + 1), hi - 1)
+        v = trial(cand, False)
+        short += 1
+        if v.passed:
+            lo, up = cand, up * 2
+        else:
+            hi, hint, up = cand, v.received_pps, r
+    return lo, hi, hint, short
+
+
+def _full_trials(trial: RateTrial, top: int, r: float, k: Known, zero_loss: bool,
+                 lo: int | None, hi: int | None, hint: float | None, floor: int,
+                 confirm_tries: int) -> tuple[int | None, int | None, int]:
+    """Step 2: full-length trials confirm the rate (or step down) and close the bracket
+    above it; (the confirmed rate, the lowest failure above it, trials made)."""
+    conf = max(k.full_passed, default=None)
+    fails = [f for f in k.full_failed if conf is None or f > conf]
+    if zero_loss and hi is not None and (conf is None or hi > conf):
+        fails.append(hi)    # a frame lost in a short trial is one lost in a longer one
+    fhi = min(fails, default=None)
+    tries = 0
+    down = up = r
+    while tries < confirm_tries:
+        if conf is not None and (conf >= top or (fhi is not None and _narrow(conf, fhi, r))):
+            break
+        if lo is not None and (conf is None or lo > conf) and (fhi is None or lo < fhi):
+            cand = lo                      # the short trials' rate, at full length
+        elif conf is None:
+            if fhi is None:
+                break
+            cand = _below(fhi, down, hint)
+            down *= 2
+        elif fhi is None:
+            cand = min(math.ceil(conf * (1 + up)), top)
+            up *= 2
+        else:
+            cand = (conf + fhi) // 2
+        if cand < floor or (conf is not None and cand <= conf) \
+                or (fhi is not None and cand >= fhi):
+            break
+        v = trial(cand, True)
+        tries += 1
+        if v.passed:
+            conf = cand
+        else:
+            fhi, hint = cand, v.received_pps
+    top_fail = fhi if fhi is not None else hi if hi is not None and conf is not None \
+        and hi > conf else None
+    return conf, top_fail, tries
+
+
+def _narrow(lo: int | None, hi: int | None, r: float) -> bool:
+    """Is the bracket within the resolution of its lower end (or closed at the top)?"""
+    return hi is None or (lo is not None and hi - lo <= max(1.0, lo * r))
+
+
+def _below(rate: int, step: float, received: float | None) -> int:
+    """The next offer under a failure at ``rate``: a step under it, or what arrived there
+    if that is lower (the link's ceiling, as the receiver counted it)."""
+    cand = math.floor(rate / (1 + step))
+    if received is not None and 0 < received < cand:
+        cand = math.floor(received)
+    return cand

@@ -37,9 +37,13 @@ FRAME_OVERHEAD = ETHERNET_HEADER + FCS + IPV4_HEADER + UDP_HEADER   # 46: frame 
 
 MIN_FRAME = 64            # Ethernet's smallest frame (IEEE 802.3)
 RFC2544_FRAMES = (64, 128, 256, 512, 1024, 1518)   # section 9.1 less 1280, as CSIT runs it
-# A figure this far above the line rate is flagged: closer is the tools' own timing (a
-# rate from a count over a duration read to 0.1 ms or so), not a second link.
-FLAG_MARGIN = 0.01
+# A received frame rate is a count over a duration: N frames in t seconds, t read to
+# the tool's timing resolution. Its error (:func:`rate_error_pps`) is one frame of the
+# count (the interval's edges) plus N over t times the relative error of t. A rate above
+# the line rate by more than that is flagged. The tools' timing, as they print it: iperf
+# 2's intervals to 0.1 ms ("0.0000-1.0003 sec"), iperf3's JSON seconds to 1 us; unknown: 1 ms.
+TIMING_S = {"iperf2": 1e-4, "iperf3": 1e-6}
+DEFAULT_TIMING_S = 1e-3
 
 
 class Bound(StrEnum):
@@ -77,17 +81,31 @@ def frame_mbit(pps: float, frame: int) -> float:
     return pps * frame * 8 / 1e6
 
 
-def above_line(pps: float, line: float) -> bool:
-    """A rate above the line rate (beyond the tools' timing) is impossible on that link."""
-    return pps > line * (1 + FLAG_MARGIN)
+def rate_error_pps(frames: float, duration_s: float, timing_s: float) -> float:
+    """The error of ``frames`` counted over ``duration_s`` read to ``timing_s``: one frame
+    at the interval's edges, and the rate times the duration's relative error."""
+    if duration_s <= 0:
+        return float("inf")
+    return (1.0 + frames * timing_s / duration_s) / duration_s
+
+
+def timing_s(tool: str) -> float:
+    return TIMING_S.get(tool, DEFAULT_TIMING_S)
+
+
+def above_line(pps: float, line: float, error_pps: float = 0.0) -> bool:
+    """A rate above the line rate beyond its measurement error (``rate_error_pps``) is
+    impossible on that link."""
+    return pps - error_pps > line
 
 
 @dataclass
 class FrameProbe:
     """What a small-packet trial offered: appended to its record (``frame``), absent from
     every other line. ``bound`` is the search that asked for the trial; a PDR search
-    reuses the NDR search's trials (their loss is known), so an NDR trial may stand for
-    both."""
+    starts from the NDR search's trials (their loss is known), so an NDR trial may stand
+    for both, never a PDR trial for the NDR. ``confirm``: a full-length trial (absent
+    from lines stored before issue 30: a short trial)."""
 
     frame_bytes: int
     payload_bytes: int
@@ -95,6 +113,7 @@ class FrameProbe:
     offered_pps: int
     line_pps: float          # at ``link_rate_bps``
     link_rate_bps: float
+    confirm: bool = False    # a full-length trial (``confirm_s``) settling the rate
 
     def __post_init__(self) -> None:
         self.bound = Bound(self.bound)

@@ -4,10 +4,13 @@ rate".
 
 Figures come from :func:`nicbench.results.framerate.frame_rates` over each run's current
 records (the one definition of a search's outcome). The line rate for a frame size is
-rate / ((frame + 20) x 8) (RFC 2544; ``nicbench.physics.ethernet``); a rate above it (beyond
-the tools' timing, ``frames.FLAG_MARGIN``) was not carried by that link: it is drawn
-flagged, shown in the table with "!", and never ranked, as a throughput above the wire's
-limit is not (``verdict.py``).
+rate / ((frame + 20) x 8) (RFC 2544; ``nicbench.physics.ethernet``); a rate above it beyond
+its own measurement error (one frame of the count and the duration read to the tool's
+timing, ``frames.rate_error_pps``) was not carried by that link: it is drawn flagged,
+shown in the table with "!", and never ranked, as a throughput above the wire's limit is
+not (``verdict.py``). Each rate is a full-length trial's (``confirm_s``), shown with its
+bracket, the lowest rate that failed above it, and the confirmation's loss; a figure of
+a run stored before confirmations is shown as not confirmed and never ranked.
 
 The verdict ranks the adapters by their NDR at the smallest frame size every one of them
 was searched at (64 bytes when they all were): the received frame rate of the trial with
@@ -76,10 +79,11 @@ def figures(ix: Index) -> list[Figure]:
              for m in flagged]
     return [Figure(
         id="smallpkt", family="smallpkt", title="Frames per second against frame size",
-        caption="The highest offered frame rate that lost no frame (NDR, RFC 2544's "
-                "throughput) and that lost at most the PDR's share, received frames per "
-                f"second, beside the line rate rate / ((frame + {WIRE_EXTRA}) × 8) for the "
-                "adapter's link rate (preamble 8 and gap 12 bytes counted).",
+        caption="The highest offered frame rate at which a full-length trial lost no frame "
+                "(NDR, RFC 2544's throughput) and lost at most the PDR's share, received "
+                f"frames per second, beside the line rate rate / ((frame + {WIRE_EXTRA}) × 8)"
+                " for the adapter's link rate (preamble 8 and gap 12 bytes counted); "
+                "brackets in the table.",
         panels=panels, entries=list(dict.fromkeys(m.entry.key for m in ms)),
         legend=[LegendItem("NDR (0 % loss)", "#333333", "line"),
                 LegendItem("PDR", "#333333", "line", dash="4 3"),
@@ -110,8 +114,10 @@ def _panel(group: list[Measured], several: bool) -> LinePanel:
 
 
 COLUMNS = ["adapter", "point", "frame (B)", "line rate (frames/s)", "NDR (frames/s)",
-           "NDR Mbit/s", "NDR % of line", "PDR (frames/s)", "PDR Mbit/s", "PDR % of line",
-           "PDR loss limit %", "trials", "sender CPU % at NDR", "NDR trial"]
+           "NDR Mbit/s", "NDR % of line", "NDR bracket (frames/s)", "NDR confirmation",
+           "PDR (frames/s)", "PDR Mbit/s", "PDR % of line", "PDR bracket (frames/s)",
+           "PDR confirmation", "PDR loss limit %", "trials", "sender CPU % at NDR",
+           "NDR trial"]
 
 
 def table(ix: Index) -> list[Table]:
@@ -135,18 +141,38 @@ def table(ix: Index) -> list[Table]:
         keys.append(entries[k].key)
     return [Table(id="smallpkt", family="smallpkt", title="Small-packet rate: NDR and PDR",
                   columns=COLUMNS, rows=rows, row_entries=keys,
-                  caption="Received frames per second of the trial with the highest "
-                          "offered rate within each loss limit; Mbit/s of frames (header "
-                          "and FCS, no preamble or gap); \"!\" marks a rate above the line "
-                          "rate for its frame size (impossible on that link; not ranked).")]
+                  caption="Received frames per second of the full-length trial with the "
+                          "highest offered rate within each loss limit; its bracket: that "
+                          "offered rate to the lowest that failed above it (+ the search's "
+                          "last step; \"line\": none above), and the full-length trial's "
+                          "duration and loss; Mbit/s of frames (header and FCS, no "
+                          "preamble or gap); \"!\" marks a rate above the line rate for "
+                          "its frame size beyond its measurement error (impossible on that"
+                          " link; not ranked).")]
 
 
 def _figures(r: FrameRate) -> list[object]:
     if r.received_pps is None:
-        return ["none passed", "", ""]
+        failed = f"failed at {r.hi_pps:,}" if r.hi_pps is not None else ""
+        return ["none confirmed" if r.full_trials else "none passed", "", "", failed, ""]
     flag = "! " if r.above_line else ""
     return [flag + f"{r.received_pps:,.0f}", round(r.mbit or 0.0, 2),
-            round(r.line_pct or 0.0, 1)]
+            round(r.line_pct or 0.0, 1), bracket(r), confirmation(r)]
+
+
+def bracket(r: FrameRate) -> str:
+    """The offered rate to the lowest failed above it, and that step as a share."""
+    if r.offered_pps is None:
+        return ""
+    if r.hi_pps is None:
+        return f"{r.offered_pps:,} to line"
+    return f"{r.offered_pps:,} to {r.hi_pps:,} (+{r.bracket_pct or 0.0:.1f} %)"
+
+
+def confirmation(r: FrameRate) -> str:
+    if not r.confirmed:
+        return "not confirmed (an older run's short trial)"
+    return f"{r.duration_s or 0:.0f} s, {r.loss_pct or 0:g} % lost"
 
 
 @dataclass
@@ -170,15 +196,18 @@ class Ranking:
         rank, tied = self.rank_of(m)
         return f"{rank} (tied)" if tied else str(rank)
 
+    unconfirmed: list[Measured] = field(default_factory=list)
+
     @property
     def statistic(self) -> str:
-        return (f"NDR at {self.frame}-byte frames: the received frames/s of the trial with "
-                "the highest offered rate that lost no frame (RFC 2544 throughput), over the "
-                "bisection's trials at that size")
+        return (f"NDR at {self.frame}-byte frames: the received frames/s of the full-length "
+                "trial with the highest offered rate that lost no frame (RFC 2544 "
+                "throughput), bracketed by the search's trials at that size")
 
 
 def _rankable(m: Measured) -> bool:
-    return m.rate.received_pps is not None and not m.rate.above_line and not _busy(m.rate)
+    return m.rate.received_pps is not None and not m.rate.above_line and not _busy(m.rate) \
+        and m.rate.confirmed
 
 
 def rankings(ix: Index) -> list[Ranking]:
@@ -209,28 +238,32 @@ def rankings(ix: Index) -> list[Ranking]:
         busy = [m for m in at if m.rate.received_pps is not None and not m.rate.above_line
                 and _busy(m.rate)]
         none = [m for m in at if m.rate.received_pps is None]
-        out.append(Ranking(test, frame, ranked, above, busy, none,
-                           _ranks(ix, ranked)))
+        unconfirmed = [m for m in at if m.rate.received_pps is not None
+                       and not m.rate.above_line and not _busy(m.rate)
+                       and not m.rate.confirmed]
+        out.append(Ranking(test, frame, ranked, above, busy, none, ranks=_ranks(ranked),
+                           unconfirmed=unconfirmed))
     return out
 
 
-def search_step_pps(ix: Index, m: Measured) -> float:
-    """What a frame search cannot tell apart, frames/s: its step, ``resolution_pct`` of
-    the line rate at the frame size (``FrameSearch.resolution_pct``)."""
-    spec = ix.runs[m.entry.run_index].test_spec(m.rate.test)
-    search = getattr(spec, "frame_search", None) if spec is not None else None
-    pct = float(search.resolution_pct) if search is not None else 0.0
-    return m.rate.line_pps * pct / 100.0
+def search_step_pps(m: Measured) -> float:
+    """What a frame search cannot tell apart, frames/s: its bracket, from the figure to
+    the lowest rate that failed above it (the search narrows it to ``resolution_pct`` of
+    the figure); without one (a run stored before brackets), nothing."""
+    r = m.rate
+    if r.received_pps is None or r.hi_pps is None:
+        return 0.0
+    return max(0.0, r.hi_pps - r.received_pps)
 
 
-def _ranks(ix: Index, ranked: list[Measured]) -> dict[int, tuple[int, bool]]:
-    """Competition ranks (``verdict.assign_ranks``): two NDRs apart only where they differ
-    by more than the coarser search step (two trials offered the same rate are one
+def _ranks(ranked: list[Measured]) -> dict[int, tuple[int, bool]]:
+    """Competition ranks (``verdict.assign_ranks``): two rates apart only where they differ
+    by more than the wider of their brackets (two trials offered the same rate are one
     figure); otherwise tied."""
     out: dict[int, tuple[int, bool]] = {}
 
     def apart(upper: Measured, lower: Measured) -> bool:
-        step = max(search_step_pps(ix, upper), search_step_pps(ix, lower))
+        step = max(search_step_pps(upper), search_step_pps(lower))
         if upper.rate.offered_pps is not None and \
                 upper.rate.offered_pps == lower.rate.offered_pps:
             return False
@@ -247,12 +280,15 @@ def verdict_csv_rows(ix: Index) -> list[list[object]]:
     """verdict.csv's "highest small-packet rate" rows: the NDR in frames/s, its statistic,
     the line rate it is held to, and why a row is not ranked."""
     out = []
-    pairs = [(rk, m) for rk in rankings(ix) for m in rk.ranked + rk.above + rk.busy + rk.none]
+    pairs = [(rk, m) for rk in rankings(ix)
+             for m in rk.ranked + rk.above + rk.busy + rk.unconfirmed + rk.none]
     for r, m in pairs:
         rate = m.rate
         why = ((ABOVE_LAB if m.entry.emulated else ABOVE_REAL) if m in r.above else
                f"the sender busy with other load ({rate.cpu_sender_other_pct:.0f} %); "
-               "not ranked" if m in r.busy else "")
+               "not ranked" if m in r.busy else
+               "not confirmed by a full-length trial; not ranked" if m in r.unconfirmed
+               else "")
         out.append(csv_row(
             adapter=m.entry.label, adapter_id=m.entry.adapter, run=m.entry.run_label,
             test=rate.test, tool=_tool(ix, m),
@@ -304,6 +340,9 @@ def _verdict_of(r: Ranking, several: bool) -> tuple[Sentence, Table]:
         text += "; not ranked, the sender busy with other load: " + ", ".join(
             f"{m.entry.label} {m.rate.received_pps:,.0f} frames/s (other load "
             f"{m.rate.cpu_sender_other_pct:.0f} %)" for m in busy)
+    if r.unconfirmed:
+        text += "; not ranked, not confirmed at full length: " + ", ".join(
+            m.entry.label for m in r.unconfirmed)
     if none:
         text += "; no rate without loss: " + ", ".join(m.entry.label for m in none)
     rows: list[list[object]] = [[r.rank_text(m) if r.rank_of(m)[1] else r.rank_of(m)[0],
@@ -317,7 +356,10 @@ def _verdict_of(r: Ranking, several: bool) -> tuple[Sentence, Table]:
     rows += [["", m.entry.label, frame, f"{m.rate.received_pps:,.0f} (sender busy)",
               int(m.rate.line_pps), round(m.rate.line_pct or 0.0, 1), m.rate.point,
               m.rate.trials, m.rate.trial_id or ""] for m in busy]
-    keys: list[str | None] = [m.entry.key for m in ranked + above + busy]
+    rows += [["", m.entry.label, frame, f"{m.rate.received_pps:,.0f} (not confirmed)",
+              int(m.rate.line_pps), round(m.rate.line_pct or 0.0, 1), m.rate.point,
+              m.rate.trials, m.rate.trial_id or ""] for m in r.unconfirmed]
+    keys: list[str | None] = [m.entry.key for m in ranked + above + busy + r.unconfirmed]
     tab = Table(id="verdict-smallpkt" + (f"-{r.test}" if several else ""), family="verdict",
                 title="highest small-packet rate" + (f": test {r.test}" if several else ""),
                 columns=["rank", "adapter", "frame (B)", "NDR (frames/s)",

@@ -2,13 +2,18 @@
 :class:`FrameRate` made from the stored trials by :func:`frame_rates`, the one definition
 the search's event, ``--plan``'s replay and the report share.
 
-A bound's rate is the highest offered frame rate that one of the frame size's trials
-carried within the bound's loss (:func:`nicbench.results.policy.passes`: lost at most
-0 % for the NDR, ``pdr_loss_pct`` for the PDR, and the offered rate delivered, so a
-sender that could not send what it was asked fails the trial instead of passing it). The
-searches' own answer is that on a link that behaves; a trial that passed above a probe
-that failed (a burst) counts, as it would in the bisection that made it. Every zero-loss
-trial is within the PDR's loss too, so the NDR is never above the PDR.
+A bound's rate is the highest offered frame rate a full-length trial (``confirm``, of
+the test's ``confirm_s``) carried within the bound's loss
+(:func:`nicbench.results.policy.passes`: lost at most 0 % for the NDR, ``pdr_loss_pct``
+for the PDR, and the offered rate delivered): the confirmation. For the NDR only the NDR
+search's trials count (a PDR trial never stands as the NDR); for the PDR every trial
+does (a full-length pass at 0 % loss is one within the PDR's). Beside it, its bracket:
+the lowest offered rate above it that failed the bound (:func:`bracket_top`; None: the
+rate is the line rate). No confirmation passed: no
+rate (the lowest failure is still given).
+
+Runs stored before confirmations (issue 30) have none: their figure is the old rule's
+(the highest short trial that passed), marked unconfirmed and never ranked.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from nicbench.physics.ethernet import Bound, above_line, frame_mbit
+from nicbench.physics.ethernet import Bound, above_line, frame_mbit, rate_error_pps, timing_s
 from nicbench.results.policy import passes
 from nicbench.results.records import Kind, Status, TrialRecord
 
@@ -24,7 +29,7 @@ from nicbench.results.records import Kind, Status, TrialRecord
 @dataclass(frozen=True)
 class FrameRate:
     """A search's outcome at one frame size under one loss bound: the trial that stands
-    for it (None: no offered rate passed) and its figures."""
+    for it (None: no full-length trial passed) and its figures."""
 
     pair: str
     adapter: str
@@ -42,6 +47,12 @@ class FrameRate:
     loss_pct: float | None = None
     cpu_sender_pct: float | None = None
     cpu_sender_other_pct: float | None = None   # the sender's load beside the tool
+    confirmed: bool = False          # the figure's trial is a full-length one
+    duration_s: float | None = None  # the figure trial's duration (the receiver's)
+    hi_pps: int | None = None        # the bracket's top: the lowest failure above
+    hi_full: bool = False            # ... a full-length trial's (else a short one's)
+    error_pps: float = 0.0           # the received rate's measurement error
+    full_trials: int = 0             # full-length trials at this frame size
 
     @property
     def mbit(self) -> float | None:
@@ -57,8 +68,17 @@ class FrameRate:
 
     @property
     def above_line(self) -> bool:
-        """Above the line rate for its frame size: impossible on that link, never ranked."""
-        return self.received_pps is not None and above_line(self.received_pps, self.line_pps)
+        """Above the line rate for its frame size beyond the figure's measurement error:
+        impossible on that link, never ranked."""
+        return self.received_pps is not None and above_line(self.received_pps,
+                                                            self.line_pps, self.error_pps)
+
+    @property
+    def bracket_pct(self) -> float | None:
+        """The bracket's width as a share of the figure (the search's last step)."""
+        if self.offered_pps is None or self.hi_pps is None or self.offered_pps <= 0:
+            return None
+        return 100.0 * (self.hi_pps - self.offered_pps) / self.offered_pps
 
 
 def received_pps(rec: TrialRecord) -> float | None:
@@ -73,15 +93,55 @@ def received_pps(rec: TrialRecord) -> float | None:
     return rec.throughput_bps / (rec.frame.payload_bytes * 8)
 
 
+def error_pps(rec: TrialRecord) -> float:
+    """The measurement error of :func:`received_pps` (``frames.rate_error_pps``): from
+    the frame count and the receiver's duration, read to the tool's timing."""
+    pps = received_pps(rec)
+    if pps is None:
+        return 0.0
+    duration = rec.duration_s or 0.0
+    return rate_error_pps(pps * duration, duration, timing_s(rec.tool))
+
+
 def limit(bound: Bound, pdr_loss_pct: float) -> float:
     return 0.0 if bound is Bound.NDR else pdr_loss_pct
 
 
+def _offered(r: TrialRecord) -> int:
+    return r.frame.offered_pps if r.frame else 0
+
+
+def _counts(r: TrialRecord, bound: Bound) -> bool:
+    """Whether a trial speaks for ``bound``: the PDR's trials never for the NDR."""
+    return bound is Bound.PDR or (r.frame is not None and r.frame.bound is Bound.NDR)
+
+
 def best(trials: list[TrialRecord], bound: Bound, pdr_loss_pct: float) -> TrialRecord | None:
-    """The trial of the highest offered rate that passed under ``bound``."""
-    ok = [r for r in trials if passes(r, limit(bound, pdr_loss_pct))]
-    return max(ok, key=lambda r: (r.frame.offered_pps if r.frame else 0, r.trial_id),
-               default=None)
+    """The trial of the highest offered rate that passed under ``bound`` at full length
+    (in an older run without full-length trials, any that passed)."""
+    loss = limit(bound, pdr_loss_pct)
+    full = [r for r in trials if r.frame is not None and r.frame.confirm]
+    pool = [r for r in (full if full else trials) if _counts(r, bound) or not full]
+    ok = [r for r in pool if passes(r, loss)]
+    return max(ok, key=lambda r: (_offered(r), r.trial_id), default=None)
+
+
+def bracket_top(trials: list[TrialRecord], bound: Bound, pdr_loss_pct: float,
+                above: int | None) -> tuple[int | None, bool]:
+    """The lowest offered rate above ``above`` that failed ``bound``, and whether at full
+    length: for the NDR any trial's (a frame lost in a short trial is lost in a longer
+    one), for the PDR a full-length one's where there is one (a loss ratio averages over
+    the trial, a short trial's is not the full length's), else a short one's."""
+    loss = limit(bound, pdr_loss_pct)
+    failed = [r for r in trials if _counts(r, bound) and not passes(r, loss)
+              and (above is None or _offered(r) > above)]
+    full = [r for r in failed if r.frame is not None and r.frame.confirm]
+    pool = failed if bound is Bound.NDR or not full else full
+    low = min(pool, key=lambda r: (_offered(r), not (r.frame and r.frame.confirm)),
+              default=None)
+    if low is None:
+        return None, False
+    return _offered(low), bool(low.frame and low.frame.confirm)
 
 
 def frame_rates(records: Iterable[TrialRecord],
@@ -98,8 +158,11 @@ def frame_rates(records: Iterable[TrialRecord],
         pdr = pdr_loss_pct if isinstance(pdr_loss_pct, float) else pdr_loss_pct.get(test, 0.5)
         first = trials[0]
         assert first.frame is not None
+        n_full = sum(1 for r in trials if r.frame is not None and r.frame.confirm)
         for bound in Bound:
             rec = best(trials, bound, pdr)
+            top, top_full = bracket_top(trials, bound, pdr,
+                                        rec.frame.offered_pps if rec and rec.frame else None)
             out.append(FrameRate(
                 pair=pair, adapter=first.adapter, adapter_label=first.adapter_label,
                 point=point, test=test, frame_bytes=frame, bound=bound,
@@ -110,5 +173,8 @@ def frame_rates(records: Iterable[TrialRecord],
                 received_pps=received_pps(rec) if rec else None,
                 loss_pct=rec.udp.loss_pct if rec and rec.udp else None,
                 cpu_sender_pct=rec.cpu_sender_pct if rec else None,
-                cpu_sender_other_pct=rec.cpu_sender_other_pct if rec else None))
+                cpu_sender_other_pct=rec.cpu_sender_other_pct if rec else None,
+                confirmed=bool(rec and rec.frame and rec.frame.confirm),
+                duration_s=rec.duration_s if rec else None, hi_pps=top, hi_full=top_full,
+                error_pps=error_pps(rec) if rec else 0.0, full_trials=n_full))
     return out

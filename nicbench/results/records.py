@@ -458,12 +458,13 @@ def frame_of(data: object) -> FrameProbe | None:
     ValueError if it is not whole sizes and counts, finite rates and a known bound."""
     if data is None:
         return None
-    if not (isinstance(data, dict) and set(data) == _FRAME_KEYS
+    if not (isinstance(data, dict) and _FRAME_KEYS - {"confirm"} <= set(data) <= _FRAME_KEYS
+            and isinstance(data.get("confirm", False), bool)
             and all(_whole(data[k]) and data[k] >= 0 for k in _FRAME_WHOLE)
             and all(_number(data[k]) and data[k] >= 0 for k in ("line_pps", "link_rate_bps"))
             and data["bound"] in {b.value for b in Bound}):
         raise ValueError(f"frame {_short(data)} is not a small-packet probe (frame_bytes, "
-                         "payload_bytes, bound, offered_pps, line_pps, link_rate_bps)")
+                         "payload_bytes, bound, offered_pps, line_pps, link_rate_bps; confirm)")
     return FrameProbe(**data)
 
 

@@ -1,5 +1,5 @@
 """The small-packet rate for real on the session lab: ``profiles/lab-smallpkt.yaml`` (NDR and
-PDR at 64, 512 and 1518-byte frames, iperf 2, the UDP bisection) through the engine
+PDR at 64, 512 and 1518-byte frames, iperf 2, the frame-rate search) through the engine
 ``nicbench run`` uses, on the shaped ``gbe`` link at 1 Gbit/s and on the same link shaped
 to 100 Mbit/s (the Fast Ethernet card's rate; the session lab has no ``fe`` pair).
 
@@ -9,13 +9,16 @@ R / ((frame + 20) x 8) frames a second, 148,809 at 64 bytes on 100 Mbit/s and 1,
 gap), so that limit is the shaper's too.
 
 Always judged (a busy machine cannot excuse them): no frame rate above the line rate for
-its frame size (within the lab's 1.5 % calibration); the NDR at or below the PDR at every
-frame size; every trial sent the frame's payload (``-l``, frame - 46) at ``-b`` = offered
+its frame size (beyond the rate's own count-and-timing error); every NDR and PDR stands on
+a full-length trial of at least 5 s at the rate reported within its loss bound, and its
+bracket (to the lowest rate failed above it) is within 3 % of it (issue 30); the NDR at
+or below the PDR at every frame size; every trial sent the frame's payload (``-l``, frame - 46) at ``-b`` = offered
 frames/s x payload x 8, and its figures read again from its raw files are the stored ones;
 an NDR trial lost nothing by the receiver's own count and delivered what was offered.
 Judged on a quiet machine only (``loadcheck.Beside``), and only at 100 Mbit/s: at 1518
 bytes, where the sender needs few packets a second (8,127), the NDR is found within two
-grid steps of the line rate. At 1 Gbit/s no floor is held (81,274 frames/s of 1472
+resolution steps of the line rate. A confirmation whose link tc slows while it runs
+fails, and the search steps down and confirms again (the last test). At 1 Gbit/s no floor is held (81,274 frames/s of 1472
 bytes is past what one iperf 2 sends here).
 At 64 bytes the sender's CPU, not the link, sets the rate on this shared 2-core machine;
 the figures are printed (``-s``) for the README, not held to a floor.
@@ -53,7 +56,7 @@ def run_smallpkt(lab, lab_inventory, tmp_path: Path, rate: str | None, line_rate
     the search's line rate set to match; shaped back afterwards, also on failure."""
     text = PROFILE.read_text()
     if line_rate is not None:
-        text = text.replace("resolution_pct: 1}", f"resolution_pct: 1, line_rate: {line_rate}}}")
+        text = text.replace("confirm_s: 5}", f"confirm_s: 5, line_rate: {line_rate}}}")
         assert line_rate in text
     path = tmp_path / "smallpkt.yaml"
     path.write_text(text)
@@ -104,19 +107,36 @@ def judge(profile, run_dir, found, load, link_bps: float,
     figures = "; ".join(
         f"{r.frame_bytes} B {r.bound.value}: "
         + (f"{r.received_pps:,.0f} pps = {r.line_pct:.1f} % of {int(r.line_pps):,}, "
+           f"failed at {r.hi_pps if r.hi_pps is not None else 'none (line)'}, "
+           f"{r.duration_s:.1f} s at {r.loss_pct or 0:g} % loss, "
            f"{r.mbit:.1f} Mbit/s, sender CPU {r.cpu_sender_pct or 0:.0f} %"
            if r.received_pps is not None else "none")
         + f" ({r.trials} trials)" for r in rates.values())
     print(f"\n{pair}, line {link_bps / 1e6:g} Mbit/s: {figures}; {load.short()}")
+    wide: list[str] = []      # brackets over 3 %: the confirmations ran out on a busy machine
     for frame in test.frame_search.frames:
         ndr, pdr = rates[(frame, Bound.NDR)], rates[(frame, Bound.PDR)]
         for r in (ndr, pdr):
             assert r.received_pps is None or r.received_pps <= r.line_pps * (1 + TOL), figures
             assert not r.above_line, figures
+            if r.trial_id is None:
+                continue
+            rec = next(p for p in probes if p.trial_id == r.trial_id)
+            assert rec.frame is not None and rec.frame.confirm and r.confirmed, figures
+            assert (rec.duration_s or 0) >= 5 * 0.99 and passes(rec, r.loss_limit_pct), figures
+            if r.hi_pps is not None and r.hi_pps - (r.offered_pps or 0) > 0.03 * (
+                    r.offered_pps or 0):
+                wide.append(f"{frame} B {r.bound.value}")
         assert (ndr.offered_pps or 0) <= (pdr.offered_pps or 0), figures
         if ndr.trial_id is not None:
             rec = next(p for p in probes if p.trial_id == ndr.trial_id)
             assert rec.udp is not None and rec.udp.lost == 0 and passes(rec, 0.0), figures
+    if wide:
+        if load.busy:
+            pytest.skip(f"{pair}: bracket over 3 % at {', '.join(wide)} with other load on "
+                        f"the machine ({load.short()}): {figures}")
+        raise AssertionError(f"{pair}: bracket over 3 % at {', '.join(wide)} on a quiet "
+                             f"machine: {figures}")
     big = rates[(1518, Bound.NDR)]
     step = big.line_pps * test.frame_search.resolution_pct / 100
     if link_bps > FLOOR_UP_TO_BPS:
@@ -185,3 +205,60 @@ def test_each_link_rate_of_the_lab_with_the_lab_profile_as_is(lab, lab_inventory
     print(sentence.text)
     if skipped:
         pytest.skip("; ".join(skipped))
+
+
+def test_a_confirmation_on_a_link_slowed_by_tc_fails_and_steps_down(lab, lab_inventory,
+                                                                      tmp_path):
+    """The lab profile at 64 bytes on gbe, the link shaped by tc to half the first
+    full-length trial's offered rate while it runs and back after it: the short trials
+    found what the Gigabit link carries, the confirmation there loses
+    frames, the search steps down (to what arrived, or a step under) and confirms again
+    on the link as it was; the NDR is below the failed confirmation, stands on a
+    full-length trial within its bound, and its bracket's top is at most the failure."""
+    from nicbench.execution.trial import run_trial
+
+    text = PROFILE.read_text().replace("frames: [64, 512, 1518]", "frames: [64]")
+    assert "frames: [64]," in text
+    path = tmp_path / "smallpkt.yaml"
+    path.write_text(text)
+    profile = load_profile(path, CATALOG)
+    (test,) = profile.tests
+    assert test.frame_search is not None
+    confirm_s = test.frame_search.confirm_s
+    link = next(x for x in lab.spec.links() if x.adapter.key == "gbe")
+    slowed: list[int] = []
+
+    def trial(ctx, spec, params, **kw):
+        if params.get("duration_s") != confirm_s or slowed:
+            return run_trial(ctx, spec, params, **kw)
+        slowed.append(int(kw["offered_bps"]))
+        pps = int(kw["offered_bps"]) // (params["length"] * 8)
+        wire_kbit = pps * (64 + 20) * 8 // 1000       # what 64-byte frames need on the wire
+        lab.reshape(link, f"{max(64, wire_kbit // 2)}kbit")
+        try:
+            return run_trial(ctx, spec, params, **kw)
+        finally:
+            lab.reshape(link)
+
+    run_dir = Runner(profile, lab_inventory, tmp_path / "out", pairs=["gbe"],
+                     trial=trial).run()
+    probes = [r for r in run_dir.records() if r.kind is Kind.UDP_SEARCH]
+    fulls = [r for r in probes if r.frame is not None and r.frame.confirm]
+    assert slowed and fulls and fulls[0].offered_bps == slowed[0]
+    first = fulls[0]
+    assert not passes(first, 0.0), "the slowed confirmation lost nothing"
+    rates = {r.bound: r for r in frame_rates(probes, test.frame_search.pdr_loss_pct)}
+    ndr = rates[Bound.NDR]
+    print(f"\nslowed confirmation at {first.frame.offered_pps:,} frames/s lost "
+          f"{first.udp.loss_pct if first.udp else None} %; then "
+          + ", ".join(f"{r.frame.offered_pps:,}{'' if passes(r, 0.0) else ' (lost)'}"
+                      for r in fulls[1:])
+          + f"; NDR {ndr.offered_pps} failed at {ndr.hi_pps}")
+    assert len(fulls) >= 2 and len(fulls) <= test.frame_search.confirm_tries + 1
+    assert ndr.trial_id is not None and ndr.confirmed, "no confirmation passed after"
+    rec = next(p for p in probes if p.trial_id == ndr.trial_id)
+    assert rec.frame is not None and rec.frame.confirm and passes(rec, 0.0)
+    assert (rec.duration_s or 0) >= confirm_s * 0.99
+    assert (ndr.offered_pps or 0) < first.frame.offered_pps
+    assert ndr.hi_pps is not None and ndr.hi_pps <= first.frame.offered_pps
+    assert not ndr.above_line

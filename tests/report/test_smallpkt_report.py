@@ -86,8 +86,8 @@ def test_a_panel_per_adapter_with_the_line_rate_curve(report):
     card = fig.panels[0]
     assert isinstance(card, LinePanel)
     ndr, pdr, line = card.curves
-    assert ndr.points == [(64.0, pytest.approx(37.205)), (1518.0, pytest.approx(8.127))]
-    assert pdr.points[0] == (64.0, pytest.approx(59.349))
+    assert ndr.points == [(64.0, pytest.approx(39.042)), (1518.0, pytest.approx(8.127))]
+    assert pdr.points[0] == (64.0, pytest.approx(59.820))
     assert line.label == "line rate" and line.points == [
         (64.0, pytest.approx(148.8095, abs=1e-3)), (1518.0, pytest.approx(8.1274, abs=1e-3))]
     assert not ndr.flagged
@@ -102,9 +102,15 @@ def test_the_table_has_ndr_pdr_and_their_share_of_the_line_rate(report):
     rows = {(r[0].split(" ")[0], r[2]): dict(zip(table.columns, r, strict=True)) for r in table.rows}
     card64 = rows[("Card", 64)]
     assert card64["line rate (frames/s)"] == 148_809
-    assert card64["NDR (frames/s)"] == "37,205" and card64["NDR % of line"] == 25.0
-    assert card64["PDR (frames/s)"] == "59,349" and card64["PDR loss limit %"] == 0.5
-    assert card64["NDR Mbit/s"] == pytest.approx(37_205 * 64 * 8 / 1e6, abs=0.01)
+    assert card64["NDR (frames/s)"] == "39,042" and card64["NDR % of line"] == 26.2
+    assert card64["PDR (frames/s)"] == "59,820" and card64["PDR loss limit %"] == 0.5
+    assert card64["NDR Mbit/s"] == pytest.approx(39_042 * 64 * 8 / 1e6, abs=0.01)
+    # each rate with its bracket (within the profile's 5 %) and its 10 s confirmation
+    assert card64["NDR bracket (frames/s)"] == "39,042 to 40,584 (+3.9 %)"
+    assert card64["NDR confirmation"] == "10 s, 0 % lost"
+    assert card64["PDR bracket (frames/s)"] == "60,000 to 63,000 (+5.0 %)"
+    assert card64["PDR confirmation"] == "10 s, 0.3 % lost"
+    assert rows[("Card", 1518)]["NDR bracket (frames/s)"] == "8,127 to line"
     assert rows[("Liar", 64)]["NDR (frames/s)"].startswith("! ")
     assert 'id="smallpkt"' in html.read_text()
 
@@ -113,7 +119,7 @@ def test_the_verdict_ranks_the_ndr_at_64_bytes_and_never_a_rate_above_the_line(r
     model, _ = report
     (sentence,) = [s for s in model.verdict if s.method == "small-packet rate"]
     assert sentence.text.startswith("Highest small-packet rate (NDR at 64-byte frames")
-    assert "Card (d) 37,205 frames/s (25.0 % of line rate)" in sentence.text
+    assert "Card (d) 39,042 frames/s (26.2 % of line rate)" in sentence.text
     assert "not ranked: Liar (d)" in sentence.text
     (table,) = [t for t in model.tables_of("verdict") if t.id == "verdict-smallpkt"]
     assert [(r[0], r[1]) for r in table.rows] == [(1, "Card (d)"), ("", "Liar (d)")]
@@ -142,7 +148,7 @@ def test_an_ndr_measured_while_the_sender_was_busy_with_other_work_is_not_ranked
     model, _ = make_report(tmp_path, sender_cpu=FakeCpu(busy=90.0, tool=20.0))
     (sentence,) = [s for s in model.verdict if s.method == "small-packet rate"]
     assert "none ranked" in sentence.text
-    assert "not ranked, the sender busy with other load: Card (d) 37,205 frames/s" \
+    assert "not ranked, the sender busy with other load: Card (d) 39,042 frames/s" \
         in sentence.text
     (table,) = [t for t in model.tables_of("verdict") if t.id == "verdict-smallpkt"]
     assert [r[0] for r in table.rows] == ["", ""]
@@ -155,7 +161,7 @@ def test_the_small_packet_rows_reach_verdict_csv_with_their_bound(report):
     small = {r["adapter"]: r for r in rows if r["verdict_row"] == "highest small-packet rate"}
     assert set(small) == {"Card (d)", "Liar (d)"}
     card, liar = small["Card (d)"], small["Liar (d)"]
-    assert card["rank"] == 1 and card["value"] == pytest.approx(37_205, abs=1)
+    assert card["rank"] == 1 and card["value"] == pytest.approx(39_042, abs=1)
     assert card["unit"] == "frames/s" and card["statistic"].startswith("NDR at 64-byte frames")
     assert card["tool"] == "iperf2" and card["beyond_bound"] == ""
     assert liar["rank"] == "" and float(liar["value"]) > float(liar["bound"])

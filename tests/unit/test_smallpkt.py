@@ -49,8 +49,15 @@ def test_rfc2544_line_rates_and_payloads():
     assert ethernet.fits(1518, 1500) and not ethernet.fits(1519, 1500)
     assert ethernet.fits(9018, 9000) and not ethernet.fits(9018, 1500)
     assert ethernet.frame_mbit(148_809, 64) == pytest.approx(76.19, abs=0.01)
-    assert not ethernet.above_line(148_809 * 1.009, 148_809)
-    assert ethernet.above_line(148_809 * 1.02, 148_809)
+    # the line-rate flag: above the line beyond the received rate's own error, one frame
+    # of the count and the duration read to the tool's timing (iperf 2: 0.1 ms)
+    err = ethernet.rate_error_pps(148_809, 1.0, ethernet.timing_s("iperf2"))
+    assert err == pytest.approx(1 + 148_809 * 1e-4)          # 15.9 frames/s in 1 s
+    assert not ethernet.above_line(148_809 + 15, 148_809, err)
+    assert ethernet.above_line(148_809 + 17, 148_809, err)
+    long = ethernet.rate_error_pps(10 * 148_809, 10.0, ethernet.timing_s("iperf2"))
+    assert long == pytest.approx((1 + 148_809 * 1e-4) / 10)  # ten times finer in 10 s
+    assert ethernet.above_line(148_809 * 1.005, 148_809, long)  # the old 1 % margin let it by
 
 
 # -- the record --------------------------------------------------------------------------
@@ -117,20 +124,23 @@ def profile(tmp_path, search: str, mtu: str = "[1500]", params: str = "{duration
     return load_profile(path, CATALOG)
 
 
-def test_the_plan_counts_a_bisection_per_frame_and_bound(tmp_path):
+def test_the_plan_counts_short_and_full_length_trials_per_frame(tmp_path):
     prof = profile(tmp_path, "{frames: [64, 1518], resolution_pct: 5}")
     (test,) = prof.tests
     assert isinstance(measure_for(prof, test), FrameRateSearch)
     fs = test.frame_search
-    assert fs.steps == 20 and fs.pdr_loss_pct == 0.5
-    assert prof.planned_trials(test) == 2 * (2 * 5 + 2)     # 20 rates: 5 halvings, 2 searches
-    assert fs.most_trials >= prof.planned_trials(test)
+    assert (fs.pdr_loss_pct, fs.confirm_s, fs.confirm_tries) == (0.5, 10.0, 6)
+    assert fs.planned_confirmations == 2 * 8
+    assert prof.planned_trials(test) == 2 * (13 + 8)     # per frame 13 short, 8 full length
+    assert fs.most_trials == 2 * 2 * (24 + 6) >= prof.planned_trials(test)
 
 
 @pytest.mark.parametrize("search, params, words", [
     ("{frames: [32]}", "{duration_s: 1}", "greater than or equal to 64"),
     ("{frames: [64, 64]}", "{duration_s: 1}", "listed twice"),
     ("{frames: [64]}", "{duration_s: 1, length: 100}", "drop length"),
+    ("{frames: [64], confirm_s: 2}", "{duration_s: 5}", "confirm_s 2 is shorter than"),
+    ("{frames: [64], confirm_tries: 0}", "{duration_s: 1}", "greater than or equal to 1"),
 ])
 def test_a_bad_frame_search_is_one_clear_error(tmp_path, search, params, words):
     with pytest.raises(ConfigError, match=words):
@@ -169,19 +179,22 @@ class Link:
     def __init__(self, clean: float, lossy: float):
         self.clean, self.lossy = clean, lossy
         self.asked: list[tuple[int, int]] = []      # (payload, offered frames/s)
+        self.seconds: list[int] = []                # each trial's -t
 
     def __call__(self, call: ToolCall) -> Answer:
         argv = list(call.argv)
         payload = int(argv[argv.index("-l") + 1])
         pps = int(argv[argv.index("-b") + 1]) // (payload * 8)
+        secs = int(argv[argv.index("-t") + 1])
         self.asked.append((payload, pps))
+        self.seconds.append(secs)
         if pps <= self.clean:
             lost = 0
         elif pps <= self.lossy:
             lost = round(pps * 0.003)
         else:
             lost = pps - int(self.lossy)
-        return Answer(client=server_report(payload, pps, lost))
+        return Answer(client=server_report(payload, pps * secs, lost * secs, secs))
 
 
 def hosts(answer) -> FakeHosts:
@@ -194,7 +207,7 @@ def hosts(answer) -> FakeHosts:
 SEARCH = "{frames: [64, 1518, 9018], resolution_pct: 5, line_rate: 100M}"
 
 
-def test_ndr_and_pdr_are_found_on_the_grid_and_the_pdr_starts_at_the_ndr(tmp_path):
+def test_ndr_and_pdr_are_narrowed_to_their_resolution_and_confirmed_at_full_length(tmp_path):
     link = Link(clean=40_000, lossy=60_000)
     found: list[ev.FrameRateFound] = []
     prof = profile(tmp_path, SEARCH)
@@ -206,32 +219,63 @@ def test_ndr_and_pdr_are_found_on_the_grid_and_the_pdr_starts_at_the_ndr(tmp_pat
     assert [r.repetition for r in recs] == list(range(1, len(recs) + 1))
     # 9018 does not go through MTU 1500: never offered
     assert {p for p, _ in link.asked} == {18, 1472}
-    step = 7441                                      # 5 % of 148,809, rounded up
     rates = {(r.frame_bytes, r.bound): r for r in frame_rates(recs, 0.5)}
     ndr, pdr = rates[(64, Bound.NDR)], rates[(64, Bound.PDR)]
-    assert ndr.offered_pps == 5 * step               # the highest grid rate <= 40,000
-    assert pdr.offered_pps == 8 * step               # the highest grid rate <= 60,000
-    assert ndr.received_pps == 5 * step and ndr.loss_pct == 0.0
+    # within 5 % of the result (not of the line rate: 7,441 frames/s, 19 % of 40,000),
+    # at or under what the link carries; the NDR's bracket may close on a short trial's
+    # loss, the PDR's on a full-length trial's (a loss ratio averages over the trial)
+    assert 40_000 / 1.05 <= ndr.offered_pps <= 40_000 < ndr.hi_pps
+    assert ndr.hi_pps - ndr.offered_pps <= 0.05 * ndr.offered_pps
+    assert 60_000 / 1.05 <= pdr.offered_pps <= 60_000 < pdr.hi_pps
+    assert pdr.hi_pps - pdr.offered_pps <= 0.05 * pdr.offered_pps and pdr.hi_full
+    assert pdr.bracket_pct == pytest.approx(100 * (pdr.hi_pps / pdr.offered_pps - 1))
+    # each figure is a confirmation: a 10 s trial at the rate reported, within its bound
+    for r in (ndr, pdr):
+        rec = next(x for x in recs if x.trial_id == r.trial_id)
+        assert rec.frame.confirm and r.confirmed and r.duration_s == 10.0
+        assert "-t 10 " in rec.commands["client"]
+    assert ndr.received_pps == ndr.offered_pps and ndr.loss_pct == 0.0
     assert pdr.loss_pct == pytest.approx(0.3, abs=0.01)
     assert ndr.line_pps == pytest.approx(148_809.5, abs=0.1)
-    assert not ndr.above_line and ndr.line_pct == pytest.approx(25.0, abs=0.1)
-    # the NDR search offered each rate once (a rate under the link's ceiling that failed
-    # is offered again), the PDR search only above the NDR, and never the NDR's rates again
-    at64 = [pps for p, pps in link.asked if p == 18]
-    ndr_trials = [r for r in recs if r.frame.frame_bytes == 64 and r.frame.bound is Bound.NDR]
-    pdr_trials = [r for r in recs if r.frame.frame_bytes == 64 and r.frame.bound is Bound.PDR]
-    assert ndr_trials and pdr_trials and len(at64) == len(ndr_trials) + len(pdr_trials)
-    assert all(r.frame.offered_pps > ndr.offered_pps for r in pdr_trials)
-    assert at64[0] == 148_809                        # the line rate is offered first
-    assert all("-l 18" in r.commands["client"] for r in ndr_trials + pdr_trials)
-    # 1518 bytes: 8,127 frames/s is under the link's 40,000: no loss at the line rate, one
-    # trial stands for both
+    assert not ndr.above_line and ndr.error_pps == pytest.approx(
+        ethernet.rate_error_pps(10 * ndr.received_pps, 10.0, 1e-4))
+    # the NDR stands on the NDR search's trials only; the PDR search's start above it
+    at64 = [r for r in recs if r.frame.frame_bytes == 64]
+    assert next(x for x in at64 if x.trial_id == ndr.trial_id).frame.bound is Bound.NDR
+    pdr_trials = [r for r in at64 if r.frame.bound is Bound.PDR]
+    assert pdr_trials and all(r.frame.offered_pps > ndr.offered_pps for r in pdr_trials)
+    assert next(pps for p, pps in link.asked if p == 18) == 148_809   # the line rate first
+    assert all("-l 18" in r.commands["client"] for r in at64)
+    # 1518 bytes: 8,127 frames/s is under the link's 40,000: no loss at the line rate, a
+    # short trial and its confirmation, which stands for both bounds
     big = [r for r in recs if r.frame.frame_bytes == 1518]
-    assert len(big) == 1 and big[0].frame.offered_pps == 8127
-    assert rates[(1518, Bound.NDR)].trial_id == rates[(1518, Bound.PDR)].trial_id
+    assert [(r.frame.offered_pps, r.frame.confirm) for r in big] == [(8127, False),
+                                                                     (8127, True)]
+    assert rates[(1518, Bound.NDR)].trial_id == rates[(1518, Bound.PDR)].trial_id \
+        == big[1].trial_id
+    assert rates[(1518, Bound.NDR)].hi_pps is None          # the line rate: nothing above
     assert [(e.frame_bytes, e.bound) for e in found] == [
         (64, Bound.NDR), (64, Bound.PDR), (1518, Bound.NDR), (1518, Bound.PDR)]
-    assert found[0].pps == 5 * step and found[2].trials == 1
+    assert found[0].pps == ndr.received_pps and found[0].hi_pps == ndr.hi_pps
+    assert found[2].trials == 2
+
+
+def test_a_pdr_trial_never_stands_as_the_ndr():
+    """A PDR search's full-length trial that lost nothing above the NDR's failures is
+    evidence for the PDR only: the NDR is its own search's confirmation."""
+    def rec(n, pps, bound, confirm, lost):
+        return record(trial_id=f"p.mtu1500.s.udp-search.{n}", repetition=n,
+                      offered_bps=pps * 18 * 8, throughput_bps=(pps - lost) * 18 * 8,
+                      duration_s=10.0 if confirm else 1.0,
+                      frame=probe(offered_pps=pps, bound=bound, confirm=confirm))
+    trials = [rec(1, 30_000, Bound.NDR, False, 0), rec(2, 30_000, Bound.NDR, True, 0),
+              rec(3, 31_000, Bound.NDR, True, 5), rec(4, 31_000, Bound.PDR, True, 0)]
+    rates = {r.bound: r for r in frame_rates(trials, 0.5)}
+    assert rates[Bound.NDR].offered_pps == 30_000 and rates[Bound.NDR].hi_pps == 31_000
+    assert rates[Bound.PDR].offered_pps == 31_000
+    # a run stored before confirmations: its figure is shown, not confirmed
+    old = frame_rates([rec(1, 30_000, Bound.NDR, False, 0)], 0.5)[0]
+    assert old.offered_pps == 30_000 and not old.confirmed
 
 
 def test_a_jumbo_frame_is_searched_where_the_mtu_carries_it(tmp_path):
@@ -240,8 +284,8 @@ def test_a_jumbo_frame_is_searched_where_the_mtu_carries_it(tmp_path):
                    mtu="[1500, 9000]")
     run_dir = Runner(prof, INVENTORY, tmp_path / "out", hosts=hosts(link)).run()
     recs = list(run_dir.records())
-    assert [(r.point, r.frame.frame_bytes) for r in recs] == [("mtu9000", 9018)]
-    assert link.asked == [(8972, 13_830)]
+    assert [(r.point, r.frame.frame_bytes) for r in recs] == [("mtu9000", 9018)] * 2
+    assert link.asked == [(8972, 13_830)] * 2 and link.seconds == [1, 10]
 
 
 def test_without_a_line_rate_the_test_is_skipped_with_what_to_give(tmp_path):
@@ -280,16 +324,20 @@ def test_the_plan_shows_each_probe_s_frame_and_the_searches_trials(tmp_path):
     plan = make_plan(prof, INVENTORY, ["p"])
     lines = render(plan)
     assert ("small-packet search small: frames 64, 1518, 9018 B (those the point's MTU "
-            "carries); per frame an NDR (0 % loss) and a PDR (0.5 % loss) bisection on a 1 % "
-            "grid of the line rate (100 rates): about 16 trials per frame, 48 per point, at "
-            "most 1218") in lines
-    # the planned hosts pass every probe: the line rate is offered first and stands for both
+            "carries); per frame an NDR (0 % loss) and a PDR (0.5 % loss) search, 1 s trials "
+            "narrowing to 1 % of the rate found, settled by trials of 10 s (at most 6 a "
+            "bound): about 21 trials per frame (8 of 10 s), 63 per point, at most 180") in lines
+    # the planned hosts pass every probe: the line rate is offered first, then confirmed
+    # at full length, which stands for both bounds
     probes = [line for line in lines if "small #" in line and "iperf -c" in line]
-    assert len(probes) == 2                     # 64 and 1518; 9018 not at MTU 1500
+    assert len(probes) == 4                     # 64 and 1518; 9018 not at MTU 1500
     assert "(64 B frames, 1,488,095 frames/s)" in probes[0]
     assert "-l 18 -u -e -t 1 -b 214285680" in probes[0]       # 1,488,095 x 18 x 8
-    assert "(1518 B frames, 81,274 frames/s)" in probes[1] and "-l 1472" in probes[1]
-    assert plan.trials == 48
+    assert "-l 18 -u -e -t 10 -b 214285680" in probes[1]      # its confirmation
+    assert "(1518 B frames, 81,274 frames/s)" in probes[2] and "-l 1472" in probes[2]
+    assert plan.trials == 63
+    # the tools' time counts the planned confirmations at their 10 s
+    assert plan.tool_s == pytest.approx(3 * 13 * 1 + 3 * 8 * 10, abs=3 * 21 * 0.5)
 
 
 def test_the_summary_row_gives_no_single_rate_for_a_small_packet_search(tmp_path):
@@ -312,3 +360,28 @@ def test_a_frame_search_with_a_tool_that_cannot_set_the_payload_is_refused(tmp_p
 def test_the_default_frames_are_rfc2544_s_and_a_jumbo_frame(tmp_path):
     (test,) = profile(tmp_path, "{line_rate: 1G}").tests
     assert test.frame_search.frames == [64, 128, 256, 512, 1024, 1518, 9018]
+
+
+@pytest.mark.parametrize("short_planned", [1, 13], ids=["longer", "shorter"])
+def test_the_progress_count_follows_a_search_longer_or_shorter_than_planned(
+        tmp_path, monkeypatch, short_planned):
+    """A frame size searched in more trials than planned grows the run's total trial by
+    trial, one in fewer counts the rest as done: the count never passes its total, and
+    ends at it (the live ETA is the time per trial times what is left)."""
+    import nicbench.config.profile as profile_module
+
+    monkeypatch.setattr(profile_module, "PLANNED_SHORT_PER_FRAME", short_planned)
+    dones: list[tuple[int, int]] = []
+    prof = profile(tmp_path, SEARCH)
+    planned = prof.planned_trials(prof.tests[0])
+    runner = Runner(prof, INVENTORY, tmp_path / "out", hosts=hosts(Link(40_000, 60_000)),
+                    listener=lambda e: dones.append((e.done, e.total)) if isinstance(
+                        e, ev.TrialDone) else None)
+    runner.run()
+    assert all(done <= total for done, total in dones)
+    per_frame = planned // 3
+    at64 = len(dones) - 2                               # 1518 bytes: 2 trials, last
+    grown = max(0, at64 - per_frame)
+    assert (grown > 0) == (short_planned == 1)
+    assert dones[-1][1] == planned + grown
+    assert runner.progress.done == runner.progress.total == planned + grown

@@ -356,9 +356,8 @@ def test_cpu_ranks_tie_where_the_repetitions_spread_over_each_other(tmp_path):
 
 def test_small_packet_ndrs_from_the_same_offered_rate_share_a_rank():
     """The issue's ranking: nojumbo 148,806 frames/s over pci32 148,761, both from trials
-    offered at 148,810: one figure, tied; a card a search step (1 % of the line rate)
-    below them ranks after both."""
-    from types import SimpleNamespace
+    offered at 148,810: one figure, tied; a card more than its bracket (the search's 1 %
+    of its figure) below them ranks after both; two within their brackets tie."""
 
     from nicbench.report.model import Entry
     from nicbench.report.smallpkt import Measured, _ranks
@@ -366,8 +365,6 @@ def test_small_packet_ndrs_from_the_same_offered_rate_share_a_rank():
     from nicbench.physics.ethernet import Bound
 
     line = 148_809.5
-    search = SimpleNamespace(frame_search=SimpleNamespace(resolution_pct=1.0))
-    ix = SimpleNamespace(runs=[SimpleNamespace(test_spec=lambda name: search)])
 
     def m(name: str, received: float, offered: int) -> Measured:
         e = Entry(key=f"0/{name}", run_index=0, run_label="A", run_id="A", run_name="A",
@@ -375,11 +372,12 @@ def test_small_packet_ndrs_from_the_same_offered_rate_share_a_rank():
         return Measured(e, FrameRate(pair=name, adapter=name, adapter_label=name,
                                      point="mtu1500", test="small", frame_bytes=64,
                                      bound=Bound.NDR, loss_limit_pct=0.0, line_pps=line,
-                                     trials=8, offered_pps=offered, received_pps=received))
+                                     trials=8, offered_pps=offered, received_pps=received,
+                                     hi_pps=int(received * 1.01)))   # the bracket
 
     nojumbo, pci32 = m("nojumbo", 148_806, 148_810), m("pci32", 148_761, 148_810)
-    slower = m("slower", 145_000, 145_100)              # 3,806 below: beyond 1,488
-    near = m("near", 144_200, 144_300)                  # 800 below slower: within a step
-    got = _ranks(ix, [nojumbo, pci32, slower, near])
+    slower = m("slower", 145_000, 145_100)              # 3,761 below: beyond 1,487
+    near = m("near", 144_200, 144_300)                  # 800 below: within its 1,442
+    got = _ranks([nojumbo, pci32, slower, near])
     assert got[id(nojumbo)] == got[id(pci32)] == (1, True)
     assert got[id(slower)] == got[id(near)] == (3, True)

@@ -1,0 +1,115 @@
+"""The frame-rate search (``execution/udpsearch.frame_rate_search``) on a simulated link,
+seeded: its capacity varies within +-3 % from one second to the next around a level
+drawn per search (5,000 frames/s to 90 % of Gigabit's 1,488,095 at 64 bytes). A trial of
+d seconds at rate r loses, each second, what is above that second's capacity; it passes
+the NDR with no loss, the PDR with at most 0.5 %. Short trials last 1 s, full-length
+ones 10 s.
+
+Over 400 searches per bound at a resolution of 2 %, the figure is confirmed (a 10 s
+trial passed at it) and lands within the resolution of the rate a 10 s trial passes at
+half the time (the link's full-length median, found by Monte Carlo) in at least 95 % of
+them; its bracket (the figure to the lowest rate failed above it) is never wider than
+the resolution. The searches' mean trials are printed (the plan's estimate stands on
+them: config/profile.py, PLANNED_SHORT_PER_FRAME).
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from nicbench.execution.udpsearch import Verdict, frame_rate_search
+
+TOP = 1_488_095
+VARIES = 0.03
+FULL_S = 10
+RESOLUTION_PCT = 2.0
+SEARCHES = 400
+
+
+class Link:
+    def __init__(self, level: float, loss_pct: float, rng: random.Random):
+        self.level, self.loss, self.rng = level, loss_pct / 100, rng
+        self.short = self.full = 0
+
+    def loss_at(self, rate: float, seconds: int) -> float:
+        caps = [self.level * (1 + self.rng.uniform(-VARIES, VARIES)) for _ in range(seconds)]
+        return sum(max(0.0, rate - c) for c in caps) / (rate * seconds)
+
+    def __call__(self, rate: int, confirm: bool) -> Verdict:
+        if confirm:
+            self.full += 1
+        else:
+            self.short += 1
+        lost = self.loss_at(rate, FULL_S if confirm else 1)
+        return Verdict(lost <= self.loss, rate * (1 - lost))
+
+
+def median_full_length(loss_pct: float, rng: random.Random) -> float:
+    """The rate (as a share of the level) a 10 s trial passes at half the time."""
+    lo, hi = 0.9, 1.05
+    probe = Link(1.0, loss_pct, rng)
+    for _ in range(18):
+        mid = (lo + hi) / 2
+        passed = sum(probe.loss_at(mid, FULL_S) <= loss_pct / 100 for _ in range(3000))
+        lo, hi = (mid, hi) if passed >= 1500 else (lo, mid)
+    return lo
+
+
+@pytest.mark.parametrize("loss_pct", [0.0, 0.5], ids=["ndr", "pdr"])
+def test_the_search_lands_within_its_resolution_and_is_confirmed(loss_pct):
+    rng = random.Random(2544)
+    median = median_full_length(loss_pct, rng)
+    landed = short = full = 0
+    r = RESOLUTION_PCT / 100
+    for _ in range(SEARCHES):
+        level = 5_000 * (0.9 * TOP / 5_000) ** rng.random()
+        link = Link(level, loss_pct, rng)
+        found = frame_rate_search(link, top=TOP, resolution_pct=RESOLUTION_PCT,
+                                  confirm_tries=6, zero_loss=loss_pct == 0, floor=149)
+        assert found.short_trials == link.short and found.confirmations == link.full <= 6
+        short, full = short + link.short, full + link.full
+        if found.rate is None:
+            continue
+        assert found.hi is not None and found.rate < found.hi
+        assert found.hi - found.rate <= max(1, r * found.rate)      # the bracket
+        truth = median * level
+        landed += abs(found.rate - truth) <= r * truth
+    print(f"\n{'PDR' if loss_pct else 'NDR'}: {landed}/{SEARCHES} within {RESOLUTION_PCT:g} % "
+          f"of the 10 s median; per search {short / SEARCHES:.1f} short trials, "
+          f"{full / SEARCHES:.1f} of {FULL_S} s")
+    assert landed >= 0.95 * SEARCHES
+
+
+def test_a_failed_confirmation_steps_down_and_confirms_again():
+    """The short trials pass at a rate the link carries only for a second: the 10 s
+    confirmation there loses frames, the search steps down a resolution's step (or to
+    what arrived, if less) and confirms there; the bracket's top is the failed rate."""
+    asked: list[tuple[int, bool]] = []
+
+    def trial(rate: int, confirm: bool) -> Verdict:
+        asked.append((rate, confirm))
+        carries = 50_000 if confirm else 52_000
+        return Verdict(rate <= carries, float(min(rate, carries)))
+
+    found = frame_rate_search(trial, top=TOP, resolution_pct=1.0, confirm_tries=4,
+                              zero_loss=True)
+    fulls = [rate for rate, confirm in asked if confirm]
+    assert fulls[0] > 50_000 and len(fulls) >= 2          # failed, then stepped down
+    assert found.rate is not None and found.rate <= 50_000 < found.hi
+    assert found.hi - found.rate <= 0.01 * found.rate
+    assert found.confirmations == len(fulls) <= 4
+
+
+def test_confirmations_are_bounded_and_none_passing_is_no_rate():
+    asked: list[tuple[int, bool]] = []
+
+    def trial(rate: int, confirm: bool) -> Verdict:
+        asked.append((rate, confirm))
+        return Verdict(not confirm, float(rate))      # every full-length trial loses
+
+    found = frame_rate_search(trial, top=10_000, resolution_pct=1.0, confirm_tries=3,
+                              zero_loss=True)
+    assert found.rate is None and found.confirmations == 3
+    assert sum(1 for _, c in asked if c) == 3 and asked[0] == (10_000, False)
