@@ -311,21 +311,24 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
 
 # -- two workers: the lab tests on one, beside the rest (issue 32) ------------------------
-# pyproject runs the suite on two pytest-xdist workers. Every lab test is in one xdist
-# group, so one worker runs them all, in file order, with the one session lab (and the
-# lock above); they are put first so that worker starts on them at once, while the other
-# worker runs the unit, golden, report and CLI tests. A lab test that judges physics or
-# time on the machine (its module uses loadcheck, or it is marked ``quiet``) must have the
-# machine to itself, as loadcheck counts any other work as load: it takes the session's
-# "quiet" lock exclusively, and every other test, on any worker, holds it shared while it
-# runs. So a physics check never runs beside another test of the session, and tells a
-# busy machine from a broken link as it does when the suite runs in one process.
+# pyproject runs the suite on two pytest-xdist workers. The lab tests (tests/lab and
+# tests/faults) are one unit of xdist's scheduling, so one worker runs them all, in file
+# order, with the one session lab (and the lock above); they are put first and, the
+# largest unit, are sent first, so that worker starts on them at once while the other
+# worker runs the unit, golden, report and CLI tests. (xdist's own ``--dist loadgroup``
+# marks no group under pytest 9.2: it renames a node id pytest no longer reads.) A lab test
+# that judges physics or time on the machine (its module uses loadcheck, or it is marked
+# ``quiet``) must have the machine to itself, as loadcheck counts any other work as load:
+# it takes the session's "quiet" lock exclusively, and every other test, on any worker,
+# holds it shared while it runs. So a physics check never runs beside another test of the
+# session, and tells a busy machine from a broken link as when the suite runs in one
+# process.
+LAB_DIRS = ("tests/lab/", "tests/faults/")
 LAB_GROUP = "lab"
 
 
-def _is_lab_test(item) -> bool:
-    return (item.get_closest_marker("lab") is not None
-            or bool({"lab", "labtests_lock"} & set(getattr(item, "fixturenames", ()))))
+def is_lab_nodeid(nodeid: str) -> bool:
+    return nodeid.startswith(LAB_DIRS)
 
 
 def needs_quiet(item) -> bool:
@@ -333,18 +336,27 @@ def needs_quiet(item) -> bool:
     if item.get_closest_marker("quiet") is not None:
         return True
     module = getattr(item, "module", None)
-    return _is_lab_test(item) and module is not None and any(
+    return is_lab_nodeid(item.nodeid) and module is not None and any(
         getattr(value, "__module__", None) == "loadcheck" for value in vars(module).values())
 
 
 def pytest_collection_modifyitems(config, items):
-    lab = [item for item in items if _is_lab_test(item)]
-    if not lab:
-        return
-    for item in lab:
-        item.add_marker(pytest.mark.xdist_group(LAB_GROUP))
-    rest = [item for item in items if not _is_lab_test(item)]
-    items[:] = lab + rest
+    lab = [item for item in items if is_lab_nodeid(item.nodeid)]
+    if lab:
+        items[:] = lab + [item for item in items if not is_lab_nodeid(item.nodeid)]
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's scope scheduling with one scope for every lab test and one per other test
+    (largest scope first: the lab)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class LabAsOneScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return LAB_GROUP if is_lab_nodeid(nodeid) else nodeid
+
+    return LabAsOneScheduling(config, log)
 
 
 class QuietGate:
@@ -389,8 +401,6 @@ _QUIET: list[QuietGate] = []
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "xdist_group(name): pytest-xdist's group of tests "
-                            "one worker runs (set by this conftest on every lab test)")
     config.addinivalue_line(
         "markers", "quiet: a lab test that judges the machine's physics or time: no other "
         "test of the session runs beside it (also every lab test whose module uses loadcheck)")
