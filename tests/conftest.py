@@ -276,14 +276,22 @@ def lab_facts(base: Path) -> tuple[int, int, float]:
     records = runs = 0
     wall = 0.0
     for path in base.rglob("trials.jsonl"):
+        try:
+            text = path.read_text(errors="replace")
+        except OSError:            # a test's unreadable or vanished file: not a run's
+            continue
         runs += 1
-        for line in path.read_text(errors="replace").splitlines():
+        for line in text.splitlines():
             try:
                 rec = json.loads(line)
             except ValueError:
                 continue
+            if not isinstance(rec, dict):      # tests write hostile lines on purpose
+                continue
             records += 1
-            wall += float(rec.get("wall_s") or 0.0)
+            value = rec.get("wall_s")
+            if isinstance(value, (int, float)) and 0 <= value < 1e6:
+                wall += value
     return records, runs, wall
 
 
