@@ -276,6 +276,8 @@ def lab_facts(base: Path) -> tuple[int, int, float]:
     records = runs = 0
     wall = 0.0
     for path in base.rglob("trials.jsonl"):
+        if path.is_symlink() or not path.is_file():   # a test's FIFO would block the read
+            continue
         try:
             text = path.read_text(errors="replace")
         except OSError:            # a test's unreadable or vanished file: not a run's
