@@ -238,3 +238,196 @@ def store_at(request, tmp_path):
         yield url
     finally:
         server.drop_database(url)
+
+
+# -- what the lab tests cost, in facts the machine's load does not change -----------------
+# Wall-clock on a shared 2-core box says little; how many labs a session built and how many
+# trials of how many seconds it ran say what a change to the suite saved. Printed at the
+# end of every session that built a lab (issue 32).
+_LABS_BUILT: list[str] = []
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _count_lab_builds():
+    """Counts every ``Lab.up`` of this process that found no lab up (a build or rebuild);
+    labs made by a ``nicbench lab up`` subprocess are not seen here."""
+    try:
+        from nicbench.lab.lab import Lab
+    except ImportError:  # pragma: no cover (the package is always installed in .venv)
+        yield
+        return
+    original = Lab.up
+
+    def counted(self, *args, **kwargs):
+        if self.read_state() is None:
+            _LABS_BUILT.append(self.spec.prefix)
+        return original(self, *args, **kwargs)
+
+    Lab.up = counted  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Lab.up = original  # type: ignore[method-assign]
+
+
+def lab_facts(base: Path) -> tuple[int, int, float]:
+    """(trial records, runs, seconds of trial wall time) in every ``trials.jsonl`` under
+    ``base`` (the session's temp directory, where every lab test writes its results)."""
+    records = runs = 0
+    wall = 0.0
+    for path in base.rglob("trials.jsonl"):
+        if path.is_symlink() or not path.is_file():   # a test's FIFO would block the read
+            continue
+        try:
+            text = path.read_text(errors="replace")
+        except OSError:            # a test's unreadable or vanished file: not a run's
+            continue
+        runs += 1
+        for line in text.splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(rec, dict):      # tests write hostile lines on purpose
+                continue
+            records += 1
+            value = rec.get("wall_s")
+            if isinstance(value, (int, float)) and 0 <= value < 1e6:
+                wall += value
+    return records, runs, wall
+
+
+def pytest_sessionfinish(session):
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:                      # an xdist worker: tell the controller
+        workeroutput["nicbench_labs_built"] = list(_LABS_BUILT)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """The controller of an xdist session gathers its workers' lab builds."""
+    _LABS_BUILT.extend(getattr(node, "workeroutput", {}).get("nicbench_labs_built", []))
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if not _LABS_BUILT:
+        return
+    base = config._tmp_path_factory.getbasetemp()     # pytest's own factory of tmp_path
+    records, runs, wall = lab_facts(Path(base))
+    kinds = ", ".join(f"{p} {_LABS_BUILT.count(p)}" for p in sorted(set(_LABS_BUILT)))
+    terminalreporter.write_line(
+        f"lab facts: {len(_LABS_BUILT)} labs built in this process ({kinds}); "
+        f"{records} trials in {runs} results directories, {wall:.0f} s of trial wall time")
+
+
+# -- two workers: the lab tests on one, beside the rest (issue 32) ------------------------
+# pyproject runs the suite on two pytest-xdist workers. The lab tests (tests/lab and
+# tests/faults) are one unit of xdist's scheduling, so one worker runs them all, in file
+# order, with the one session lab (and the lock above); they are put first and, the
+# largest unit, are sent first, so that worker starts on them at once while the other
+# worker runs the unit, golden, report and CLI tests. (xdist's own ``--dist loadgroup``
+# marks no group under pytest 9.2: it renames a node id pytest no longer reads.) A lab test
+# that judges physics or time on the machine (its module uses loadcheck, or it is marked
+# ``quiet``) must have the machine to itself, as loadcheck counts any other work as load:
+# it takes the session's "quiet" lock exclusively, and every other test, on any worker,
+# holds it shared while it runs. So a physics check never runs beside another test of the
+# session, and tells a busy machine from a broken link as when the suite runs in one
+# process.
+LAB_DIRS = ("tests/lab/", "tests/faults/")
+LAB_GROUP = "lab"
+
+
+def is_lab_nodeid(nodeid: str) -> bool:
+    return nodeid.startswith(LAB_DIRS)
+
+
+def needs_quiet(item) -> bool:
+    """A lab test that must not share the machine with another test of the session."""
+    if item.get_closest_marker("quiet") is not None:
+        return True
+    module = getattr(item, "module", None)
+    return is_lab_nodeid(item.nodeid) and module is not None and any(
+        getattr(value, "__module__", None) == "loadcheck" for value in vars(module).values())
+
+
+def pytest_collection_modifyitems(config, items):
+    lab = [item for item in items if is_lab_nodeid(item.nodeid)]
+    if lab:
+        items[:] = lab + [item for item in items if not is_lab_nodeid(item.nodeid)]
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's scope scheduling with one scope for every lab test and one per other test
+    (largest scope first: the lab)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class LabAsOneScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return LAB_GROUP if is_lab_nodeid(nodeid) else nodeid
+
+    return LabAsOneScheduling(config, log)
+
+
+class QuietGate:
+    """A readers-writer lock across the workers of one session, on two ``flock`` files in
+    the session's temp directory: a writer (a test that needs a quiet machine) first takes
+    the turnstile, so that no new reader starts, then waits for the readers running
+    (tests of the other worker) to end; readers pass the turnstile, then share."""
+
+    def __init__(self, directory: Path):
+        directory.mkdir(parents=True, exist_ok=True)
+        self.turnstile = open(directory / "quiet-turnstile.lock", "a+")  # noqa: SIM115
+        self.gate = open(directory / "quiet.lock", "a+")  # noqa: SIM115
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[None]:
+        fcntl.flock(self.turnstile, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(self.gate, fcntl.LOCK_EX)
+        finally:
+            fcntl.flock(self.turnstile, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(self.gate, fcntl.LOCK_UN)
+
+    @contextlib.contextmanager
+    def shared(self) -> Iterator[None]:
+        fcntl.flock(self.turnstile, fcntl.LOCK_EX)
+        fcntl.flock(self.turnstile, fcntl.LOCK_UN)
+        fcntl.flock(self.gate, fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(self.gate, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        self.turnstile.close()
+        self.gate.close()
+
+
+_QUIET: list[QuietGate] = []
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "quiet: a lab test that judges the machine's physics or time: no other "
+        "test of the session runs beside it (also every lab test whose module uses loadcheck)")
+    basetemp = getattr(config.option, "basetemp", None)
+    if os.environ.get("PYTEST_XDIST_WORKER") and basetemp:
+        # A worker's basetemp is <the session's basetemp>/<worker id>: the parent is shared.
+        _QUIET.append(QuietGate(Path(basetemp).parent / "nicbench-quiet"))
+
+
+def pytest_unconfigure(config):
+    while _QUIET:
+        _QUIET.pop().close()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    if not _QUIET:
+        return (yield)
+    with _QUIET[0].exclusive() if needs_quiet(item) else _QUIET[0].shared():
+        return (yield)

@@ -2,6 +2,10 @@
 CLI, real SSH and tools), into a DuckDB file and a real PostgreSQL database: the store
 holds every trial that stands in the run's directory, as the run wrote them, and a store
 rebuilt from the directory with ``nicbench store rebuild --from`` holds the same.
+
+One MTU: what the store holds does not depend on the point a trial measured (the unit
+tests store runs of many points); a second point here cost an MTU change, a path check
+and two trials per backend (issue 32).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ PROFILE = """\
     source: "nicbench lab test: a run written to a results store as it goes"
     platform: linux
     repetitions: 2
-    mtu: [1500, 9000]
+    mtu: [1500]
     tests:
       - {name: iperf3-tcp, tool: iperf3, params: {duration_s: 1}}
     """
@@ -49,7 +53,7 @@ def test_a_run_writes_its_store_as_it_goes_and_a_rebuild_equals_it(lab, store_at
     assert "results store" not in proc.stderr        # written throughout, nothing to say
     trials, runs = held(store_at)
     stands = current(RunDir(out).records())
-    assert len(stands) == 4
+    assert len(stands) == 2
     assert trials == sorted((r.run_id, r.trial_id, record_line(r)) for r in stands)
     manifest = (out / "manifest.json").read_text()
     assert [(r[1], r[3]) for r in runs] == [(manifest, "store-lab")]
