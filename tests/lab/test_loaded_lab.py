@@ -145,7 +145,7 @@ def test_the_report_shows_idle_and_loaded_side_by_side(loaded_run, tmp_path):
         assert float(row["loaded RPM"]) < float(row["idle RPM"])
         assert float(row["load Mbit/s"]) > 0
     page = (tmp_path / "rep" / "report.html").read_text()
-    assert 'id="under-load"' in page and "Smallest increase under load (test rtt-loaded" in page
+    assert 'id="under-load"' in page and "Smallest increase under load: test rtt-loaded" in page
 
 
 def test_the_plan_shows_the_load_and_the_probe(lab):

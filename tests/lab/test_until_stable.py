@@ -23,7 +23,7 @@ from nicbench.results.records import Kind
 
 pytestmark = pytest.mark.lab
 
-MIN, MAX, TARGET = 5, 8, 2.0
+MIN, MAX, TARGET = 5, 10, 2.0
 PROFILE = f"""\
     format_version: 1
     name: until-stable

@@ -182,3 +182,20 @@ def test_two_real_bounce_back_repetitions_pool_their_histograms():
     assert p99.high - p99.low <= 100.0                      # one 100 us bin
     assert p99.reps == 0       # 800 a repetition: none has a p99 of its own
     assert not pooled["p99.9"].printed
+
+
+def test_the_rank_interval_is_scipys_binomial_quantiles():
+    """The order-statistics ranks come from the binomial cdf without scipy.stats (half a
+    second to import, which a report of one run does not pay): the same ranks."""
+    import random
+
+    from scipy.stats import binom
+
+    from nicbench.results.roundtrips import rank_interval
+
+    rng = random.Random(30)
+    for _ in range(300):
+        n, q = rng.randint(1, 200_000), rng.choice([0.5, 0.9, 0.99, 0.999, rng.random()])
+        lo = int(binom.ppf(0.025, n, q))
+        hi = int(binom.ppf(0.975, n, q)) + 1
+        assert rank_interval(n, q) == (max(1, lo), min(n, hi))
