@@ -24,7 +24,7 @@ PROFILE = """\
     timeout_s: 20
     mtu: [1500]
     tests:
-      - {name: own-tcp, tool: iperf3, params: {duration_s: 2}}
+      - {name: own-tcp, tool: iperf3, params: {duration_s: 4}}
     """
 
 
