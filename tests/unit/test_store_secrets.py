@@ -38,7 +38,7 @@ UNREACHABLE = [
 @pytest.mark.parametrize("url, shown", [
     ("postgresql://u:p%40ss@h:5/d?password=x&sslmode=require&sslpassword=y#f",
      "postgresql://u:***@h:5/d?password=***&sslmode=require&sslpassword=***#f"),
-    ("postgresql://u@h/d?passfile=/home/u/.pgpass", "postgresql://u@h/d?passfile=***"),
+    ("postgresql://u@h/d?passfile=.pgpass", "postgresql://u@h/d?passfile=***"),
     ("postgresql://h/d?host=/run/pg&password", "postgresql://h/d?host=/run/pg&password"),
     ("postgresql://u:a@b@h/d", "postgresql://u:***@h/d"),        # the last @ ends user-info
     ("postgresql://u:a/b@h/d", "postgresql://u:***@h/d"),        # a / not %-encoded
