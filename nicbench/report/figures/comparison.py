@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from nicbench.judging import words as judging_words
+from nicbench.judging.words import MIN_CHANGE_PCT
 from nicbench.report import compare
 from nicbench.report.configs import Index, point_label, slug
 from nicbench.report.model import Row
@@ -49,7 +49,7 @@ class ComparisonChart:
     notes: list[str] = field(default_factory=list)
 
 
-def comparison_charts(ix: Index, min_change_pct: float = judging_words.MIN_CHANGE_PCT
+def comparison_charts(ix: Index, min_change_pct: float = MIN_CHANGE_PCT
                       ) -> list[ComparisonChart]:
     """One chart per test, a panel per point, a row per adapter of a later run."""
     rows = compare.compare(ix, min_change_pct)
