@@ -70,7 +70,7 @@ def build_report(dirs: list[str], out: str | None = None, *,
                             f"{exc.strerror or exc}") from exc
     if figures:
         from nicbench.report.figures import FigureOptions, write_figures as publication
-        publication(report, runs, target / PUBLICATION, FigureOptions(
+        publication(report.publication, report.entries, runs, target / PUBLICATION, FigureOptions(
             formats=list(figures), min_change_pct=min_change_pct), warn=warn)
     return page
 
