@@ -43,7 +43,7 @@ from nicbench.report.configs import (MBIT, Config, Group, Index, chart_title, cp
                                      fmt, mbit, slug, sorted_groups, tool_title, tools_with)
 from nicbench.report.model import (Bar, BarPanel, BarSeries, BarStatus, Cell, Dot, Entry,
                                    Figure, HeatPanel, LegendItem, Row, ScatterPanel)
-from nicbench.tools.registry import display_name
+from nicbench.tools.registry import TOOLS, display_name
 
 AXIS_HEADROOM = 1.1      # speed axes end near 1.1 x the highest limit or value
 
@@ -440,8 +440,9 @@ def tool_cpu_source(configs: list[Config], tool: str) -> str:
                 if r.extra.get("cpu_pct_basis"):
                     bases.add(str(r.extra["cpu_pct_basis"]))
     text = f"Diamond: the CPU load {display_name(tool)} itself printed"
-    if tool == "iperf3":
-        text += " (cpu_utilization_percent host_total: the iperf3 process's own CPU time"
+    words = TOOLS[tool].cpu_words if tool in TOOLS else ""
+    if words:                  # the tool's own words for its figure
+        text += f" ({words}"
         text += f", on the {'/'.join(sorted(sides))} side)" if sides else ")"
     elif bases:
         text += f" ({'; '.join(sorted(bases))})"

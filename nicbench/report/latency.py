@@ -53,7 +53,7 @@ from nicbench.report.verdict import LOWEST_TAIL, assign_ranks, csv_row
 from nicbench.results import roundtrips
 from nicbench.results.records import TrialRecord
 from nicbench.tools import sockperf
-from nicbench.tools.registry import display_name
+from nicbench.tools.registry import TOOLS, display_name
 
 # (summary column, Latency field, label): the percentiles the bars show, in order.
 PERCENTILES = (("p50_us", "p50", "p50"), ("p90_us", "p90", "p90"),
@@ -242,6 +242,11 @@ def _kept_round_trips(run_path: Path, rec: TrialRecord) -> list[float]:
         return []
 
 
+def hint(tool: str) -> str:
+    """How the tool keeps every round trip, where it printed its percentiles alone."""
+    return TOOLS[tool].per_sample_hint if tool in TOOLS else ""
+
+
 def _cdf(tool: str, protocol: str, test: str, title: str, configs: list[Config],
          order: list[Config]) -> Figure | None:
     curves, notes = [], []
@@ -255,8 +260,9 @@ def _cdf(tool: str, protocol: str, test: str, title: str, configs: list[Config],
                             points=cdf.points, entry=c.entry.key))
         source = (f"every round trip of repetition {cdf.repetition}'s raw full log"
                   if cdf.per_sample else
-                  f"sockperf's printed percentiles of repetition {cdf.repetition} (no "
-                  "per-sample output kept: per_sample: true keeps it)" if c.tool == "sockperf"
+                  f"{display_name(c.tool)}'s printed percentiles of repetition "
+                  f"{cdf.repetition} (no per-sample output kept: {hint(c.tool)})"
+                  if hint(c.tool)
                   else f"repetition {cdf.repetition}'s histogram: the share at or below "
                   "each bin's upper edge, exact there, a straight line between (no "
                   "per-sample output)" if cdf.binned

@@ -133,10 +133,10 @@ def test_the_made_up_family_is_in_nicbench_figures(tmp_path):
 
 def test_a_family_or_tool_is_registered_once():
     with pingpong():
-        with pytest.raises(ValueError, match="registered already"):
-            with registered(pingpong_family.FAMILY):
-                pass
-        with pytest.raises(ValueError, match="registered already"):
-            with registry.registered(pingpong_tool.TOOL):
-                pass
+        with pytest.raises(ValueError, match="registered already"), \
+                registered(pingpong_family.FAMILY):
+            pass
+        with pytest.raises(ValueError, match="registered already"), \
+                registry.registered(pingpong_tool.TOOL):
+            pass
     assert pingpong_tool.NAME not in registry.TOOLS
