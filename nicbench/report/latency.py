@@ -45,7 +45,7 @@ from nicbench.judging import stats
 from nicbench.report.bars import row_of
 from nicbench.report.colours import ink_on
 from nicbench.report.configs import (Config, Index, chart_title, fmt, slug, sorted_groups)
-from nicbench.report.model import (Bar, BarPanel, BarStatus, Curve, Figure, LegendItem,
+from nicbench.report.model import (ChartKind, Bar, BarPanel, BarStatus, Curve, Figure, LegendItem,
                                    LinePanel, Sentence, Table)
 from nicbench.report.resolution import round_trip_resolution_us
 from nicbench.physics.link import round_trip_floor_us
@@ -159,7 +159,7 @@ def _bars(tool: str, protocol: str, test: str, title: str, configs: list[Config]
                                    sorted_by="p99, lowest first"))
     stats_used = sorted({statistic(c) for c in configs if latency_ok(c)})
     return Figure(
-        id=slug("latency", tool, protocol, test), family="latency",
+        id=slug("latency", tool, protocol, test), family=ChartKind.LATENCY,
         title=f"{title}: round-trip percentiles",
         caption=("Round trips of one message in flight, in microseconds, lower is better: "
                  "each bar is that percentile of every repetition's round trips pooled, "
@@ -272,7 +272,7 @@ def _cdf(tool: str, protocol: str, test: str, title: str, configs: list[Config],
     if not curves:
         return None
     return Figure(
-        id=slug("latency-cdf", tool, protocol, test), family="latency-cdf",
+        id=slug("latency-cdf", tool, protocol, test), family=ChartKind.LATENCY_CDF,
         title=f"{title}: distribution of round trips",
         caption=("Share of round trips at or below each time (log scale), for the one "
                  "repetition whose median is the selected one per adapter; lower and "
@@ -284,7 +284,7 @@ def _cdf(tool: str, protocol: str, test: str, title: str, configs: list[Config],
 
 def _table(tool: str, protocol: str, test: str, title: str, configs: list[Config],
            order: list[Config]) -> Table:
-    t = Table(id=slug("latency", tool, protocol, test), family="latency",
+    t = Table(id=slug("latency", tool, protocol, test), family=ChartKind.LATENCY,
               title=f"{title}: round trips, us",
               columns=["adapter", "at", "repetitions", "statistic", "p50", "p90", "p99",
                        "p99.9", "max", "p50 lowest-highest", "round trips", "p50 95 % CI",

@@ -214,6 +214,26 @@ class LegendItem:
     dash: str = ""
 
 
+class ChartKind(StrEnum):
+    """The report's own kinds of chart (``Figure.family``), each one of a family's
+    ``charts`` (``report/family.py`` ``Chart``). A family added elsewhere names its own."""
+
+    SPEED = "speed"
+    HEATMAP = "heatmap"
+    CPU = "cpu"
+    COST = "cost"
+    NETPIPE_PLATEAU = "netpipe-plateau"
+    NETPIPE_MTU = "netpipe-mtu"
+    NETPIPE_ADAPTER = "netpipe-adapter"
+    STREAMS = "streams"
+    SMALLPKT = "smallpkt"
+    LATENCY = "latency"
+    LATENCY_CDF = "latency-cdf"
+    LOADED = "loaded"
+    HISTORY = "history"
+    PUBLISHED = "published"
+
+
 @dataclass
 class Figure:
     id: str                  # file stem under figures/ and tables/

@@ -8,14 +8,14 @@ from collections.abc import Sequence
 from nicbench.report import bars
 from nicbench.report.configs import NOISY_IQR_POINTS
 from nicbench.report.family import Chart, Context, Family, FamilyName, Part
-from nicbench.report.model import Block, Figure, FigureBlock, Section, TextBlock
+from nicbench.report.model import ChartKind, Block, Figure, FigureBlock, Section, TextBlock
 
 
 class Cpu(Family):
     name = FamilyName.CPU
     section = Section("cpu", "CPU and cost", "CPU load and cost", absent="CPU load and cost")
-    charts = (Chart("cpu", read="read-cpu", file_per_panel=True, bar_unit="%"),
-              Chart("cost", read="read-cost"))
+    charts = (Chart(ChartKind.CPU, read="read-cpu", file_per_panel=True, bar_unit="%"),
+              Chart(ChartKind.COST, read="read-cost"))
     read = (
         ("read-cpu",
          "CPU load: /proc/stat of the sending and of the receiving host, busy share of all "
@@ -41,7 +41,7 @@ class Cpu(Family):
         return bars.cpu_figures(ctx.ix) + bars.cost_figures(ctx.ix)
 
     def shown(self, part: Part) -> bool:
-        return any(f.family == "cpu" for f in part.figures)
+        return any(f.family == ChartKind.CPU for f in part.figures)
 
     def blocks(self, part: Part) -> Sequence[Block]:
         note = bars.cpu_note(part.ctx.ix, part.figures)

@@ -11,7 +11,7 @@ from nicbench.history.model import Series
 from nicbench.report import history
 
 from nicbench.report.family import Chart, Context, Family, FamilyName, Part
-from nicbench.report.model import (Block, Figure, FigureBlock, LinePanel, Place, Section,
+from nicbench.report.model import (ChartKind, Block, Figure, FigureBlock, LinePanel, Place, Section,
                                    Table, TableBlock, TextBlock)
 
 INTRO = Markup("""Each adapter's figure run after run, for every test and point measured in at least three
@@ -37,7 +37,7 @@ def history_rows(fig: Figure) -> tuple[list[str], list[list[object]]]:
 class History(Family):
     name = FamilyName.HISTORY
     section = Section("history", "History", "History", place=Place.TOP, intro=INTRO)
-    charts = (Chart("history", rows=history_rows),)
+    charts = (Chart(ChartKind.HISTORY, rows=history_rows),)
     publishes = False
 
     def figures(self, ctx: Context) -> list[Figure]:

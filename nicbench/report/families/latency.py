@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from nicbench.report import latency
 from nicbench.report.family import (Chart, Context, Family, FamilyName, Part, VerdictPart,
                                     figures_of, tables_of)
-from nicbench.report.model import (Block, Figure, FigureBlock, Section, Table, TableBlock,
+from nicbench.report.model import (ChartKind, Block, Figure, FigureBlock, Section, Table, TableBlock,
                                    TextBlock)
 
 
@@ -16,8 +16,8 @@ class Latency(Family):
     name = FamilyName.LATENCY
     section = Section("latency", "Latency", "Request/response latency",
                       absent="request/response latency (sockperf)")
-    charts = (Chart("latency", file_per_panel=True, bar_unit="us"),
-              Chart("latency-cdf", point_units=("us", "fraction")))
+    charts = (Chart(ChartKind.LATENCY, file_per_panel=True, bar_unit="us"),
+              Chart(ChartKind.LATENCY_CDF, point_units=("us", "fraction")))
 
     def figures(self, ctx: Context) -> list[Figure]:
         return ctx.once(latency.figures)[0]
@@ -30,8 +30,8 @@ class Latency(Family):
         return VerdictPart.of_tables(sentences, tables, latency.verdict_csv_rows(ctx.ix))
 
     def blocks(self, part: Part) -> Sequence[Block]:
-        bars = figures_of(part, "latency")
-        out: list[Block] = [FigureBlock(f) for f in bars + figures_of(part, "latency-cdf")]
+        bars = figures_of(part, ChartKind.LATENCY)
+        out: list[Block] = [FigureBlock(f) for f in bars + figures_of(part, ChartKind.LATENCY_CDF)]
         out += [TableBlock(t) for t in tables_of(part, "latency")]
         if not bars:
             out.append(TextBlock("No latency (sockperf) results in these runs.", "muted"))

@@ -9,7 +9,7 @@ from nicbench.report import loaded
 from markupsafe import Markup
 
 from nicbench.report.family import Chart, Context, Family, FamilyName, Part, VerdictPart
-from nicbench.report.model import (Block, Figure, FigureBlock, Section, Table, TableBlock)
+from nicbench.report.model import (ChartKind, Block, Figure, FigureBlock, Section, Table, TableBlock)
 
 INTRO = Markup("""The same latency probe alone and beside a load that fills the link, from the same run:
 round trips in ms, their increase under load, the responsiveness score in round trips per
@@ -21,7 +21,7 @@ card whose latency stays low only because it does not fill the link shows it."""
 class Loaded(Family):
     name = FamilyName.LOADED
     section = Section("under-load", "Under load", "Latency under load", intro=INTRO)
-    charts = (Chart("loaded", bar_unit="ms"),)
+    charts = (Chart(ChartKind.LOADED, bar_unit="ms"),)
 
     def figures(self, ctx: Context) -> list[Figure]:
         return [loaded.loaded_figure(test, rows)

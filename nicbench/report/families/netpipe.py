@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from nicbench.report import netpipe
 from nicbench.report.family import (Chart, Context, Family, FamilyName, Part, figures_of,
                                     tables_of)
-from nicbench.report.model import (Block, Figure, FigureBlock, GroupBlock, HeadingBlock,
+from nicbench.report.model import (Block, ChartKind, Figure, FigureBlock, GroupBlock, HeadingBlock,
                                    Section, Table, TableBlock)
 
 READ = ("read-netpipe",
@@ -17,7 +17,8 @@ READ = ("read-netpipe",
         "sustains; its burst maximum is in the table. Its curves are one run per "
         "configuration, one colour per adapter (per MTU in an adapter's own chart, dark "
         "for the smallest MTU to light for the largest).")
-PLATEAU, PER_MTU, PER_ADAPTER = "netpipe-plateau", "netpipe-mtu", "netpipe-adapter"
+PLATEAU, PER_MTU, PER_ADAPTER = (ChartKind.NETPIPE_PLATEAU, ChartKind.NETPIPE_MTU,
+                                 ChartKind.NETPIPE_ADAPTER)
 GROUPS = [(PLATEAU, "Sustained throughput per adapter and MTU"),
           (PER_MTU, "Per MTU, one curve per adapter"),
           (PER_ADAPTER, "Per adapter, one curve per MTU")]

@@ -4,14 +4,14 @@
 from __future__ import annotations
 
 from nicbench.report.family import Chart, Context, Family, FamilyName, Part
-from nicbench.report.model import Figure, Section, Table
+from nicbench.report.model import ChartKind, Figure, Section, Table
 from nicbench.report.reference import reference_figures
 
 
 class Published(Family):
     name = FamilyName.PUBLISHED
     section = Section("published", "Published figures", "Published figures")
-    charts = (Chart("published", file_per_panel=True),)
+    charts = (Chart(ChartKind.PUBLISHED, file_per_panel=True),)
 
     def _made(self, ctx: Context) -> tuple[list[Figure], list[Table]]:
         if ctx.reference is None:

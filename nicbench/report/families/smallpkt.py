@@ -7,14 +7,14 @@ from collections.abc import Sequence
 
 from nicbench.report import smallpkt
 from nicbench.report.family import Chart, Context, Family, FamilyName, Part, VerdictPart
-from nicbench.report.model import Block, Figure, FigureBlock, Section, Table, TableBlock
+from nicbench.report.model import ChartKind, Block, Figure, FigureBlock, Section, Table, TableBlock
 
 
 class SmallPackets(Family):
     name = FamilyName.SMALLPKT
     section = Section("smallpkt", "Small packets",
                       "Small packets: frames per second against frame size")
-    charts = (Chart("smallpkt", panel_legends=False, log_y=True),)
+    charts = (Chart(ChartKind.SMALLPKT, panel_legends=False, log_y=True),)
 
     def figures(self, ctx: Context) -> list[Figure]:
         return smallpkt.figures(ctx.ix)

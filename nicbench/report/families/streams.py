@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from nicbench.report import streams
 from nicbench.report.family import Chart, Context, Family, FamilyName, Part
-from nicbench.report.model import Figure, Section, Table
+from nicbench.report.model import ChartKind, Figure, Section, Table
 
 
 class Streams(Family):
     name = FamilyName.STREAMS
     section = Section("streams", "Streams",
                       "Throughput against parallel streams, and both directions at once")
-    charts = (Chart("streams", read="read-streams"),)
+    charts = (Chart(ChartKind.STREAMS, read="read-streams"),)
     read = (("read-streams",
              "Streams: throughput against iperf's -P, the speed charts' value; with --bidir, "
              "each direction as it reached its receiver, forward (client to server) solid, "

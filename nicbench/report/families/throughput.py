@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from nicbench.report import bars, glance, verdict
 from nicbench.report.family import Chart, Context, Family, FamilyName, Part, VerdictPart
-from nicbench.report.model import Figure, Section
+from nicbench.report.model import ChartKind, Figure, Section
 
 READ = (
     ("read-speed",
@@ -49,8 +49,8 @@ class Throughput(Family):
     name = FamilyName.THROUGHPUT
     section = Section("throughput", "Throughput", "Throughput per adapter and MTU",
                       absent="throughput per adapter and MTU (iperf, NTttcp, UDP)")
-    charts = (Chart("speed", read="read-speed", file_per_panel=True),
-              Chart("heatmap", read="read-heatmap"))
+    charts = (Chart(ChartKind.SPEED, read="read-speed", file_per_panel=True),
+              Chart(ChartKind.HEATMAP, read="read-heatmap"))
     read = READ
 
     def figures(self, ctx: Context) -> list[Figure]:
@@ -64,7 +64,7 @@ class Throughput(Family):
                            glance=glance.glance(rows))
 
     def shown(self, part: Part) -> bool:
-        return any(f.family == "speed" for f in part.figures)
+        return any(f.family == ChartKind.SPEED for f in part.figures)
 
 
 FAMILY = Throughput()
