@@ -140,3 +140,26 @@ def test_a_family_or_tool_is_registered_once():
                 registry.registered(pingpong_tool.TOOL):
             pass
     assert pingpong_tool.NAME not in registry.TOOLS
+
+
+def test_nicbench_figures_asks_the_families_for_figures_alone(tmp_path, monkeypatch):
+    """No verdict, no first screen, no history is built to draw the figures: each of them
+    raising does not stop ``nicbench figures``, and its files are the report's."""
+    from nicbench.report import glance, history, verdict
+    from nicbench.report.build import build, publication_figures
+    from nicbench.report.load import load_runs
+
+    runs = load_runs([RUN_A])
+    expected = [f.id for f in build(runs).publication]
+
+    def refused(*args, **kwargs):
+        raise AssertionError("built for nicbench figures")
+
+    for module, name in ((verdict, "verdicts"), (verdict, "sentence"), (glance, "glance"),
+                         (history, "of_runs")):
+        monkeypatch.setattr(module, name, refused)
+    with pytest.raises(AssertionError, match="built for nicbench figures"):
+        build(runs)                     # the whole report does build them
+    entries, figures = publication_figures(runs)
+    assert [f.id for f in figures] == expected and len(expected) > 10
+    assert {e.key for e in entries} == {k for f in figures for k in f.entries}
