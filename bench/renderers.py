@@ -8,8 +8,8 @@ spends (not the wall time, which moves with the machine's load):
 publication unit of the same models (``draw.render``: laid out, saved as SVG, then as
 PNG), after one warm-up unit so that importing matplotlib and loading its fonts are not
 counted. What it shows is why the page keeps its own SVG renderer: the page's charts
-cost milliseconds, matplotlib's seconds, and its SVG is not the page's (no card finder
-keys, no hover titles, fonts embedded as paths).
+cost milliseconds, matplotlib's seconds, and its SVG is not the page's (no hover titles,
+a print figure in the house style, random ids).
 
 The last line is the figures: ``renderers: charts=... svg_ms=... mpl_svg_ms=...
 mpl_png_ms=... ratio=...``.
