@@ -3,8 +3,8 @@
 A family is what a measurement adds to the report: its figure models, its tables, its
 lines of the verdict (sentences, ranking tables, verdict.csv rows, first-screen rows),
 its section of the page with its "how to read", and what the publication figures need to
-know of each of its charts (:class:`Chart`). ``report/families.py`` lists the families in
-page order; ``build.py``, ``page.py``, the template, the CSV writer and ``nicbench
+know of each of its charts (:class:`Chart`). ``report/families/__init__.py`` lists the
+families in page order; ``build.py``, ``page.py``, the template, the CSV writer and ``nicbench
 figures`` loop over that list and name none of them.
 
 A family's name is an enum: the report's own families are :class:`FamilyName`'s; a family
@@ -13,9 +13,7 @@ added elsewhere (a test's) brings its own ``StrEnum``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, ClassVar, TypeVar
