@@ -166,8 +166,11 @@ def figure_rows(report: Report, fig: Figure) -> tuple[list[str], list[list[objec
     if own is not None:          # a chart whose family writes its data its own way
         return own(fig)
     lines = [p for p in fig.panels if isinstance(p, LinePanel)]
+    kept = chart(fig.family).point_units        # a point kept as it is (a round trip, us)
     x_col = "block_size_bytes" if not lines or lines[0].xunit == "bytes" else lines[0].xunit
     y_col = "mbit_s" if not lines or lines[0].yunit == "Mbit/s" else _column(lines[0].yunit)
+    if kept is not None:
+        x_col, y_col = _column(kept[0]), _column(kept[1])
     cols = ["panel", "curve", x_col, y_col, "above_limit"]
     rows = []
     for p in fig.panels:
@@ -176,7 +179,7 @@ def figure_rows(report: Report, fig: Figure) -> tuple[list[str], list[list[objec
         for curve in p.curves:
             flagged = set(curve.flagged)
             for x, y in curve.points:
-                rows.append([p.title, curve.label, int(x), y,
+                rows.append([p.title, curve.label, x if kept else int(x), y,
                              "yes" if (x, y) in flagged else ""])
     return cols, rows
 
