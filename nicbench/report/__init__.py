@@ -3,12 +3,12 @@
 ::
 
     load.py       results directories -> checked Run objects (one clear error per bad one)
-    theory.py     Ethernet goodput limits and the link rate of a pair
     colours.py    one colour and marker per adapter, from its id; shades for later runs
     model.py      the report as data: entries, figure models, tables, failures
-    build.py      runs -> models (configs, verdict, compare, bars, netpipe, tables,
-                  failures, setup, reference: one module per family; compare uses
-                  stats, resolution and differences)
+    family.py     what a family of the report is: figures, tables, verdict, a section
+    families/     the families in page order, one module each (FAMILIES)
+    build.py      runs -> models: every family's, then the comparison, adapters,
+                  every configuration, failures and setup around them
     svg.py        figure models -> SVG
     page.py       models -> report.html (jinja2), tables/*.csv, figures/*.svg, data/
 
@@ -70,7 +70,7 @@ def build_report(dirs: list[str], out: str | None = None, *,
                             f"{exc.strerror or exc}") from exc
     if figures:
         from nicbench.report.figures import FigureOptions, write_figures as publication
-        publication(report, runs, target / PUBLICATION, FigureOptions(
+        publication(report.publication, report.entries, runs, target / PUBLICATION, FigureOptions(
             formats=list(figures), min_change_pct=min_change_pct), warn=warn)
     return page
 

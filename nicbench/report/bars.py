@@ -41,9 +41,9 @@ from collections.abc import Callable, Iterable
 from nicbench.report.colours import PUBLISHED, ink_on, scale
 from nicbench.report.configs import (MBIT, Config, Group, Index, chart_title, cpu_figure,
                                      fmt, mbit, slug, sorted_groups, tool_title, tools_with)
-from nicbench.report.model import (Bar, BarPanel, BarSeries, BarStatus, Cell, Dot, Entry,
+from nicbench.report.model import (ChartKind, Bar, BarPanel, BarSeries, BarStatus, Cell, Dot, Entry,
                                    Figure, HeatPanel, LegendItem, Row, ScatterPanel)
-from nicbench.tools.registry import display_name
+from nicbench.tools.registry import TOOLS, display_name
 
 AXIS_HEADROOM = 1.1      # speed axes end near 1.1 x the highest limit or value
 
@@ -199,7 +199,7 @@ def speed_figures(ix: Index) -> list[Figure]:
             explain |= x
         set_axis(panels)
         figures.append(Figure(
-            id=slug("speed", tool, protocol, test), family="speed", title=title,
+            id=slug("speed", tool, protocol, test), family=ChartKind.SPEED, title=title,
             caption=speed_caption(configs, protocol), panels=list(panels),
             entries=[e.key for e in ix.entries_of(configs)], legend=bar_legend(panels),
             notes=notes + sorted(explain)))
@@ -234,7 +234,7 @@ def heatmap(ix: Index, configs: list[Config], value: Value, fig_id: str, title: 
     panel = HeatPanel(title="", rows=[row_of(e) for e in entries],
                       columns=[g.label for g in groups], cells=cells, vmin=vmin, vmax=vmax,
                       unit=unit)
-    return Figure(id=fig_id, family="heatmap", title=title, caption=caption, panels=[panel],
+    return Figure(id=fig_id, family=ChartKind.HEATMAP, title=title, caption=caption, panels=[panel],
                   entries=[e.key for e in entries])
 
 
@@ -333,7 +333,7 @@ def cpu_figures(ix: Index) -> list[Figure]:
             notes.append(tool_cpu_source(configs, tool))
         notes += over
         figures.append(Figure(
-            id=slug("cpu", tool, protocol, test), family="cpu",
+            id=slug("cpu", tool, protocol, test), family=ChartKind.CPU,
             title=f"{chart_title(tool, protocol, test)}: CPU load",
             caption=("Both hosts' CPU (/proc/stat, % of all cores) at the speed chart's "
                      "figure, rows in its order; whisker: lowest to highest repetition."),
@@ -368,7 +368,7 @@ def cost_figures(ix: Index) -> list[Figure]:
             p.ymax = top
         keys = {d.entry for p in panels for d in p.dots}
         figures.append(Figure(
-            id=slug("cost", tool, protocol, test), family="cost",
+            id=slug("cost", tool, protocol, test), family=ChartKind.COST,
             title=f"{chart_title(tool, protocol, test)}: speed against CPU",
             caption=("Each dot is an adapter at one point: its selected speed against the "
                      "busier host's CPU. Up and to the left is fast and cheap."),
@@ -440,8 +440,9 @@ def tool_cpu_source(configs: list[Config], tool: str) -> str:
                 if r.extra.get("cpu_pct_basis"):
                     bases.add(str(r.extra["cpu_pct_basis"]))
     text = f"Diamond: the CPU load {display_name(tool)} itself printed"
-    if tool == "iperf3":
-        text += " (cpu_utilization_percent host_total: the iperf3 process's own CPU time"
+    words = TOOLS[tool].cpu_words if tool in TOOLS else ""
+    if words:                  # the tool's own words for its figure
+        text += f" ({words}"
         text += f", on the {'/'.join(sorted(sides))} side)" if sides else ")"
     elif bases:
         text += f" ({'; '.join(sorted(bases))})"

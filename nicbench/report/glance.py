@@ -98,10 +98,9 @@ def ranking_table(method: tuple[str, str, str], rows: list[Verdict]) -> Table:
     return t
 
 
-def glance(verdicts: dict[tuple[str, str, str], list[Verdict]],
-           others: list[Table]) -> Glance:
-    """The first screen of the verdict from its rows (``others``: the verdict tables of
-    the other families, small packets, latency, under load: their first ranked row)."""
+def glance(verdicts: dict[tuple[str, str, str], list[Verdict]]) -> Glance:
+    """The first screen of the rate tools' verdict from its rows (the other families'
+    rows are their ranking tables' first ranked row: :func:`other_row`)."""
     out = Glance()
     noisy = False
     for method, rows in verdicts.items():
@@ -133,8 +132,6 @@ def glance(verdicts: dict[tuple[str, str, str], list[Verdict]],
         out.rows.append(row)
         for why in dict.fromkeys(v.not_ranked for v in rows if v.not_ranked):
             out.notes.append(f"{chart_title(*method)}: {why}.")
-    for t in others:
-        out.rows.append(_other_row(t))
     if noisy:
         out.notes.append("— CPU: shown in the ranking only; too noisy to rank on here "
                          "(hover for why).")
@@ -144,7 +141,7 @@ def glance(verdicts: dict[tuple[str, str, str], list[Verdict]],
     return out
 
 
-def _other_row(t: Table) -> GlanceRow:
+def other_row(t: Table) -> GlanceRow:
     """A verdict table of another family: its first ranked row, its first figure."""
     row = GlanceRow(method=t.title, link=t.id)
     try:

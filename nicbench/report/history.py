@@ -18,7 +18,7 @@ from nicbench.history.model import RULE, Change, Series
 from nicbench.report.colours import adapter_colour, adapter_marker
 from nicbench.report.configs import point_label
 from nicbench.report.load import Run
-from nicbench.report.model import Curve, Figure, LinePanel, Reference, Table
+from nicbench.report.model import ChartKind, Curve, Figure, LinePanel, Reference, Table
 
 MIN_RUNS = 3
 LAST_RUNS = 30          # the runs a trend shows (and judges): a month of nights
@@ -127,7 +127,7 @@ def history_figures(series: list[Series]) -> list[Figure]:
         ns = sorted({n.n for s in group for n in s.nights})
         n_text = f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]} to {ns[-1]}"
         figures.append(Figure(
-            id=f"history-{_slug(adapter)}", family="history",
+            id=f"history-{_slug(adapter)}", family=ChartKind.HISTORY,
             title=f"{group[0].adapter_label}: history over {runs} runs",
             caption=(f"Each point is one run's figure: the {' or '.join(select)} of its "
                      f"successful repetitions ({n_text}), as the run's profile selects it. "

@@ -45,7 +45,7 @@ from nicbench.judging import stats
 from nicbench.report.bars import row_of
 from nicbench.report.colours import ink_on
 from nicbench.report.configs import (Config, Index, chart_title, fmt, slug, sorted_groups)
-from nicbench.report.model import (Bar, BarPanel, BarStatus, Curve, Figure, LegendItem,
+from nicbench.report.model import (ChartKind, Bar, BarPanel, BarStatus, Curve, Figure, LegendItem,
                                    LinePanel, Sentence, Table)
 from nicbench.report.resolution import round_trip_resolution_us
 from nicbench.physics.link import round_trip_floor_us
@@ -53,7 +53,7 @@ from nicbench.report.verdict import LOWEST_TAIL, assign_ranks, csv_row
 from nicbench.results import roundtrips
 from nicbench.results.records import TrialRecord
 from nicbench.tools import sockperf
-from nicbench.tools.registry import display_name
+from nicbench.tools.registry import TOOLS, display_name
 
 # (summary column, Latency field, label): the percentiles the bars show, in order.
 PERCENTILES = (("p50_us", "p50", "p50"), ("p90_us", "p90", "p90"),
@@ -159,7 +159,7 @@ def _bars(tool: str, protocol: str, test: str, title: str, configs: list[Config]
                                    sorted_by="p99, lowest first"))
     stats_used = sorted({statistic(c) for c in configs if latency_ok(c)})
     return Figure(
-        id=slug("latency", tool, protocol, test), family="latency",
+        id=slug("latency", tool, protocol, test), family=ChartKind.LATENCY,
         title=f"{title}: round-trip percentiles",
         caption=("Round trips of one message in flight, in microseconds, lower is better: "
                  "each bar is that percentile of every repetition's round trips pooled, "
@@ -242,6 +242,11 @@ def _kept_round_trips(run_path: Path, rec: TrialRecord) -> list[float]:
         return []
 
 
+def hint(tool: str) -> str:
+    """How the tool keeps every round trip, where it printed its percentiles alone."""
+    return TOOLS[tool].per_sample_hint if tool in TOOLS else ""
+
+
 def _cdf(tool: str, protocol: str, test: str, title: str, configs: list[Config],
          order: list[Config]) -> Figure | None:
     curves, notes = [], []
@@ -255,8 +260,9 @@ def _cdf(tool: str, protocol: str, test: str, title: str, configs: list[Config],
                             points=cdf.points, entry=c.entry.key))
         source = (f"every round trip of repetition {cdf.repetition}'s raw full log"
                   if cdf.per_sample else
-                  f"sockperf's printed percentiles of repetition {cdf.repetition} (no "
-                  "per-sample output kept: per_sample: true keeps it)" if c.tool == "sockperf"
+                  f"{display_name(c.tool)}'s printed percentiles of repetition "
+                  f"{cdf.repetition} (no per-sample output kept: {hint(c.tool)})"
+                  if hint(c.tool)
                   else f"repetition {cdf.repetition}'s histogram: the share at or below "
                   "each bin's upper edge, exact there, a straight line between (no "
                   "per-sample output)" if cdf.binned
@@ -266,7 +272,7 @@ def _cdf(tool: str, protocol: str, test: str, title: str, configs: list[Config],
     if not curves:
         return None
     return Figure(
-        id=slug("latency-cdf", tool, protocol, test), family="latency-cdf",
+        id=slug("latency-cdf", tool, protocol, test), family=ChartKind.LATENCY_CDF,
         title=f"{title}: distribution of round trips",
         caption=("Share of round trips at or below each time (log scale), for the one "
                  "repetition whose median is the selected one per adapter; lower and "
@@ -278,7 +284,7 @@ def _cdf(tool: str, protocol: str, test: str, title: str, configs: list[Config],
 
 def _table(tool: str, protocol: str, test: str, title: str, configs: list[Config],
            order: list[Config]) -> Table:
-    t = Table(id=slug("latency", tool, protocol, test), family="latency",
+    t = Table(id=slug("latency", tool, protocol, test), family=ChartKind.LATENCY,
               title=f"{title}: round trips, us",
               columns=["adapter", "at", "repetitions", "statistic", "p50", "p90", "p99",
                        "p99.9", "max", "p50 lowest-highest", "round trips", "p50 95 % CI",

@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 
 from nicbench.config.profile import Role
 from nicbench.report.configs import Config, Index, fmt, mbit, slug, sorted_groups
-from nicbench.report.model import (Bar, BarPanel, BarSeries, BarStatus, Figure, LegendItem, Row,
+from nicbench.report.model import (ChartKind, Bar, BarPanel, BarSeries, BarStatus, Figure, LegendItem, Row,
                                    Sentence, Table)
 from nicbench.report.streams import figures_of
 from nicbench.physics.link import round_trip_floor_us
@@ -289,7 +289,7 @@ def _reps(side: Rtt | None) -> str:
 
 
 def loaded_table(test: str, rows: list[LoadedRow]) -> Table:
-    t = Table(id=f"loaded-{test}", family="loaded", title=f"Latency under load: test {test}",
+    t = Table(id=f"loaded-{test}", family=ChartKind.LOADED, title=f"Latency under load: test {test}",
               columns=["rank", "adapter", "point", "idle p50 ms", "idle p99 ms",
                        "loaded p50 ms", "loaded p99 ms", "p50 increase ms",
                        "p99 increase ms", "idle RPM", "loaded RPM", "load Mbit/s",
@@ -538,7 +538,7 @@ def loaded_figure(test: str, rows: list[LoadedRow]) -> Figure:
                                xmax=top * 1.15, series=list(SERIES),
                                sorted_by="smallest p99 increase first"))
     return Figure(
-        id=slug("loaded", test), family="loaded", title=f"Latency under load: test {test}",
+        id=slug("loaded", test), family=ChartKind.LOADED, title=f"Latency under load: test {test}",
         caption=("The p99 round trip of the same probe alone and beside the load, the median "
                  "over the repetitions of each; the loaded bar's label gives the score "
                  "(RPM, draft-ietf-ippm-responsiveness-08 section 5.3.1) and the load's "

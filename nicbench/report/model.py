@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import assert_never
+from typing import ClassVar, assert_never
+
+from markupsafe import Markup
 
 from nicbench.results.summary import RowStatus
 
@@ -212,11 +214,31 @@ class LegendItem:
     dash: str = ""
 
 
+class ChartKind(StrEnum):
+    """The report's own kinds of chart (``Figure.family``), each one of a family's
+    ``charts`` (``report/family.py`` ``Chart``). A family added elsewhere names its own."""
+
+    SPEED = "speed"
+    HEATMAP = "heatmap"
+    CPU = "cpu"
+    COST = "cost"
+    NETPIPE_PLATEAU = "netpipe-plateau"
+    NETPIPE_MTU = "netpipe-mtu"
+    NETPIPE_ADAPTER = "netpipe-adapter"
+    STREAMS = "streams"
+    SMALLPKT = "smallpkt"
+    LATENCY = "latency"
+    LATENCY_CDF = "latency-cdf"
+    LOADED = "loaded"
+    HISTORY = "history"
+    PUBLISHED = "published"
+
+
 @dataclass
 class Figure:
     id: str                  # file stem under figures/ and tables/
-    family: str              # speed | heatmap | cpu | cost | netpipe-adapter | netpipe-mtu |
-    #                          netpipe-plateau | published | streams
+    family: str              # its kind of chart: one of its family's ``charts``
+    #                          (report/family.py Chart: speed, heatmap, netpipe-mtu, ...)
     title: str
     caption: str
     panels: list[Panel]
@@ -295,7 +317,9 @@ class Report:
     created_at: float = 0.0
     comparison: bool = False
     glance: Glance | None = None     # the verdict's first screen (glance.py)
-    cpu_note: str = ""               # the whole run's CPU caveat, once atop its section
+    rankings: list[Table] = field(default_factory=list)   # each family's ranking tables
+    sections: list[PageSection] = field(default_factory=list)  # the families', page order
+    publication: list[Figure] = field(default_factory=list)    # what --figures draws
 
     def entry(self, key: str) -> Entry:
         return next(e for e in self.entries if e.key == key)
@@ -369,3 +393,86 @@ class Glance:
     rows: list[GlanceRow] = field(default_factory=list)
     unmeasured: list[tuple[str, str, str]] = field(default_factory=list)  # key, label, what
     notes: list[str] = field(default_factory=list)
+
+
+class Place(StrEnum):
+    """Where a family's section stands on the page: atop, after the rankings (a history
+    of the cards is read before what they are), or in the body after the adapters."""
+
+    TOP = "top"
+    BODY = "body"
+
+
+# -- a section's content, as the template's generic section draws it ------------------------
+class BlockKind(StrEnum):
+    FIGURE = "figure"
+    TABLE = "table"
+    TEXT = "text"
+    HEADING = "heading"
+    GROUP = "group"
+
+
+@dataclass
+class FigureBlock:
+    figure: Figure
+    kind: ClassVar[BlockKind] = BlockKind.FIGURE
+
+
+@dataclass
+class TableBlock:
+    table: Table
+    label_col: int = 0
+    kind: ClassVar[BlockKind] = BlockKind.TABLE
+
+
+@dataclass
+class TextBlock:
+    """A paragraph; ``css`` its class ("" none, "muted", "note"). Text the report writes
+    itself may carry markup as ``Markup``; anything from results is escaped."""
+
+    text: str | Markup
+    css: str = ""
+    kind: ClassVar[BlockKind] = BlockKind.TEXT
+
+
+@dataclass
+class HeadingBlock:
+    id: str
+    text: str
+    kind: ClassVar[BlockKind] = BlockKind.HEADING
+
+
+@dataclass
+class GroupBlock:
+    """Blocks left out of print, said in one line there (``print_note``)."""
+
+    blocks: list[Block]
+    print_note: str
+    kind: ClassVar[BlockKind] = BlockKind.GROUP
+
+
+Block = FigureBlock | TableBlock | TextBlock | HeadingBlock | GroupBlock
+
+
+@dataclass(frozen=True)
+class Section:
+    """A family's section of the page: its id (the anchor), its name in the contents and
+    its heading; ``absent``: how the top of the page names it when these runs have
+    nothing for it ("" : left out without a word)."""
+
+    id: str
+    nav: str
+    heading: str
+    absent: str = ""
+    place: Place = Place.BODY
+    intro: str | Markup = ""     # the paragraph under its heading ("" none): the
+    #                              family's own words, markup allowed
+
+
+@dataclass
+class PageSection:
+    """A family's section as the template draws it."""
+
+    section: Section
+    blocks: list[Block]
+    shown: bool = True

@@ -32,7 +32,7 @@ from nicbench.report.bars import (REAL_EXPLANATION, TBF_EXPLANATION, axis_max, b
 from nicbench.report.colours import MTU_MARKERS, REFERENCE, mtu_colours
 from nicbench.report.configs import (MBIT, Config, Group, Index, chart_title, fmt, mbit,
                                      slug, sorted_groups, tools_with)
-from nicbench.report.model import (Curve, Entry, Figure, LegendItem, LinePanel, Reference,
+from nicbench.report.model import (ChartKind, Curve, Entry, Figure, LegendItem, LinePanel, Reference,
                                    Table)
 from nicbench.results.policy import summarize
 from nicbench.results.records import TrialRecord
@@ -225,7 +225,7 @@ def netpipe_figures(ix: Index) -> tuple[list[Figure], list[Table]]:
             if not specs:
                 continue
             figures.append(curve_figure(
-                _adapter_id(test, e, groups), "netpipe-adapter",
+                _adapter_id(test, e, groups), ChartKind.NETPIPE_ADAPTER,
                 f"{name} by block size: {e.label}, one curve per MTU",
                 f"Throughput per block size ({how}); one colour and marker per MTU, the "
                 f"same in every adapter's chart, dark for the smallest MTU to light for the "
@@ -243,7 +243,7 @@ def netpipe_figures(ix: Index) -> tuple[list[Figure], list[Table]]:
                 continue
             figures.append(curve_figure(
                 slug("netpipe", test, g.key.split(":", 1)[1]),
-                "netpipe-mtu", f"{name} by block size at {g.label}, one curve per adapter",
+                ChartKind.NETPIPE_MTU, f"{name} by block size at {g.label}, one curve per adapter",
                 f"Throughput per block size ({how}), one curve per adapter in its colour, "
                 f"highest plateau within the wire's limit first, then those above it (not "
                 f"ranked).", specs, missing, g.label))
@@ -290,13 +290,13 @@ def plateau_figure(ix: Index, configs: list[Config], groups: list[Group], tool: 
         explain.add(LAB_NETPIPE_RANGE)
     fig_id = slug("netpipe", test, "plateau")
     fig = Figure(
-        id=fig_id, family="netpipe-plateau", title=f"{name}: sustained throughput",
+        id=fig_id, family=ChartKind.NETPIPE_PLATEAU, title=f"{name}: sustained throughput",
         caption=("At each MTU a ranking by the plateau of the curve (median over its last "
                  "octave of blocks), fastest first; the burst maximum is in the table. "
                  "Black mark: the link's goodput limit."),
         panels=list(panels), entries=[e.key for e in ix.entries_of(configs)],
         legend=bar_legend(panels), notes=notes + sorted(explain))
-    t = Table(id=fig_id, family="netpipe-plateau", title=f"{name}: plateau and burst maximum",
+    t = Table(id=fig_id, family=ChartKind.NETPIPE_PLATEAU, title=f"{name}: plateau and burst maximum",
               columns=["adapter", "point", "plateau Mbit/s", "from blocks, bytes",
                        "burst maximum Mbit/s", "at block size, bytes", "n",
                        "goodput limit Mbit/s", "plateau above the limit"])

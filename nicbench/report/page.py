@@ -31,8 +31,9 @@ from nicbench import __version__
 from nicbench.display import visible
 from nicbench.report.configs import NOISY_IQR_POINTS, point_label
 from nicbench.report.load import Run
-from nicbench.report.model import (BarPanel, Entry, Figure, HeatPanel, LinePanel, Report,
-                                   ScatterPanel)
+from nicbench.report.families import FAMILIES, chart
+from nicbench.report.model import (BarPanel, Entry, Figure, HeatPanel, LinePanel, PageSection,
+                                   Place, Report, ScatterPanel)
 from nicbench.report.setup import data_dir
 from nicbench.report import compare
 from nicbench.results.manifest import shareable
@@ -40,32 +41,13 @@ from nicbench.results.runfiles import copy_file, copy_tree
 from nicbench.results.summary import write_csv
 from nicbench.textfile import replacing, write_atomic
 
-SECTIONS = [
-    ("verdict", "Verdict"),
-    ("comparison", "Run against run"),
-    ("rankings", "Rankings"),
-    ("history", "History"),
-    ("adapters", "Adapters"),
-    ("throughput", "Throughput"),
-    ("latency", "Latency"),
-    ("under-load", "Under load"),
-    ("cpu", "CPU and cost"),
-    ("netpipe", "netPIPE"),
-    ("streams", "Streams"),
-    ("smallpkt", "Small packets"),
-    ("published", "Published figures"),
-    ("size-tables", "Tables by packet size"),
-    ("summary", "Every configuration"),
-    ("failures", "Failures"),
-    ("setup", "Setup"),
-    ("method", "How to read"),
-]
-LONG_TITLES = {"throughput": "throughput per adapter and MTU (iperf, NTttcp, UDP)",
-               "latency": "request/response latency (sockperf)", "cpu": "CPU load and cost",
-               "netpipe": "netPIPE", "size-tables": "tables by packet size (netio, iperf -l)"}
-NETPIPE_GROUPS = [("netpipe-plateau", "Sustained throughput per adapter and MTU"),
-                  ("netpipe-mtu", "Per MTU, one curve per adapter"),
-                  ("netpipe-adapter", "Per adapter, one curve per MTU")]
+# The page's frame, around the families' sections (report/families/): the verdict and
+# what compares, then the families placed on top, the adapters, the families' body, and
+# the tables, failures, setup and how to read that close every report.
+TOP = [("verdict", "Verdict"), ("comparison", "Run against run"), ("rankings", "Rankings")]
+MIDDLE = [("adapters", "Adapters")]
+END = [("summary", "Every configuration"), ("failures", "Failures"), ("setup", "Setup"),
+       ("method", "How to read")]
 RUN_FILES = ("trials.jsonl", "summary.csv")     # copied as they are; the manifest not
 
 
@@ -180,14 +162,15 @@ def figure_rows(report: Report, fig: Figure) -> tuple[list[str], list[list[objec
         rows = [[p.title, d.label, d.x, d.y] for p in fig.panels
                 if isinstance(p, ScatterPanel) for d in p.dots]
         return cols, rows
-    if fig.family == "history":
-        cols = ["panel", "curve", "run", "mbit_s", "what"]
-        return cols, [[p.title, c.label, int(x), round(y, 3), c.titles[k] if c.titles else ""]
-                      for p in fig.panels if isinstance(p, LinePanel)
-                      for c in p.curves for k, (x, y) in enumerate(c.points)]
+    own = chart(fig.family).rows
+    if own is not None:          # a chart whose family writes its data its own way
+        return own(fig)
     lines = [p for p in fig.panels if isinstance(p, LinePanel)]
+    kept = chart(fig.family).point_units        # a point kept as it is (a round trip, us)
     x_col = "block_size_bytes" if not lines or lines[0].xunit == "bytes" else lines[0].xunit
     y_col = "mbit_s" if not lines or lines[0].yunit == "Mbit/s" else _column(lines[0].yunit)
+    if kept is not None:
+        x_col, y_col = _column(kept[0]), _column(kept[1])
     cols = ["panel", "curve", x_col, y_col, "above_limit"]
     rows = []
     for p in fig.panels:
@@ -196,7 +179,7 @@ def figure_rows(report: Report, fig: Figure) -> tuple[list[str], list[list[objec
         for curve in p.curves:
             flagged = set(curve.flagged)
             for x, y in curve.points:
-                rows.append([p.title, curve.label, int(x), y,
+                rows.append([p.title, curve.label, x if kept else int(x), y,
                              "yes" if (x, y) in flagged else ""])
     return cols, rows
 
@@ -246,13 +229,6 @@ def _runs_line(report: Report) -> str:
     return f"{what} {', '.join(parts)}; {n} adapter{'s' if n != 1 else ''}"
 
 
-# Where each chart family's "how to read" is (its item's anchor in the last section).
-READ_ANCHOR = {"speed": "read-speed", "heatmap": "read-heatmap", "cpu": "read-cpu",
-               "cost": "read-cost", "netpipe-plateau": "read-netpipe",
-               "netpipe-mtu": "read-netpipe", "netpipe-adapter": "read-netpipe",
-               "streams": "read-streams"}
-
-
 def _method_items(report: Report) -> list[tuple[str, str]]:
     """(anchor, text) of "How to read this report"; the anchor "" for the general ones."""
     items = [
@@ -260,69 +236,7 @@ def _method_items(report: Report) -> list[tuple[str, str]]:
         "Throughput is in Mbit/s (10^6 bit/s) and, in the netio-style tables, KB/s (1024 "
         "bytes per second, as netio prints it). netPIPE prints 'Mbps' meaning 2^20 bit/s; "
         "its figures are converted to Mbit/s like the others."),
-        ("read-speed",
-        "Speed charts rank the adapters at each MTU, fastest first. A bar is the "
-        "configuration's selected value (the profile's select: best, mean or median of the "
-        "repetitions, as in the review the profile follows); its whisker runs from the "
-        "lowest to the highest repetition that succeeded; 'n ok/n' counts those against "
-        "the repetitions planned and names how many failed and were not run. A UDP search's "
-        "bar is the rate it found. A value above the link's limit is not a measurement of "
-        "the card: it comes after the ranked ones, marked ! and not ranked."),
-        ("read-heatmap",
-        "Heatmaps: one row per adapter, fastest first at its best point, one column per "
-        "point; the colour runs from the chart's lowest selected value (dark) to its "
-        "highest (light), so small differences show, and the numbers are the figures. A "
-        "grey cell names what happened; a white cell marked ! is above the link's limit, "
-        "left off the scale and not ranked."),
-        ("",
-        "A gap names what happened, one word per event whatever the tool: 'refused' only "
-        "when the driver or kernel refused the setting, 'path check failed' when the MTU "
-        "was taken but the path did not carry it, 'stalled' when the transfer moved almost "
-        "nothing or never ended at the receiver, 'timed out', 'given up', ... The failures "
-        "section gives every reason in the kernel's or the tool's words."),
-        ("",
-        "The black mark on a bar is the best goodput of the link at that MTU: "
-        "R × (MTU − 52) / (MTU + 38) for TCP with timestamps (− 40 without, − 28 for UDP), "
-        "R the link's line rate, 38 the bytes each frame costs on the wire besides the IP "
-        "packet (Ethernet header 14, FCS 4, preamble 8, inter-frame gap 12): 941.5 Mbit/s "
-        "at MTU 1500 and 990.0 at 9000 on Gigabit Ethernet. A value above it by more "
-        "than the tool's printed resolution plus its timing error over the time measured "
-        "(iperf 2 and iperf3: 10 ms of the test's duration; netPIPE: 10 us of a 0.25 s "
-        "trial) is marked ! and listed under its chart."),
-        ("",
-        "The line rate is taken from --link-rate NAME=RATE when given, else from the "
-        "inventory adapter's link_rate recorded in the run's manifest, else from the rate "
-        "the adapter's description names; the table of adapters says which."),
-        ("read-cpu",
-        "CPU load: /proc/stat of the sending and of the receiving host, busy share of all "
-        "cores while the sender ran, the median over every successful repetition of the "
-        "configuration (not only the fastest), with their interquartile range and the "
-        "hosts' other load over the same repetitions; a tool's own CPU figure is a "
-        "marker, labelled with where it comes from. Mbit/s per CPU % divides the figure "
-        "by the median CPU of the busier host; the verdict ranks by it only where the IQR "
-        f"is at most {NOISY_IQR_POINTS:g} points. A figure above the wire's limit is "
-        "never ranked, nor is any card of that link: the verdict says the method could "
-        "not rank it on this setup. Cards whose figures differ by no more than the "
-        "figure's resolution, or (with repetitions) by no change the comparison's rule "
-        "would call, share a rank: tied. The receiver's load runs from its server's start "
-        "to its finish; the axis stops at 100 %."),
-        ("read-cost",
-        "Speed against CPU: each dot is the selected speed against the busier host's CPU "
-        "(the median over every successful repetition of that point); the rankings give "
-        "Mbit/s per CPU % with the CPU's spread and rank by it only where the spread "
-        "allows."),
-        ("read-netpipe",
-        "netPIPE's figure is the plateau of its curve: the median throughput over the "
-        "blocks of the last octave (at least half the largest block), what the link "
-        "sustains; its burst maximum is in the table. Its curves are one run per "
-        "configuration, one colour per adapter (per MTU in an adapter's own chart, dark "
-        "for the smallest MTU to light for the largest)."),
-        ("read-streams",
-        "Streams: throughput against iperf's -P, the speed charts' value; with --bidir, "
-        "each direction as it reached its receiver, forward (client to server) solid, "
-        "reverse dashed, medians over the repetitions the speed charts' value is taken "
-        "over, and their sum against twice the goodput limit (a full-duplex link carries "
-        "its rate each way)."),
+        *[item for fam in FAMILIES for item in fam.read],
         ("",
         "Every adapter has one colour, derived from its inventory id so that it keeps it "
         "in every report, and a marker as a second cue (in front of its name, on its curves "
@@ -352,26 +266,27 @@ def _method_items(report: Report) -> list[tuple[str, str]]:
     return items
 
 
+def _sections(report: Report) -> tuple[list[tuple[str, str]], list[PageSection],
+                                       list[PageSection]]:
+    """The contents' (id, title) in page order, and the families' sections on top and in
+    the body that these runs give something."""
+    shown = [s for s in report.sections if s.shown]
+    top = [s for s in shown if s.section.place == Place.TOP]
+    body = [s for s in shown if s.section.place == Place.BODY]
+    frame = {"comparison": report.comparison, "rankings": bool(report.rankings)}
+    nav = ([(i, t) for i, t in TOP if frame.get(i, True)]
+           + [(s.section.id, s.section.nav) for s in top] + MIDDLE
+           + [(s.section.id, s.section.nav) for s in body] + END)
+    return nav, top, body
+
+
 def render_page(report: Report, single_file: bool = False) -> str:
     if single_file and any(not f.svg for f in report.figures):
         from nicbench.report.svg import render_all
         render_all(report)
-    present = {"comparison": report.comparison,
-               "published": bool(report.figures_of("published")),
-               "streams": bool(report.figures_of("streams")),
-               "smallpkt": bool(report.figures_of("smallpkt")),
-               "history": bool(report.figures_of("history")),
-               "under-load": bool(report.tables_of("loaded")),
-               "rankings": bool(report.tables_of("verdict") or report.tables_of("verdict-loaded"))}
+    nav, top, body = _sections(report)
     # the sections of the methods a run may not have: left out, named once at the top
-    empty = {"throughput": not report.figures_of("speed"),
-             "latency": not (report.figures_of("latency") or report.tables_of("latency")),
-             "cpu": not report.figures_of("cpu"),
-             "netpipe": not report.figures_of("netpipe-plateau"),
-             "size-tables": not (report.tables_of("netio") or report.tables_of("iperf-length"))}
-    present.update({k: not v for k, v in empty.items()})
-    sections = [(i, t) for i, t in SECTIONS if present.get(i, True)]
-    absent = [LONG_TITLES[i] for i, _ in SECTIONS if empty.get(i)]
+    absent = [s.section.absent for s in report.sections if not s.shown and s.section.absent]
     css = resources.files("nicbench.report").joinpath("templates/report.css").read_text(
         encoding="utf-8")
     script = resources.files("nicbench.report").joinpath("templates/report.js").read_text(
@@ -380,10 +295,16 @@ def render_page(report: Report, single_file: bool = False) -> str:
         report=report, single_file=single_file, css=css, script=script, version=__version__,
         card_of={e.key: _card_words(e) for e in report.entries},
         made=time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(report.created_at)),
-        runs_line=_runs_line(report), sections=sections, absent=absent,
-        shown={i for i, _ in sections}, netpipe_groups=NETPIPE_GROUPS,
+        runs_line=_runs_line(report), sections=nav, absent=absent,
+        shown={i for i, _ in nav}, top_sections=top, body_sections=body,
         colour_of={e.key: e.colour for e in report.entries},
-        method_items=_method_items(report), read_anchor=READ_ANCHOR, noisy_iqr=f"{NOISY_IQR_POINTS:g}")
+        method_items=_method_items(report), read_anchor=read_anchors(),
+        noisy_iqr=f"{NOISY_IQR_POINTS:g}")
+
+
+def read_anchors() -> dict[str, str]:
+    """Each kind of chart's "how to read" item, as its family names it."""
+    return {c.kind: c.read for fam in FAMILIES for c in fam.charts if c.read}
 
 
 def _card_words(e: Entry) -> str:

@@ -30,7 +30,7 @@ from nicbench.errors import ConfigError, ConfigErrors
 from nicbench.report.bars import ranking_order
 from nicbench.report.colours import PUBLISHED, ink_on
 from nicbench.report.configs import Config, Index, fmt, slug
-from nicbench.report.model import Bar, BarStatus, BarPanel, Figure, LegendItem, Row, Table
+from nicbench.report.model import ChartKind, Bar, BarStatus, BarPanel, Figure, LegendItem, Row, Table
 from nicbench.report.tables import size_label
 from nicbench.results.policy import summarize
 
@@ -141,7 +141,7 @@ def reference_figures(ix: Index, ref: ReferenceFile) -> tuple[list[Figure], Tabl
             p.xmax = top
         entries = list(dict.fromkeys(r.entry for p in panels for r in p.rows if r.entry))
         figures.append(Figure(
-            id=slug("published", method, setup), family="published",
+            id=slug("published", method, setup), family=ChartKind.PUBLISHED,
             title=f"Published: {method}" + (f", {setup}" if setup else ""),
             caption=(f"Figures published in {ref.title} ({ref.source}), grey and hatched, "
                      f"in its unit, {UNIT_TEXT[unit]}; beside them the adapters of these "
@@ -150,7 +150,7 @@ def reference_figures(ix: Index, ref: ReferenceFile) -> tuple[list[Figure], Tabl
             legend=[LegendItem("published figure", PUBLISHED, "bar")],
             notes=[] if entries else [f"None of these runs measured {method} at these "
                                       "points: only the published figures are drawn."]))
-    t = Table(id="published", family="published", title=f"Published: {ref.title}",
+    t = Table(id="published", family=ChartKind.PUBLISHED, title=f"Published: {ref.title}",
               columns=["adapter", "method", "setup", "point", "value", "unit", "CPU %",
                        "source"],
               caption=f"Every figure of the reference file, as published; source: "

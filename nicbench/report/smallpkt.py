@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from nicbench.report.configs import NOISY_OTHER_POINTS, Index
-from nicbench.report.model import (Curve, Entry, Figure, LegendItem, LinePanel, Panel, Sentence,
+from nicbench.report.model import (ChartKind, Curve, Entry, Figure, LegendItem, LinePanel, Panel, Sentence,
                                    Table)
 from nicbench.report.verdict import (ABOVE_LAB, ABOVE_REAL, HIGHEST_SMALL_PACKET, assign_ranks,
                                      SENTENCE_NAMES, csv_row)
@@ -78,7 +78,7 @@ def figures(ix: Index) -> list[Figure]:
              f"{int(m.rate.line_pps):,}; " + (ABOVE_LAB if m.entry.emulated else ABOVE_REAL)
              for m in flagged]
     return [Figure(
-        id="smallpkt", family="smallpkt", title="Frames per second against frame size",
+        id="smallpkt", family=ChartKind.SMALLPKT, title="Frames per second against frame size",
         caption="The highest offered frame rate at which a full-length trial lost no frame "
                 "(NDR, RFC 2544's throughput) and lost at most the PDR's share, received "
                 f"frames per second, beside the line rate rate / ((frame + {WIRE_EXTRA}) × 8)"
@@ -139,7 +139,7 @@ def table(ix: Index) -> list[Table]:
                      "" if ndr.cpu_sender_pct is None else round(ndr.cpu_sender_pct, 1),
                      ndr.trial_id or ""])
         keys.append(entries[k].key)
-    return [Table(id="smallpkt", family="smallpkt", title="Small-packet rate: NDR and PDR",
+    return [Table(id="smallpkt", family=ChartKind.SMALLPKT, title="Small-packet rate: NDR and PDR",
                   columns=COLUMNS, rows=rows, row_entries=keys,
                   caption="Received frames per second of the full-length trial with the "
                           "highest offered rate within each loss limit; its bracket: that "

@@ -30,7 +30,7 @@ from nicbench.report.bars import axis_max
 from nicbench.report.colours import MTU_MARKERS, REFERENCE, mtu_colours
 from nicbench.report.configs import (MBIT, Config, Entry, Index, fmt, mbit, slug,
                                      sorted_groups, tool_title)
-from nicbench.report.model import Curve, Figure, LegendItem, LinePanel, Reference, Table
+from nicbench.report.model import ChartKind, Curve, Figure, LegendItem, LinePanel, Reference, Table
 from nicbench.results.plausible import above_bound, timing_error_s
 
 # The parameter that counts parallel streams: iperf's -P, NTttcp's threads (-m N,...: a
@@ -195,7 +195,7 @@ def adapter_figure(fam: Family, e: Entry, mine: list[tuple[int, Config]],
     caption += "A point above its limit is marked, named below and never ranked."
     fig = Figure(id=slug("streams", fam.name, fam.tool, fam.protocol, str(e.run_index),
                          e.pair),
-                 family="streams", title=title, caption=caption, panels=list(panels),
+                 family=ChartKind.STREAMS, title=title, caption=caption, panels=list(panels),
                  entries=[e.key], legend=_legend(panels), notes=notes, missing=missing,
                  columns=2 if len(panels) > 1 else 1)
     return fig, notes

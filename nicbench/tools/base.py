@@ -23,6 +23,15 @@ GIB = 1024 ** 3
 MBIT_SI = 1_000_000
 MBIT_BINARY = 1 << 20  # netPIPE's "Mbps" is 2^20 bit/s
 
+
+def three_digits(value_bps: float) -> float:
+    """The last printed digit of a figure printed to three significant digits, bit/s
+    (iperf 2's ``byte_snprintf``, iperf3's ``unit_snprintf``: ``%4.2f`` below 10, ``%4.1f``
+    below 100, ``%4.0f`` above, in an adaptive unit)."""
+    if value_bps <= 0:
+        return 0.0
+    return 10.0 ** (math.floor(math.log10(value_bps)) - 2)
+
 # iperf (2 and 3) text output: "K/M/G" in byte amounts are binary, in rates SI.
 _IPERF_BYTES = {"": 1, "K": KIB, "M": MIB, "G": GIB, "T": 1024 ** 4}
 _IPERF_BITS = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}

@@ -159,3 +159,14 @@ class Tool:
     # figure may read above a physical limit and still be the limit
     # (results.plausible.above_bound).
     timing_error_s: float = 0.0
+    # The resolution of the throughput it printed, bit/s, from the figure and its output's
+    # format (the parser's ``extra["format"]``): no difference finer is a measurement.
+    # Exact by default (a figure in full: JSON, CSV, a file of %lf).
+    printed_resolution_bps: Callable[[float, str], float] = field(default=lambda v, fmt: 0.0)
+    # The resolution of the round trips it prints, us (0: finer than any comparison cares);
+    # a record's own ``histogram_bin_us`` comes first where it kept one.
+    round_trip_resolution_us: float = 0.0
+    # What the report says of where its own CPU figure comes from ("" : the side alone),
+    # and how a latency run keeps every round trip when it kept only its percentiles.
+    cpu_words: str = ""
+    per_sample_hint: str = ""

@@ -37,7 +37,7 @@ from pydantic import Field
 
 from nicbench.config.fields import Float, Int, Rate, Size, Strict
 from nicbench.errors import ParseError
-from nicbench.tools.base import (IPERF_NUM, Bidir, ParsedRun, UdpStats, iperf_bytes, iperf_row_rate,
+from nicbench.tools.base import (IPERF_NUM, three_digits, Bidir, ParsedRun, UdpStats, iperf_bytes, iperf_row_rate,
                                  iperf_row_re)
 from nicbench.tools.driver import (Driver, Endpoints, Need, Plan, Tool, VersionProbe,
                                    per_stream_rate, size_arg)
@@ -629,6 +629,8 @@ TIMING_ERROR_S = 0.01
 
 TOOL = Tool(
     timing_error_s=TIMING_ERROR_S,
+    printed_resolution_bps=lambda v, fmt: three_digits(v) if fmt == "text" else 0.0,
+    cpu_words="cpu_utilization_percent host_total: the iperf3 process's own CPU time",
     name=NAME, display="iperf3", params=Iperf3Params, driver=Iperf3Driver(),
     parse=parse, looks_like=looks_like,
     executables={'linux': 'iperf3', 'windows': 'iperf3.exe'},

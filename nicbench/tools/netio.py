@@ -193,9 +193,11 @@ class NetioDriver(Driver):
 # is sent for a few seconds timed by its own millisecond clock, the last buffer's bytes on
 # either side of the end: 10 ms over the time of one size's transfer.
 TIMING_ERROR_S = 0.01
+KBYTE_BITS = KIB * 8     # it prints whole KByte/s (1024 bytes) in its older formats
 
 TOOL = Tool(
     timing_error_s=TIMING_ERROR_S,
+    printed_resolution_bps=lambda v, fmt: KBYTE_BITS,
     name=NAME, display="netio", params=NetioParams, driver=NetioDriver(),
     parse=parse, looks_like=looks_like,
     executables={'linux': 'netio', 'windows': 'netio.exe'},

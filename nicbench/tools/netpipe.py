@@ -320,10 +320,15 @@ class NetpipeDriver(Driver):
 # apart at worst, and the best of three picks the quickest wakeups. 10 us over a trial's
 # TRIAL_S: 0.004 %, far below the lab's token-bucket bursts.
 TIMING_ERROR_S = 1e-5
+# Its console prints "Mbps" (2^20 bit/s) as %8.2lf / %6.2lf: 0.01 of that unit; its output
+# files print %lf (the figure in full).
+CONSOLE_FORMATS = ("np3_screen", "np2_screen")
 TRIAL_S = 0.25
 
 TOOL = Tool(
     timing_error_s=TIMING_ERROR_S,
+    printed_resolution_bps=lambda v, fmt: 0.01 * MBIT_BINARY if fmt in CONSOLE_FORMATS
+    else 0.0,
     name=NAME, display="netPIPE", params=NetpipeParams, driver=NetpipeDriver(),
     parse=parse, looks_like=looks_like,
     executables={'linux': 'NPtcp'},

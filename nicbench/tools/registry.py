@@ -6,6 +6,7 @@ here, plus its tests.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 from collections.abc import Iterator
@@ -27,6 +28,18 @@ DETECT_ORDER: tuple[str, ...] = tuple(sorted(TOOLS, key=lambda n: TOOLS[n].detec
 
 def tool(name: str) -> Tool:
     return TOOLS[name]
+
+
+@contextmanager
+def registered(new: Tool) -> Iterator[Tool]:
+    """``new`` among the tools while the block runs (a test's made-up tool); removed after."""
+    if new.name in TOOLS:
+        raise ValueError(f"a tool named {new.name!r} is registered already")
+    TOOLS[new.name] = new
+    try:
+        yield new
+    finally:
+        del TOOLS[new.name]
 
 
 def display_name(name: str) -> str:

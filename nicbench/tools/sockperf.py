@@ -297,9 +297,12 @@ class SockperfDriver(Driver):
 # tool, its figure is a round trip, bounded below by the wire (theory.round_trip_floor_us)
 # to its printed resolution (0.001 us); no rate to hold against a limit.
 TIMING_ERROR_S = 0.0
+PRINTED_US = 0.001       # it prints round trips as %.3lf usec
 
 TOOL = Tool(
     timing_error_s=TIMING_ERROR_S,
+    round_trip_resolution_us=PRINTED_US,
+    per_sample_hint="per_sample: true keeps it",
     name=NAME, display="sockperf", params=SockperfParams, driver=SockperfDriver(),
     parse=parse, looks_like=looks_like,
     executables={"linux": "sockperf"},

@@ -33,7 +33,7 @@ def drawn(report, runs, styles=None):
     colours = card_colours(report.entries, palette(styles))
     charts = comparison_charts(Index(runs, report.entries)) if len(runs) > 1 else []
     out = []
-    for u in units(report, charts):
+    for u in units(report.publication, charts):
         with plt.style.context(styles):
             out.append((u, figure_of(u, colours), colours))
     return out
@@ -454,7 +454,7 @@ def drawn_some(report, runs, stems):
     styles = style_files(None)
     colours = card_colours(report.entries, palette(styles))
     first_adapter = True
-    for u in units(report, []):
+    for u in units(report.publication, []):
         take = u.stem in stems or (u.family == "netpipe-adapter" and first_adapter)
         if not take:
             continue

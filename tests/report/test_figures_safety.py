@@ -220,7 +220,7 @@ def _units(run: Path):
     runs = load_runs([run])
     report = build(runs)
     styles = style_files(None)
-    return units(report, []), card_colours(report.entries, palette(styles)), styles
+    return units(report.publication, []), card_colours(report.entries, palette(styles)), styles
 
 
 def _draw(unit, colours, styles) -> tuple[object, bytes]:

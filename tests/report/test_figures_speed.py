@@ -29,7 +29,7 @@ def jobs(tmp_path_factory):
     report = build(load_runs([ROUNDUP]))
     styles = style_files(None)
     colours = card_colours(report.entries, palette(styles))
-    todo = units(report, [])
+    todo = units(report.publication, [])
     picked = [next(u for u in todo if u.family == f) for f in ("speed", "netpipe-mtu")]
     return [Job(u, colours, styles, ["png"], 100, "") for u in picked]
 

@@ -115,6 +115,18 @@ def test_the_cdf_is_every_round_trip_of_the_repetition_nearest_the_pooled_median
                    for n in fig.notes)
 
 
+def test_the_cdf_s_csv_keeps_each_round_trip_in_us_and_its_share(report):
+    """The page's CSV beside the CDF: the round trip as measured (not cut to a whole us)
+    and the share at or below it, under their own names (not netPIPE's block size)."""
+    from nicbench.report.page import figure_rows
+
+    (fig,) = [f for f in report.figures_of("latency-cdf") if f.id == "latency-cdf-sockperf-tcp"]
+    cols, rows = figure_rows(report, fig)
+    assert cols == ["panel", "curve", "us", "fraction", "above_limit"]
+    assert [(r[2], r[3]) for r in rows] == [pt for c in fig.panels[0].curves for pt in c.points]
+    assert any(r[2] != int(r[2]) for r in rows)
+
+
 def test_without_per_sample_output_the_cdf_says_it_is_the_printed_percentiles(report):
     (fig,) = [f for f in report.figures_of("latency-cdf") if f.id == "latency-cdf-sockperf-udp"]
     assert all("printed percentiles" in n for n in fig.notes) and len(fig.notes) == 2

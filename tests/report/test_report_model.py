@@ -336,7 +336,8 @@ def test_cpu_is_the_median_over_every_repetition_on_an_axis_ending_at_100(model)
                for n in f.notes)
     # lab hosts share one kernel: said once, atop the CPU section, not under each chart
     assert not any("same machine" in n for n in f.notes)
-    assert "same machine" in model.cpu_note
+    (cpu,) = [s for s in model.sections if s.section.id == "cpu"]
+    assert cpu.blocks[0].css == "note" and "same machine" in cpu.blocks[0].text
     # iperf 2 prints no CPU figure of its own: no marks
     f2 = fig(model, "cpu-iperf2-tcp-iperf2-l8k")
     assert all(b.mark is None for p in f2.panels for b in p.bars)

@@ -138,7 +138,7 @@ def test_the_publication_figure_plots_frames_per_second(report):
     from nicbench.report.figures.style import Colours
 
     model, _ = report
-    rows = [r for u in units(model, []) if u.family == "smallpkt"
+    rows = [r for u in units(model.publication, []) if u.family == "smallpkt"
             for r in rows_of(u, Colours())]
     assert rows and {r[9] for r in rows} == {"thousand frames/s"}
     assert ("Liar (d)", "NDR (0 % loss)", 64, "yes") in {(r[3], r[4], r[6], r[13]) for r in rows}

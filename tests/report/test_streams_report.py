@@ -147,7 +147,7 @@ def test_the_page_has_the_section_and_the_figure_its_data(tmp_path):
     svg = next(f.svg for f in report.figures_of("streams") if f.id.endswith("tcp-0-fe"))
     assert "8 streams" in svg and "MTU 1500" in svg
     colours = card_colours(report.entries, palette(style_files(None)))
-    unit = next(u for u in units(report, []) if u.stem == "streams-tcp-iperf3-tcp-0-gbe")
+    unit = next(u for u in units(report.publication, []) if u.stem == "streams-tcp-iperf3-tcp-0-gbe")
     rows = rows_of(unit, colours)
     assert [(r[6], r[7]) for r in rows] == [(n, "streams") for n in (1, 2, 4, 8)]
 
@@ -163,7 +163,7 @@ def test_the_publication_figure_plots_the_models_curves():
     report = build(runs)
     styles = style_files(None)
     colours = card_colours(report.entries, palette(styles))
-    unit = next(u for u in units(report, []) if u.stem == "streams-bidir-iperf3-tcp-0-fe")
+    unit = next(u for u in units(report.publication, []) if u.stem == "streams-bidir-iperf3-tcp-0-fe")
     with plt.style.context(styles):
         mfig = figure_of(unit, colours)
     lines = {a.get_gid(): a for a in mfig.findobj(

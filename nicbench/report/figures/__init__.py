@@ -15,8 +15,8 @@
     pdffonts.py    one TrueType subset per font and worker for every PDF
     metrics.py     each string's extent measured once per worker, not per figure and format
 
-Every chart is drawn from the figure models ``nicbench report`` builds
-(``report/build.py``), so numbers, order, colours and the flags of values above the
+Every chart is drawn from the figure models the report's families build
+(``report/families/``; ``build.publication_figures`` asks them for figures alone), so numbers, order, colours and the flags of values above the
 wire's limit are the HTML's. ``nicbench figures`` and ``nicbench report --figures`` call
 :func:`figures_of` and :func:`write_figures`.
 """
@@ -29,6 +29,7 @@ from pathlib import Path
 
 from nicbench.errors import NicbenchError, UsageError
 from nicbench.report.load import Run
+from nicbench.report.model import Entry, Figure
 
 FORMATS = ("png", "pdf", "svg")
 CSV_NAME = "figures.csv"
@@ -106,8 +107,9 @@ def select(runs: list[Run], adapters: list[str], tests: list[str]) -> list[Run]:
 def figures_of(dirs: list[str], out: str, options: FigureOptions, *,
                link_rates: list[str] | tuple[str, ...] = (),
                labels: list[str] | tuple[str, ...] = (), warn: Warn | None = None) -> Written:
-    """``nicbench figures``: the runs read, their report's models built, the files drawn."""
-    from nicbench.report.build import build
+    """``nicbench figures``: the runs read, the families asked for their figures alone
+    (no verdict, comparison table or history is built), the files drawn."""
+    from nicbench.report.build import publication_figures
     from nicbench.report.load import check_rate_names, load_runs
     from nicbench.physics.link import parse_link_rates
 
@@ -126,17 +128,17 @@ def figures_of(dirs: list[str], out: str, options: FigureOptions, *,
             if target.resolve() == run.path.resolve():
                 raise UsageError(f"--out {out}: that is a results directory; choose "
                                  "another")
-        report = build(runs, rates)
-        return write_figures(report, runs, target, options, pool, warn)
+        entries, figures = publication_figures(runs, rates)
+        return write_figures(figures, entries, runs, target, options, pool, warn)
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
 
 
-def write_figures(report, runs: list[Run], out: Path, options: FigureOptions,
-                  pool=None, warn: Warn | None = None) -> Written:
-    """The files of every unit of ``report`` (and the comparison's, for several runs) in
-    ``out``, and figures.csv of what they plot. Every file is written under a temporary
+def write_figures(figures: list[Figure], entries: list[Entry], runs: list[Run], out: Path,
+                  options: FigureOptions, pool=None, warn: Warn | None = None) -> Written:
+    """The files of every unit of ``figures`` (a report's ``publication``; the
+    comparison's too, for several runs) in ``out``, and figures.csv of what they plot. Every file is written under a temporary
     name and renamed when complete; nothing outside ``out`` is written or removed."""
     from nicbench.report.configs import Index
     from nicbench.report.figures.comparison import comparison_charts
@@ -146,13 +148,13 @@ def write_figures(report, runs: list[Run], out: Path, options: FigureOptions,
     from nicbench.results.summary import write_csv as write_rows
 
     styles = style_files(options.style)
-    colours = card_colours(report.entries, palette(styles))
+    colours = card_colours(entries, palette(styles))
     charts = []
     if len(runs) > 1:
         from nicbench.judging.words import MIN_CHANGE_PCT
-        charts = comparison_charts(Index(runs, report.entries),
+        charts = comparison_charts(Index(runs, entries),
                                    options.min_change_pct or MIN_CHANGE_PCT)
-    todo = units(report, charts)
+    todo = units(figures, charts)
     try:
         out.mkdir(parents=True, exist_ok=True)
         remove_earlier(out, warn)

@@ -17,6 +17,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 from matplotlib.transforms import ScaledTranslation, blended_transform_factory
 
 from nicbench.report.colours import REFERENCE
+from nicbench.report.families import chart
 from nicbench.report.figures.canvas import (DOUBLE, FLAG_BAND, SINGLE, add_legend, font_pt,
                                            handle, line_in, new_figure, place, set_title,
                                            size_pt, text_width_in, wrap)
@@ -33,12 +34,13 @@ def draw(fig: Figure, colours: Colours) -> MplFigure:
     cols = 2 if len(panels) > 1 else 1
     nrows = math.ceil(len(panels) / cols)
     pt = font_pt()
-    per_adapter = fig.family == "netpipe-mtu"
+    facts = chart(fig.family)
+    per_adapter = facts.card_colours
     most = max((len(p.curves) for p in panels), default=1)
     width = DOUBLE if (cols > 1 or per_adapter) else SINGLE
     short = all(len(c.label) <= 12 for p in panels for c in p.curves)
     ncurve = 2 if (width == DOUBLE and cols == 1) or short else 1
-    small = fig.family == "smallpkt"      # the figure's legend says NDR/PDR, once
+    small = not facts.panel_legends       # the figure's legend says it once (NDR/PDR)
     legend_in = 0.0 if small else line_in(pt) * math.ceil(most / ncurve) + 0.15
     items = legend_items(fig, panels)
     nitems = 3 if width == DOUBLE else 1
@@ -56,7 +58,7 @@ def draw(fig: Figure, colours: Colours) -> MplFigure:
             ax.set_visible(False)
             continue
         _panel(ax, panels[k], colours if per_adapter else None, pt, ncurve,
-               own_legend=not small, log_y=small)
+               own_legend=not small, log_y=facts.log_y)
         if panels[k].title in fig.title:     # said once, in the figure's title
             ax.set_title("")
     if not single:

@@ -14,6 +14,7 @@ from nicbench.display import MAX_NAME, shown
 from nicbench.errors import NicbenchError
 from nicbench.report.figures.plan import Unit
 from nicbench.report.figures.style import Colours, Style
+from nicbench.report.model import BarPanel, HeatPanel, ScatterPanel
 from nicbench.textfile import name_within, replacing
 from nicbench.workers import process_pool
 
@@ -34,7 +35,8 @@ class Job:
 
 def figure_of(unit: Unit, colours: Colours):
     """The matplotlib figure of ``unit`` (under the caller's style context), its text as
-    :func:`displayed` shows it."""
+    :func:`displayed` shows it; drawn by the type of its panels (bars, a heatmap, dots,
+    curves)."""
     from nicbench.report.figures import bars, comparison, curves, heat, scatter
 
     unit, colours = displayed(unit), displayed(colours)
@@ -42,15 +44,14 @@ def figure_of(unit: Unit, colours: Colours):
     if isinstance(fig, comparison.ComparisonChart):
         assert unit.panel is not None
         return comparison.draw(fig, unit.panel, colours)
-    match unit.family:
-        case "speed" | "cpu" | "netpipe-plateau" | "published" | "latency" | "loaded":
-            return bars.draw(fig, unit.panel or 0, colours)
-        case "heatmap":
-            return heat.draw(fig, colours)
-        case "cost":
-            return scatter.draw(fig, colours)
-        case _:
-            return curves.draw(fig, colours)
+    panel = fig.panels[0] if fig.panels else None     # a figure's panels share a type
+    if isinstance(panel, BarPanel):
+        return bars.draw(fig, unit.panel or 0, colours)
+    if isinstance(panel, HeatPanel):
+        return heat.draw(fig, colours)
+    if isinstance(panel, ScatterPanel):
+        return scatter.draw(fig, colours)
+    return curves.draw(fig, colours)
 
 
 MAX_TEXT = 1000     # characters of any other text of a chart (a title naming an adapter)

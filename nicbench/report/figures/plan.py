@@ -1,9 +1,10 @@
 """Which files the figures are: one unit per file, each drawn once, and its data as rows.
 
 A unit is a figure model of the report (``report/model.py``) and, for the rankings
-(speed, CPU, netPIPE's plateau, published figures, the comparison), one of its panels: the
-reviews printed one ranking per MTU, and one file per MTU is what an article places; the
-other families are one file per figure (a netPIPE chart per adapter or per MTU, the
+(the charts whose family says ``Chart.file_per_panel``: speed, CPU, netPIPE's plateau,
+published figures; and the comparison), one of its panels: the reviews printed one
+ranking per MTU, and one file per MTU is what an article places; the other charts are
+one file per figure (a netPIPE chart per adapter or per MTU, the
 heatmap, speed against CPU with its MTUs side by side). The file's stem is the report's
 figure id, followed by the point's for a panel: ``speed-iperf3-tcp-mtu-9000``,
 ``netpipe-gbe``. ``figures.csv`` holds what each file plots, one row
@@ -15,15 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from nicbench.report.configs import slug
+from nicbench.report.families import chart
 from nicbench.report.figures.comparison import ComparisonChart
 from nicbench.report.figures.style import Colours
-from nicbench.report.model import (BarPanel, Figure, HeatPanel, LinePanel, Report,
-                                   ScatterPanel)
+from nicbench.report.model import BarPanel, Figure, HeatPanel, LinePanel, ScatterPanel
 
-# families drawn one file per panel (a ranking per point)
-PER_PANEL = ("speed", "cpu", "netpipe-plateau", "published", "latency")
-FAMILIES = ("speed", "cpu", "cost", "heatmap", "netpipe-adapter", "netpipe-mtu",
-            "netpipe-plateau", "published", "comparison")
 CSV_COLUMNS = ["file", "figure", "family", "panel", "label", "series", "x", "x_unit",
                "value", "unit", "low", "high", "limit", "above_limit", "text", "colour"]
 
@@ -63,11 +60,13 @@ class Unit:
         return n + 30
 
 
-def units(report: Report, comparisons: list[ComparisonChart]) -> list[Unit]:
+def units(figures: list[Figure], comparisons: list[ComparisonChart]) -> list[Unit]:
+    """The files of ``figures`` (the families' that publish: ``Report.publication``) and
+    of the comparison's charts; a chart its family calls a ranking per point
+    (``Chart.file_per_panel``) is one file per panel."""
     out: list[Unit] = []
-    # the history's trends are the HTML's only (their x axis is runs, not bytes)
-    for f in (replace(f, svg="") for f in report.figures if f.family != "history"):
-        if f.family in PER_PANEL and len(f.panels) > 1:
+    for f in (replace(f, svg="") for f in figures):
+        if chart(f.family).file_per_panel and len(f.panels) > 1:
             for k, p in enumerate(f.panels):
                 out.append(Unit(f"{f.id}-{slug(p.title) if p.title else k}", f.family, f, k))
         else:
@@ -89,6 +88,7 @@ def rows_of(unit: Unit, colours: Colours) -> list[list[object]]:
 
     rows: list[list[object]] = []
     fig = unit.figure
+    facts = chart(unit.family)
 
     def add(panel: str, label: str, series: str, x: object, x_unit: str, value: object,
             unit_name: str, low: object = None, high: object = None, limit: object = None,
@@ -99,7 +99,7 @@ def rows_of(unit: Unit, colours: Colours) -> list[list[object]]:
     for p in unit.panels():
         if isinstance(p, BarPanel):
             names = {r.key: r for r in p.rows}
-            unit_name = {"cpu": "%", "latency": "us", "loaded": "ms"}.get(unit.family, "Mbit/s")
+            unit_name = facts.bar_unit
             for b in p.bars:
                 r = names[b.row]
                 add(p.title, r.label, b.series, None, "", b.value, unit_name, b.lo, b.hi,
@@ -112,11 +112,11 @@ def rows_of(unit: Unit, colours: Colours) -> list[list[object]]:
         elif isinstance(p, LinePanel):
             for cv in p.curves:
                 flagged = set(cv.flagged)
-                colour = colours.of(cv.entry, cv.colour) if fig.family == "netpipe-mtu" \
-                    else cv.colour
+                colour = colours.of(cv.entry, cv.colour) if facts.card_colours else cv.colour
                 for x, y in cv.points:
-                    if unit.family == "latency-cdf":     # round trip (us) -> share at or below
-                        add(p.title, cv.label, "", x, "us", y, "fraction", colour=colour)
+                    if facts.point_units is not None:    # e.g. round trip (us) -> share
+                        add(p.title, cv.label, "", x, facts.point_units[0], y,
+                            facts.point_units[1], colour=colour)
                         continue
                     add(p.title, cv.label, "", int(x), p.xunit, y, p.yunit,
                         above=(x, y) in flagged, colour=colour)

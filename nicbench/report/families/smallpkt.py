@@ -1,0 +1,37 @@
+"""Small packets: frames per second against frame size, the NDR/PDR table and the
+verdict of the highest small-packet rate (``report/smallpkt.py``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from nicbench.report import smallpkt
+from nicbench.report.family import Chart, Context, Family, FamilyName, Part, VerdictPart
+from nicbench.report.model import ChartKind, Block, Figure, FigureBlock, Section, Table, TableBlock
+
+
+class SmallPackets(Family):
+    name = FamilyName.SMALLPKT
+    section = Section("smallpkt", "Small packets",
+                      "Small packets: frames per second against frame size")
+    charts = (Chart(ChartKind.SMALLPKT, panel_legends=False, log_y=True),)
+
+    def figures(self, ctx: Context) -> list[Figure]:
+        return smallpkt.figures(ctx.ix)
+
+    def tables(self, ctx: Context) -> list[Table]:
+        return smallpkt.table(ctx.ix)
+
+    def verdict(self, ctx: Context) -> VerdictPart:
+        sentences, tables = smallpkt.verdict(ctx.ix)
+        return VerdictPart.of_tables(sentences, tables, smallpkt.verdict_csv_rows(ctx.ix))
+
+    def shown(self, part: Part) -> bool:
+        return bool(part.figures)
+
+    def blocks(self, part: Part) -> Sequence[Block]:
+        return ([FigureBlock(f) for f in part.figures]
+                + [TableBlock(t, label_col=0) for t in part.tables])
+
+
+FAMILY = SmallPackets()
