@@ -9,9 +9,8 @@ import re
 from dataclasses import dataclass, replace
 
 from nicbench.errors import ParseError
-from nicbench.platforms.base import CpuSplit
 from nicbench.remote.result import Result
-from nicbench.results.records import Failure, RoleResult, Status, TrialRecord
+from nicbench.results.records import CpuSplit, Failure, RoleResult, Status, TrialRecord
 from nicbench.tools.base import ParsedRun
 from nicbench.tools.driver import Driver
 

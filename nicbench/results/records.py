@@ -140,6 +140,18 @@ class Failure(StrEnum):
                 assert_never(kind)
 
 
+@dataclass(frozen=True)
+class CpuSplit:
+    """A host's CPU over a trial's window, % of all CPUs: busy in all, the tool's own
+    share, and the rest of the machine's load (busy minus the tool minus irq + softirq,
+    where the network work of the transfer itself is done; at least 0, see
+    ``platforms/base.cpu_split``). None: not read."""
+
+    busy: float | None
+    tool: float | None = None
+    other: float | None = None
+
+
 class TrialKey(NamedTuple):
     """What makes a trial unique in a run: a resume skips keys already stored."""
 
