@@ -116,6 +116,12 @@ def _latency(field: str) -> str:
     return f"r.latency.{field} if r.latency is not None else None"
 
 
+def _busy(side: str) -> str:
+    """A host's busy % from the record's grouped CPU (``records.Cpu``)."""
+    return (f"r.cpu.{side}.busy if r.cpu is not None and r.cpu.{side} is not None "
+            "else None")
+
+
 _T, _I, _F, _TIME = ColumnType.TEXT, ColumnType.INT, ColumnType.FLOAT, ColumnType.TIME
 
 # The trial frame's columns, in its order (issue 21's contract with its readers).
@@ -143,8 +149,8 @@ TRIAL_SCHEMA: tuple[Column, ...] = (
     Column(Col.SENT_BPS, _F, "bit/s"),
     Column(Col.OFFERED_BPS, _F, "bit/s"),
     Column(Col.DURATION_S, _F, "s"),
-    Column(Col.CPU_SENDER_PCT, _F, "%"),
-    Column(Col.CPU_RECEIVER_PCT, _F, "%"),
+    Column(Col.CPU_SENDER_PCT, _F, "%", expr=_busy("sender")),
+    Column(Col.CPU_RECEIVER_PCT, _F, "%", expr=_busy("receiver")),
     Column(Col.LATENCY_P50_US, _F, "us", expr=_latency("p50_us")),
     Column(Col.LATENCY_P99_US, _F, "us", expr=_latency("p99_us")),
     Column(Col.STARTED_AT, _TIME, "s"),

@@ -40,8 +40,8 @@ from typing import Protocol
 from nicbench.config.inventory import Inventory
 from nicbench.config.profile import Profile
 from nicbench.physics import ethernet
-from nicbench.results.records import (FORMAT_VERSION, Failure, Kind, RoleResult, Status,
-                                      TrialRecord)
+from nicbench.results.records import (FORMAT_VERSION, HOST_CPU, OLD_KEYS, CpuPart, Failure,
+                                      Kind, RoleResult, Status, TrialRecord)
 
 
 class RunFacts(Protocol):
@@ -79,8 +79,6 @@ CLOCK_SLACK_S = 3600.0
 MAX_DURATION_S = 7 * 86400.0
 # A tool's CPU figure is its CPU time over wall time: 100 per CPU it kept busy.
 MAX_TOOL_CPU_PCT = 100.0 * 1024
-_HOST_CPU = ("cpu_sender_pct", "cpu_receiver_pct", "cpu_sender_tool_pct",
-             "cpu_receiver_tool_pct", "cpu_sender_other_pct", "cpu_receiver_other_pct")
 
 
 def impossible(rec: TrialRecord, manifest: RunFacts | None = None) -> str | None:
@@ -108,15 +106,18 @@ def of_run(rec: TrialRecord, manifest: RunFacts) -> str | None:
 
 def plainly_possible(data: dict) -> bool:
     """True only if ``data``, a stored record's dict whose stored types were checked
-    (``store._check_types``), is a record of this format with nothing beyond a
+    (``store._check_types``), is a record of this format (or of format 2, its CPU keys
+    numbers from 0 to 100: ``records.plain_record`` groups them) with nothing beyond a
     throughput trial's plain fields (no curve, UDP statistics, round trips, second
     direction, frame, tools beside; no unknown key) and with values :func:`impossible`
     (without a manifest) finds nothing wrong with: such a dict is made a record without
     ``TrialRecord.from_dict``'s work (a store's import reads millions). False says
     nothing: the dict is read and judged the full way, which words any refusal.
     ``tests/unit/test_record_lines.py`` holds the two ways to the same answers."""
-    if data.get("format_version") != FORMAT_VERSION or not _PLAIN_KEYS.issuperset(data) \
-            or not _REQUIRED.issubset(data):
+    version = data.get("format_version")
+    keys = _PLAIN_KEYS if version == FORMAT_VERSION else \
+        _PLAIN_KEYS_2 if version == 2 else None
+    if keys is None or not keys.issuperset(data) or not _REQUIRED.issubset(data):
         return False
     if data["kind"] not in _KIND_VALUES or data["status"] not in _STATUS_VALUES or \
             data.get("failure") not in _FAILURE_VALUES:
@@ -142,11 +143,11 @@ def plainly_possible(data: dict) -> bool:
         v = data.get(name)
         if v is not None and not 0 <= v <= MAX_DURATION_S:
             return False
-    for name in (*_HOST_CPU, "cpu_tool_pct"):
-        v = data.get(name)
-        if v is not None and not 0 <= v <= (100.0 if name != "cpu_tool_pct"
-                                            else MAX_TOOL_CPU_PCT):
-            return False
+    v = data.get("cpu_tool_pct")
+    if v is not None and not 0 <= v <= MAX_TOOL_CPU_PCT:
+        return False
+    if not (_plain_cpu_keys(data) if version == 2 else _plain_cpu(data.get("cpu"))):
+        return False
     rep = data["repetition"]
     if rep is None:
         if data["kind"] in (Kind.REPETITION.value, Kind.UDP_SEARCH.value):
@@ -157,11 +158,34 @@ def plainly_possible(data: dict) -> bool:
 
 
 _PLAIN_KEYS = frozenset(f.name for f in fields(TrialRecord))
+_PLAIN_KEYS_2 = _PLAIN_KEYS - {"cpu"} | frozenset(OLD_KEYS)    # format 2's CPU keys
+_SPLIT_KEYS = frozenset(("busy", "tool", "other"))
 _REQUIRED = frozenset(f.name for f in fields(TrialRecord)
                       if f.default is MISSING and f.default_factory is MISSING)
 _KIND_VALUES = frozenset(k.value for k in Kind)
 _STATUS_VALUES = frozenset(k.value for k in Status)
 _FAILURE_VALUES = frozenset([None, *(k.value for k in Failure)])
+
+
+def _percent(v: object) -> bool:
+    """A host's CPU figure as a line holds it: null, or a number from 0 to 100 (not
+    checked by ``_check_types``: format 2's keys are no field, ``cpu`` is a value)."""
+    return v is None or (type(v) in (int, float) and 0 <= v <= 100)   # type: ignore[operator]
+
+
+def _plain_cpu_keys(data: dict) -> bool:
+    return all(_percent(data.get(key)) for key in OLD_KEYS)
+
+
+def _plain_cpu(cpu: object) -> bool:
+    if cpu is None:
+        return True
+    if not isinstance(cpu, dict) or not cpu.keys() <= {"sender", "receiver"}:
+        return False
+    return all(side is None or (isinstance(side, dict) and "busy" in side
+                                and side.keys() <= _SPLIT_KEYS
+                                and all(_percent(v) for v in side.values()))
+               for side in cpu.values())
 
 
 def _rate(name: str, value: float | None) -> str | None:
@@ -241,14 +265,14 @@ def _durations(rec: TrialRecord) -> str | None:
 
 
 def _cpu(rec: TrialRecord) -> str | None:
-    for name in _HOST_CPU:
-        v = getattr(rec, name)
+    for part in HOST_CPU:
+        v = part.of(rec)
         if v is not None and not 0 <= v <= 100:
-            return f"{name} {v:g} is outside 0 to 100 % (a host's CPU busy)"
-    v = rec.cpu_tool_pct
+            return f"{part} {v:g} is outside 0 to 100 % (a host's CPU busy)"
+    v = CpuPart.TOOL_OWN.of(rec)
     if v is not None and not 0 <= v <= MAX_TOOL_CPU_PCT:
-        return (f"cpu_tool_pct {v:g} is outside 0 to {MAX_TOOL_CPU_PCT:g} % (100 for each "
-                "CPU a tool keeps busy)")
+        return (f"{CpuPart.TOOL_OWN} {v:g} is outside 0 to {MAX_TOOL_CPU_PCT:g} % (100 for "
+                "each CPU a tool keeps busy)")
     return None
 
 
