@@ -41,7 +41,8 @@ from nicbench.config.inventory import Inventory
 from nicbench.config.profile import Profile
 from nicbench.physics import ethernet
 from nicbench.results.records import (FORMAT_VERSION, HOST_CPU, OLD_KEYS, CpuPart, Failure,
-                                      Kind, RoleResult, Status, TrialRecord)
+                                      Kind, RoleResult, Status, TrialRecord, cpu_of,
+                                      cpu_of_keys)
 
 
 class RunFacts(Protocol):
@@ -146,7 +147,13 @@ def plainly_possible(data: dict) -> bool:
     v = data.get("cpu_tool_pct")
     if v is not None and not 0 <= v <= MAX_TOOL_CPU_PCT:
         return False
-    if not (_plain_cpu_keys(data) if version == 2 else _plain_cpu(data.get("cpu"))):
+    try:            # the stored types of format 2's keys and of a cpu are checked here
+        cpu = cpu_of_keys(data) if version == 2 else cpu_of(data.get("cpu"))
+    except ValueError:
+        return False
+    if cpu is not None and not all(v is None or 0 <= v <= 100 for side in (cpu.sender,
+                                   cpu.receiver) if side is not None
+                                   for v in (side.busy, side.tool, side.other)):
         return False
     rep = data["repetition"]
     if rep is None:
@@ -159,33 +166,11 @@ def plainly_possible(data: dict) -> bool:
 
 _PLAIN_KEYS = frozenset(f.name for f in fields(TrialRecord))
 _PLAIN_KEYS_2 = _PLAIN_KEYS - {"cpu"} | frozenset(OLD_KEYS)    # format 2's CPU keys
-_SPLIT_KEYS = frozenset(("busy", "tool", "other"))
 _REQUIRED = frozenset(f.name for f in fields(TrialRecord)
                       if f.default is MISSING and f.default_factory is MISSING)
 _KIND_VALUES = frozenset(k.value for k in Kind)
 _STATUS_VALUES = frozenset(k.value for k in Status)
 _FAILURE_VALUES = frozenset([None, *(k.value for k in Failure)])
-
-
-def _percent(v: object) -> bool:
-    """A host's CPU figure as a line holds it: null, or a number from 0 to 100 (not
-    checked by ``_check_types``: format 2's keys are no field, ``cpu`` is a value)."""
-    return v is None or (type(v) in (int, float) and 0 <= v <= 100)   # type: ignore[operator]
-
-
-def _plain_cpu_keys(data: dict) -> bool:
-    return all(_percent(data.get(key)) for key in OLD_KEYS)
-
-
-def _plain_cpu(cpu: object) -> bool:
-    if cpu is None:
-        return True
-    if not isinstance(cpu, dict) or not cpu.keys() <= {"sender", "receiver"}:
-        return False
-    return all(side is None or (isinstance(side, dict) and "busy" in side
-                                and side.keys() <= _SPLIT_KEYS
-                                and all(_percent(v) for v in side.values()))
-               for side in cpu.values())
 
 
 def _rate(name: str, value: float | None) -> str | None:

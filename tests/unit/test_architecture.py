@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import importlib
 import re
 from pathlib import Path
 
@@ -304,12 +303,10 @@ def column_spellings(tree: ast.Module) -> set[str]:
     A module that names a column as ``columns.Col`` (``df[Col.ADAPTER]``,
     ``f"t.{Col.RUN_ID} = ?"``) spells nothing."""
     from nicbench.results.columns import TRIAL_SCHEMA
-    from nicbench.results.records import TrialRecord
+    from nicbench.results.records import OLD_KEYS, TrialRecord
 
     names = {c.name.value for c in TRIAL_SCHEMA}
-    record_keys = {f.name for f in dataclasses.fields(TrialRecord)}
-    record_keys |= set(getattr(importlib.import_module("nicbench.results.records"),
-                               "OLD_KEYS", ()))
+    record_keys = {f.name for f in dataclasses.fields(TrialRecord)} | set(OLD_KEYS)
     only_columns = {n for n in names if "_" in n} - record_keys
     found = {t for t in _texts(tree) if t in only_columns}
     if _imports_pandas(tree):
