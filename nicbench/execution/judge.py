@@ -9,9 +9,8 @@ import re
 from dataclasses import dataclass, replace
 
 from nicbench.errors import ParseError
-from nicbench.platforms.base import CpuSplit
 from nicbench.remote.result import Result
-from nicbench.results.records import Failure, RoleResult, Status, TrialRecord
+from nicbench.results.records import Cpu, CpuSplit, Failure, RoleResult, Status, TrialRecord
 from nicbench.tools.base import ParsedRun
 from nicbench.tools.driver import Driver
 
@@ -108,13 +107,7 @@ def apply(out: Outcome, j: Judgement) -> None:
     """The one place a judgement is written to its outcome: the figures it read (also
     those of a failed run, as the tool printed them), its CPU, then its status."""
     if j.cpu is not None and isinstance(out, TrialRecord):
-        snd, rcv = j.cpu
-        if snd.busy is not None:
-            out.cpu_sender_pct = snd.busy
-        if rcv.busy is not None:
-            out.cpu_receiver_pct = rcv.busy
-        out.cpu_sender_tool_pct, out.cpu_sender_other_pct = snd.tool, snd.other
-        out.cpu_receiver_tool_pct, out.cpu_receiver_other_pct = rcv.tool, rcv.other
+        out.cpu = Cpu.of(*j.cpu)
     parsed = j.parsed
     if parsed is not None:
         out.version = parsed.version or out.version

@@ -41,8 +41,9 @@ def of_frame(df: pd.DataFrame, source: TrialSource, last: int | None = DEFAULT_L
     """The series of a trial frame ``df`` read from ``source`` (its manifests), each of
     its last ``last`` runs (None: all)."""
     from nicbench.history.series import build
+    from nicbench.results.columns import Col
 
-    run_ids = sorted(set(df["run_id"].dropna().unique().tolist())) if len(df) else []
+    run_ids = sorted(set(df[Col.RUN_ID].dropna().unique().tolist())) if len(df) else []
     return build(df, source.manifests(run_ids) if run_ids else {}, last)
 
 

@@ -104,6 +104,7 @@ def campaign_changes(directory: str | Path, source: Any = None) -> list[NightCha
     import pandas as pd
 
     from nicbench.history import of_frame
+    from nicbench.results.columns import Col
     from nicbench.results.dataframe import DirSource, source_of
 
     mine = DirSource([directory])
@@ -120,5 +121,5 @@ def campaign_changes(directory: str | Path, source: Any = None) -> list[NightCha
     # one adapter at a time: a store of a year's nights is read only where it matters
     frames = [src.trial_frame(adapter=a) for a in adapters]
     df = pd.concat(frames, ignore_index=True) if frames else src.trial_frame()
-    df = df[df["adapter"].isin(adapters)]
+    df = df[df[Col.ADAPTER].isin(adapters)]
     return night_changes(of_frame(df, src, MAX_NIGHTS), run_ids)

@@ -22,6 +22,7 @@ import pandas as pd
 
 from nicbench.history.detect import moved, shortest, splits
 from nicbench.history.model import Change, Direction, Figure, Flag, Night, Series
+from nicbench.results.columns import Col
 from nicbench.results.plausible import MAX_BPS
 from nicbench.results.records import Kind, Status
 from nicbench.results.setup import setup_facts
@@ -29,24 +30,24 @@ from nicbench.results.setup import setup_facts
 if TYPE_CHECKING:
     from nicbench.results.manifest import Manifest
 
-KEYS = ["adapter", "test", "point", "figure"]
+KEYS = [Col.ADAPTER, Col.TEST, Col.POINT, "figure"]
 MEASURED = (Kind.REPETITION.value, Kind.UDP_SEARCH.value)
 
 
 def measured(df: pd.DataFrame) -> pd.DataFrame:
     """The successful measurements of a trial frame."""
-    return df[df["kind"].isin(MEASURED) & (df["status"] == Status.OK.value)
-              & df["throughput_bps"].notna()]
+    return df[df[Col.KIND].isin(MEASURED) & (df[Col.STATUS] == Status.OK.value)
+              & df[Col.THROUGHPUT_BPS].notna()]
 
 
-ROUND_TRIPS = {Figure.P50: "latency_p50_us", Figure.P99: "latency_p99_us"}
+ROUND_TRIPS = {Figure.P50: Col.LATENCY_P50_US, Figure.P99: Col.LATENCY_P99_US}
 
 
 def figures(df: pd.DataFrame) -> pd.DataFrame:
     """The trial frame as one row per trial and figure it holds (column ``figure``, its
     value in ``throughput_bps``, a round trip's in us): each figure its own series."""
-    ok = df["kind"].isin(MEASURED) & (df["status"] == Status.OK.value)
-    parts = [df[ok & df["throughput_bps"].notna()].assign(figure=Figure.THROUGHPUT.value)]
+    ok = df[Col.KIND].isin(MEASURED) & (df[Col.STATUS] == Status.OK.value)
+    parts = [df[ok & df[Col.THROUGHPUT_BPS].notna()].assign(figure=Figure.THROUGHPUT.value)]
     for fig, column in ROUND_TRIPS.items():
         if column in df.columns:
             rows = df[ok & df[column].notna()]
@@ -85,7 +86,7 @@ def _without_frame_searches(ok: pd.DataFrame, manifests: Mapping[str, Manifest]
                 for t in m.profile.tests if t.frame_search}
     if not searches or ok.empty:
         return ok
-    pairs = pd.Series(list(zip(ok["run_id"], ok["test"], strict=True)), index=ok.index)
+    pairs = pd.Series(list(zip(ok[Col.RUN_ID], ok[Col.TEST], strict=True)), index=ok.index)
     return ok[~pairs.isin(searches)]
 
 
@@ -93,7 +94,7 @@ def _rules(nights: pd.DataFrame, manifests: Mapping[str, Manifest]
            ) -> dict[tuple[str, str], str]:
     """(run_id, test) -> the profile's select rule (best without a manifest)."""
     rules = {}
-    for run_id, test in nights[["run_id", "test"]].drop_duplicates().itertuples(
+    for run_id, test in nights[[Col.RUN_ID, Col.TEST]].drop_duplicates().itertuples(
             index=False, name=None):
         m = manifests.get(run_id)
         spec = m.profile.test(test) if m is not None else None
@@ -106,13 +107,13 @@ def _nights(ok: pd.DataFrame, last: int | None) -> tuple[pd.DataFrame, np.ndarra
     """One row per night (adapter, test, point, run) with its statistics, oldest first in
     each series, at most the ``last`` runs of each; and each trial's night (its row in
     that table, -1 for a night left out). Grouped by integer codes: no object per trial."""
-    codes = ok.groupby([*KEYS, "run_id"], sort=False, observed=True).ngroup().to_numpy()
+    codes = ok.groupby([*KEYS, Col.RUN_ID], sort=False, observed=True).ngroup().to_numpy()
     by = ok.groupby(codes, sort=True)
     table = pd.concat([
-        by["throughput_bps"].agg(["max", "mean", "median", "std", "min", "count"]),
-        by[[*KEYS, "run_id", "run_started_at", "pair", "mtu", "tool", "protocol",
-            "adapter_label", "kind"]].first()], axis=1)
-    table = table.sort_values([*KEYS, "run_started_at", "run_id"], kind="stable")
+        by[Col.THROUGHPUT_BPS].agg(["max", "mean", "median", "std", "min", "count"]),
+        by[[*KEYS, Col.RUN_ID, Col.RUN_STARTED_AT, Col.PAIR, Col.MTU, Col.TOOL, Col.PROTOCOL,
+            Col.ADAPTER_LABEL, Col.KIND]].first()], axis=1)
+    table = table.sort_values([*KEYS, Col.RUN_STARTED_AT, Col.RUN_ID], kind="stable")
     if last is not None:
         newest = table.groupby(KEYS, sort=False, observed=True).cumcount(ascending=False)
         table = table[newest.to_numpy() < last]
@@ -142,9 +143,9 @@ def build(df: pd.DataFrame, manifests: Mapping[str, Manifest],
     rate = table["figure"].to_numpy() == Figure.THROUGHPUT.value
     limits = np.array([_limit(manifests.get(r), p, pt, pr, m) if is_rate else np.nan
                        for is_rate, (r, p, pt, pr, m) in zip(rate, table[
-                           ["run_id", "pair", "point", "protocol", "mtu"]].itertuples(
+                           [Col.RUN_ID, Col.PAIR, Col.POINT, Col.PROTOCOL, Col.MTU]].itertuples(
                            index=False, name=None), strict=True)], dtype="float64")
-    values = ok["throughput_bps"].to_numpy(dtype="float64")
+    values = ok[Col.THROUGHPUT_BPS].to_numpy(dtype="float64")
     impossible = (values > MAX_BPS) & (ok["figure"].to_numpy() == Figure.THROUGHPUT.value)
     above = np.zeros(len(values), dtype=bool)
     if len(limits) and not np.isnan(limits).all():
@@ -164,17 +165,17 @@ def build(df: pd.DataFrame, manifests: Mapping[str, Manifest],
     out: list[Series] = []
     judged: dict[tuple[str, str, str, str], list[tuple[int, np.ndarray]]] = {}
     for i, row in enumerate(table.to_dict("records")):
-        key = (row["adapter"], row["test"], row["point"], row["figure"])
+        key = (row[Col.ADAPTER], row[Col.TEST], row[Col.POINT], row["figure"])
         if not out or out[-1].key != key:
-            out.append(Series(adapter=key[0], adapter_label=row["adapter_label"],
-                              test=key[1], tool=row["tool"], point=key[2], nights=[],
+            out.append(Series(adapter=key[0], adapter_label=row[Col.ADAPTER_LABEL],
+                              test=key[1], tool=row[Col.TOOL], point=key[2], nights=[],
                               figure=Figure(key[3])))
             judged[key] = []
         series = out[-1]
-        series.adapter_label = row["adapter_label"]     # the latest run's words
+        series.adapter_label = row[Col.ADAPTER_LABEL]     # the latest run's words
         k = len(series.nights)
         series.nights.append(
-            _night(row, rules, _facts(facts, manifests, row["run_id"], row["pair"])))
+            _night(row, rules, _facts(facts, manifests, row[Col.RUN_ID], row[Col.PAIR])))
         judged[key].append((k, samples[i]))
     for series in out:
         series.changes = changes(series, [(k, v) for k, v in judged[series.key] if len(v)])
@@ -184,8 +185,8 @@ def build(df: pd.DataFrame, manifests: Mapping[str, Manifest],
 def _night(row: dict[Any, Any], rules: dict[tuple[str, str], str],
            setup: dict[str, str]) -> Night:
     """One run's night of a series from its row of statistics."""
-    rule = "best" if row["kind"] == Kind.UDP_SEARCH.value \
-        else rules[(row["run_id"], row["test"])]
+    rule = "best" if row[Col.KIND] == Kind.UDP_SEARCH.value \
+        else rules[(row[Col.RUN_ID], row[Col.TEST])]
     if Figure(row["figure"]).lower_better and rule == "best":
         # a round trip's night is the median of its repetitions' own percentiles: the
         # lowest of each percentile taken apart is biased low (issue 30), and the pooled
@@ -197,12 +198,12 @@ def _night(row: dict[Any, Any], rules: dict[tuple[str, str], str],
     n = int(row["count"])
     best = row["min"] if Figure(row["figure"]).lower_better else row["max"]
     return Night(
-        run_id=row["run_id"], started_at=row["run_started_at"].to_pydatetime(warn=False),
-        pair=row["pair"], mtu=int(row["mtu"]), select=rule,
+        run_id=row[Col.RUN_ID], started_at=row[Col.RUN_STARTED_AT].to_pydatetime(warn=False),
+        pair=row[Col.PAIR], mtu=int(row[Col.MTU]), select=rule,
         value_bps=float({"mean": row["mean"], "median": row["median"]}.get(rule, best)),
         n=n, stdev_bps=_num(row["std"]) if n > 1 else 0.0, min_bps=float(row["min"]),
         max_bps=float(row["max"]), flagged=flagged, flag=flag,
-        limit_bps=_num(row["_limit"]), tool=row["tool"], setup=setup)
+        limit_bps=_num(row["_limit"]), tool=row[Col.TOOL], setup=setup)
 
 
 def _num(value: Any) -> float | None:

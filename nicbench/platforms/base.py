@@ -20,6 +20,7 @@ from nicbench.config.profile import Profile, RegistryPolicy
 from nicbench.remote.connection import DEFAULT_TIMEOUT_S, Background, Connection
 from nicbench.remote.result import Result
 from nicbench.results.facts import HostFacts, InterfaceFacts
+from nicbench.results.records import CpuSplit
 from nicbench.tools.registry import TOOLS
 
 
@@ -82,18 +83,6 @@ class CpuTimes:
         ticks = ((self.irq or 0.0) + (self.softirq or 0.0)
                  - (earlier.irq or 0.0) - (earlier.softirq or 0.0))
         return self.share_pct_since(earlier, ticks)
-
-
-@dataclass(frozen=True)
-class CpuSplit:
-    """A host's CPU over a trial's window, % of all CPUs: busy in all, the tool's own
-    share, and the rest of the machine's load (busy minus the tool minus irq + softirq,
-    where the network work of the transfer itself is done; at least 0, see
-    :func:`cpu_split`). None: not read."""
-
-    busy: float | None
-    tool: float | None = None
-    other: float | None = None
 
 
 def cpu_split(before: CpuTimes | None, after: CpuTimes | None,

@@ -43,6 +43,7 @@ from nicbench.report.configs import (MBIT, Config, Group, Index, chart_title, cp
                                      fmt, mbit, slug, sorted_groups, tool_title, tools_with)
 from nicbench.report.model import (ChartKind, Bar, BarPanel, BarSeries, BarStatus, Cell, Dot, Entry,
                                    Figure, HeatPanel, LegendItem, Row, ScatterPanel)
+from nicbench.results.records import CpuPart
 from nicbench.tools.registry import TOOLS, display_name
 
 AXIS_HEADROOM = 1.1      # speed axes end near 1.1 x the highest limit or value
@@ -257,8 +258,8 @@ TOOLS_SERIES = BarSeries("tools", "the tools' own processes, both hosts", opacit
 
 def tools_share(r) -> float | None:
     """The share of all cores the tools' own processes took on both hosts over the
-    trial (trials.jsonl's cpu_sender_tool_pct + cpu_receiver_tool_pct), where read."""
-    parts = [r.cpu_sender_tool_pct, r.cpu_receiver_tool_pct]
+    trial (the record's cpu: each host's tool share), where read."""
+    parts = [CpuPart.SENDER_TOOL.of(r), CpuPart.RECEIVER_TOOL.of(r)]
     return None if all(p is None for p in parts) else sum(p or 0.0 for p in parts)
 
 
@@ -266,7 +267,7 @@ def cpu_figures(ix: Index) -> list[Figure]:
     figures = []
     for (tool, protocol, test), configs in ix.charts(own_sections=False).items():
         if tool in tools_with("latency") or not any(
-                c.cpu_values("cpu_sender_pct") or c.cpu_values("cpu_receiver_pct")
+                c.cpu_values(CpuPart.SENDER_BUSY) or c.cpu_values(CpuPart.RECEIVER_BUSY)
                 for c in configs):
             continue
         groups = sorted_groups(c.group for c in configs)
@@ -278,18 +279,19 @@ def cpu_figures(ix: Index) -> list[Figure]:
         # on one shared machine the only CPU figure that is the transfer's, beside the
         # machine's load (which the verdict ranks by, where its spread allows)
         own = any(tools_share(r) is not None for c in configs for r in c.ok)
-        sides = [("sender", "cpu_sender_pct"), ("receiver", "cpu_receiver_pct")] + (
-            [("tools", "")] if own else [])
+        sides: list[tuple[str, CpuPart | None]] = [
+            ("sender", CpuPart.SENDER_BUSY), ("receiver", CpuPart.RECEIVER_BUSY)] + (
+            [("tools", None)] if own else [])
         for g in groups:
             by = {c.entry.key: c for c in configs if c.group.key == g.key}
             rows = [row_of(e) for e in order if e.key in by]
             bars = []
             for row in rows:
                 c = by[row.key]
-                for series, field_name in sides:
-                    if field_name:
-                        v = c.shown_cpu(field_name)
-                        vals = c.cpu_values(field_name)
+                for series, part in sides:
+                    if part is not None:
+                        v = c.shown_cpu(part)
+                        vals = c.cpu_values(part)
                     else:
                         v = cpu_figure([tools_share(r) for r in c.shown]).median
                         vals = [x for x in (tools_share(r) for r in c.ok) if x is not None]
@@ -304,7 +306,7 @@ def cpu_figures(ix: Index) -> list[Figure]:
                             bar.lo, bar.hi = min(vals), max(vals)
                         bar.text = f"{v:.0f} %"
                         if series == "sender":
-                            mark = c.shown_cpu("cpu_tool_pct")
+                            mark = c.shown_cpu(CpuPart.TOOL_OWN)
                             if mark is not None:
                                 tool_cpu = True
                                 bar.mark = min(mark, 100.0)
@@ -380,7 +382,7 @@ def cost_figures(ix: Index) -> list[Figure]:
 
 
 def busier_cpu(c: Config) -> float | None:
-    vals = [v for v in (c.shown_cpu("cpu_sender_pct"), c.shown_cpu("cpu_receiver_pct"))
+    vals = [v for v in (c.shown_cpu(CpuPart.SENDER_BUSY), c.shown_cpu(CpuPart.RECEIVER_BUSY))
             if v is not None]
     return max(vals) if vals else None
 
@@ -426,7 +428,7 @@ SHARED_CPU = (
     "%); the rest were other users' processes. The 5-100 % swing of such figures over "
     "repetitions at the same speed is that other load, not the card. Each trial now also "
     "records the tools' own share and the rest of the machine's load over the same window "
-    "(trials.jsonl: cpu_*_tool_pct, cpu_*_other_pct); the verdict ranks by CPU only where "
+    "(trials.jsonl's cpu: each host's tool and other); the verdict ranks by CPU only where "
     "the spread over the repetitions is narrow and the other load is at most 10 points.")
 
 

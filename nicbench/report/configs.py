@@ -34,7 +34,7 @@ from nicbench.report.resolution import sample_resolution_bps
 from nicbench.physics.link import goodput_bps, link_rate, timestamps_on
 from nicbench.results.plausible import above_bound, bound_allowance, timing_error_s
 from nicbench.results.policy import Better, better_of
-from nicbench.results.records import Failure, Kind, Status, TrialRecord
+from nicbench.results.records import CpuPart, Failure, Kind, Status, TrialRecord
 from nicbench.results.summary import SummaryRow
 from nicbench.tools.registry import TOOLS, display_name
 
@@ -76,7 +76,7 @@ def fmt(value: float | None, digits: int = 1) -> str:
 NOISY_IQR_POINTS = 10.0
 # Nor can one taken while the host was busy with something else: the median, over the
 # same repetitions, of the load beside the tool and its network work
-# (``cpu_*_other_pct``) above this many points.
+# (the record's ``cpu``, each host's ``other``) above this many points.
 NOISY_OTHER_POINTS = 10.0
 
 
@@ -370,17 +370,17 @@ class Config:
             return "the one successful repetition"
         return f"median over all {n} successful repetitions"
 
-    def shown_cpu(self, field_name: str) -> float | None:
-        """The CPU figure (cpu_sender_pct, cpu_receiver_pct, cpu_tool_pct): the median over
-        the repetitions the CPU figures are taken over (``cpu_records``)."""
-        return self.cpu_figure(field_name).median
+    def shown_cpu(self, part: CpuPart) -> float | None:
+        """A CPU figure (a host's busy, the tool's own): the median over the repetitions
+        the CPU figures are taken over (``cpu_records``)."""
+        return self.cpu_figure(part).median
 
-    def cpu_figure(self, field_name: str) -> CpuFigure:
-        """Median and IQR of a CPU field over the repetitions of ``cpu_records``."""
-        return cpu_figure([getattr(r, field_name) for r in self.cpu_records])
+    def cpu_figure(self, part: CpuPart) -> CpuFigure:
+        """Median and IQR of a CPU figure over the repetitions of ``cpu_records``."""
+        return cpu_figure([part.of(r) for r in self.cpu_records])
 
-    def cpu_values(self, field_name: str) -> list[float]:
-        return [v for v in (getattr(r, field_name) for r in self.ok) if v is not None]
+    def cpu_values(self, part: CpuPart) -> list[float]:
+        return [v for v in (part.of(r) for r in self.ok) if v is not None]
 
     @property
     def limit_bps(self) -> float | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from nicbench.report.configs import chart_title, fmt
 from nicbench.report.model import Glance, GlanceRow, Table
+from nicbench.results.records import CpuPart
 from nicbench.report.verdict import Verdict, place, verdict_table
 from nicbench.report.verdict import _points  # "MTU 6000, 9000": the verdict's words
 
@@ -42,7 +43,7 @@ def _cpu_hover(v: Verdict) -> str:
     reps = v.repetitions
     if not reps:
         return ""
-    figs = [f for f in (v.cpu_figure("cpu_sender_pct"), v.cpu_figure("cpu_receiver_pct"))
+    figs = [f for f in (v.cpu_figure(CpuPart.SENDER_BUSY), v.cpu_figure(CpuPart.RECEIVER_BUSY))
             if f.median is not None]
     over = (f"repetition {reps[0]}" if len(reps) == 1 else
             "median over repetitions " + ", ".join(str(r) for r in reps))
@@ -71,7 +72,7 @@ def ranking_table(method: tuple[str, str, str], rows: list[Verdict]) -> Table:
             figure = f"{fmt(v.shown_value)} !{_mark(notes, v.above_words)}"
         else:
             figure = "—"
-        snd, rcv = v.cpu_figure("cpu_sender_pct"), v.cpu_figure("cpu_receiver_pct")
+        snd, rcv = v.cpu_figure(CpuPart.SENDER_BUSY), v.cpu_figure(CpuPart.RECEIVER_BUSY)
         per = fmt(v.per_cpu)
         if per and v.cpu_noise:
             per += f" {_mark(notes, 'not ranked by CPU: ' + v.cpu_noise)}"

@@ -19,6 +19,7 @@ from nicbench.report.configs import (MBIT, Config, Index, fmt, mbit, point_label
                                      tool_title, tools_with)
 from nicbench.report.latency import below_floor, cell, floor_words, latency_ok
 from nicbench.report.model import Entry, Table
+from nicbench.results.records import CpuPart
 from nicbench.results.policy import summarize
 from nicbench.tools.params import resolve
 from nicbench.tools.registry import TOOLS
@@ -66,9 +67,9 @@ def summary_table(ix: Index) -> Table:
         t.rows.append([c.entry.label, c.test, tool_title(c.tool, row.protocol),
                        point_label(c.point, c.mtu), row.status, c.counts, row.select,
                        *figures, limit,
-                       fmt(c.shown_cpu("cpu_sender_pct")),
-                       fmt(c.shown_cpu("cpu_receiver_pct")),
-                       fmt(c.shown_cpu("cpu_tool_pct")), flag])
+                       fmt(c.shown_cpu(CpuPart.SENDER_BUSY)),
+                       fmt(c.shown_cpu(CpuPart.RECEIVER_BUSY)),
+                       fmt(c.shown_cpu(CpuPart.TOOL_OWN)), flag])
         t.row_entries.append(c.entry.key)
     return t
 
@@ -152,8 +153,8 @@ def netio_tables(ix: Index) -> list[Table]:
                     v = _select(_size_values(c, s, tx), c.rule)
                     cells.append(fmt(v / 8 / KBYTE if v is not None else None, 0)
                                  or c.row.status)
-            cpu = c.cpu_values("cpu_sender_pct")
-            tcpu = c.cpu_values("cpu_tool_pct")
+            cpu = c.cpu_values(CpuPart.SENDER_BUSY)
+            tcpu = c.cpu_values(CpuPart.TOOL_OWN)
             cells += [c.counts, fmt(statistics.fmean(cpu) if cpu else None),
                       fmt(statistics.fmean(tcpu) if tcpu else None)]
             t.rows.append(cells)
@@ -211,9 +212,9 @@ def length_tables(ix: Index) -> list[Table]:
                 v = one.row.selected_bps
                 cells.append(fmt(v / 8 / KBYTE, 0) if v is not None and v == v
                              else one.row.status)
-            snd = [v for v in (c.shown_cpu("cpu_sender_pct") for c in by_len.values())
+            snd = [v for v in (c.shown_cpu(CpuPart.SENDER_BUSY) for c in by_len.values())
                    if v is not None]
-            rcv = [v for v in (c.shown_cpu("cpu_receiver_pct") for c in by_len.values())
+            rcv = [v for v in (c.shown_cpu(CpuPart.RECEIVER_BUSY) for c in by_len.values())
                    if v is not None]
             cells += [fmt(statistics.fmean(snd) if snd else None),
                       fmt(statistics.fmean(rcv) if rcv else None)]

@@ -18,7 +18,7 @@ resolution of the selected figure (``Config.shown``: every repetition tied for t
 not one of them), with the interquartile range of those repetitions; Mbit/s per CPU %
 from those medians. A CPU figure whose IQR is above ``NOISY_IQR_POINTS`` (or unknown, one
 repetition), or taken while the host was busy with something else (the median of the
-other load over those repetitions, ``cpu_*_other_pct``, above ``NOISY_OTHER_POINTS``), is
+other load over those repetitions, each host's ``cpu.other``, above ``NOISY_OTHER_POINTS``), is
 shown but too noisy to rank on: the cost sentence leaves it out and says so.
 """
 
@@ -32,6 +32,7 @@ from nicbench.report.bars import selected
 from nicbench.report.configs import (MBIT, NOISY_IQR_POINTS, NOISY_OTHER_POINTS, Config,
                                      CpuFigure, Index, chart_title, fmt, mbit, tools_with)
 from nicbench.report.model import Entry, Sentence, Table
+from nicbench.results.records import CpuPart
 from nicbench.report.netpipe import largest_block, plateau, samples
 
 T = TypeVar("T")
@@ -142,15 +143,15 @@ class Verdict:
             return None
         return 100.0 * v / self.limit
 
-    def cpu_figure(self, field_name: str) -> CpuFigure:
+    def cpu_figure(self, part: CpuPart) -> CpuFigure:
         c = self.shown
-        return c.cpu_figure(field_name) if c is not None else CpuFigure(None, None, 0)
+        return c.cpu_figure(part) if c is not None else CpuFigure(None, None, 0)
 
     @property
     def busier(self) -> CpuFigure | None:
         """The CPU figure of the busier host (higher median)."""
-        figs = [f for f in (self.cpu_figure("cpu_sender_pct"),
-                            self.cpu_figure("cpu_receiver_pct")) if f.median is not None]
+        figs = [f for f in (self.cpu_figure(CpuPart.SENDER_BUSY),
+                            self.cpu_figure(CpuPart.RECEIVER_BUSY)) if f.median is not None]
         return max(figs, key=lambda f: f.median or 0.0) if figs else None
 
     @property
@@ -166,8 +167,8 @@ class Verdict:
         """Why the CPU figure cannot rank this row ("" when it can)."""
         if self.value is None:
             return ""
-        figs = [(side, self.cpu_figure(f)) for side, f in (("sending", "cpu_sender_pct"),
-                                                           ("receiving", "cpu_receiver_pct"))]
+        figs = [(side, self.cpu_figure(f)) for side, f in (("sending", CpuPart.SENDER_BUSY),
+                                                           ("receiving", CpuPart.RECEIVER_BUSY))]
         figs = [(side, f) for side, f in figs if f.median is not None]
         if not figs:
             return "no CPU figure"
@@ -184,8 +185,8 @@ class Verdict:
         """(side, median % of the host's other load over the repetitions used), where it
         was read (Linux hosts, records of this version)."""
         out = []
-        for side, name in (("sending", "cpu_sender_other_pct"),
-                           ("receiving", "cpu_receiver_other_pct")):
+        for side, name in (("sending", CpuPart.SENDER_OTHER),
+                           ("receiving", CpuPart.RECEIVER_OTHER)):
             median = self.cpu_figure(name).median
             if median is not None:
                 out.append((side, median))
@@ -371,7 +372,8 @@ def cpu_samples(v: Verdict) -> list[float]:
         return []
     out = []
     for r in c.cpu_records:
-        cpus = [x for x in (r.cpu_sender_pct, r.cpu_receiver_pct) if x is not None]
+        cpus = [x for x in (CpuPart.SENDER_BUSY.of(r), CpuPart.RECEIVER_BUSY.of(r))
+                if x is not None]
         if r.throughput_bps is not None and cpus and max(cpus) > 0:
             out.append(r.throughput_bps / MBIT / max(cpus))
     return out
@@ -414,7 +416,7 @@ def _name(v: Verdict) -> str:
 def _cpu_words(v: Verdict) -> str:
     """"CPU 48 % sending, 47 % receiving (medians over repetitions 3, 5, 7; IQR 2, 3
     points)", and, when it is, "too noisy to rank on"."""
-    snd, rcv = v.cpu_figure("cpu_sender_pct"), v.cpu_figure("cpu_receiver_pct")
+    snd, rcv = v.cpu_figure(CpuPart.SENDER_BUSY), v.cpu_figure(CpuPart.RECEIVER_BUSY)
     if snd.median is None and rcv.median is None:
         return ""
     text = (f"CPU {fmt(snd.median, 0) or '?'} % sending, {fmt(rcv.median, 0) or '?'} % "
@@ -582,7 +584,7 @@ def verdict_table(method: tuple[str, str, str], rows: list[Verdict]) -> Table:
                 figure += f"; largest block {lb[1]:.1f} at {lb[0]} bytes"
         else:
             figure = "not measured"
-        snd, rcv = v.cpu_figure("cpu_sender_pct"), v.cpu_figure("cpu_receiver_pct")
+        snd, rcv = v.cpu_figure(CpuPart.SENDER_BUSY), v.cpu_figure(CpuPart.RECEIVER_BUSY)
         figs = [f for f in (snd, rcv) if f.median is not None]
         iqr = ("none: one repetition" if figs and all(f.n == 1 for f in figs) else
                " / ".join(fmt(f.iqr, 0) or "?" for f in figs))
@@ -616,7 +618,7 @@ def verdict_csv_rows(all_rows: dict[tuple[str, str, str], list[Verdict]]) -> lis
     for method, rows in all_rows.items():
         for v in rows:
             c = v.shown
-            snd, rcv = v.cpu_figure("cpu_sender_pct"), v.cpu_figure("cpu_receiver_pct")
+            snd, rcv = v.cpu_figure(CpuPart.SENDER_BUSY), v.cpu_figure(CpuPart.RECEIVER_BUSY)
             lb = v.largest
             out.append([
                 v.entry.label, v.entry.adapter, v.entry.run_label, v.test, method[0], v.rank,

@@ -37,6 +37,42 @@ class ColumnType(Enum):
         return self.value[1]
 
 
+class Col(StrEnum):
+    """The trial's columns by name: every reader of the trial frame or the store names a
+    column as a member (``df[Col.ADAPTER]``, ``f"t.{Col.RUN_ID}"``), so that the names are
+    spelled here only. A member is its name (a ``str``): a frame's key, a dict's, SQL's."""
+
+    RUN_ID = "run_id"
+    RUN_STARTED_AT = "run_started_at"
+    PROFILE = "profile"
+    CAMPAIGN = "campaign"
+    PAIR = "pair"
+    ADAPTER = "adapter"
+    ADAPTER_LABEL = "adapter_label"
+    TEST = "test"
+    TOOL = "tool"
+    PROTOCOL = "protocol"
+    POINT = "point"
+    MTU = "mtu"
+    KIND = "kind"
+    STATUS = "status"
+    FAILURE = "failure"
+    REPETITION = "repetition"
+    THROUGHPUT_BPS = "throughput_bps"
+    SENT_BPS = "sent_bps"
+    OFFERED_BPS = "offered_bps"
+    DURATION_S = "duration_s"
+    CPU_SENDER_PCT = "cpu_sender_pct"
+    CPU_RECEIVER_PCT = "cpu_receiver_pct"
+    LATENCY_P50_US = "latency_p50_us"
+    LATENCY_P99_US = "latency_p99_us"
+    STARTED_AT = "started_at"
+    SENDER = "sender"
+    RECEIVER = "receiver"
+    TOOL_VERSION = "tool_version"
+    TRIAL_ID = "trial_id"
+
+
 class Source(StrEnum):
     RECORD = "record"       # the trial record
     RUN = "run"             # the run the trial belongs to (nb_runs in a store)
@@ -44,7 +80,7 @@ class Source(StrEnum):
 
 @dataclass(frozen=True)
 class Column:
-    name: str
+    name: Col
     type: ColumnType
     unit: str = ""
     source: Source = Source.RECORD
@@ -60,7 +96,7 @@ class Column:
 
     @property
     def source_text(self) -> str:
-        return self.expr or f"r.{self.name}"
+        return self.expr or f"r.{self.name.value}"
 
 
 @dataclass(frozen=True)
@@ -80,44 +116,52 @@ def _latency(field: str) -> str:
     return f"r.latency.{field} if r.latency is not None else None"
 
 
+def _busy(side: str) -> str:
+    """A host's busy % from the record's grouped CPU (``records.Cpu``)."""
+    return (f"r.cpu.{side}.busy if r.cpu is not None and r.cpu.{side} is not None "
+            "else None")
+
+
 _T, _I, _F, _TIME = ColumnType.TEXT, ColumnType.INT, ColumnType.FLOAT, ColumnType.TIME
 
 # The trial frame's columns, in its order (issue 21's contract with its readers).
 TRIAL_SCHEMA: tuple[Column, ...] = (
-    Column("run_id", _T, required=True),
-    Column("run_started_at", _TIME, "s", Source.RUN, expr="r.started_at",
+    Column(Col.RUN_ID, _T, required=True),
+    Column(Col.RUN_STARTED_AT, _TIME, "s", Source.RUN, expr="r.started_at",
            run_column="started_at"),
-    Column("profile", _T, source=Source.RUN, run_column="profile"),
-    Column("campaign", _T, source=Source.RUN, run_column="campaign"),
-    Column("pair", _T),
-    Column("adapter", _T),
-    Column("adapter_label", _T),
-    Column("test", _T),
-    Column("tool", _T),
-    Column("protocol", _T),
-    Column("point", _T),
-    Column("mtu", _I, "bytes"),
-    Column("kind", ColumnType.CATEGORY, expr=_enum("kind"),
+    Column(Col.PROFILE, _T, source=Source.RUN, run_column="profile"),
+    Column(Col.CAMPAIGN, _T, source=Source.RUN, run_column="campaign"),
+    Column(Col.PAIR, _T),
+    Column(Col.ADAPTER, _T),
+    Column(Col.ADAPTER_LABEL, _T),
+    Column(Col.TEST, _T),
+    Column(Col.TOOL, _T),
+    Column(Col.PROTOCOL, _T),
+    Column(Col.POINT, _T),
+    Column(Col.MTU, _I, "bytes"),
+    Column(Col.KIND, ColumnType.CATEGORY, expr=_enum("kind"),
            categories=tuple(k.value for k in Kind)),
-    Column("status", ColumnType.CATEGORY, expr=_enum("status"),
+    Column(Col.STATUS, ColumnType.CATEGORY, expr=_enum("status"),
            categories=tuple(s.value for s in Status)),
-    Column("failure", _T, expr=_enum("failure")),
-    Column("repetition", _I),
-    Column("throughput_bps", _F, "bit/s"),
-    Column("sent_bps", _F, "bit/s"),
-    Column("offered_bps", _F, "bit/s"),
-    Column("duration_s", _F, "s"),
-    Column("cpu_sender_pct", _F, "%"),
-    Column("cpu_receiver_pct", _F, "%"),
-    Column("latency_p50_us", _F, "us", expr=_latency("p50_us")),
-    Column("latency_p99_us", _F, "us", expr=_latency("p99_us")),
-    Column("started_at", _TIME, "s"),
-    Column("sender", _T, expr="r.hosts.get('sender')"),
-    Column("receiver", _T, expr="r.hosts.get('receiver')"),
-    Column("tool_version", _T, expr="r.version"),
-    Column("trial_id", _T, required=True),
+    Column(Col.FAILURE, _T, expr=_enum("failure")),
+    Column(Col.REPETITION, _I),
+    Column(Col.THROUGHPUT_BPS, _F, "bit/s"),
+    Column(Col.SENT_BPS, _F, "bit/s"),
+    Column(Col.OFFERED_BPS, _F, "bit/s"),
+    Column(Col.DURATION_S, _F, "s"),
+    Column(Col.CPU_SENDER_PCT, _F, "%", expr=_busy("sender")),
+    Column(Col.CPU_RECEIVER_PCT, _F, "%", expr=_busy("receiver")),
+    Column(Col.LATENCY_P50_US, _F, "us", expr=_latency("p50_us")),
+    Column(Col.LATENCY_P99_US, _F, "us", expr=_latency("p99_us")),
+    Column(Col.STARTED_AT, _TIME, "s"),
+    Column(Col.SENDER, _T, expr="r.hosts.get('sender')"),
+    Column(Col.RECEIVER, _T, expr="r.hosts.get('receiver')"),
+    Column(Col.TOOL_VERSION, _T, expr="r.version"),
+    Column(Col.TRIAL_ID, _T, required=True),
 )
-BY_NAME = {c.name: c for c in TRIAL_SCHEMA}
+if [c.name for c in TRIAL_SCHEMA] != list(Col):       # each column named once, in order
+    raise AssertionError("results/columns.py: Col and TRIAL_SCHEMA name other columns")
+BY_NAME: dict[str, Column] = {c.name: c for c in TRIAL_SCHEMA}
 RECORD_COLUMNS = tuple(c for c in TRIAL_SCHEMA if c.source is Source.RECORD)
 RUN_COLUMNS = tuple(c for c in TRIAL_SCHEMA if c.source is Source.RUN)
 # nb_trials' columns: the key first, the record's columns, then its whole JSON line
@@ -127,11 +171,11 @@ STORED_COLUMNS = (tuple(c for c in RECORD_COLUMNS if c.required)
 
 def frame_columns() -> tuple[tuple[str, str], ...]:
     """(name, pandas dtype name) of the trial frame, in order."""
-    return tuple((c.name, c.type.pandas) for c in TRIAL_SCHEMA)
+    return tuple((c.name.value, c.type.pandas) for c in TRIAL_SCHEMA)
 
 
 def categories() -> dict[str, tuple[str, ...]]:
-    return {c.name: c.categories for c in TRIAL_SCHEMA if c.type is ColumnType.CATEGORY}
+    return {c.name.value: c.categories for c in TRIAL_SCHEMA if c.type is ColumnType.CATEGORY}
 
 
 def record_getter(columns: tuple[Column, ...]) -> Callable[[Any], tuple]:

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from nicbench.errors import UsageError
 from nicbench.results import columns
+from nicbench.results.columns import Col
 from nicbench.results.records import TrialRecord, current
 
 if TYPE_CHECKING:
@@ -44,9 +45,9 @@ if TYPE_CHECKING:
 # one declaration of the trial's columns (results/columns.py), as the store's are.
 TRIAL_COLUMNS: tuple[tuple[str, str], ...] = columns.frame_columns()
 CATEGORIES: dict[str, tuple[str, ...]] = columns.categories()
-_RECORD_NAMES = tuple(c.name for c in columns.RECORD_COLUMNS)
+_RECORD_NAMES = tuple(c.name.value for c in columns.RECORD_COLUMNS)
 _RECORD_VALUES = columns.record_getter(columns.RECORD_COLUMNS)
-_RUN_NAMES = tuple(c.name for c in columns.RUN_COLUMNS)
+_RUN_NAMES = tuple(c.name.value for c in columns.RUN_COLUMNS)
 _RUN_VALUES = columns.record_getter(columns.RUN_COLUMNS)
 
 
@@ -226,10 +227,10 @@ class DirSource:
         rows = [(d.run_id, d.started_at, d.manifest.profile.name if d.manifest else None,
                  d.campaign, len(d.trials())) for d in self._selected(None, None)]
         return pd.DataFrame({
-            "run_id": pd.array([r[0] for r in rows], dtype="string"),
-            "run_started_at": _times([r[1] for r in rows]),
-            "profile": pd.array([r[2] for r in rows], dtype="string"),
-            "campaign": pd.array([r[3] for r in rows], dtype="string"),
+            Col.RUN_ID.value: pd.array([r[0] for r in rows], dtype="string"),
+            Col.RUN_STARTED_AT.value: _times([r[1] for r in rows]),
+            Col.PROFILE.value: pd.array([r[2] for r in rows], dtype="string"),
+            Col.CAMPAIGN.value: pd.array([r[3] for r in rows], dtype="string"),
             "trials": pd.array([r[4] for r in rows], dtype="Int64")})
 
 
@@ -319,25 +320,28 @@ def setup_frame(manifests: dict[str, Manifest], keys: Iterable[tuple[str, str]]
 
     from nicbench.results.setup import SETUP_COLUMNS, setup_columns
 
-    rows: dict[str, list[Any]] = {"run_id": [], "pair": []}
+    rows: dict[str, list[Any]] = {Col.RUN_ID.value: [], Col.PAIR.value: []}
     rows.update({name: [] for name, _ in SETUP_COLUMNS})
     for run_id, pair in keys:
         m = manifests.get(run_id)
         values = setup_columns(m, pair) if m is not None else {}
-        rows["run_id"].append(run_id)
-        rows["pair"].append(pair)
+        rows[Col.RUN_ID].append(run_id)
+        rows[Col.PAIR].append(pair)
         for name, _ in SETUP_COLUMNS:
             rows[name].append(values.get(name))
     return pd.DataFrame({name: pd.array(values, dtype="string")
                          for name, values in rows.items()})
 
 
+_SETUP_KEYS = [Col.RUN_ID.value, Col.PAIR.value]     # what the setup columns are joined on
+
+
 def with_setup(df: pd.DataFrame, source: TrialSource) -> pd.DataFrame:
     """``df`` with the setup columns joined on (run_id, pair), row order kept."""
-    keys = df[["run_id", "pair"]].drop_duplicates()
-    pairs = list(zip(keys["run_id"].tolist(), keys["pair"].tolist(), strict=True))
+    keys = df[_SETUP_KEYS].drop_duplicates()
+    pairs = list(zip(keys[Col.RUN_ID].tolist(), keys[Col.PAIR].tolist(), strict=True))
     manifests = source.manifests(sorted({k for k, _ in pairs})) if pairs else {}
     setup = setup_frame(manifests, pairs)
-    out = df.merge(setup, on=["run_id", "pair"], how="left", sort=False)
+    out = df.merge(setup, on=_SETUP_KEYS, how="left", sort=False)
     out.index = df.index
     return out

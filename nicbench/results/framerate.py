@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from nicbench.physics.ethernet import Bound, above_line, frame_mbit, rate_error_pps, timing_s
 from nicbench.results.policy import passes
-from nicbench.results.records import Kind, Status, TrialRecord
+from nicbench.results.records import CpuPart, Kind, Status, TrialRecord
 
 
 @dataclass(frozen=True)
@@ -172,8 +172,8 @@ def frame_rates(records: Iterable[TrialRecord],
                 offered_pps=rec.frame.offered_pps if rec and rec.frame else None,
                 received_pps=received_pps(rec) if rec else None,
                 loss_pct=rec.udp.loss_pct if rec and rec.udp else None,
-                cpu_sender_pct=rec.cpu_sender_pct if rec else None,
-                cpu_sender_other_pct=rec.cpu_sender_other_pct if rec else None,
+                cpu_sender_pct=CpuPart.SENDER_BUSY.of(rec) if rec else None,
+                cpu_sender_other_pct=CpuPart.SENDER_OTHER.of(rec) if rec else None,
                 confirmed=bool(rec and rec.frame and rec.frame.confirm),
                 duration_s=rec.duration_s if rec else None, hi_pps=top, hi_full=top_full,
                 error_pps=error_pps(rec) if rec else 0.0, full_trials=n_full))

@@ -40,8 +40,9 @@ from typing import Protocol
 from nicbench.config.inventory import Inventory
 from nicbench.config.profile import Profile
 from nicbench.physics import ethernet
-from nicbench.results.records import (FORMAT_VERSION, Failure, Kind, RoleResult, Status,
-                                      TrialRecord)
+from nicbench.results.records import (FORMAT_VERSION, HOST_CPU, OLD_KEYS, CpuPart, Failure,
+                                      Kind, RoleResult, Status, TrialRecord, cpu_of,
+                                      cpu_of_keys)
 
 
 class RunFacts(Protocol):
@@ -79,8 +80,6 @@ CLOCK_SLACK_S = 3600.0
 MAX_DURATION_S = 7 * 86400.0
 # A tool's CPU figure is its CPU time over wall time: 100 per CPU it kept busy.
 MAX_TOOL_CPU_PCT = 100.0 * 1024
-_HOST_CPU = ("cpu_sender_pct", "cpu_receiver_pct", "cpu_sender_tool_pct",
-             "cpu_receiver_tool_pct", "cpu_sender_other_pct", "cpu_receiver_other_pct")
 
 
 def impossible(rec: TrialRecord, manifest: RunFacts | None = None) -> str | None:
@@ -108,15 +107,18 @@ def of_run(rec: TrialRecord, manifest: RunFacts) -> str | None:
 
 def plainly_possible(data: dict) -> bool:
     """True only if ``data``, a stored record's dict whose stored types were checked
-    (``store._check_types``), is a record of this format with nothing beyond a
+    (``store._check_types``), is a record of this format (or of format 2, its CPU keys
+    numbers from 0 to 100: ``records.plain_record`` groups them) with nothing beyond a
     throughput trial's plain fields (no curve, UDP statistics, round trips, second
     direction, frame, tools beside; no unknown key) and with values :func:`impossible`
     (without a manifest) finds nothing wrong with: such a dict is made a record without
     ``TrialRecord.from_dict``'s work (a store's import reads millions). False says
     nothing: the dict is read and judged the full way, which words any refusal.
     ``tests/unit/test_record_lines.py`` holds the two ways to the same answers."""
-    if data.get("format_version") != FORMAT_VERSION or not _PLAIN_KEYS.issuperset(data) \
-            or not _REQUIRED.issubset(data):
+    version = data.get("format_version")
+    keys = _PLAIN_KEYS if version == FORMAT_VERSION else \
+        _PLAIN_KEYS_2 if version == 2 else None
+    if keys is None or not keys.issuperset(data) or not _REQUIRED.issubset(data):
         return False
     if data["kind"] not in _KIND_VALUES or data["status"] not in _STATUS_VALUES or \
             data.get("failure") not in _FAILURE_VALUES:
@@ -142,11 +144,17 @@ def plainly_possible(data: dict) -> bool:
         v = data.get(name)
         if v is not None and not 0 <= v <= MAX_DURATION_S:
             return False
-    for name in (*_HOST_CPU, "cpu_tool_pct"):
-        v = data.get(name)
-        if v is not None and not 0 <= v <= (100.0 if name != "cpu_tool_pct"
-                                            else MAX_TOOL_CPU_PCT):
-            return False
+    v = data.get("cpu_tool_pct")
+    if v is not None and not 0 <= v <= MAX_TOOL_CPU_PCT:
+        return False
+    try:            # the stored types of format 2's keys and of a cpu are checked here
+        cpu = cpu_of_keys(data) if version == 2 else cpu_of(data.get("cpu"))
+    except ValueError:
+        return False
+    if cpu is not None and not all(v is None or 0 <= v <= 100 for side in (cpu.sender,
+                                   cpu.receiver) if side is not None
+                                   for v in (side.busy, side.tool, side.other)):
+        return False
     rep = data["repetition"]
     if rep is None:
         if data["kind"] in (Kind.REPETITION.value, Kind.UDP_SEARCH.value):
@@ -157,6 +165,7 @@ def plainly_possible(data: dict) -> bool:
 
 
 _PLAIN_KEYS = frozenset(f.name for f in fields(TrialRecord))
+_PLAIN_KEYS_2 = _PLAIN_KEYS - {"cpu"} | frozenset(OLD_KEYS)    # format 2's CPU keys
 _REQUIRED = frozenset(f.name for f in fields(TrialRecord)
                       if f.default is MISSING and f.default_factory is MISSING)
 _KIND_VALUES = frozenset(k.value for k in Kind)
@@ -241,14 +250,14 @@ def _durations(rec: TrialRecord) -> str | None:
 
 
 def _cpu(rec: TrialRecord) -> str | None:
-    for name in _HOST_CPU:
-        v = getattr(rec, name)
+    for part in HOST_CPU:
+        v = part.of(rec)
         if v is not None and not 0 <= v <= 100:
-            return f"{name} {v:g} is outside 0 to 100 % (a host's CPU busy)"
-    v = rec.cpu_tool_pct
+            return f"{part} {v:g} is outside 0 to 100 % (a host's CPU busy)"
+    v = CpuPart.TOOL_OWN.of(rec)
     if v is not None and not 0 <= v <= MAX_TOOL_CPU_PCT:
-        return (f"cpu_tool_pct {v:g} is outside 0 to {MAX_TOOL_CPU_PCT:g} % (100 for each "
-                "CPU a tool keeps busy)")
+        return (f"{CpuPart.TOOL_OWN} {v:g} is outside 0 to {MAX_TOOL_CPU_PCT:g} % (100 for "
+                "each CPU a tool keeps busy)")
     return None
 
 

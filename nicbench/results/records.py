@@ -11,14 +11,21 @@ line they are the same objects as ever (``{"size_bytes": ..., "throughput_bps": 
 "tx_bps": ..., "rx_bps": ...}``, ``{"lost": ..., "total": ..., "loss_pct": ...,
 "jitter_ms": ...}``), checked as they are read (:func:`points_of`, :func:`udp_of`).
 
+The hosts' CPU over the transfer is one value, :class:`Cpu` (each host's
+:class:`CpuSplit`), in the line as ``"cpu": {"sender": {"busy": ..., "tool": ...,
+"other": ...}, "receiver": {...}}`` and absent where nothing was read.
+
 Format versions: 1 (nicbench 0.1) had no ``failure`` and kept ``kernel_message``,
 ``not_run`` and ``search_method`` under ``extra``; such records are read with the failure
-inferred once, here, from their reason (:func:`_failure_of_v1`). 2 is written now.
+inferred once, here, from their reason (:func:`_failure_of_v1`). 2 kept the CPU figures
+as six keys of their own (:data:`OLD_KEYS`), read into a :class:`Cpu` here
+(:func:`cpu_of_keys`). 3 is written now.
 """
 
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterable
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from enum import StrEnum
@@ -30,7 +37,7 @@ from nicbench.tools.base import Bidir, Latency, Point, UdpStats
 
 from nicbench.config.profile import Role
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 
 class Status(StrEnum):
@@ -140,6 +147,62 @@ class Failure(StrEnum):
                 assert_never(kind)
 
 
+@dataclass(frozen=True)
+class CpuSplit:
+    """A host's CPU over a trial's window, % of all CPUs: busy in all, the tool's own
+    share, and the rest of the machine's load (busy minus the tool minus irq + softirq,
+    where the network work of the transfer itself is done; at least 0, see
+    ``platforms/base.cpu_split``). None: not read."""
+
+    busy: float | None
+    tool: float | None = None
+    other: float | None = None
+
+
+@dataclass(frozen=True)
+class Cpu:
+    """The hosts' CPU over a trial's transfer: the sending host's and the receiving
+    host's :class:`CpuSplit`, None where that host's was not read (a Windows host, a
+    trial that failed before the transfer)."""
+
+    sender: CpuSplit | None = None
+    receiver: CpuSplit | None = None
+
+    @classmethod
+    def of(cls, sender: CpuSplit, receiver: CpuSplit) -> Cpu | None:
+        """Two hosts' splits as read (``busy`` None: not read); None if neither was."""
+        snd = sender if sender.busy is not None else None
+        rcv = receiver if receiver.busy is not None else None
+        return cls(snd, rcv) if snd is not None or rcv is not None else None
+
+
+class CpuPart(StrEnum):
+    """One CPU figure of a trial, named by where the record's line keeps it: a host's
+    busy, the tool's share of it or the rest of its load (in ``cpu``), or the tool's
+    own figure where it prints one (``cpu_tool_pct``). All in % of all CPUs."""
+
+    SENDER_BUSY = "cpu.sender.busy"
+    RECEIVER_BUSY = "cpu.receiver.busy"
+    SENDER_TOOL = "cpu.sender.tool"
+    RECEIVER_TOOL = "cpu.receiver.tool"
+    SENDER_OTHER = "cpu.sender.other"
+    RECEIVER_OTHER = "cpu.receiver.other"
+    TOOL_OWN = "cpu_tool_pct"
+
+    def of(self, rec: TrialRecord) -> float | None:
+        """This figure of ``rec`` (None: not read)."""
+        if self is CpuPart.TOOL_OWN:
+            return rec.cpu_tool_pct
+        if rec.cpu is None:
+            return None
+        _, side, split = self.value.split(".")
+        host = rec.cpu.sender if side == "sender" else rec.cpu.receiver
+        return None if host is None else getattr(host, split)
+
+
+HOST_CPU = tuple(p for p in CpuPart if p is not CpuPart.TOOL_OWN)
+
+
 class TrialKey(NamedTuple):
     """What makes a trial unique in a run: a resume skips keys already stored."""
 
@@ -215,8 +278,8 @@ class TrialRecord:
     offered_bps: float | None = None
     duration_s: float | None = None   # the tool's own duration
     wall_s: float | None = None       # what the trial took, all included
-    cpu_sender_pct: float | None = None     # busy % of the sending host, all CPUs
-    cpu_receiver_pct: float | None = None   # busy % of the receiving host
+    # the hosts' CPU over the transfer (absent from the line if None)
+    cpu: Cpu | None = None
     cpu_tool_pct: float | None = None       # the tool's own CPU figure, if it prints one
     udp: UdpStats | None = None
     points: list[Point] = field(default_factory=list)
@@ -232,17 +295,6 @@ class TrialRecord:
     search_method: str | None = None   # udp-search trials: sweep | bisect
     extra: dict[str, Any] = field(default_factory=dict)
     format_version: int = FORMAT_VERSION
-    # Over the same window as cpu_sender_pct / cpu_receiver_pct, % of all CPUs: the tool's
-    # own CPU time (its client, its server), and the rest of the host's load (busy minus
-    # the tool minus irq + softirq, the transfer's network work; at least 0: a lower
-    # bound where the kernel charges softirq to the tool as well, see
-    # platforms/base.cpu_split). None where not read
-    # (Windows hosts, records of older versions), and then left out of the line. After the
-    # fields above, so a line keeps their bytes as they were.
-    cpu_sender_tool_pct: float | None = None
-    cpu_receiver_tool_pct: float | None = None
-    cpu_sender_other_pct: float | None = None
-    cpu_receiver_other_pct: float | None = None
     # The tools run beside the test's own in this trial (absent from a one-tool trial's line).
     beside: list[RoleResult] = field(default_factory=list)
     # A latency test's round trips (absent from the line if None, so older lines keep
@@ -291,9 +343,8 @@ class TrialRecord:
             del data["bidir"]      # a one-way test: the line as before
         if data["frame"] is None:
             del data["frame"]      # not a small-packet trial: the line as before
-        for name in _SPLIT_CPU:
-            if data[name] is None:
-                del data[name]     # not read (Windows, a failed trial): the line as before
+        if data["cpu"] is None:
+            del data["cpu"]        # not read (Windows, a failed trial)
         return data
 
     @classmethod
@@ -309,6 +360,8 @@ class TrialRecord:
                 data.setdefault(name, extra.pop(name, None))
             data["extra"] = extra
             data["failure"] = _failure_of_v1(data)
+        if version in (1, 2):
+            data["cpu"] = cpu_of_keys(data)
         for name in ("pair", "point", "test", "tool", "protocol", "adapter"):
             if not isinstance(data.get(name), str):
                 raise ValueError(f"{name} {data.get(name)!r} is not a string")
@@ -325,6 +378,8 @@ class TrialRecord:
             data["bidir"] = bidir_of(data["bidir"])
         if "frame" in data:
             data["frame"] = frame_of(data["frame"])
+        if version not in (1, 2) and "cpu" in data:
+            data["cpu"] = cpu_of(data["cpu"])
         data["beside"] = [RoleResult.from_dict(r) for r in data.get("beside") or ()]
         names = _field_names(cls)
         rec = cls(**(data if names.issuperset(data)
@@ -345,6 +400,13 @@ def plain_record(data: dict[str, Any]) -> TrialRecord:
     values["status"] = _STATUSES[data["status"]]
     failure = data.get("failure")
     values["failure"] = _FAILURES[failure] if failure else None
+    if data["format_version"] == 2:
+        for key in OLD_KEYS:
+            values.pop(key, None)
+        values["cpu"] = cpu_of_keys(data)
+    elif values["cpu"] is not None:
+        values["cpu"] = _plain_cpu(values["cpu"])
+    values["format_version"] = FORMAT_VERSION
     rec.__dict__.update(values)
     return rec
 
@@ -376,15 +438,25 @@ def _field_names(cls: type) -> frozenset[str]:
     return names
 
 
-_SPLIT_CPU = ("cpu_sender_tool_pct", "cpu_receiver_tool_pct", "cpu_sender_other_pct",
-              "cpu_receiver_other_pct")
+# Format 2's CPU keys, each a figure of the grouped ``cpu`` (side, part of its split).
+_CPU_KEYS: dict[str, tuple[str, str]] = {
+    "cpu_sender_pct": ("sender", "busy"), "cpu_receiver_pct": ("receiver", "busy"),
+    "cpu_sender_tool_pct": ("sender", "tool"), "cpu_receiver_tool_pct": ("receiver", "tool"),
+    "cpu_sender_other_pct": ("sender", "other"),
+    "cpu_receiver_other_pct": ("receiver", "other")}
+OLD_KEYS = tuple(_CPU_KEYS)
+_SPLIT_KEYS = frozenset(f.name for f in fields(CpuSplit))
+_SIDE_KEYS = frozenset(f.name for f in fields(Cpu))
 _POINT_KEYS = {f.name for f in fields(Point)}
 _UDP_KEYS = {f.name for f in fields(UdpStats)}
 _LATENCY_KEYS = {f.name for f in fields(Latency)}
 
 
 def _number(v: object) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    # an integer beyond a float's range (json reads any number of digits) is none either
+    if isinstance(v, int) and not isinstance(v, bool):
+        return abs(v) <= sys.float_info.max
+    return isinstance(v, float) and math.isfinite(v)
 
 
 def _whole(v: object) -> bool:
@@ -466,6 +538,49 @@ def frame_of(data: object) -> FrameProbe | None:
         raise ValueError(f"frame {_short(data)} is not a small-packet probe (frame_bytes, "
                          "payload_bytes, bound, offered_pps, line_pps, link_rate_bps; confirm)")
     return FrameProbe(**data)
+
+
+def cpu_of_keys(data: dict[str, Any]) -> Cpu | None:
+    """Format 2's six CPU keys of ``data`` as one :class:`Cpu` (a host none of whose
+    keys holds a figure: None; None if neither host's does); ValueError naming a key that
+    is not a finite number or null."""
+    sides: dict[str, dict[str, float]] = {}
+    for key, (side, part) in _CPU_KEYS.items():
+        value = data.get(key)
+        if value is None:
+            continue
+        if not _number(value):
+            raise ValueError(f"{key} {_short(value)} is not a finite number")
+        sides.setdefault(side, {})[part] = value
+    if not sides:
+        return None
+    snd, rcv = sides.get("sender"), sides.get("receiver")
+    return Cpu(None if snd is None else CpuSplit(snd.get("busy"), snd.get("tool"),
+                                                  snd.get("other")),
+               None if rcv is None else CpuSplit(rcv.get("busy"), rcv.get("tool"),
+                                                  rcv.get("other")))
+
+
+def cpu_of(data: object) -> Cpu | None:
+    """A stored ``cpu`` back as :class:`Cpu` (None stays None); ValueError if it is not
+    a host's split per side (busy, tool, other: finite numbers or null)."""
+    if data is None:
+        return None
+    if not (isinstance(data, dict) and set(data) <= _SIDE_KEYS and all(
+            side is None or (isinstance(side, dict) and "busy" in side
+                             and set(side) <= _SPLIT_KEYS
+                             and all(v is None or _number(v) for v in side.values()))
+            for side in data.values())):
+        raise ValueError(f"cpu {_short(data)} is not the hosts' CPU (sender, receiver: "
+                         "busy, tool, other)")
+    return _plain_cpu(data)
+
+
+def _plain_cpu(data: dict[str, Any]) -> Cpu:
+    """The :class:`Cpu` of a ``cpu`` dict whose shape and values were checked."""
+    snd, rcv = data.get("sender"), data.get("receiver")
+    return Cpu(None if snd is None else CpuSplit(**snd),
+               None if rcv is None else CpuSplit(**rcv))
 
 
 def _short(value: object) -> str:

@@ -25,7 +25,7 @@ from nicbench.textfile import replacing
 from nicbench.results.policy import (Better, figure, first_stop, interval, passes,
                                      stopping_statistic, summarize)
 from nicbench.results import roundtrips
-from nicbench.results.records import Failure, Kind, Status, TrialRecord, current
+from nicbench.results.records import CpuPart, Failure, Kind, Status, TrialRecord, current
 from nicbench.results.roundtrips import Pooled
 
 # The percentiles a latency row keeps (Latency's fields, as SummaryRow's columns).
@@ -174,8 +174,8 @@ def _row(recs: list[TrialRecord], profile: Profile | None,
         mtu=first.mtu, status=status, n_ok=len(ok), n_failed=len(failed), select=rule,
         selected_bps=selected, best_bps=best, median_bps=s.median, mean_bps=s.mean,
         min_bps=s.min, max_bps=s.max, stdev_bps=s.stdev,
-        cpu_local_pct=_mean(r.cpu_sender_pct for r in ok),
-        cpu_remote_pct=_mean(r.cpu_receiver_pct for r in ok),
+        cpu_local_pct=_mean(CpuPart.SENDER_BUSY.of(r) for r in ok),
+        cpu_remote_pct=_mean(CpuPart.RECEIVER_BUSY.of(r) for r in ok),
         cpu_tool_pct=_mean(r.cpu_tool_pct for r in ok),
         reason=why.reason if why else None, failure=why.failure if why else None,
         stopped=_stopped(recs, profile.repetition_policy(spec)

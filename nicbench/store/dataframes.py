@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from nicbench.results import columns
+from nicbench.results.columns import Col
 from nicbench.results.records import Kind, Status
 
 _STR: Any = pd.StringDtype()                     # "string": nullable text
@@ -28,11 +29,11 @@ _DTYPES: dict[columns.ColumnType, Any] = {
     columns.ColumnType.TEXT: _STR, columns.ColumnType.INT: _INT,
     columns.ColumnType.FLOAT: _F, columns.ColumnType.TIME: _TIME}
 TRIAL_FRAME: tuple[tuple[str, Any], ...] = tuple(
-    (c.name, pd.CategoricalDtype(list(c.categories)) if c.type is columns.ColumnType.CATEGORY
+    (c.name.value, pd.CategoricalDtype(list(c.categories)) if c.type is columns.ColumnType.CATEGORY
      else _DTYPES[c.type]) for c in columns.TRIAL_SCHEMA)
 TRIAL_SELECTED = tuple(name for name, _ in TRIAL_FRAME)
 
-_FROM_RUN = {c.name: f"r.{c.run_column}" for c in columns.RUN_COLUMNS}
+_FROM_RUN = {c.name.value: f"r.{c.run_column}" for c in columns.RUN_COLUMNS}
 
 
 def select(names: tuple[str, ...]) -> str:
@@ -43,12 +44,14 @@ def select(names: tuple[str, ...]) -> str:
 
 TRIAL_SELECT = select(TRIAL_SELECTED)
 # Runs in the order they started, each run's trials in the order they started.
-TRIAL_ORDER = " ORDER BY r.started_at, t.run_id, t.started_at, t.trial_id"
+TRIAL_ORDER = f" ORDER BY r.started_at, t.{Col.RUN_ID}, t.{Col.STARTED_AT}, t.{Col.TRIAL_ID}"
 
-RUNS_SELECTED = ("run_id", "run_started_at", "profile", "campaign", "trials",
-                 "campaign_started_at", "shard", "ended_at", "results_dir")
+# The runs frame: the trial frame's run columns, then the run's own.
+RUNS_SELECTED = (Col.RUN_ID.value, Col.RUN_STARTED_AT.value, Col.PROFILE.value,
+                 Col.CAMPAIGN.value, "trials", "campaign_started_at", "shard", "ended_at",
+                 "results_dir")
 RUNS_SELECT = ("SELECT r.run_id, r.started_at, r.profile, r.campaign, "
-               "(SELECT count(*) FROM nb_trials t WHERE t.run_id = r.run_id), "
+               f"(SELECT count(*) FROM nb_trials t WHERE t.{Col.RUN_ID} = r.run_id), "
                "r.campaign_started_at, r.shard, r.ended_at, r.results_dir "
                "FROM nb_runs r ORDER BY r.started_at, r.run_id")
 # What a series judges (history/series.measured): these kinds, ok, with a throughput.
@@ -75,8 +78,9 @@ def _times(values: Any) -> Any:
 
 # The columns a history's series are made of (``history/series.build``), in the trial
 # frame's order: what ``Store.latest_frame`` reads for a report's History section.
-HISTORY_SELECTED = ("run_id", "run_started_at", "pair", "adapter", "adapter_label", "test",
-                    "tool", "protocol", "point", "mtu", "kind", "status", "throughput_bps")
+HISTORY_SELECTED = tuple(c.value for c in (
+    Col.RUN_ID, Col.RUN_STARTED_AT, Col.PAIR, Col.ADAPTER, Col.ADAPTER_LABEL, Col.TEST,
+    Col.TOOL, Col.PROTOCOL, Col.POINT, Col.MTU, Col.KIND, Col.STATUS, Col.THROUGHPUT_BPS))
 
 
 def trial_frame_of(raw: pd.DataFrame | None,
@@ -122,10 +126,10 @@ def runs_frame_of(raw: pd.DataFrame) -> pd.DataFrame:
     started = _times(raw["campaign_started_at"])
     night = (started - pd.Timedelta(hours=NIGHT_TURNS_H)).dt.strftime("%Y-%m-%d")
     return pd.DataFrame({
-        "run_id": _strings(raw["run_id"]).astype(_STR),
-        "run_started_at": _times(raw["run_started_at"]),
-        "profile": _strings(raw["profile"]).astype(_STR),
-        "campaign": _strings(raw["campaign"]).astype(_STR),
+        Col.RUN_ID.value: _strings(raw[Col.RUN_ID]).astype(_STR),
+        Col.RUN_STARTED_AT.value: _times(raw[Col.RUN_STARTED_AT]),
+        Col.PROFILE.value: _strings(raw[Col.PROFILE]).astype(_STR),
+        Col.CAMPAIGN.value: _strings(raw[Col.CAMPAIGN]).astype(_STR),
         "trials": pd.array(_whole(raw["trials"]), dtype=_INT),
         "campaign_started_at": started,
         "shard": _strings(raw["shard"]).astype(_STR),

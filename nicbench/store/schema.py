@@ -34,7 +34,7 @@ RUN_COLUMNS = ("run_id", "started_at", "ended_at", "profile", "campaign",
 # (column, SQL type) of nb_trials, in order; the record's own JSON line last. Derived
 # from the one declaration of the trial's columns (results/columns.py).
 TRIAL_COLUMNS: tuple[tuple[str, str], ...] = (
-    *((c.name, c.type.sql + (" NOT NULL" if c.required else "")) for c in columns.STORED_COLUMNS),
+    *((c.name.value, c.type.sql + (" NOT NULL" if c.required else "")) for c in columns.STORED_COLUMNS),
     ("record", "TEXT"))
 _STORED_VALUES = columns.record_getter(columns.STORED_COLUMNS)
 TRIAL_NAMES = tuple(name for name, _ in TRIAL_COLUMNS)

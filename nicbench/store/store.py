@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from nicbench.errors import StoreError
+from nicbench.results.columns import Col
 from nicbench.results.records import TrialRecord
 from nicbench.store import dataframes
 from nicbench.store.backend import LOCK_WAIT_S, Backend, connect
@@ -35,6 +36,9 @@ if TYPE_CHECKING:
     from nicbench.results.manifest import Manifest
 
 NB_TABLES = {"nb_schema_version", "nb_runs", "nb_trials"}
+# A history's series, and a night of it (one run's trials of a series).
+_SERIES = (Col.ADAPTER, Col.TEST, Col.POINT)
+_LATEST_KEY = (*_SERIES, Col.RUN_ID)
 
 
 @dataclass(frozen=True)
@@ -145,9 +149,10 @@ class Store:
             b.lock_runs([rec.run_id])
             if with_run:
                 self.write_run(run)
-            b.execute("DELETE FROM nb_trials WHERE run_id = ? AND (trial_id = ? OR "
-                      "(pair = ? AND point = ? AND test = ? AND (kind IN (?, ?) OR "
-                      "(kind = ? AND repetition IS NOT DISTINCT FROM ?))))",
+            b.execute(f"DELETE FROM nb_trials WHERE {Col.RUN_ID} = ? AND ({Col.TRIAL_ID} = ? "
+                      f"OR ({Col.PAIR} = ? AND {Col.POINT} = ? AND {Col.TEST} = ? AND "
+                      f"({Col.KIND} IN (?, ?) OR ({Col.KIND} = ? AND {Col.REPETITION} IS NOT "
+                      "DISTINCT FROM ?))))",
                       [rec.run_id, rec.trial_id, rec.pair, rec.point, rec.test, *MARKERS,
                        rec.kind.value, rec.repetition])
             b.insert("nb_trials", TRIAL_NAMES, [trial_row(rec)])
@@ -162,7 +167,8 @@ class Store:
         (:meth:`insert_runs`, at once for many runs)."""
         b = self.backend
         have = {} if new_run else dict(b.fetchall(
-            "SELECT trial_id, record FROM nb_trials WHERE run_id = ?", [run.run_id]))
+            f"SELECT {Col.TRIAL_ID}, record FROM nb_trials WHERE {Col.RUN_ID} = ?",
+            [run.run_id]))
         new = [row for row in rows if have.get(row[1]) != row[-1]]
         keep = {row[1] for row in rows}
         gone = [t for t in have if t not in keep]
@@ -171,7 +177,7 @@ class Store:
             self.write_run(run)
         for i in range(0, len(stale), 500):
             chunk = stale[i:i + 500]
-            b.execute(f"DELETE FROM nb_trials WHERE run_id = ? AND trial_id IN "
+            b.execute(f"DELETE FROM nb_trials WHERE {Col.RUN_ID} = ? AND {Col.TRIAL_ID} IN "
                       f"({', '.join('?' * len(chunk))})", [run.run_id, *chunk])
         return Added(added=len(new), already=len(rows) - len(new), removed=len(gone)), new
 
@@ -225,19 +231,21 @@ class Store:
 
         latest = time.time() + pl.CLOCK_SLACK_S
         bounds: list[tuple[str, float, float]] = [
-            ("r.started_at", pl.YEAR_2000, latest), ("t.started_at", pl.YEAR_2000, latest),
-            ("t.throughput_bps", 0.0, pl.MAX_BPS), ("t.sent_bps", 0.0, pl.MAX_BPS),
-            ("t.offered_bps", 0.0, pl.MAX_BPS), ("t.duration_s", 0.0, pl.MAX_DURATION_S),
-            ("t.cpu_sender_pct", 0.0, 100.0), ("t.cpu_receiver_pct", 0.0, 100.0)]
+            ("r.started_at", pl.YEAR_2000, latest),
+            *((f"t.{c}", lo, hi) for c, lo, hi in (
+                (Col.STARTED_AT, pl.YEAR_2000, latest),
+                (Col.THROUGHPUT_BPS, 0.0, pl.MAX_BPS), (Col.SENT_BPS, 0.0, pl.MAX_BPS),
+                (Col.OFFERED_BPS, 0.0, pl.MAX_BPS), (Col.DURATION_S, 0.0, pl.MAX_DURATION_S),
+                (Col.CPU_SENDER_PCT, 0.0, 100.0), (Col.CPU_RECEIVER_PCT, 0.0, 100.0)))]
         # NaN sorts above every number in both databases: > catches it too
         bad = " OR ".join(f"COALESCE({c} < ? OR {c} > ?, FALSE)" for c, _, _ in bounds)
         params: list[object] = [v for _, lo, hi in bounds for v in (lo, hi)]
         if self.left_out is None:
             rows = self.backend.fetchall(
-                "SELECT t.run_id, t.trial_id, r.started_at, t.started_at, t.throughput_bps, "
-                "t.sent_bps, t.offered_bps, t.duration_s, t.cpu_sender_pct, "
-                f"t.cpu_receiver_pct FROM nb_trials t JOIN nb_runs r ON r.run_id = t.run_id "
-                f"WHERE {bad} ORDER BY t.run_id, t.trial_id LIMIT 1001", params)
+                f"SELECT t.{Col.RUN_ID}, t.{Col.TRIAL_ID}, "
+                f"{', '.join(c for c, _, _ in bounds)} FROM nb_trials t JOIN nb_runs r ON "
+                f"r.run_id = t.{Col.RUN_ID} WHERE {bad} ORDER BY t.{Col.RUN_ID}, "
+                f"t.{Col.TRIAL_ID} LIMIT 1001", params)
             self.left_out = [_bad_row(row, bounds) for row in rows]
         return f"NOT ({bad})", params
 
@@ -247,9 +255,9 @@ class Store:
         """One row per stored trial record that stands, issue 21's columns and types."""
         sane, params = self._sane()
         where: list[str] = [sane]
-        for column, value in (("t.adapter", adapter), ("t.test", test), ("t.point", point)):
+        for column, value in ((Col.ADAPTER, adapter), (Col.TEST, test), (Col.POINT, point)):
             if value is not None:
-                where.append(f"{column} = ?")
+                where.append(f"t.{column} = ?")
                 params.append(value)
         if since is not None:
             where.append("r.started_at >= ?")
@@ -257,7 +265,7 @@ class Store:
         if run_ids is not None:
             if not run_ids:
                 return dataframes.trial_frame_of(None)
-            where.append(f"t.run_id IN ({', '.join('?' * len(run_ids))})")
+            where.append(f"t.{Col.RUN_ID} IN ({', '.join('?' * len(run_ids))})")
             params.extend(run_ids)
         sql = dataframes.TRIAL_SELECT + (" WHERE " + " AND ".join(where) if where else "") \
             + dataframes.TRIAL_ORDER
@@ -275,17 +283,17 @@ class Store:
             return dataframes.trial_frame_of(None)
         marks = ", ".join("?" * len(adapters))
         sane, sane_params = self._sane()
+        series = ", ".join(_SERIES)
+        key, t_key = f"{series}, {Col.RUN_ID}", ", ".join(f"t.{c}" for c in _LATEST_KEY)
         # the newest runs of each series (a scan of a few columns), then only their
         # trials, and only the columns a series is made of
         wanted = self.backend.fetchall(
-            "SELECT adapter, test, point, run_id FROM (SELECT adapter, test, point, run_id, "
-            "row_number() OVER (PARTITION BY adapter, test, point ORDER BY started DESC, "
-            "run_id DESC) AS newest FROM (SELECT t.adapter, t.test, t.point, t.run_id, "
+            f"SELECT {key} FROM (SELECT {key}, row_number() OVER (PARTITION BY {series} "
+            f"ORDER BY started DESC, {Col.RUN_ID} DESC) AS newest FROM (SELECT {t_key}, "
             "max(r.started_at) AS started FROM nb_trials t JOIN nb_runs r ON "
-            f"r.run_id = t.run_id WHERE t.adapter IN ({marks}) AND t.kind IN (?, ?) AND "
-            f"t.status = ? AND t.throughput_bps IS NOT NULL AND {sane} "
-            "GROUP BY t.adapter, t.test, t.point, t.run_id) AS m) AS ranked "
-            "WHERE newest <= ?", [*adapters, *dataframes.MEASURED_KINDS, dataframes.OK,
+            f"r.run_id = t.{Col.RUN_ID} WHERE t.{Col.ADAPTER} IN ({marks}) AND "
+            f"t.{Col.KIND} IN (?, ?) AND t.{Col.STATUS} = ? AND t.{Col.THROUGHPUT_BPS} IS "
+            f"NOT NULL AND {sane} GROUP BY {t_key}) AS m) AS ranked WHERE newest <= ?", [*adapters, *dataframes.MEASURED_KINDS, dataframes.OK,
                                   *sane_params, last])
         run_ids = sorted({w[3] for w in wanted})
         parts = []
@@ -293,14 +301,13 @@ class Store:
             chunk = run_ids[i:i + 1000]
             parts.append(self.backend.frame(
                 dataframes.select(dataframes.HISTORY_SELECTED)
-                + f" WHERE t.run_id IN ({', '.join('?' * len(chunk))}) "
-                f"AND t.adapter IN ({marks}) AND {sane}" + dataframes.TRIAL_ORDER,
+                + f" WHERE t.{Col.RUN_ID} IN ({', '.join('?' * len(chunk))}) "
+                f"AND t.{Col.ADAPTER} IN ({marks}) AND {sane}" + dataframes.TRIAL_ORDER,
                 [*chunk, *adapters, *sane_params], dataframes.HISTORY_SELECTED))
         if not parts:
             return dataframes.trial_frame_of(None, dataframes.HISTORY_SELECTED)
         raw = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
-        keys = pd.MultiIndex.from_frame(raw[["adapter", "test", "point", "run_id"]].astype(
-            object))
+        keys = pd.MultiIndex.from_frame(raw[list(_LATEST_KEY)].astype(object))
         raw = raw[keys.isin(wanted)]
         return dataframes.trial_frame_of(raw, dataframes.HISTORY_SELECTED)
 
@@ -326,8 +333,10 @@ class Store:
         from nicbench.results.manifest import MANIFEST_VERSION, Manifest
 
         data = json.loads(text)
+        models: dict[str, type[Profile] | type[Inventory]] = {
+            "profile": Profile, "inventory": Inventory}     # the manifest's shared parts
         if isinstance(data, dict) and data.get("format_version") == MANIFEST_VERSION:
-            for key, model in (("profile", Profile), ("inventory", Inventory)):
+            for key, model in models.items():
                 part = data.get(key)
                 if isinstance(part, dict):
                     seen = (key, json.dumps(part, sort_keys=True))
@@ -344,7 +353,7 @@ class Store:
         raw = self.backend.frame(dataframes.RUNS_SELECT, [], dataframes.RUNS_SELECTED)
         out = dataframes.runs_frame_of(raw)
         if campaign is not None:
-            out = out[out["campaign"] == campaign]
+            out = out[out[Col.CAMPAIGN] == campaign]
         if night is not None:
             out = out[out["night"] == night]
         return out.reset_index(drop=True)

@@ -39,11 +39,12 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from nicbench.errors import ParseError
 from nicbench.tools.base import IPERF_NUM, Latency, ParsedRun, iperf_bytes, iperf_row_re
+from nicbench.tools.scan import Line, Rule, Scanner
 
 NAME = "iperf2"
 _NUM = IPERF_NUM
@@ -139,33 +140,41 @@ def _histogram(m: re.Match[str], lineno: int) -> Histogram:
 
 @dataclass
 class _Read:
+    """What a bounce-back client's output says, line by line (the scanner's rules)."""
+
     size: int | None = None
     whole: tuple[re.Match[str], re.Match[str], int] | None = None
     hist: Histogram | None = None
-    errors: list[str] | None = None
+    errors: list[str] = field(default_factory=list)
     last: int = 0
+
+    def rules(self) -> list[Rule]:
+        return [(BOUNCEBACK_HDR, self.header), (_PDF, self.pdf), (_ROW, self.row),
+                (_ERROR, self.error)]
+
+    def header(self, m: re.Match[str], line: Line) -> None:
+        self.size = round(iperf_bytes(float(m["size"]), m["prefix"]))
+
+    def pdf(self, m: re.Match[str], line: Line) -> None:
+        if m["final"] or self.hist is None:
+            self.hist = _histogram(m, line.number)
+
+    def row(self, m: re.Match[str], line: Line) -> bool:
+        if (b := _BB_REST.match(m["rest"])) is None:
+            return False           # a row of another kind: the error rule may take it
+        # the whole-run row starts at 0 and is the last such row
+        if abs(float(m["start"])) < 1e-9 and (
+                self.whole is None or float(m["end"]) >= float(self.whole[0]["end"])):
+            self.whole = (m, b, line.number)
+        return True
+
+    def error(self, m: re.Match[str], line: Line) -> None:
+        self.errors.append(line.text)
 
 
 def _read(lines: list[str]) -> _Read:
-    out = _Read(errors=[])
-    for lineno, raw in enumerate(lines, 1):
-        line = raw.strip()
-        if not line:
-            continue
-        out.last = lineno
-        if m := BOUNCEBACK_HDR.match(line):
-            out.size = round(iperf_bytes(float(m["size"]), m["prefix"]))
-        elif m := _PDF.match(line):
-            if m["final"] or out.hist is None:
-                out.hist = _histogram(m, lineno)
-        elif (m := _ROW.match(line)) and (b := _BB_REST.match(m["rest"])):
-            # the whole-run row starts at 0 and is the last such row
-            if abs(float(m["start"])) < 1e-9 and (
-                    out.whole is None or float(m["end"]) >= float(out.whole[0]["end"])):
-                out.whole = (m, b, lineno)
-        elif _ERROR.match(line):
-            assert out.errors is not None
-            out.errors.append(line)
+    out = _Read()
+    out.last = Scanner(out.rules()).scan(lines)
     return out
 
 

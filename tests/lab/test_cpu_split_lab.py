@@ -55,9 +55,8 @@ def test_each_trial_records_the_tools_own_cpu_within_the_hosts(lab, tmp_path):
     assert len(recs) == 3 and all(r["status"] == "ok" for r in recs), recs
     for r in recs:
         for side in ("sender", "receiver"):
-            busy = r[f"cpu_{side}_pct"]
-            tool = r[f"cpu_{side}_tool_pct"]
-            other = r[f"cpu_{side}_other_pct"]
+            split = r["cpu"][side]            # the line's grouped CPU (format 3)
+            busy, tool, other = split["busy"], split["tool"], split["other"]
             where = f"{r['trial_id']} {side}: busy {busy}, tool {tool}, other {other}"
             assert busy is not None and tool is not None and other is not None, where
             assert 0 < tool <= busy + ROUNDING, where
@@ -181,16 +180,17 @@ def test_the_senders_cpu_is_the_machines_over_the_clients_run(lab, tmp_path):
         slack = 100.0 * 2 * NCPU / inner_t
         low = 100.0 * (s[last].busy - s[k].busy) / outer_t - slack
         high = 100.0 * (s[j].busy - s[i].busy) / inner_t + slack
-        where = (f"{rec['trial_id']}: sender {rec['cpu_sender_pct']:.1f} %, the machine "
+        sender = rec["cpu"]["sender"]
+        where = (f"{rec['trial_id']}: sender {sender['busy']:.1f} %, the machine "
                  f"{low:.1f}-{high:.1f} % over {inner_t / HZ / NCPU:.2f}-"
                  f"{outer_t / HZ / NCPU:.2f} s")
-        assert low <= rec["cpu_sender_pct"] <= high, where
+        assert low <= sender["busy"] <= high, where
         # the tool's share: the client's CPU time as last seen, and at most all CPUs'
         # time more until it was seen gone (its shell's own is a tick or two)
         seen = s[last].procs[pid][2]
         gone_t = s[min(last + 1, len(s) - 1)].total - s[last].total
         tool_low = 100.0 * seen / outer_t - slack
         tool_high = 100.0 * (seen + gone_t + 2) / inner_t + slack
-        assert tool_low <= rec["cpu_sender_tool_pct"] <= tool_high, (
-            f"{where}; tool {rec['cpu_sender_tool_pct']:.1f} %, the client's own "
+        assert tool_low <= sender["tool"] <= tool_high, (
+            f"{where}; tool {sender['tool']:.1f} %, the client's own "
             f"{tool_low:.1f}-{tool_high:.1f} %")

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REFERENCE, write_report
+from nicbench.results.records import CpuPart
 from test_report_model import (A_GBE, A_NJ, B_GBE, B_STALL, LIMIT, RUN_A, RUN_B, oks,
                                ok_values, selected)
 
@@ -254,8 +255,8 @@ def test_verdict_csv(rendered):
         best = max(mtus, key=lambda m: selected(key, m, "iperf3-tcp"))
         v = selected(key, best, "iperf3-tcp")
         recs = sorted(oks(key, best, "iperf3-tcp"), key=lambda x: x.repetition)
-        snd = statistics.median(x.cpu_sender_pct for x in recs)
-        rcv = statistics.median(x.cpu_receiver_pct for x in recs)
+        snd = statistics.median(CpuPart.SENDER_BUSY.of(x) for x in recs)
+        rcv = statistics.median(CpuPart.RECEIVER_BUSY.of(x) for x in recs)
         assert r["point"] == f"mtu{best}"
         assert float(r["selected_bps"]) == pytest.approx(v * 1e6, abs=0.1)
         assert float(r["limit_pct"]) == pytest.approx(100 * v / LIMIT[best], abs=0.01)
@@ -274,7 +275,7 @@ def test_verdict_csv(rendered):
             recs = sorted(oks(key, mtu, test), key=lambda x: x.repetition)
             assert r["cpu_repetitions"] == ",".join(str(x.repetition) for x in recs)
             assert float(r["cpu_sender_pct"]) == pytest.approx(
-                statistics.median(x.cpu_sender_pct for x in recs), abs=0.01)
+                statistics.median(CpuPart.SENDER_BUSY.of(x) for x in recs), abs=0.01)
     assert by[(labels[A_NJ], "iperf3-tcp")]["not_measured"] == \
         "MTU 9000: refused 0/2 (2 not run)"
     assert by[(labels[B_STALL], "netpipe")]["not_measured"] == \
@@ -381,7 +382,7 @@ def _netio_run(tmp_path: Path) -> Path:
     from nicbench.config.inventory import Inventory
     from nicbench.config.profile import Profile
     from nicbench.results.manifest import Manifest
-    from nicbench.results.records import Kind, Status, TrialRecord
+    from nicbench.results.records import Cpu, CpuSplit, Kind, Status, TrialRecord
     from nicbench.tools import netio
 
     parsed = netio.parse((GOLDEN / "samples" / "netio_v1.26_tcp_client_lkml.txt").read_text())
@@ -393,7 +394,8 @@ def _netio_run(tmp_path: Path) -> Path:
             run_id="r1", trial_id=f"mca.mtu1500.netio.r{rep}", pair="mca", adapter="ne2",
             adapter_label="NE/2 (netio)", tool="netio", test="netio", protocol="tcp",
             point="mtu1500", mtu=1500, repetition=rep, kind=Kind.REPETITION,
-            status=Status.OK, throughput_bps=parsed.throughput_bps, cpu_sender_pct=cpu,
+            status=Status.OK, throughput_bps=parsed.throughput_bps,
+            cpu=Cpu(sender=CpuSplit(cpu)),
             points=list(parsed.points),
             hosts={"receiver": "server", "sender": "client-486"})
         lines.append(json.dumps(asdict(rec)))

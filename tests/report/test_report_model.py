@@ -17,6 +17,7 @@ import pytest
 
 from nicbench.report.colours import PALETTE, adapter_colour, contrast, luminance, shade
 from nicbench.report.model import BarPanel, HeatPanel, LinePanel, ScatterPanel
+from nicbench.results.records import CpuPart
 from nicbench.results.rundir import RunDir
 
 DATA = Path(__file__).parent / "data"
@@ -41,8 +42,9 @@ def oks(entry, mtu, test):
 
 def ok_values(entry, mtu, test, key="throughput_bps", scale=1e6):
     """One configuration's values from its successful trials, in the charts' units."""
-    return [getattr(r, key) / scale for r in oks(entry, mtu, test)
-            if getattr(r, key) is not None]
+    values = [key.of(r) if isinstance(key, CpuPart) else getattr(r, key)
+              for r in oks(entry, mtu, test)]
+    return [v / scale for v in values if v is not None]
 
 
 def shown(entry, mtu, test):
@@ -316,18 +318,19 @@ def test_cpu_is_the_median_over_every_repetition_on_an_axis_ending_at_100(model)
         for mtu in (1500, 9000):
             p = panel(f, f"MTU {mtu}")
             snd, rcv = p.bar(key, "sender"), p.bar(key, "receiver")
-            cpu_snd = _med(key, mtu, "iperf3-tcp", "cpu_sender_pct")
+            cpu_snd = _med(key, mtu, "iperf3-tcp", CpuPart.SENDER_BUSY)
             assert snd.value == pytest.approx(cpu_snd)
-            assert rcv.value == pytest.approx(_med(key, mtu, "iperf3-tcp", "cpu_receiver_pct"))
-            assert snd.mark == pytest.approx(_med(key, mtu, "iperf3-tcp", "cpu_tool_pct"))
-            all_snd = ok_values(key, mtu, "iperf3-tcp", "cpu_sender_pct", scale=1)
+            assert rcv.value == pytest.approx(
+                _med(key, mtu, "iperf3-tcp", CpuPart.RECEIVER_BUSY))
+            assert snd.mark == pytest.approx(_med(key, mtu, "iperf3-tcp", CpuPart.TOOL_OWN))
+            all_snd = ok_values(key, mtu, "iperf3-tcp", CpuPart.SENDER_BUSY, scale=1)
             assert (snd.lo, snd.hi) == (pytest.approx(min(all_snd)),
                                         pytest.approx(max(all_snd)))
             assert snd.text == f"{cpu_snd:.0f} %"
     # not the CPU of the repetition whose throughput is shown (the fastest of best-of-2)
     (fastest,) = shown(A_GBE, 9000, "iperf3-tcp")
     assert panel(f, "MTU 9000").bar(A_GBE, "sender").value != pytest.approx(
-        fastest.cpu_sender_pct)
+        CpuPart.SENDER_BUSY.of(fastest))
     # the statistic is named once, in a note under the chart, not in its caption
     assert "median over all successful repetitions" in " ".join(f.notes)
     assert "median" not in f.caption
@@ -350,9 +353,9 @@ def test_cost_chart_speed_against_the_busier_host(model):
     dots = {d.entry: d for d in p.dots}
     assert set(dots) == {A_GBE, B_GBE}                      # the gaps have no dot
     for key in (A_GBE, B_GBE):
-        assert dots[key].x == pytest.approx(max(_med(key, 9000, "iperf3-tcp", "cpu_sender_pct"),
-                                                _med(key, 9000, "iperf3-tcp",
-                                                     "cpu_receiver_pct")))
+        assert dots[key].x == pytest.approx(max(
+            _med(key, 9000, "iperf3-tcp", CpuPart.SENDER_BUSY),
+            _med(key, 9000, "iperf3-tcp", CpuPart.RECEIVER_BUSY)))
         assert dots[key].y == pytest.approx(selected(key, 9000, "iperf3-tcp"))
 
 
@@ -456,8 +459,8 @@ def test_verdict_per_adapter_and_method(model):
         best_mtu = max((1500, 9000), key=lambda m: selected(key, m, "iperf3-tcp"))
         v = selected(key, best_mtu, "iperf3-tcp")
         recs = oks(key, best_mtu, "iperf3-tcp")
-        snd = _med(key, best_mtu, "iperf3-tcp", "cpu_sender_pct")
-        rcv = _med(key, best_mtu, "iperf3-tcp", "cpu_receiver_pct")
+        snd = _med(key, best_mtu, "iperf3-tcp", CpuPart.SENDER_BUSY)
+        rcv = _med(key, best_mtu, "iperf3-tcp", CpuPart.RECEIVER_BUSY)
         r = rows[key]
         assert r[2:4] == [f"{v:.1f}", f"MTU {best_mtu}"]
         assert r[5] == f"{100 * v / LIMIT[best_mtu]:.1f}"
@@ -714,7 +717,7 @@ def test_udp_search_bar_is_the_rate_found_without_whisker(tmp_path):
     from nicbench.report.build import build
     from nicbench.report.load import load_runs
     from nicbench.results.manifest import Manifest
-    from nicbench.results.records import Kind, Status, TrialRecord
+    from nicbench.results.records import Cpu, CpuSplit, Kind, Status, TrialRecord
 
     run = tmp_path / "udp"
     run.mkdir()
@@ -725,7 +728,7 @@ def test_udp_search_bar_is_the_rate_found_without_whisker(tmp_path):
             adapter_label="LX-1000 Gigabit (veth tbf-1g)", tool="iperf2", test="udp",
             protocol="udp", point="mtu1500", mtu=1500, repetition=k, kind=Kind.UDP_SEARCH,
             status=Status.OK, offered_bps=offered, throughput_bps=got, search_method="sweep",
-            cpu_sender_pct=10.0 * k, cpu_receiver_pct=5.0 * k))
+            cpu=Cpu(CpuSplit(10.0 * k), CpuSplit(5.0 * k))))
     (run / "trials.jsonl").write_text("".join(json.dumps(asdict(r)) + "\n" for r in recs))
     Manifest(run_id="u1", nicbench_version="test", pairs=["gbe"],
              profile=Profile.model_validate({

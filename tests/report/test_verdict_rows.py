@@ -11,6 +11,7 @@ from pathlib import Path
 from nicbench.report.build import build
 from nicbench.report.load import load_runs
 from nicbench.report.verdict import FASTEST, LOWEST_TAIL, SMALLEST_INCREASE
+from nicbench.results.records import CpuPart
 
 DATA = Path(__file__).parent / "data"
 
@@ -104,7 +105,7 @@ def test_a_latency_rows_cpu_is_every_repetitions_not_the_selected_ones():
         reps = sorted(c.ok, key=lambda r: r.repetition)
         assert c.cpu_repetitions == [r.repetition for r in reps]
         assert cells[(c.entry.key, c.test)] == \
-            f"{statistics.median(r.cpu_sender_pct for r in reps):.1f}"
+            f"{statistics.median(CpuPart.SENDER_BUSY.of(r) for r in reps):.1f}"
 
 
 def test_an_adapter_at_two_points_is_ranked_once_at_its_lowest_tail(copy_run):

@@ -12,6 +12,8 @@ package's own ``__init__`` being run first is Python's doing and is not an edge.
 from __future__ import annotations
 
 import ast
+import dataclasses
+import re
 from pathlib import Path
 
 import pytest
@@ -232,3 +234,121 @@ def test_the_graph_is_real():
     assert imports_of("nicbench.cli", ast.parse(source)) == {"nicbench.errors"}
     # and the size check sees the engine
     assert any(name.startswith(EXECUTION) for name in MODULES)
+
+
+# -- issue 28: the trial's column names spelled in few modules -----------------------------
+MAX_MODULES_SPELLING_COLUMNS = 2
+_SQL = re.compile(r"\b(?:SELECT|DELETE|INSERT|UPDATE|CREATE|WHERE|ORDER BY|GROUP BY)\b")
+_WORD = re.compile(r"(?<![\w.])(?:t\.)?([a-z_][a-z0-9_]*)\b(?!\.)")
+
+
+_T_WORD = re.compile(r"(?<![\w.])t\.([a-z_][a-z0-9_]*)\b")
+
+
+def _texts(tree: ast.Module) -> list[str]:
+    """A module's string literals; an f-string as one text, its values as ``{}``."""
+    inside = {id(v) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) for v in n.values}
+    out = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.JoinedStr):
+            out.append("".join(v.value if isinstance(v, ast.Constant) else "{}"
+                               for v in n.values))
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in inside:
+            out.append(n.value)
+    return out
+
+
+def _imports_pandas(tree: ast.Module) -> bool:
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import) and any(a.name == "pandas" for a in n.names):
+            return True
+        if isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "pandas":
+            return True
+    return False
+
+
+def _keyed(tree: ast.Module) -> list[ast.Constant]:
+    """String literals used as a key: a subscript's (``x["adapter"]``,
+    ``x[["run_id", "pair"]]``) and every element of a list or tuple literal (the column
+    lists pandas takes: ``groupby([...])``, ``on=[...]``, a module's tuple of columns)."""
+    out: list[ast.Constant] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript):
+            keys = node.slice.elts if isinstance(node.slice, (ast.List, ast.Tuple)) \
+                else [node.slice]
+            out += [k for k in keys if isinstance(k, ast.Constant)]
+        elif isinstance(node, (ast.List, ast.Tuple)):
+            out += [e for e in node.elts if isinstance(e, ast.Constant)]
+    return out
+
+
+def column_spellings(tree: ast.Module) -> set[str]:
+    """The trial's column names a module spells as string literals (an f-string's text
+    parts included; adjacent literals are one), by this rule:
+
+    1. anywhere, a name only the trial's columns have: a column name of more than one
+       word (``run_started_at``, ``latency_p99_us``) that is no key of a trial record,
+       of this format or an older one (``TrialRecord``'s fields, ``records.OLD_KEYS``):
+       such a literal can only mean the column;
+    2. in a module that imports pandas (the trial frame's readers), any column's name
+       used as a key: a subscript's (``df["adapter"]``, ``row["pair"]``) or an element
+       of a list or tuple literal (``groupby(["adapter", "test"])``, ``on=[...]``);
+       there "adapter" is a frame's column. Elsewhere "test", "tool", "pair" and "mtu"
+       are ordinary words, profile keys and JSON keys of other records, and a record's
+       own field names are attributes, not strings;
+    3. in SQL text, a column's name qualified by nb_trials' alias (``t.adapter``); in
+       SQL text that names ``nb_trials``, any column's name as a word, unless another
+       table's alias qualifies it (``r.started_at`` is nb_runs' column).
+
+    A module that names a column as ``columns.Col`` (``df[Col.ADAPTER]``,
+    ``f"t.{Col.RUN_ID} = ?"``) spells nothing."""
+    from nicbench.results.columns import TRIAL_SCHEMA
+    from nicbench.results.records import OLD_KEYS, TrialRecord
+
+    names = {c.name.value for c in TRIAL_SCHEMA}
+    record_keys = {f.name for f in dataclasses.fields(TrialRecord)} | set(OLD_KEYS)
+    only_columns = {n for n in names if "_" in n} - record_keys
+    found = {t for t in _texts(tree) if t in only_columns}
+    if _imports_pandas(tree):
+        found |= {k.value for k in _keyed(tree) if k.value in names}
+    for text in _texts(tree):
+        if _SQL.search(text):
+            words = _WORD.findall(text) if "nb_trials" in text else _T_WORD.findall(text)
+            found |= {w for w in words if w in names}
+    return found
+
+
+def test_column_names_are_spelled_in_at_most_two_modules():
+    spelled = {name: sorted(found) for name, tree in TREES.items()
+               if (found := column_spellings(tree))}
+    assert len(spelled) <= MAX_MODULES_SPELLING_COLUMNS, (
+        f"{len(spelled)} modules spell the trial's column names as strings (name them "
+        f"as columns.Col members): {spelled}")
+    assert "nicbench.results.columns" in spelled     # the rule sees the declaration
+
+
+def test_the_column_rule_sees_each_way_of_spelling():
+    def spells(source: str) -> set[str]:
+        return column_spellings(ast.parse(source))
+
+    assert spells("x = 'latency_p99_us'") == {"latency_p99_us"}
+    assert spells("import pandas as pd\ndf['adapter']") == {"adapter"}
+    assert spells("import pandas as pd\nk = ['run_id', 'pair']") == {"run_id", "pair"}
+    assert spells("df['adapter']") == set()            # not a frame's reader
+    assert spells("import pandas as pd\nprint('test')") == set()
+    assert spells("q = 'SELECT t.adapter, r.started_at FROM nb_trials t'") == {"adapter"}
+    assert spells("q = f'SELECT t.{Col.ADAPTER} FROM nb_trials t'") == set()
+    assert spells("q = f'SELECT pair FROM nb_trials WHERE t.{c} = 1'") == {"pair"}
+    assert spells("q = ' WHERE t.run_id IN (?)'") == {"run_id"}
+
+
+def test_one_store_and_one_frame_module_outside_the_cli():
+    """issue 28: one name, one meaning: outside cli/ (where a command's module is named
+    after its command) at most one module is called store.py and at most one frame.py or
+    frames.py."""
+    outside = [p for p in PACKAGE.rglob("*.py") if "cli" not in p.relative_to(PACKAGE).parts]
+    stores = [str(p.relative_to(PACKAGE)) for p in outside if p.name == "store.py"]
+    frames = [str(p.relative_to(PACKAGE)) for p in outside
+              if p.name in ("frame.py", "frames.py")]
+    assert len(stores) <= 1, stores
+    assert len(frames) <= 1, frames

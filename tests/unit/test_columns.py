@@ -35,6 +35,19 @@ def test_every_reader_takes_the_one_declaration():
                                 "status": tuple(s.value for s in Status)}
 
 
+def test_the_names_are_col_members_and_plain_text_where_they_become_labels():
+    assert [c.name for c in columns.TRIAL_SCHEMA] == list(columns.Col)
+    assert len(set(columns.Col)) == len(columns.TRIAL_SCHEMA)
+    # what the store's SQL and the frames rely on: a member formats and compares as its name
+    assert f"t.{columns.Col.RUN_ID} = ?" == "t.run_id = ?"
+    assert columns.Col.CPU_SENDER_PCT == "cpu_sender_pct"
+    assert {"adapter": 1}[columns.Col.ADAPTER] == 1
+    # the derived names are plain str (a frame's labels, JSON, SQL identifiers)
+    for name, _ in (*TRIAL_COLUMNS, *schema.TRIAL_COLUMNS, *dataframes.TRIAL_FRAME):
+        assert type(name) is str, name
+    assert all(type(n) is str for n in dataframes.HISTORY_SELECTED + dataframes.RUNS_SELECTED)
+
+
 def test_types_carry_to_sql_and_pandas():
     sql = dict(schema.TRIAL_COLUMNS)
     frame = dict(TRIAL_COLUMNS)

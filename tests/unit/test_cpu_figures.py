@@ -82,8 +82,8 @@ def test_each_record_holds_its_own_repetitions_cpu_split_into_tool_and_other(ran
         assert r.repetition is not None
         for side in ("sender", "receiver"):
             busy, tool = FIGURES[r.mtu][side][r.repetition - 1]
-            got = (getattr(r, f"cpu_{side}_pct"), getattr(r, f"cpu_{side}_tool_pct"),
-                   getattr(r, f"cpu_{side}_other_pct"))
+            split = getattr(r.cpu, side)
+            got = (split.busy, split.tool, split.other)
             # the fakes have no irq or softirq time: other is busy less the tool
             assert got == pytest.approx((busy, tool, busy - tool), abs=1e-9), \
                 (r.trial_id, side, got)

@@ -13,7 +13,7 @@ import pytest
 from nicbench.platforms.base import CpuTimes, cpu_split
 from nicbench.platforms.linux import parse_client_cpu, parse_finish_cpu
 from nicbench.remote.shell import PosixShell, collected_ticks
-from nicbench.results.records import TrialRecord
+from nicbench.results.records import OLD_KEYS, Cpu, CpuPart, CpuSplit, TrialRecord
 
 DATA = Path(__file__).parent / "data"
 
@@ -105,23 +105,35 @@ def test_no_ticks_or_no_interrupt_counters_leave_tool_or_other_unread():
 def test_an_old_line_reads_with_the_split_unread():
     line = (DATA.parent.parent / "report" / "data" / "run-a" / "trials.jsonl").read_text(
         encoding="utf-8").splitlines()[0]
-    rec = TrialRecord.from_dict(json.loads(line))
-    assert rec.cpu_sender_pct is not None
-    assert (rec.cpu_sender_tool_pct, rec.cpu_receiver_tool_pct, rec.cpu_sender_other_pct,
-            rec.cpu_receiver_other_pct) == (None, None, None, None)
-    # written back, none of the new keys: they are left out where not read
-    assert not {k for k in rec.to_dict() if k.endswith(("_tool_pct", "_other_pct"))
-                and k != "cpu_tool_pct"}
+    old = json.loads(line)
+    rec = TrialRecord.from_dict(old)
+    assert rec.cpu == Cpu(CpuSplit(old["cpu_sender_pct"]), CpuSplit(old["cpu_receiver_pct"]))
+    assert [p.of(rec) for p in (CpuPart.SENDER_TOOL, CpuPart.RECEIVER_TOOL,
+                                CpuPart.SENDER_OTHER, CpuPart.RECEIVER_OTHER)] == [None] * 4
+    # written back grouped, none of the old keys
+    data = rec.to_dict()
+    assert not set(data) & set(OLD_KEYS)
+    assert data["cpu"] == {"sender": {"busy": old["cpu_sender_pct"], "tool": None,
+                                      "other": None},
+                           "receiver": {"busy": old["cpu_receiver_pct"], "tool": None,
+                                        "other": None}}
 
 
-def test_the_split_round_trips_after_the_old_fields():
+def test_the_split_round_trips_grouped():
     line = (DATA.parent.parent / "report" / "data" / "run-a" / "trials.jsonl").read_text(
         encoding="utf-8").splitlines()[0]
     rec = TrialRecord.from_dict(json.loads(line))
-    plain = json.dumps(rec.to_dict(), default=str)
-    rec.cpu_sender_tool_pct, rec.cpu_receiver_tool_pct = 3.0, 2.5
-    rec.cpu_sender_other_pct, rec.cpu_receiver_other_pct = 40.0, 0.0
+    rec.cpu = Cpu(CpuSplit(50.0, 3.0, 40.0), CpuSplit(10.0, 2.5, 0.0))
     text = json.dumps(rec.to_dict(), default=str)
-    assert text.startswith(plain[:-1])      # the existing fields' bytes as they were
     again = TrialRecord.from_dict(json.loads(text))
     assert again == rec
+    assert (CpuPart.SENDER_OTHER.of(again), CpuPart.RECEIVER_TOOL.of(again)) == (40.0, 2.5)
+
+
+def test_a_record_without_cpu_has_no_cpu_in_its_line():
+    line = (DATA.parent.parent / "report" / "data" / "run-a" / "trials.jsonl").read_text(
+        encoding="utf-8").splitlines()[0]
+    rec = TrialRecord.from_dict(json.loads(line))
+    rec.cpu = Cpu.of(CpuSplit(None), CpuSplit(None))      # neither host read
+    assert rec.cpu is None and "cpu" not in rec.to_dict()
+    assert Cpu.of(CpuSplit(None), CpuSplit(7.0)) == Cpu(None, CpuSplit(7.0))

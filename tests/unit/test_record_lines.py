@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from nicbench.results import rundir as results_store
+from nicbench.results.records import OLD_KEYS
 from nicbench.results.rundir import RunDir
 
 LINE = (Path(__file__).resolve().parents[1] / "report" / "data" / "roundup"
@@ -28,6 +29,14 @@ def _with(**changes: str) -> bytes:
         assert old in text
         text = text.replace(old, f'"{name}": {value}')
     return text.encode()
+
+
+def _grouped(cpu: str) -> bytes:
+    """The real line as format 3 writes it: its CPU keys out, ``cpu`` in their place."""
+    data = json.loads(LINE)
+    text = json.dumps({**{k: v for k, v in data.items() if k not in OLD_KEYS},
+                       "format_version": 3, "cpu": "CPU"})
+    return text.replace('"cpu": "CPU"', f'"cpu": {cpu}').encode()
 
 
 CASES = {
@@ -53,6 +62,14 @@ CASES = {
     "a list for a status": _with(status="[]"),
     "not a JSON object": b"[1, 2]",
     "torn": LINE.encode()[:300],
+    "a bool for a format-2 cpu key": _with(cpu_receiver_pct="true"),
+    "an int too large for a float as a format-2 cpu key": _with(
+        cpu_sender_pct="1" + "0" * 400),
+    "format 3, its cpu grouped": _grouped('{"sender": {"busy": 51.5, "tool": 3.25, '
+                                          '"other": 40.0}, "receiver": null}'),
+    "format 3, a cpu of a string": _grouped('{"sender": {"busy": "51.5"}}'),
+    "format 3, a cpu side without busy": _grouped('{"sender": {"tool": 1.0}}'),
+    "format 3, a cpu over 100": _grouped('{"receiver": {"busy": 100.5}}'),
 }
 
 
@@ -88,7 +105,7 @@ def test_a_line_reads_as_json_alone_read_it(case, monkeypatch):
     _the_full_way(monkeypatch)
     plain = _read(raw)
     assert fast == plain
-    if case == "as stored":
+    if case in ("as stored", "format 3, its cpu grouped"):
         assert fast[0] == "record"
     elif case not in ("lone surrogate", "-0.0 as a rate", "duplicate key", "an int as a rate",
                       "an int of 19 digits inside a string"):
@@ -130,6 +147,17 @@ CHANGES: list[dict] = [
     {"udp": {"lost": 0, "total": 1, "loss_pct": 0.0, "jitter_ms": 0.1}}, {"udp": {"x": 1}},
     {"latency": None}, {"bidir": None}, {"frame": None}, {"beside": []},
     {"beside": [{"tool": "x"}]}, {"zzz": 1}, {"adapter_label": None},
+    {"cpu_sender_pct": 101}, {"cpu_receiver_pct": -1}, {"cpu_sender_pct": None},
+    {"cpu_sender_other_pct": 5.0, "cpu_sender_tool_pct": 2}, {"cpu_receiver_tool_pct": "x"},
+    {"cpu_sender_pct": 100, "cpu_receiver_pct": 0}, {"cpu": {"sender": {"busy": 1.0}}},
+]
+# Format 3: the CPU keys grouped (the line without them, its cpu one of these).
+CPUS: list[object] = [
+    None, {"sender": {"busy": 50.0, "tool": 3.0, "other": 40.0}, "receiver": None},
+    {"sender": None, "receiver": {"busy": 100, "tool": None, "other": None}},
+    {"sender": {"busy": 100.5}}, {"receiver": {"busy": -0.1}}, {"sender": {"tool": 1.0}},
+    {"sender": {"busy": 1.0, "x": 2}}, {"sender": {"busy": True}}, {"sender": []},
+    {"host": None}, [], "50", {"sender": {"busy": 5, "tool": "2"}},
 ]
 DROPS = ["adapter_label", "repetition", "format_version", "points", "raw", "mtu", "hosts"]
 
@@ -147,6 +175,8 @@ def _variants(line: bytes) -> list[bytes]:
     out = [json.dumps({**data, **change}).encode() for change in CHANGES]
     out += [json.dumps({k: v for k, v in data.items() if k != drop}).encode()
             for drop in DROPS if drop in data]
+    grouped = {k: v for k, v in data.items() if k not in OLD_KEYS} | {"format_version": 3}
+    out += [json.dumps(grouped | {"cpu": cpu}).encode() for cpu in CPUS]
     return out
 
 

@@ -50,9 +50,13 @@ BAD = [
     ("duration_huge", _set(duration_s=1e308), "duration_s 1e+308 is outside 0 to"),
     ("duration_negative", _set(duration_s=-2.0), "duration_s -2 is outside 0 to"),
     ("wall_negative", _set(wall_s=-2.0), "wall_s -2 is outside 0 to"),
-    ("cpu_huge", _set(cpu_sender_pct=1e308), "cpu_sender_pct 1e+308 is outside 0 to 100 %"),
-    ("cpu_negative", _set(cpu_receiver_pct=-0.5), "cpu_receiver_pct -0.5 is outside 0 to"),
-    ("cpu_101", _set(cpu_sender_pct=101.0), "cpu_sender_pct 101 is outside 0 to 100 %"),
+    # an older line's CPU keys, read into the grouped cpu (named where it now is)
+    ("cpu_huge", _set(cpu_sender_pct=1e308), "cpu.sender.busy 1e+308 is outside 0 to 100 %"),
+    ("cpu_negative", _set(cpu_receiver_pct=-0.5), "cpu.receiver.busy -0.5 is outside 0 to"),
+    ("cpu_101", _set(cpu_sender_pct=101.0), "cpu.sender.busy 101 is outside 0 to 100 %"),
+    ("cpu_grouped_101", _set(format_version=3, cpu={
+        "sender": {"busy": 50.0, "tool": 2.0, "other": 101.0}, "receiver": None}),
+     "cpu.sender.other 101 is outside 0 to 100 %"),
     ("tool_cpu_negative", _set(cpu_tool_pct=-1.0), "cpu_tool_pct -1 is outside 0 to"),
     ("rate_negative", _set(throughput_bps=-1.0), "throughput_bps -1.0 is negative"),
     ("other_run", _set(run_id="20261122-999999"), "run_id '20261122-999999' is another run's"),
@@ -179,7 +183,7 @@ def test_the_plausibility_checks_name_each_new_bound():
     line = (RUN_A / "trials.jsonl").read_text().splitlines()[2]
     data = json.loads(line)
     assert impossible(TrialRecord.from_dict(data)) is None
-    for _, edit, says in BAD[:13]:
+    for _, edit, says in BAD[:14]:
         if "window" in says:
             continue                        # needs the manifest
         changed = dict(data)

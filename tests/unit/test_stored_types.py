@@ -27,7 +27,9 @@ from nicbench.report.model import BarStatus
 from nicbench.results.campaign import CampaignStateName, RunStateName
 from nicbench.results.manifest import Manifest
 from nicbench.results.morning import CellStatus
-from nicbench.results.records import Failure, TrialRecord
+from nicbench.results.columns import Col
+from nicbench.results.dataframe import DirSource
+from nicbench.results.records import OLD_KEYS, CpuPart, Failure, TrialRecord, current
 from nicbench.results.rundir import RunDir
 from nicbench.results.summary import RowStatus, summary_rows
 from nicbench.tools import netpipe
@@ -47,6 +49,32 @@ def copy_run(tmp_path: Path, trials: Path) -> RunDir:
     return RunDir(src)
 
 
+def as_format_3(trials: Path) -> bytes:
+    """A format-2 trials.jsonl as this format writes it, made from its JSON alone: each
+    line's six CPU keys out, ``cpu`` (each host's busy, tool and other; a host without
+    any null; no ``cpu`` if neither) where ``cpu_sender_pct`` was, format_version 3;
+    every other key's bytes as they were."""
+    out = []
+    for line in trials.read_text(encoding="utf-8").splitlines():
+        data = json.loads(line)
+        assert data["format_version"] == 2
+        sides = {side: {part: data.get(f"cpu_{side}{suffix}_pct")
+                        for part, suffix in (("busy", ""), ("tool", "_tool"),
+                                             ("other", "_other"))}
+                 for side in ("sender", "receiver")}
+        cpu = {side: split if any(v is not None for v in split.values()) else None
+               for side, split in sides.items()}
+        grouped: dict = {}
+        for key, value in data.items():
+            if key == "cpu_sender_pct" and any(cpu.values()):
+                grouped["cpu"] = cpu
+            if key not in OLD_KEYS:
+                grouped[key] = value
+        grouped["format_version"] = 3
+        out.append(json.dumps(grouped, default=str) + "\n")
+    return "".join(out).encode()
+
+
 def rewritten(tmp_path: Path, trials: Path) -> tuple[list[TrialRecord], bytes]:
     """The records of a stored trials.jsonl, read strictly, and the file RunDir writes
     when it appends them again."""
@@ -60,7 +88,11 @@ def rewritten(tmp_path: Path, trials: Path) -> tuple[list[TrialRecord], bytes]:
 # -- (a) points and UDP statistics: typed in memory, the same line on disk ------------------
 def test_udp_trials_are_typed_and_written_back_byte_for_byte(tmp_path):
     recs, again = rewritten(tmp_path, STORED / "udp_trials.jsonl")
-    assert again == (STORED / "udp_trials.jsonl").read_bytes()
+    # format 2 written back as format 3: its CPU grouped, every other byte as it was
+    assert again == as_format_3(STORED / "udp_trials.jsonl")
+    (tmp_path / "v3.jsonl").write_bytes(again)
+    (tmp_path / "again").mkdir()
+    assert rewritten(tmp_path / "again", tmp_path / "v3.jsonl")[1] == again
     assert len(recs) == 5 and all(isinstance(r.udp, UdpStats) for r in recs)
     first = recs[0]
     assert (first.test, first.udp) == ("iperf3-udp", UdpStats(
@@ -72,7 +104,10 @@ def test_udp_trials_are_typed_and_written_back_byte_for_byte(tmp_path):
 def test_netpipe_curves_are_points_and_written_back_byte_for_byte(tmp_path):
     trials = REPORT_DATA / "roundup" / "trials.jsonl"       # format 2, as the engine wrote it
     recs, again = rewritten(tmp_path, trials)
-    assert again == trials.read_bytes()
+    assert again == as_format_3(trials)
+    (tmp_path / "v3.jsonl").write_bytes(again)
+    (tmp_path / "again").mkdir()
+    assert rewritten(tmp_path / "again", tmp_path / "v3.jsonl")[1] == again
     curves = [r for r in recs if r.points]
     assert len(curves) == 12 and {r.tool for r in curves} == {"netpipe"}
     assert all(isinstance(p, Point) for r in curves for p in r.points)
@@ -103,6 +138,64 @@ def test_a_parsed_run_is_stored_as_the_dicts_it_was_stored_as(tmp_path):
 
 
 # -- (b) older formats still read --------------------------------------------------------
+# Every run the project keeps (the report's, the store benchmark's corpus, the stored UDP
+# trials), not the bad input made to be refused.
+COMMITTED = sorted({*TESTS.glob("**/trials.jsonl"), *STORED.glob("*.jsonl"),
+                    *(TESTS.parent / "bench" / "data").glob("**/trials.jsonl")} - {
+    p for p in TESTS.glob("**/trials.jsonl") if "badinput" in p.parts})
+
+
+def test_the_committed_runs_are_format_1_and_2_with_cpu():
+    versions = {json.loads(line).get("format_version", 1) for path in COMMITTED
+                for line in path.read_text(encoding="utf-8").splitlines() if line.strip()}
+    assert versions == {1, 2}
+    assert len(COMMITTED) >= 10
+
+
+@pytest.mark.parametrize("path", COMMITTED, ids=lambda p: str(p.relative_to(TESTS.parent)))
+def test_every_committed_trials_file_reads_to_the_same_cpu_figures(path, tmp_path):
+    """Format 1 and 2 kept each CPU figure as a key of its own: read into the record's
+    one ``cpu`` (and the trial frame's columns), every figure is the one the line holds,
+    by the plain reading and by the full one alike, and nothing else of the record
+    changes (the line without its CPU keys, as format 3 writes it)."""
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+             if line.strip()]
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(path, run / "trials.jsonl")
+    read = list(RunDir(run).records(strict=True))                  # the plain way first
+    assert len(read) == len(lines)
+    parts = {"cpu_sender_pct": CpuPart.SENDER_BUSY, "cpu_receiver_pct": CpuPart.RECEIVER_BUSY,
+             "cpu_sender_tool_pct": CpuPart.SENDER_TOOL,
+             "cpu_receiver_tool_pct": CpuPart.RECEIVER_TOOL,
+             "cpu_sender_other_pct": CpuPart.SENDER_OTHER,
+             "cpu_receiver_other_pct": CpuPart.RECEIVER_OTHER}
+    assert set(parts) == set(OLD_KEYS)
+    seen = 0
+    for data, rec in zip(lines, read, strict=True):
+        full = TrialRecord.from_dict(data)
+        assert full == rec
+        for key, part in parts.items():
+            assert part.of(rec) == data.get(key), (rec.trial_id, key)
+            seen += data.get(key) is not None
+        assert rec.cpu_tool_pct == data.get("cpu_tool_pct")
+        written = rec.to_dict()
+        assert {k: v for k, v in written.items() if k not in ("cpu", "format_version")} == \
+            {k: v for k, v in TrialRecord.from_dict(
+                {k: v for k, v in data.items() if k not in OLD_KEYS}).to_dict().items()
+             if k not in ("cpu", "format_version")}
+    assert seen > 0                     # each committed file holds CPU figures
+    frame = DirSource([run]).trial_frame()
+    for column, key in ((Col.CPU_SENDER_PCT, "cpu_sender_pct"),
+                        (Col.CPU_RECEIVER_PCT, "cpu_receiver_pct")):
+        got = [None if v != v else v for v in frame[column].tolist()]
+        assert got == [d.get(key) for d in _standing(lines, read)], column
+
+
+def _standing(lines: list[dict], read: list[TrialRecord]) -> list[dict]:
+    """The lines of the records that stand (what a trial frame holds), in file order."""
+    keep = {id(r) for r in current(read)}
+    return [d for d, r in zip(lines, read, strict=True) if id(r) in keep]
 def test_summary_statuses_are_written_as_the_words_they_were(tmp_path):
     run = REPORT_DATA / "roundup"
     rows = summary_rows(RunDir(run).records(strict=True), Manifest.read(

@@ -21,7 +21,7 @@ from nicbench.report.configs import cpu_figure
 from nicbench.report.load import load_runs
 from nicbench.report.verdict import ABOVE_LAB
 from nicbench.results.manifest import Manifest
-from nicbench.results.records import Kind, Status, TrialRecord
+from nicbench.results.records import Cpu, CpuSplit, Kind, Status, TrialRecord
 
 LIMIT_1500 = 1e9 * (1500 - 52) / (1500 + 38)        # TCP with timestamps, 1 Gbit/s
 LIMIT_9000 = 1e9 * (9000 - 52) / (9000 + 38)
@@ -50,7 +50,7 @@ def _record(pair: str, tool: str, test: str, mtu: int, rep: int, bps: float | No
         adapter=f"card-{pair}", adapter_label=f"Card {pair}", tool=tool, test=test,
         protocol="tcp", point=f"mtu{mtu}", mtu=mtu, repetition=rep, kind=Kind.REPETITION,
         status=Status.OK, throughput_bps=bps,
-        cpu_sender_pct=cpu[0] if cpu else None, cpu_receiver_pct=cpu[1] if cpu else None,
+        cpu=Cpu(CpuSplit(cpu[0]), CpuSplit(cpu[1])) if cpu else None,
         points=points or [],
         # as the parsers say it: iperf 2 prints its rate as text (three digits), iperf3's
         # JSON and netPIPE's output file in full
@@ -256,8 +256,7 @@ def test_a_host_busy_with_something_else_is_not_ranked_by_cpu(tmp_path):
                               ("calm2", 600, (3.0, 9.0, 4.0))):
         for k, o in enumerate(other, 1):
             rec = _record(pair, "iperf2", "iperf2-tcp", 1500, k, mbit * 1e6, (40.0, 30.0))
-            rec.cpu_sender_tool_pct, rec.cpu_receiver_tool_pct = 5.0, 4.0
-            rec.cpu_sender_other_pct, rec.cpu_receiver_other_pct = o, 2.0
+            rec.cpu = Cpu(CpuSplit(40.0, 5.0, o), CpuSplit(30.0, 4.0, 2.0))
             recs.append(rec)
     run = _write(tmp_path / "busy", recs,
                  [{"name": "iperf2-tcp", "tool": "iperf2", "params": {"duration_s": 1}}],
