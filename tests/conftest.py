@@ -464,6 +464,8 @@ def needs_quiet(item) -> bool:
     """A lab test that must not share the machine with another test of the session."""
     if item.get_closest_marker("quiet") is not None:
         return True
+    if item.get_closest_marker("shares_machine") is not None:
+        return False
     module = getattr(item, "module", None)
     return is_lab_nodeid(item.nodeid) and module is not None and any(
         getattr(value, "__module__", None) == "loadcheck" for value in vars(module).values())
@@ -541,6 +543,10 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "quiet: a lab test that judges the machine's physics or time: no other "
         "test of the session runs beside it (also every lab test whose module uses loadcheck)")
+    config.addinivalue_line(
+        "markers", "shares_machine: a test of a module that uses loadcheck which judges "
+        "neither physics nor time (no figure held to a floor, no wall-clock bound): it runs "
+        "beside other tests, as those that are not quiet do")
     basetemp = getattr(config.option, "basetemp", None)
     if os.environ.get("PYTEST_XDIST_WORKER") and basetemp:
         # A worker's basetemp is <the session's basetemp>/<worker id>: the parent is shared.
