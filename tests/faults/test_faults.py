@@ -100,6 +100,7 @@ def test_kill_inside_a_point_then_resume_puts_back_first_and_loses_nothing(lab, 
                "--resume", str(out))
     assert proc.returncode == 0, proc.stderr
     assert "put back what the interrupted run left: 4 settings" in proc.stderr
+    assert "== gbe mtu1500" not in proc.stdout      # done before the kill: not visited again
     assert {h: mtu(h, link.ifname) for h in hosts(lab)} == dict.fromkeys(hosts(lab), 1500)
     assert {h: sysctl(h, SYSCTL) for h in hosts(lab)} == before
     assert (out / "trials.jsonl").read_text().startswith(stored)     # append-only
