@@ -388,14 +388,32 @@ def _count_lab_builds():
         Lab.up = original  # type: ignore[method-assign]
 
 
-def lab_facts(base: Path) -> tuple[int, int, float]:
+# The directories the lab tests had (their tmp_path, and any path a module's fixture gave
+# them, e.g. test_loaded_lab.py's one run): the facts are read there only, not in what
+# the other tests copy or forge (golden runs, hostile trials.jsonl files).
+_LAB_TEST_DIRS: list[str] = []
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_teardown(item):
+    if not is_lab_nodeid(item.nodeid):
+        return
+    for value in getattr(item, "funcargs", {}).values():
+        for each in value if isinstance(value, tuple) else (value,):
+            if isinstance(each, Path):
+                _LAB_TEST_DIRS.append(str(each))
+
+
+def lab_facts(dirs: list[Path]) -> tuple[int, int, float]:
     """(trial records, runs, seconds of trial wall time) in every ``trials.jsonl`` under
-    ``base`` (the session's temp directory, where every lab test writes its results)."""
+    ``dirs`` (the lab tests' own directories), each file counted once."""
     records = runs = 0
     wall = 0.0
-    for path in base.rglob("trials.jsonl"):
-        if path.is_symlink() or not path.is_file():   # a test's FIFO would block the read
+    seen: set[Path] = set()
+    for path in (p for d in dirs if d.is_dir() for p in d.rglob("trials.jsonl")):
+        if path in seen or path.is_symlink() or not path.is_file():   # a FIFO would block
             continue
+        seen.add(path)
         try:
             text = path.read_text(errors="replace")
         except OSError:            # a test's unreadable or vanished file: not a run's
@@ -419,23 +437,27 @@ def pytest_sessionfinish(session):
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:                      # an xdist worker: tell the controller
         workeroutput["nicbench_labs_built"] = list(_LABS_BUILT)
+        workeroutput["nicbench_lab_test_dirs"] = list(_LAB_TEST_DIRS)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node, error):
-    """The controller of an xdist session gathers its workers' lab builds."""
-    _LABS_BUILT.extend(getattr(node, "workeroutput", {}).get("nicbench_labs_built", []))
+    """The controller of an xdist session gathers its workers' lab builds and lab tests'
+    directories."""
+    output = getattr(node, "workeroutput", {})
+    _LABS_BUILT.extend(output.get("nicbench_labs_built", []))
+    _LAB_TEST_DIRS.extend(output.get("nicbench_lab_test_dirs", []))
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if not _LABS_BUILT:
         return
-    base = config._tmp_path_factory.getbasetemp()     # pytest's own factory of tmp_path
-    records, runs, wall = lab_facts(Path(base))
+    records, runs, wall = lab_facts([Path(d) for d in dict.fromkeys(_LAB_TEST_DIRS)])
     kinds = ", ".join(f"{p} {_LABS_BUILT.count(p)}" for p in sorted(set(_LABS_BUILT)))
     terminalreporter.write_line(
         f"lab facts: {len(_LABS_BUILT)} labs built in this process ({kinds}); "
-        f"{records} trials in {runs} results directories, {wall:.0f} s of trial wall time")
+        f"{records} trials in {runs} results directories of lab tests, {wall:.0f} s of "
+        "trial wall time")
 
 
 # -- three workers: the lab tests in two lanes, beside the rest (issue 32) ---------------
