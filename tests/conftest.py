@@ -73,10 +73,9 @@ LANE_B_MODULES = frozenset({
     "tests/faults/test_signals.py", "tests/faults/test_trial_faults.py",
     "tests/lab/test_check.py", "tests/lab/test_check_profile.py",
     "tests/lab/test_cpu_split_lab.py", "tests/lab/test_engine_rules.py",
-    "tests/lab/test_mtu.py", "tests/lab/test_plan_lab.py", "tests/lab/test_ssh.py",
-    "tests/lab/test_ssh_agent.py", "tests/lab/test_ssh_jump.py",
+    "tests/lab/test_latency_lab.py", "tests/lab/test_mtu.py", "tests/lab/test_plan_lab.py",
+    "tests/lab/test_ssh.py", "tests/lab/test_ssh_agent.py", "tests/lab/test_ssh_jump.py",
     "tests/lab/test_ssh_powershell.py", "tests/lab/test_store_lab.py",
-    "tests/lab/test_two_tools.py",
 })
 
 
