@@ -1,18 +1,22 @@
-"""Shared fixtures: the test lab (real namespaces, sshd and tools) and its inventory.
+"""Shared fixtures: the test labs (real namespaces, sshd and tools) and their inventory.
 
-The session lab is separate from any lab a developer has up: prefix ``nbt``, slot 5
-(management 198.19.81.0/24 and 198.19.82.0/24), state in a pytest temp directory, adapters
-``gbe,nojumbo,stall`` (override with ``NICBENCH_TEST_LAB_ADAPTERS=gbe,fe``).
+The lab tests run in two lanes (``LANES``), each with a session lab of its own, separate
+from any lab a developer has up: lane a's prefix ``nbt``, slot 5 (management
+198.19.81.0/24 and 198.19.82.0/24), lane b's ``nbu``, slot 14 (198.19.225.0/24 and
+198.19.226.0/24); state in a pytest temp directory, adapters ``gbe,nojumbo,stall``
+(override with ``NICBENCH_TEST_LAB_ADAPTERS=gbe,fe``). A module's lane is fixed by its
+file (``LANE_B_MODULES``), also when the suite runs in one process.
 
 Lab tests of several pytest processes (other engineers, CI) would fight over the same
-namespace names, so the whole session holds an exclusive ``flock`` on
-``/run/nicbench-labtests.lock`` while any test lab exists; a second process waits for it
-(at most ``NICBENCH_LABTESTS_WAIT_S``, default 20 minutes) and then fails saying so.
+namespace names, so a session holds an exclusive ``flock`` on a lane's lock
+(``/run/nicbench-labtests.lock`` for lane a, ``/run/nicbench-labtests-b.lock`` for
+lane b) from its first test of the lane to its end; a second process waits for it (at
+most ``NICBENCH_LABTESTS_WAIT_S``, default 20 minutes) and then fails saying so.
 
-The lab is always torn down: in the fixture's ``finally``, and, should the interpreter be
-ended some other way, by an ``atexit`` hook (SIGTERM is turned into KeyboardInterrupt for
-the session so that both run). Every lab interface must have its original MTU after each
-lab test and at the end of the session, or the test (or session) fails.
+The labs are always torn down: in the fixture's ``finally``, and, should the interpreter
+be ended some other way, by an ``atexit`` hook (SIGTERM is turned into KeyboardInterrupt
+for the session so that both run). Every lab interface must have its original MTU after
+each lab test and at the end of the session, or the test (or session) fails.
 """
 
 from __future__ import annotations
@@ -25,18 +29,59 @@ import re
 import signal
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Callable, Iterator
 
 import pytest
 import contextlib
 
-LOCK_PATH = Path("/run/nicbench-labtests.lock")
 LOCK_WAIT_S = float(os.environ.get("NICBENCH_LABTESTS_WAIT_S", 20 * 60))
-TEST_PREFIX = "nbt"
-TEST_SLOT = 5
 TEST_ADAPTERS = tuple(a for a in os.environ.get("NICBENCH_TEST_LAB_ADAPTERS",
                                                 "gbe,nojumbo,stall").split(",") if a)
+
+
+@dataclass(frozen=True)
+class Lane:
+    """One session lab and the lock that makes its names this process's: the lab tests
+    run in two lanes, each on an xdist worker of its own (or both in one process)."""
+
+    name: str
+    prefix: str                 # the session lab's hosts: <prefix>-a, <prefix>-b
+    slot: int                   # its management networks (nicbench.lab.lab.LabSpec)
+    lock: Path
+    # labs of their own that the lane's modules build (tests/lab/test_lab_lifecycle.py's
+    # nbl, test_campaign_lab.py's nbtc): their sshd left by a killed session are this
+    # lane's to end too
+    others: tuple[str, ...] = ()
+
+    @property
+    def prefixes(self) -> tuple[str, ...]:
+        return (self.prefix, *self.others)
+
+
+# Lane a is the lab tests' one lane as it always was (prefix nbt, slot 5, the lock
+# README names); every module with a lab of its own (nbl, nbtc, test_faults.py's nbf)
+# stays in it, so those names are still guarded by that lock alone. Lane b has only
+# modules that use nothing but its own session lab (nbu, slot 14).
+LANES = (Lane("a", "nbt", 5, Path("/run/nicbench-labtests.lock"), ("nbtc", "nbl")),
+         Lane("b", "nbu", 14, Path("/run/nicbench-labtests-b.lock")))
+# Chosen by the seconds each module took (docs/suite-time.md): the lanes' tests that may
+# run beside others about even; the physics checks, which run alone, in lane a.
+LANE_B_MODULES = frozenset({
+    "tests/faults/test_ownership.py", "tests/faults/test_results_dir.py",
+    "tests/faults/test_signals.py", "tests/faults/test_trial_faults.py",
+    "tests/lab/test_check.py", "tests/lab/test_check_profile.py",
+    "tests/lab/test_cpu_split_lab.py", "tests/lab/test_engine_rules.py",
+    "tests/lab/test_latency_lab.py", "tests/lab/test_mtu.py", "tests/lab/test_plan_lab.py",
+    "tests/lab/test_ssh.py", "tests/lab/test_ssh_agent.py", "tests/lab/test_ssh_jump.py",
+    "tests/lab/test_ssh_powershell.py", "tests/lab/test_store_lab.py",
+})
+
+
+def lane_of(nodeid: str) -> Lane:
+    """The lane of a lab test (or module), by its file."""
+    return LANES[1] if nodeid.split("::")[0] in LANE_B_MODULES else LANES[0]
 
 
 def read_mtus(namespace: str) -> dict[str, int]:
@@ -47,56 +92,101 @@ def read_mtus(namespace: str) -> dict[str, int]:
     return {link["ifname"]: int(link["mtu"]) for link in json.loads(out)}
 
 
+class LabLocks:
+    """The exclusive right, across processes, to a lane's names (its ``flock``), taken
+    for the rest of the session when a test of the lane first needs it. Always in lane
+    order, so that two processes never wait on each other: one process (``-n 0``) takes
+    every lane its session has lab tests of at once; an xdist worker takes the lanes it
+    is given, lane a's scope being sent before lane b's."""
+
+    def __init__(self, pytestconfig, session):
+        self.config = pytestconfig
+        self.session = session
+        self.held: dict[str, object] = {}
+
+    def hold(self, lane: Lane) -> None:
+        if lane.name in self.held:
+            return
+        if os.environ.get("PYTEST_XDIST_WORKER"):
+            wanted = [lane]
+        else:
+            wanted = sorted({lane, *(lane_of(item.nodeid) for item in self.session.items
+                                     if is_lab_nodeid(item.nodeid))}, key=lambda x: x.name)
+        for each in wanted:
+            if each.name not in self.held:
+                self.held[each.name] = self._take(each)
+                _kill_stale_test_sshd(each)
+
+    def _take(self, lane: Lane):
+        fh = open(lane.lock, "a+")  # noqa: SIM115 (held, locked, for the whole session)
+        deadline = time.monotonic() + LOCK_WAIT_S
+        waited = False
+        while not _try_lock(fh):
+            if time.monotonic() > deadline:
+                fh.close()
+                pytest.fail(f"waited {LOCK_WAIT_S:g} s for {lane.lock}: lab tests of "
+                            f"another pytest are still running (see `fuser -v {lane.lock}`; "
+                            "NICBENCH_LABTESTS_WAIT_S sets how long to wait)", pytrace=False)
+            if not waited:
+                capture = self.config.pluginmanager.getplugin("capturemanager")
+                with capture.global_and_fixture_disabled():
+                    print(f"\nwaiting for {lane.lock} (lab tests of another pytest)...",
+                          flush=True)
+                waited = True
+            time.sleep(1)
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"{os.getpid()}\n")
+        fh.flush()
+        return fh
+
+    def release(self) -> None:
+        for fh in reversed(list(self.held.values())):
+            fcntl.flock(fh, fcntl.LOCK_UN)
+            fh.close()
+        self.held.clear()
+
+
 @pytest.fixture(scope="session")
-def labtests_lock(pytestconfig) -> Iterator[None]:
-    """Root only; the exclusive right, across processes, to build test labs."""
+def _lab_locks(pytestconfig, request) -> Iterator[LabLocks]:
     if os.geteuid() != 0:
         pytest.skip("lab tests need root: they create network namespaces, veth links and "
                     "sshd (run pytest as root, as CI does)")
-    fh = open(LOCK_PATH, "a+")  # noqa: SIM115 (held, locked, for the whole session)
-    deadline = time.monotonic() + LOCK_WAIT_S
-    waited = False
-    while not _try_lock(fh):
-        if time.monotonic() > deadline:
-            fh.close()
-            pytest.fail(f"waited {LOCK_WAIT_S:g} s for {LOCK_PATH}: lab tests of another "
-                        f"pytest are still running (see `fuser -v {LOCK_PATH}`; "
-                        "NICBENCH_LABTESTS_WAIT_S sets how long to wait)", pytrace=False)
-        if not waited:
-            capture = pytestconfig.pluginmanager.getplugin("capturemanager")
-            with capture.global_and_fixture_disabled():
-                print(f"\nwaiting for {LOCK_PATH} (lab tests of another pytest)...",
-                      flush=True)
-            waited = True
-        time.sleep(1)
-    fh.seek(0)
-    fh.truncate()
-    fh.write(f"{os.getpid()}\n")
-    fh.flush()
-    _kill_stale_test_sshd()
+    locks = LabLocks(pytestconfig, request.session)
     try:
-        yield
+        yield locks
     finally:
-        fcntl.flock(fh, fcntl.LOCK_UN)
-        fh.close()
+        locks.release()
 
 
-# sshd of a test lab: "sshd: /usr/sbin/sshd -f <pytest tmp>/nbt-lab0/nbt-a/sshd_config ..."
-# (or of its bastion, tests/lab/bastion.py: .../nbt-lab0/nbt-jump/sshd_config, or of
-# the two-host-pair lab of tests/lab/test_campaign_lab.py: .../nbtc-lab0/nbtc-c/sshd_config)
-_TEST_SSHD = re.compile(rb"sshd.* -f \S*/(nbtc|nbt|nbl)-lab\d+/(nbtc|nbt|nbl)-([a-n]|jump)/sshd_config")
+@pytest.fixture(scope="module")
+def labtests_lock(_lab_locks, request) -> None:
+    """Root only; the exclusive right, across processes, to build the test labs of this
+    module's lane."""
+    _lab_locks.hold(lane_of(request.node.nodeid))
 
 
-def _kill_stale_test_sshd() -> None:
+def _test_sshd(lane: Lane) -> re.Pattern[bytes]:
+    """sshd of a lane's test lab: "sshd: /usr/sbin/sshd -f <pytest tmp>/nbt-lab0/nbt-a/
+    sshd_config ..." (or of its bastion, tests/lab/bastion.py: .../nbt-lab0/nbt-jump/
+    sshd_config, or of the two-host-pair lab of tests/lab/test_campaign_lab.py:
+    .../nbtc-lab0/nbtc-c/sshd_config)."""
+    names = "|".join(sorted(lane.prefixes, key=len, reverse=True))
+    return re.compile(rf"sshd.* -f \S*/({names})-lab\d+/({names})-([a-n]|jump)/sshd_config"
+                      .encode())
+
+
+def _kill_stale_test_sshd(lane: Lane) -> None:
     """A session killed outright (SIGKILL, a crash) leaves its labs' sshd behind; ``lab up``
     replaces the namespaces by name but knows only its own directory's sshd. Holding the
-    lock, any test-lab sshd is such a leftover."""
+    lane's lock, any sshd of the lane's test labs is such a leftover."""
+    pattern = _test_sshd(lane)
     for proc in Path("/proc").glob("[0-9]*"):
         try:
             cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ")
         except OSError:
             continue
-        if _TEST_SSHD.search(cmdline):
+        if pattern.search(cmdline):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(int(proc.name), signal.SIGTERM)
 
@@ -109,45 +199,72 @@ def _try_lock(fh) -> bool:
         return False
 
 
-class _Teardown:
-    """Takes a lab down once, whichever of finally / atexit gets there first."""
+class SessionLabs:
+    """The session labs, one per lane, built when a test of the lane first needs it (its
+    lock taken first), each up and healthy; all torn down at the end of the session (or,
+    should the interpreter be ended some other way, by ``atexit``: SIGTERM is turned
+    into KeyboardInterrupt for the session so that both run)."""
 
-    def __init__(self, lab):
-        self.lab = lab
-        self.done = False
+    def __init__(self, locks: LabLocks, tmp_path_factory):
+        self.locks = locks
+        self.tmp = tmp_path_factory
+        self.labs: dict[str, object] = {}
+        self.old_term = None
 
-    def __call__(self) -> None:
-        if self.done:
-            return
-        self.done = True
-        self.lab.down()
+    def get(self, lane: Lane):
+        if lane.name in self.labs:
+            return self.labs[lane.name]
+        from nicbench.lab.lab import Lab, LabSpec
+
+        self.locks.hold(lane)
+        if not self.labs:
+            atexit.register(self.down)
+            self.old_term = signal.getsignal(signal.SIGTERM)
+            if self.old_term in (signal.SIG_DFL, None):
+                signal.signal(signal.SIGTERM, _term_as_interrupt)
+        spec = LabSpec(prefix=lane.prefix, slot=lane.slot, adapters=TEST_ADAPTERS)
+        the_lab = Lab(spec, self.tmp.mktemp(f"{lane.prefix}-lab"))
+        self.labs[lane.name] = the_lab
+        the_lab.up()
+        the_lab.original_mtus = {h.name: read_mtus(h.name) for h in spec.hosts()}
+        return the_lab
+
+    def changed_mtus(self) -> list[str]:
+        return [change for the_lab in self.labs.values()
+                if getattr(the_lab, "original_mtus", None) is not None
+                for change in _mtu_changes(the_lab)]
+
+    def down(self) -> None:
+        """Takes every lab down once, whichever of the fixture's finally / atexit gets
+        there first."""
+        labs = list(self.labs.values())
+        self.labs.clear()
+        try:
+            for the_lab in labs:
+                the_lab.down()
+        finally:
+            if labs:
+                atexit.unregister(self.down)
+                if self.old_term in (signal.SIG_DFL, None):
+                    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 @pytest.fixture(scope="session")
-def lab(labtests_lock, tmp_path_factory):
-    """The session's lab (``nicbench.lab.lab.Lab``), up and healthy; always torn down."""
-    from nicbench.lab.lab import Lab, LabSpec
-
-    spec = LabSpec(prefix=TEST_PREFIX, slot=TEST_SLOT, adapters=TEST_ADAPTERS)
-    the_lab = Lab(spec, tmp_path_factory.mktemp("nbt-lab"))
-    teardown = _Teardown(the_lab)
-    atexit.register(teardown)
-    old_term = signal.getsignal(signal.SIGTERM)
-    if old_term in (signal.SIG_DFL, None):
-        signal.signal(signal.SIGTERM, _term_as_interrupt)
+def _session_labs(_lab_locks, tmp_path_factory) -> Iterator[SessionLabs]:
+    labs = SessionLabs(_lab_locks, tmp_path_factory)
     try:
-        the_lab.up()
-        the_lab.original_mtus = {h.name: read_mtus(h.name) for h in spec.hosts()}
-        yield the_lab
-        changed = _mtu_changes(the_lab)
+        yield labs
+        changed = labs.changed_mtus()
         assert not changed, f"lab interfaces left with another MTU at session end: {changed}"
     finally:
-        try:
-            teardown()
-        finally:
-            atexit.unregister(teardown)
-            if old_term in (signal.SIG_DFL, None):
-                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        labs.down()
+
+
+@pytest.fixture(scope="module")
+def lab(_session_labs, request):
+    """The session lab of this module's lane (``nicbench.lab.lab.Lab``), up and healthy;
+    always torn down at the end of the session."""
+    return _session_labs.get(lane_of(request.node.nodeid))
 
 
 def _term_as_interrupt(*_):
@@ -173,7 +290,7 @@ def _lab_mtus_restored(request):
         assert not changed, f"test left lab interfaces with another MTU: {changed}"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def lab_inventory(lab):
     """The inventory the lab wrote (``lab.inventory_file``), loaded like a user's."""
     from nicbench.config.loader import load_inventory
@@ -270,14 +387,32 @@ def _count_lab_builds():
         Lab.up = original  # type: ignore[method-assign]
 
 
-def lab_facts(base: Path) -> tuple[int, int, float]:
+# The directories the lab tests had (their tmp_path, and any path a module's fixture gave
+# them, e.g. test_loaded_lab.py's one run): the facts are read there only, not in what
+# the other tests copy or forge (golden runs, hostile trials.jsonl files).
+_LAB_TEST_DIRS: list[str] = []
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_teardown(item):
+    if not is_lab_nodeid(item.nodeid):
+        return
+    for value in getattr(item, "funcargs", {}).values():
+        for each in value if isinstance(value, tuple) else (value,):
+            if isinstance(each, Path):
+                _LAB_TEST_DIRS.append(str(each))
+
+
+def lab_facts(dirs: list[Path]) -> tuple[int, int, float]:
     """(trial records, runs, seconds of trial wall time) in every ``trials.jsonl`` under
-    ``base`` (the session's temp directory, where every lab test writes its results)."""
+    ``dirs`` (the lab tests' own directories), each file counted once."""
     records = runs = 0
     wall = 0.0
-    for path in base.rglob("trials.jsonl"):
-        if path.is_symlink() or not path.is_file():   # a test's FIFO would block the read
+    seen: set[Path] = set()
+    for path in (p for d in dirs if d.is_dir() for p in d.rglob("trials.jsonl")):
+        if path in seen or path.is_symlink() or not path.is_file():   # a FIFO would block
             continue
+        seen.add(path)
         try:
             text = path.read_text(errors="replace")
         except OSError:            # a test's unreadable or vanished file: not a run's
@@ -301,37 +436,42 @@ def pytest_sessionfinish(session):
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:                      # an xdist worker: tell the controller
         workeroutput["nicbench_labs_built"] = list(_LABS_BUILT)
+        workeroutput["nicbench_lab_test_dirs"] = list(_LAB_TEST_DIRS)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node, error):
-    """The controller of an xdist session gathers its workers' lab builds."""
-    _LABS_BUILT.extend(getattr(node, "workeroutput", {}).get("nicbench_labs_built", []))
+    """The controller of an xdist session gathers its workers' lab builds and lab tests'
+    directories."""
+    output = getattr(node, "workeroutput", {})
+    _LABS_BUILT.extend(output.get("nicbench_labs_built", []))
+    _LAB_TEST_DIRS.extend(output.get("nicbench_lab_test_dirs", []))
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if not _LABS_BUILT:
         return
-    base = config._tmp_path_factory.getbasetemp()     # pytest's own factory of tmp_path
-    records, runs, wall = lab_facts(Path(base))
+    records, runs, wall = lab_facts([Path(d) for d in dict.fromkeys(_LAB_TEST_DIRS)])
     kinds = ", ".join(f"{p} {_LABS_BUILT.count(p)}" for p in sorted(set(_LABS_BUILT)))
     terminalreporter.write_line(
         f"lab facts: {len(_LABS_BUILT)} labs built in this process ({kinds}); "
-        f"{records} trials in {runs} results directories, {wall:.0f} s of trial wall time")
+        f"{records} trials in {runs} results directories of lab tests, {wall:.0f} s of "
+        "trial wall time")
 
 
-# -- two workers: the lab tests on one, beside the rest (issue 32) ------------------------
-# pyproject runs the suite on two pytest-xdist workers. The lab tests (tests/lab and
-# tests/faults) are one unit of xdist's scheduling, so one worker runs them all, in file
-# order, with the one session lab (and the lock above); they are put first and, the
-# largest unit, are sent first, so that worker starts on them at once while the other
-# worker runs the unit, golden, report and CLI tests. (xdist's own ``--dist loadgroup``
-# marks no group under pytest 9.2: it renames a node id pytest no longer reads.) A lab test
-# that judges physics or time on the machine (its module uses loadcheck, or it is marked
-# ``quiet``) must have the machine to itself, as loadcheck counts any other work as load:
-# it takes the session's "quiet" lock exclusively, and every other test, on any worker,
-# holds it shared while it runs. So a physics check never runs beside another test of the
-# session, and tells a busy machine from a broken link as when the suite runs in one
+# -- three workers: the lab tests in two lanes, beside the rest (issue 32) ---------------
+# pyproject runs the suite on three pytest-xdist workers. The lab tests (tests/lab and
+# tests/faults) are two units of xdist's scheduling, their lanes (LANES above): each lane
+# runs on one worker, in file order, with its own session lab and lock, as a campaign runs
+# host-disjoint pairs at once; they are put first and sent first, so that two workers
+# start on them at once while the third runs the unit, golden, report and CLI tests.
+# (xdist's own ``--dist loadgroup`` marks no group under pytest 9.2: it renames a node id
+# pytest no longer reads.) A lab test that judges physics or time on the machine (its
+# module uses loadcheck, or it is marked ``quiet``) must have the machine to itself, as
+# loadcheck counts any other work as load: it takes the session's "quiet" lock
+# exclusively, and every other test, on any worker, holds it shared while it runs. So a
+# physics check never runs beside another test of the session, the other lane's
+# included, and tells a busy machine from a broken link as when the suite runs in one
 # process.
 LAB_DIRS = ("tests/lab/", "tests/faults/")
 LAB_GROUP = "lab"
@@ -345,6 +485,8 @@ def needs_quiet(item) -> bool:
     """A lab test that must not share the machine with another test of the session."""
     if item.get_closest_marker("quiet") is not None:
         return True
+    if item.get_closest_marker("shares_machine") is not None:
+        return False
     module = getattr(item, "module", None)
     return is_lab_nodeid(item.nodeid) and module is not None and any(
         getattr(value, "__module__", None) == "loadcheck" for value in vars(module).values())
@@ -353,20 +495,28 @@ def needs_quiet(item) -> bool:
 def pytest_collection_modifyitems(config, items):
     lab = [item for item in items if is_lab_nodeid(item.nodeid)]
     if lab:
+        lab.sort(key=lambda item: lane_of(item.nodeid).name)     # stable: file order kept
         items[:] = lab + [item for item in items if not is_lab_nodeid(item.nodeid)]
+
+
+def scope_of(nodeid: str) -> str:
+    """xdist's unit of scheduling: a lane of lab tests, or one other test."""
+    return f"{LAB_GROUP}-{lane_of(nodeid).name}" if is_lab_nodeid(nodeid) else nodeid
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    """xdist's scope scheduling with one scope for every lab test and one per other test
-    (largest scope first: the lab)."""
+    """xdist's scope scheduling with one scope per lane of lab tests and one per other
+    test, in collection order: lane a, lane b, then the rest (xdist's reordering by size
+    is turned off: lane a's scope must come first, see LabLocks)."""
     from xdist.scheduler import LoadScopeScheduling
 
-    class LabAsOneScheduling(LoadScopeScheduling):
+    class LabLanesScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return LAB_GROUP if is_lab_nodeid(nodeid) else nodeid
+            return scope_of(nodeid)
 
-    return LabAsOneScheduling(config, log)
+    config.option.loadscopereorder = False
+    return LabLanesScheduling(config, log)
 
 
 class QuietGate:
@@ -414,6 +564,10 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "quiet: a lab test that judges the machine's physics or time: no other "
         "test of the session runs beside it (also every lab test whose module uses loadcheck)")
+    config.addinivalue_line(
+        "markers", "shares_machine: a test of a module that uses loadcheck which judges "
+        "neither physics nor time (no figure held to a floor, no wall-clock bound): it runs "
+        "beside other tests, as those that are not quiet do")
     basetemp = getattr(config.option, "basetemp", None)
     if os.environ.get("PYTEST_XDIST_WORKER") and basetemp:
         # A worker's basetemp is <the session's basetemp>/<worker id>: the parent is shared.

@@ -5,6 +5,7 @@ finishes the run without a duplicate (docs/reliability.md)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import signal
@@ -73,17 +74,36 @@ def test_a_signal_mid_run_restores_and_ends_with_the_resume_line(lab, tmp_path, 
     assert lines[-2] == f"nicbench: warning: run interrupted: continue it with `{resume}`", err
     assert all(mtu(h, gbe(lab).ifname) == 1500 for h in hosts(lab))
     assert leftovers("sig-tcp") == []
+    # the interrupted trial's server was stopped too (a leftover held the port and failed
+    # the resumed run's first trial with "Address already in use")
+    for host in hosts(lab):
+        listening = subprocess.run(["ip", "netns", "exec", host, "ss", "-Hltn",
+                                    "sport = :5201"], capture_output=True, text=True,
+                                   timeout=10).stdout
+        assert listening.strip() == "", (host, listening)
     stored = records(out)
     assert 1 <= len(stored) < 6
+    assert_no_duplicates(stored)
+    stored_text = (out / "trials.jsonl").read_text()
 
     # the line said is the command that continues it
     words = shlex.split(resume)
     done = subprocess.run(argv(*words[1:]), cwd=REPO, env=env(), capture_output=True,
                           text=True, timeout=180)
     assert done.returncode == 0, done.stderr
+    assert all(mtu(h, gbe(lab).ifname) == 1500 for h in hosts(lab))
+    assert (out / "trials.jsonl").read_text().startswith(stored_text)     # append-only
     recs = records(out)
     assert_no_duplicates(recs)
     assert sorted(r["repetition"] for r in recs if r["status"] == "ok") == list(range(1, 7))
+    # only what was missing was measured, each with its raw output
+    assert len([ln for ln in done.stdout.splitlines() if "sig-tcp #" in ln]) == \
+        6 - len(stored)
+    for r in (r for r in recs if r["kind"] not in ("skipped", "given-up")):
+        assert r["raw"].get("client"), r["trial_id"]
+        assert all((out / rel).is_file() and (out / rel).stat().st_size > 0
+                   for rel in r["raw"].values()), r["trial_id"]
+    assert len(json.loads((out / "manifest.json").read_text()).get("resumed_at", [])) == 1
 
 
 def _connected(pid: int) -> bool:

@@ -90,6 +90,7 @@ def run(lab, profile: Path, out: Path, *extra: str) -> Beside:
     return load
 
 
+@pytest.mark.shares_machine      # tc and state.json read back; nothing measured
 def test_lab_shape_changes_the_links_rate_and_the_labs_state(lab, tmp_path):
     # What a run on the slowed link measures and records (every figure under the slowed
     # rate's goodput, the shaping in the manifest) is night 3 of the history test below:
@@ -110,6 +111,7 @@ def test_lab_shape_changes_the_links_rate_and_the_labs_state(lab, tmp_path):
     assert "ceilings" not in json.loads((lab.dir / "state.json").read_text())["spec"]
 
 
+@pytest.mark.shares_machine      # tc and state.json read back; nothing measured
 def test_lab_shape_refuses_in_one_line_what_it_cannot_shape(lab, tmp_path):
     missing = [k for k in ADAPTERS if k not in lab.spec.adapters]
     cases = [(["gbe", "--rate", "2gbit"],

@@ -148,6 +148,7 @@ def test_the_report_shows_idle_and_loaded_side_by_side(loaded_run, tmp_path):
     assert 'id="under-load"' in page and "Smallest increase under load: test rtt-loaded" in page
 
 
+@pytest.mark.shares_machine      # a plan: nothing measured
 def test_the_plan_shows_the_load_and_the_probe(lab):
     proc = nicbench("run", str(PROFILE), "-i", str(lab.inventory_file), "--pair", "gbe",
                     "--plan", timeout=60)

@@ -7,8 +7,11 @@ real CLI, real SSH, real tools, real MTU changes.
   original MTU;
 * the ``stall`` link at MTU 9000 (nft drops frames above 6000 bytes): failed trials with
   the reason, and the run goes on to the next test and the next point and exits 0;
-* Ctrl-C half-way (SIGINT at MTU 9000): exit 130 with MTUs restored, then ``--resume``
-  measures only what is missing, without a duplicate.
+* Ctrl-C half-way and ``--resume``: tests/faults/test_signals.py (SIGINT and SIGTERM at
+  MTU 9000: exit 130, MTUs restored, the server stopped, then the printed command
+  measures only what is missing, append-only, without a duplicate) and
+  tests/faults/test_faults.py (a point finished before the interruption is not visited
+  again).
 
 Every wait is bounded (subprocess timeouts, a deadline when reading progress lines).
 """
@@ -16,15 +19,13 @@ Every wait is bounded (subprocess timeouts, a deadline when reading progress lin
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
 import textwrap
 import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from clihelp import argv, env, nicbench, read_until
+from clihelp import nicbench
 from loadcheck import Beside, judge_short, lab_namespaces
 
 from nicbench.config.loader import load_profile
@@ -192,72 +193,3 @@ def test_stalled_link_fails_trials_with_reasons_and_the_run_goes_on(lab, tmp_pat
     assert all(isinstance(r, str) and r for r in at_9000.reason)
     assert list(summary[summary.mtu == 1500].status) == ["ok"] * 3
     assert elapsed < 60, f"the stalled run took {elapsed:.0f} s"
-
-
-RESUME_PROFILE = """\
-    format_version: 1
-    name: resume-test
-    source: "nicbench lab test: Ctrl-C and --resume"
-    platform: linux
-    repetitions: 3
-    timeout_s: 20
-    mtu: [1500, 9000]
-    tests:
-      - {name: iperf3-tcp, tool: iperf3, params: {duration_s: 1}}
-    """
-
-
-def test_interrupted_run_restores_mtu_and_resumes_without_duplicates(lab, tmp_path, mtus):
-    prof = write_profile(tmp_path, RESUME_PROFILE)
-    out = tmp_path / "resume"
-    gbe = next(link for link in lab.spec.links() if link.adapter.key == "gbe")
-    hosts = [h.name for h in lab.spec.hosts()]
-    proc = subprocess.Popen(
-        argv("run", str(prof), "-i", str(lab.inventory_file), "--pair", "gbe",
-                      "--out", str(out)),
-        cwd=REPO, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        # Stop it in the MTU 9000 point, once one trial there is stored.
-        read_until(proc, lambda line, lines: "iperf3-tcp #1/3" in line
-                   and any(seen.startswith("== gbe mtu9000") for seen in lines),
-                   timeout_s=90)
-        assert [mtus(h)[gbe.ifname] for h in hosts] == [9000, 9000]
-        proc.send_signal(signal.SIGINT)
-        _rest, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 130, err
-    assert err.strip().splitlines()[-1] == \
-        "nicbench: interrupted; host settings were restored"
-    assert_lab_mtus_original(lab, mtus)
-    # The interrupted trial's server was stopped too (a leftover held the port and failed
-    # the resumed run's first trial with "Address already in use").
-    for host in hosts:
-        listening = subprocess.run(["ip", "netns", "exec", host, "ss", "-Hltn", "sport = :5201"],
-                                   capture_output=True, text=True, timeout=10).stdout
-        assert listening.strip() == "", (host, listening)
-    first = records(out)
-    assert 4 <= len(first) < 6, [r["trial_id"] for r in first]
-    assert_no_duplicates(first)
-    stored_before = (out / "trials.jsonl").read_text()
-
-    proc = nicbench("run", str(prof), "-i", str(lab.inventory_file), "--pair", "gbe",
-                    "--resume", str(out), timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert_lab_mtus_original(lab, mtus)
-    assert (out / "trials.jsonl").read_text().startswith(stored_before)   # append-only
-    recs = records(out)
-    assert_no_duplicates(recs)
-    assert sorted((r["point"], r["repetition"]) for r in recs) == [
-        (p, i) for p in ("mtu1500", "mtu9000") for i in (1, 2, 3)]
-    assert all(r["status"] == "ok" for r in recs), [(r["trial_id"], r["reason"]) for r in recs]
-    resumed_trials = [ln for ln in proc.stdout.splitlines() if "iperf3-tcp #" in ln]
-    assert len(resumed_trials) == 6 - len(first)
-    assert "== gbe mtu1500" not in proc.stdout      # nothing left to do there
-    assert_raw_files(out, recs)
-    summary = pd.read_csv(out / "summary.csv")
-    assert list(summary.n_ok) == [3, 3] and list(summary.status) == ["ok", "ok"]
-    manifest = json.loads((out / "manifest.json").read_text())
-    assert len(manifest.get("resumed_at", [])) == 1

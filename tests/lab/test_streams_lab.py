@@ -55,6 +55,7 @@ def per_stream_sum_bps(client_json: str) -> float:
                if s["receiver"].get("sender", True))
 
 
+@pytest.mark.shares_machine      # upper bounds only: load never raises a figure
 def test_streams_and_both_directions_through_the_cli(lab, tmp_path):
     out = tmp_path / "streams"
     proc = nicbench("run", str(PROFILE), "-i", str(lab.inventory_file), "--pair", "gbe",
@@ -93,6 +94,7 @@ def test_streams_and_both_directions_through_the_cli(lab, tmp_path):
     assert_left_nothing(recs, out)
 
 
+@pytest.mark.shares_machine      # a plan: nothing measured
 def test_the_plan_shows_the_streams_and_directions(lab):
     proc = nicbench("run", str(PROFILE), "-i", str(lab.inventory_file), "--pair", "gbe",
                     "--plan", timeout=60)

@@ -80,6 +80,7 @@ def goodput_bps(length: int, rate_bps: float = RATE_BPS) -> float:
     return rate_bps * length / (length + WIRE_EXTRA_BYTES)
 
 
+@pytest.mark.shares_machine      # arithmetic: no lab
 def test_the_formula_by_hand():
     # 1470-byte datagrams: 1536 bytes of wire each; 1 Gbit/s carries 957.03 Mbit/s of them
     assert goodput_bps(1470, 1e9) == pytest.approx(1e9 * 1470 / 1536)
