@@ -109,6 +109,26 @@ def test_a_probe_against_its_own_arithmetic_is_impossible(kw, why):
     assert why in (impossible(rec) or "")
 
 
+def test_a_small_packet_trial_delivered_is_judged_by_the_receiver_s_count():
+    """81,717 frames/s offered, 81,548 a second counted at the receiver (0.2 % short,
+    nothing lost): delivered, though iperf's rate printed to 3 digits (11.7 Mbit/s of
+    11.77) reads 0.6 % short; 80,000 counted (2.1 % short) is not."""
+    from nicbench.results.policy import delivered_share, passes
+    from nicbench.tools.base import UdpStats
+
+    offered = 81_717 * 18 * 8
+    ok = record(frame=probe(offered_pps=81_717), offered_bps=offered, throughput_bps=11.7e6,
+                duration_s=1.0, udp=UdpStats(lost=0, total=81_548, loss_pct=0.0))
+    assert delivered_share(ok) == pytest.approx(81_548 / 81_717)
+    assert passes(ok, 0.0)
+    short = record(frame=probe(offered_pps=81_717), offered_bps=offered,
+                   throughput_bps=11.5e6, duration_s=1.0,
+                   udp=UdpStats(lost=0, total=80_000, loss_pct=0.0))
+    assert not passes(short, 0.0)
+    # without the counts, the printed rate is what there is
+    assert not passes(record(offered_bps=offered, throughput_bps=11.7e6), 0.0)
+
+
 # -- the profile -------------------------------------------------------------------------
 def profile(tmp_path, search: str, mtu: str = "[1500]", params: str = "{duration_s: 1}"):
     path = tmp_path / "p.yaml"
