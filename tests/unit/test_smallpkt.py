@@ -49,15 +49,31 @@ def test_rfc2544_line_rates_and_payloads():
     assert ethernet.fits(1518, 1500) and not ethernet.fits(1519, 1500)
     assert ethernet.fits(9018, 9000) and not ethernet.fits(9018, 1500)
     assert ethernet.frame_mbit(148_809, 64) == pytest.approx(76.19, abs=0.01)
-    # the line-rate flag: above the line beyond the received rate's own error, one frame
-    # of the count and the duration read to the tool's timing (iperf 2: 0.1 ms)
-    err = ethernet.rate_error_pps(148_809, 1.0, ethernet.timing_s("iperf2"))
-    assert err == pytest.approx(1 + 148_809 * 1e-4)          # 15.9 frames/s in 1 s
-    assert not ethernet.above_line(148_809 + 15, 148_809, err)
-    assert ethernet.above_line(148_809 + 17, 148_809, err)
-    long = ethernet.rate_error_pps(10 * 148_809, 10.0, ethernet.timing_s("iperf2"))
-    assert long == pytest.approx((1 + 148_809 * 1e-4) / 10)  # ten times finer in 10 s
-    assert ethernet.above_line(148_809 * 1.005, 148_809, long)  # the old 1 % margin let it by
+
+
+def test_a_frame_rate_above_the_line_is_flagged_by_the_rule_of_every_bound():
+    """The allowance is ``results.plausible.bound_allowance``'s: one frame of the count
+    over the duration, plus iperf 2's timing error (its TIMING_ERROR_S, 10 ms) over it;
+    the same figure the throughput's flag reads (one table of timing errors, the tools')."""
+    from nicbench.results.framerate import error_pps
+    from nicbench.results.plausible import bound_allowance, timing_error_s
+    from nicbench.tools.iperf2 import TIMING_ERROR_S
+
+    assert timing_error_s("iperf2") == TIMING_ERROR_S == 0.01
+    line = ethernet.line_pps(64, 100e6)
+    rec = record(frame=probe(), duration_s=5.0)
+    allow = error_pps(rec, line)
+    assert allow == bound_allowance(line, 1 / 5.0, 0.01, 5.0) == pytest.approx(
+        0.2 + line * 0.01 / 5)                                   # 297.8 frames/s in 5 s
+    ten = error_pps(record(frame=probe(), duration_s=10.0), line)
+    assert ten == pytest.approx(allow / 2)                       # twice as long, half
+    from nicbench.results.framerate import FrameRate
+    at = {"pair": "p", "adapter": "a", "adapter_label": "A", "point": "mtu1500", "test": "s",
+          "frame_bytes": 64, "bound": Bound.NDR, "loss_limit_pct": 0.0, "line_pps": line,
+          "trials": 1, "error_pps": allow}
+    assert not FrameRate(received_pps=line + allow, **at).above_line
+    assert FrameRate(received_pps=line + allow + 1, **at).above_line
+    assert FrameRate(received_pps=line * 1.005, **at).above_line  # the old 1 % let it by
 
 
 # -- the record --------------------------------------------------------------------------
@@ -258,7 +274,7 @@ def test_ndr_and_pdr_are_narrowed_to_their_resolution_and_confirmed_at_full_leng
     assert pdr.loss_pct == pytest.approx(0.3, abs=0.01)
     assert ndr.line_pps == pytest.approx(148_809.5, abs=0.1)
     assert not ndr.above_line and ndr.error_pps == pytest.approx(
-        ethernet.rate_error_pps(10 * ndr.received_pps, 10.0, 1e-4))
+        0.1 + ndr.line_pps * 0.01 / 10)          # a frame in 10 s, iperf 2's 10 ms
     # the NDR stands on the NDR search's trials only; the PDR search's start above it
     at64 = [r for r in recs if r.frame.frame_bytes == 64]
     assert next(x for x in at64 if x.trial_id == ndr.trial_id).frame.bound is Bound.NDR
