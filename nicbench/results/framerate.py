@@ -130,19 +130,30 @@ def best(trials: list[TrialRecord], bound: Bound, pdr_loss_pct: float) -> TrialR
 def bracket_top(trials: list[TrialRecord], bound: Bound, pdr_loss_pct: float,
                 above: int | None) -> tuple[int | None, bool]:
     """The lowest offered rate above ``above`` that failed ``bound``, and whether at full
-    length: for the NDR any trial's (a frame lost in a short trial is lost in a longer
-    one), for the PDR a full-length one's where there is one (a loss ratio averages over
-    the trial, a short trial's is not the full length's), else a short one's."""
+    length: a full-length trial's, or for the NDR a short one that lost a frame (a frame
+    lost in a short trial is lost in a longer one); where neither failed above it, any
+    short trial's. A short trial that lost nothing but delivered short is not a
+    full-length failure (iperf 2's sender catches up over a longer trial), nor is a
+    short trial over a loss ratio (the PDR: a ratio averages over the trial)."""
     loss = limit(bound, pdr_loss_pct)
     failed = [r for r in trials if _counts(r, bound) and not passes(r, loss)
               and (above is None or _offered(r) > above)]
-    full = [r for r in failed if r.frame is not None and r.frame.confirm]
-    pool = failed if bound is Bound.NDR or not full else full
+    full = [r for r in failed if (r.frame is not None and r.frame.confirm)
+            or (bound is Bound.NDR and lost_any(r))]
+    pool = full or failed
     low = min(pool, key=lambda r: (_offered(r), not (r.frame and r.frame.confirm)),
               default=None)
     if low is None:
         return None, False
     return _offered(low), bool(low.frame and low.frame.confirm)
+
+
+def lost_any(r: TrialRecord) -> bool:
+    """Did the receiver count a frame lost (or give no count: a failed trial)?"""
+    u = r.udp
+    if not r.ok or u is None:
+        return True
+    return u.lost > 0 if u.lost is not None else (u.loss_pct or 0.0) > 0
 
 
 def frame_rates(records: Iterable[TrialRecord],
