@@ -150,7 +150,7 @@ class _FrameProbes:
                and (k.lo is None or _pps(r) > k.lo)]
         low = min(bad, key=_pps, default=None)
         if low is not None:
-            k.hi, k.hi_received = _pps(low), received_pps(low)
+            k.hi, k.hi_received, k.hi_lost = _pps(low), received_pps(low), lost_any(low)
         k.full_passed = {_pps(r) for r in full if passes(r, loss_pct)}
         k.full_failed = {_pps(r) for r in full if not passes(r, loss_pct)}
         return k

@@ -137,6 +137,7 @@ class Known:
     lo: int | None = None
     hi: int | None = None
     hi_received: float | None = None
+    hi_lost: bool = True             # the failure at hi lost frames (else delivered short)
     full_passed: set[int] = field(default_factory=set)
     full_failed: set[int] = field(default_factory=set)
 
@@ -185,7 +186,7 @@ def frame_rate_search(trial: RateTrial, *, top: int, resolution_pct: float,
     r = resolution_pct / 100
     lo, hi, hint, hi_lost, short = _short_trials(trial, top, r, k, floor, max_short)
     conf, top_fail, tries = _full_trials(trial, top, r, k, zero_loss and hi_lost, lo, hi,
-                                         hint, floor, confirm_tries)
+                                         hint, floor, confirm_tries, _Step(r, not hi_lost))
     return RateFound(conf, top_fail, short, tries)
 
 
@@ -194,7 +195,7 @@ def _short_trials(trial: RateTrial, top: int, r: float, k: Known, floor: int,
     """Step 1: short trials narrow the bracket to ``r`` of its lower end; (lo, hi, what
     arrived at hi, whether frames were lost there, trials made)."""
     lo, hi, hint = k.lo, k.hi, k.hi_received
-    hi_lost = False
+    hi_lost = k.hi_lost
     short = 0
     if lo is None and hi is None and not k.full_passed:
         v = trial(top, False)
@@ -224,7 +225,7 @@ def _short_trials(trial: RateTrial, top: int, r: float, k: Known, floor: int,
 
 def _full_trials(trial: RateTrial, top: int, r: float, k: Known, zero_loss: bool,
                  lo: int | None, hi: int | None, hint: float | None, floor: int,
-                 confirm_tries: int) -> tuple[int | None, int | None, int]:
+                 confirm_tries: int, step: _Step) -> tuple[int | None, int | None, int]:
     """Step 2: full-length trials confirm the rate (or step down) and close the bracket
     above it; (the confirmed rate, the lowest failure above it, trials made).
     ``zero_loss``: the short trials' failure at ``hi`` lost frames under a zero-loss
@@ -235,7 +236,6 @@ def _full_trials(trial: RateTrial, top: int, r: float, k: Known, zero_loss: bool
         fails.append(hi)    # a frame lost in a short trial is one lost in a longer one
     fhi = min(fails, default=None)
     tries = 0
-    step = _Step(r)
     while tries < confirm_tries:
         if conf is not None and (conf >= top or (fhi is not None and _narrow(conf, fhi, r))):
             break
@@ -263,19 +263,27 @@ class _Step:
 
     - none confirmed: under the failure, what arrived there or a step under it, the step
       doubling (MLRsearch's external search down);
-    - confirmed with no failure above: a step of the resolution up; if that passes too,
-      the short trials understated the rate (a sender that starts slowly delivers more
-      over a longer trial), and the line rate is offered: what arrives there bounds it;
+    - confirmed with no failure above: a step of the resolution up, doubling while they
+      pass; where the short trials failed only by delivering short (``jump``) and the
+      first step passed too, they understated the rate (a sender that starts slowly
+      delivers more over a longer trial), and the line rate is offered: what arrives
+      there bounds it;
     - between a confirmed rate and a failure: what arrived at the failure (the ceiling as
       the receiver counted it), but at least a step of the resolution above the
-      confirmed rate and at most halfway to the failure.
+      confirmed rate and at most halfway to the failure; once such a step passed (what
+      arrived understated the rate: a sender that another's load slowed), steps of twice
+      the resolution up, doubling while they pass, never beyond halfway.
     """
 
-    def __init__(self, r: float):
+    def __init__(self, r: float, jump: bool):
         self.r = r
+        self.jump = jump
+        self.up = r
         self.down = r
         self.last = ""             # what the last offer was: "up", or another
         self.upped = False         # a step up passed with no failure above
+        self.stepped = False       # a step up to what arrived passed: growing from here
+        self.grow = 2 * r          # ... by this share, doubling while it passes
 
     def next(self, conf: int | None, fhi: int | None, hint: float | None,
              top: int) -> int | None:
@@ -288,14 +296,27 @@ class _Step:
             return cand
         if fhi is None:
             self.last = "up"
-            return top if self.upped else min(math.ceil(conf * (1 + self.r)), top)
+            if self.upped and self.jump:
+                return top
+            return min(math.ceil(conf * (1 + self.up)), top)
         mid = (conf + fhi) // 2
+        if self.stepped:
+            self.last = "grow"
+            return min(mid, math.ceil(conf * (1 + self.grow)))
         if hint is None:
             return mid
-        return min(mid, max(math.ceil(conf * (1 + self.r)), math.floor(hint)))
+        step = math.ceil(conf * (1 + self.r))
+        cand = min(mid, max(step, math.floor(hint)))
+        self.last = "step" if cand == step else ""
+        return cand
 
     def told(self, passed: bool) -> None:
         self.upped = self.upped or (passed and self.last == "up")
+        if passed and self.last == "up":
+            self.up *= 2
+        self.stepped = self.stepped or (passed and self.last == "step")
+        if passed and self.last == "grow":
+            self.grow *= 2
 
 
 def _narrow(lo: int | None, hi: int | None, r: float) -> bool:
