@@ -314,6 +314,32 @@ def test_a_pdr_trial_never_stands_as_the_ndr():
     assert old.offered_pps == 30_000 and not old.confirmed
 
 
+def test_a_short_trial_that_only_delivered_short_is_not_the_ndr_s_bracket_top():
+    """The NDR's bracket top is a full-length failure, or a short trial that lost a frame
+    (lost in 1 s, lost in 5); a short trial that lost nothing but delivered short (iperf
+    2's sender starting slowly) is the top only where nothing else failed above."""
+    from nicbench.tools.base import UdpStats
+
+    def rec(n, pps, confirm, total, lost):
+        secs = 5.0 if confirm else 1.0
+        return record(trial_id=f"p.mtu1500.s.udp-search.{n}", repetition=n,
+                      offered_bps=pps * 18 * 8, throughput_bps=(total - lost) / secs * 144,
+                      duration_s=secs, udp=UdpStats(lost=lost, total=total,
+                                                     loss_pct=100 * lost / total),
+                      frame=probe(offered_pps=pps, confirm=confirm))
+    short_delivery = rec(1, 60_000, False, 50_000, 0)        # 17 % short, nothing lost
+    short_lost = rec(2, 61_000, False, 61_000, 5)
+    confirmed = rec(3, 58_000, True, 290_000, 0)
+    ndr = frame_rates([short_delivery, confirmed], 0.5)[0]
+    assert ndr.bound is Bound.NDR and ndr.offered_pps == 58_000
+    assert (ndr.hi_pps, ndr.hi_full) == (60_000, False)      # nothing else failed above
+    ndr = frame_rates([short_delivery, short_lost, confirmed], 0.5)[0]
+    assert (ndr.hi_pps, ndr.hi_full) == (61_000, False)      # the one that lost a frame
+    full_fail = rec(4, 59_000, True, 295_000, 3)
+    ndr = frame_rates([short_delivery, short_lost, confirmed, full_fail], 0.5)[0]
+    assert (ndr.hi_pps, ndr.hi_full) == (59_000, True)
+
+
 def test_a_jumbo_frame_is_searched_where_the_mtu_carries_it(tmp_path):
     link = Link(clean=1e9, lossy=1e9)
     prof = profile(tmp_path, "{frames: [9018], resolution_pct: 5, line_rate: 1G}",
