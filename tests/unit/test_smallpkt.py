@@ -166,8 +166,8 @@ def test_the_plan_counts_short_and_full_length_trials_per_frame(tmp_path):
     assert isinstance(measure_for(prof, test), FrameRateSearch)
     fs = test.frame_search
     assert (fs.pdr_loss_pct, fs.confirm_s, fs.confirm_tries) == (0.5, 10.0, 6)
-    assert fs.planned_confirmations == 2 * 8
-    assert prof.planned_trials(test) == 2 * (13 + 8)     # per frame 13 short, 8 full length
+    assert fs.planned_confirmations == 2 * 6
+    assert prof.planned_trials(test) == 2 * (7 + 6)      # per frame 7 short, 6 full length
     assert fs.most_trials == 2 * 2 * (24 + 6) >= prof.planned_trials(test)
 
 
@@ -388,7 +388,7 @@ def test_the_plan_shows_each_probe_s_frame_and_the_searches_trials(tmp_path):
     assert ("small-packet search small: frames 64, 1518, 9018 B (those the point's MTU "
             "carries); per frame an NDR (0 % loss) and a PDR (0.5 % loss) search, 1 s trials "
             "narrowing to 1 % of the rate found, settled by trials of 10 s (at most 6 a "
-            "bound): about 21 trials per frame (8 of 10 s), 63 per point, at most 180") in lines
+            "bound): about 13 trials per frame (6 of 10 s), 39 per point, at most 180") in lines
     # the planned hosts pass every probe: the line rate is offered first, then confirmed
     # at full length, which stands for both bounds
     probes = [line for line in lines if "small #" in line and "iperf -c" in line]
@@ -397,9 +397,9 @@ def test_the_plan_shows_each_probe_s_frame_and_the_searches_trials(tmp_path):
     assert "-l 18 -u -e -t 1 -b 214285680" in probes[0]       # 1,488,095 x 18 x 8
     assert "-l 18 -u -e -t 10 -b 214285680" in probes[1]      # its confirmation
     assert "(1518 B frames, 81,274 frames/s)" in probes[2] and "-l 1472" in probes[2]
-    assert plan.trials == 63
+    assert plan.trials == 39
     # the tools' time counts the planned confirmations at their 10 s
-    assert plan.tool_s == pytest.approx(3 * 13 * 1 + 3 * 8 * 10, abs=3 * 21 * 0.5)
+    assert plan.tool_s == pytest.approx(3 * 7 * 1 + 3 * 6 * 10, abs=3 * 13 * 0.5)
 
 
 def test_the_summary_row_gives_no_single_rate_for_a_small_packet_search(tmp_path):
