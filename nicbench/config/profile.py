@@ -78,12 +78,14 @@ DEFAULT_PDR_LOSS_PCT = 0.5
 # One bound's short trials at most (execution/udpsearch.py): from the line rate down to
 # 1/10,000 of it with the step doubling, then halving to the resolution.
 MAX_SHORT_TRIALS = 24
-# What a search is planned as per frame size (an estimate): a modern run on the lab
-# (five pairs, 64 and 1518 bytes, load average 10-15, 2026-11-28) averaged 13.1 short and
-# 8.1 full-length trials a frame size for both bounds; the seeded simulation in
-# tests/unit/test_framesearch_sim.py, 4.5 short and 3.2 full-length a bound alone.
-PLANNED_SHORT_PER_FRAME = 13
-PLANNED_FULL_PER_FRAME = 8
+# What a search is planned as per frame size (an estimate): two modern runs on the lab
+# with the receiver's 4 MB buffer (five pairs, 64 bytes, load average 5-11, 2026-11-28)
+# averaged 7.2 short and 5.5 full-length trials a frame size for both bounds (8-18 in
+# all); the seeded simulation in tests/unit/test_framesearch_sim.py, 4.5 short and 3.2
+# full-length a bound alone. (Before the buffer, 13.1 and 8.1: 5 s trials lost frames
+# where 1 s trials had passed.)
+PLANNED_SHORT_PER_FRAME = 7
+PLANNED_FULL_PER_FRAME = 6
 
 
 class FrameSearch(Strict):

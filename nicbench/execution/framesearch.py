@@ -29,7 +29,7 @@ from nicbench.execution.recorder import Where
 from nicbench.execution.trialcontext import TrialContext
 from nicbench.execution.udpsearch import Known, RateTrial, Verdict, frame_rate_search
 from nicbench.physics import ethernet
-from nicbench.results.framerate import frame_rates, received_pps
+from nicbench.results.framerate import frame_rates, lost_any, received_pps
 from nicbench.physics.ethernet import Bound, FrameProbe
 from nicbench.results.policy import passes
 from nicbench.results.records import Failure, Kind, TrialKey, TrialRecord
@@ -150,7 +150,7 @@ class _FrameProbes:
                and (k.lo is None or _pps(r) > k.lo)]
         low = min(bad, key=_pps, default=None)
         if low is not None:
-            k.hi, k.hi_received = _pps(low), received_pps(low)
+            k.hi, k.hi_received, k.hi_lost = _pps(low), received_pps(low), lost_any(low)
         k.full_passed = {_pps(r) for r in full if passes(r, loss_pct)}
         k.full_failed = {_pps(r) for r in full if not passes(r, loss_pct)}
         return k
@@ -164,7 +164,7 @@ class _FrameProbes:
             recs = [self._one(pps, bound, confirm) for _ in range(n)]
             best = max(recs, key=lambda r: (passes(r, loss_pct), r.ok,
                                             r.throughput_bps or 0.0))
-            return Verdict(passes(best, loss_pct), received_pps(best))
+            return Verdict(passes(best, loss_pct), received_pps(best), lost_any(best))
         return trial
 
     def _one(self, pps: int, bound: Bound, confirm: bool) -> TrialRecord:

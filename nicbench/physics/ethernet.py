@@ -13,8 +13,9 @@ and the inter-frame gap (12 bytes), so a link of R bit/s carries at most
     R / ((frame + 20) x 8) frames per second
 
 148,809 at 64 bytes on 100 Mbit/s Fast Ethernet, 1,488,095 on Gigabit Ethernet, 81,274
-at 1518 bytes on Gigabit. A figure above that for its frame size was not measured on
-that link (:func:`above_line`).
+at 1518 bytes on Gigabit. A figure above that for its frame size (beyond what the tool's
+count and timing allow, ``results.plausible.above_bound``, as for any physical bound) was
+not measured on that link (``results.framerate.FrameRate.above_line``).
 
 A UDP datagram of P payload bytes in IPv4 makes a frame of P + 8 (UDP) + 20 (IPv4) + 14
 (Ethernet header) + 4 (FCS) bytes: a 64-byte frame carries 18 bytes of payload, what a
@@ -37,13 +38,6 @@ FRAME_OVERHEAD = ETHERNET_HEADER + FCS + IPV4_HEADER + UDP_HEADER   # 46: frame 
 
 MIN_FRAME = 64            # Ethernet's smallest frame (IEEE 802.3)
 RFC2544_FRAMES = (64, 128, 256, 512, 1024, 1518)   # section 9.1 less 1280, as CSIT runs it
-# A received frame rate is a count over a duration: N frames in t seconds, t read to
-# the tool's timing resolution. Its error (:func:`rate_error_pps`) is one frame of the
-# count (the interval's edges) plus N over t times the relative error of t. A rate above
-# the line rate by more than that is flagged. The tools' timing, as they print it: iperf
-# 2's intervals to 0.1 ms ("0.0000-1.0003 sec"), iperf3's JSON seconds to 1 us; unknown: 1 ms.
-TIMING_S = {"iperf2": 1e-4, "iperf3": 1e-6}
-DEFAULT_TIMING_S = 1e-3
 
 
 class Bound(StrEnum):
@@ -79,24 +73,6 @@ def frame_mbit(pps: float, frame: int) -> float:
     """``pps`` frames of ``frame`` bytes as Mbit/s of frames (header and FCS counted,
     preamble and gap not: the L2 rate RFC 2544 and CSIT report)."""
     return pps * frame * 8 / 1e6
-
-
-def rate_error_pps(frames: float, duration_s: float, timing_s: float) -> float:
-    """The error of ``frames`` counted over ``duration_s`` read to ``timing_s``: one frame
-    at the interval's edges, and the rate times the duration's relative error."""
-    if duration_s <= 0:
-        return float("inf")
-    return (1.0 + frames * timing_s / duration_s) / duration_s
-
-
-def timing_s(tool: str) -> float:
-    return TIMING_S.get(tool, DEFAULT_TIMING_S)
-
-
-def above_line(pps: float, line: float, error_pps: float = 0.0) -> bool:
-    """A rate above the line rate beyond its measurement error (``rate_error_pps``) is
-    impossible on that link."""
-    return pps - error_pps > line
 
 
 @dataclass

@@ -5,8 +5,9 @@ rate".
 Figures come from :func:`nicbench.results.framerate.frame_rates` over each run's current
 records (the one definition of a search's outcome). The line rate for a frame size is
 rate / ((frame + 20) x 8) (RFC 2544; ``nicbench.physics.ethernet``); a rate above it beyond
-its own measurement error (one frame of the count and the duration read to the tool's
-timing, ``frames.rate_error_pps``) was not carried by that link: it is drawn flagged,
+what its count and the tool's timing allow (one frame over the trial's duration, and the
+tool's ``TIMING_ERROR_S`` over it: ``results.framerate.error_pps``, the rule of every
+physical bound) was not carried by that link: it is drawn flagged,
 shown in the table with "!", and never ranked, as a throughput above the wire's limit is
 not (``verdict.py``). Each rate is a full-length trial's (``confirm_s``), shown with its
 bracket, the lowest rate that failed above it, and the confirmation's loss; a figure of

@@ -21,7 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from nicbench.physics.ethernet import Bound, above_line, frame_mbit, rate_error_pps, timing_s
+from nicbench.physics.ethernet import Bound, frame_mbit
+from nicbench.results.plausible import bound_allowance, timing_error_s
 from nicbench.results.policy import passes
 from nicbench.results.records import CpuPart, Kind, Status, TrialRecord
 
@@ -51,7 +52,7 @@ class FrameRate:
     duration_s: float | None = None  # the figure trial's duration (the receiver's)
     hi_pps: int | None = None        # the bracket's top: the lowest failure above
     hi_full: bool = False            # ... a full-length trial's (else a short one's)
-    error_pps: float = 0.0           # the received rate's measurement error
+    error_pps: float = 0.0           # how far above the line it may read (allowance)
     full_trials: int = 0             # full-length trials at this frame size
 
     @property
@@ -68,10 +69,11 @@ class FrameRate:
 
     @property
     def above_line(self) -> bool:
-        """Above the line rate for its frame size beyond the figure's measurement error:
-        impossible on that link, never ranked."""
-        return self.received_pps is not None and above_line(self.received_pps,
-                                                            self.line_pps, self.error_pps)
+        """Above the line rate for its frame size by more than ``error_pps``, the
+        allowance every physical bound has (``results.plausible``): impossible on that
+        link, never ranked."""
+        return self.received_pps is not None and self.received_pps > self.line_pps + \
+            self.error_pps
 
     @property
     def bracket_pct(self) -> float | None:
@@ -93,14 +95,13 @@ def received_pps(rec: TrialRecord) -> float | None:
     return rec.throughput_bps / (rec.frame.payload_bytes * 8)
 
 
-def error_pps(rec: TrialRecord) -> float:
-    """The measurement error of :func:`received_pps` (``frames.rate_error_pps``): from
-    the frame count and the receiver's duration, read to the tool's timing."""
-    pps = received_pps(rec)
-    if pps is None:
-        return 0.0
-    duration = rec.duration_s or 0.0
-    return rate_error_pps(pps * duration, duration, timing_s(rec.tool))
+def error_pps(rec: TrialRecord, line: float) -> float:
+    """How far above the ``line`` rate :func:`received_pps` may read and still be the
+    line rate, by the rule of every physical bound (``results.plausible.bound_allowance``):
+    one frame of the count over the receiver's duration, plus the tool's timing error
+    (its ``TIMING_ERROR_S``) over that duration (one second where none was read)."""
+    duration = rec.duration_s if rec.duration_s and rec.duration_s > 0 else None
+    return bound_allowance(line, 1.0 / (duration or 1.0), timing_error_s(rec.tool), duration)
 
 
 def limit(bound: Bound, pdr_loss_pct: float) -> float:
@@ -129,19 +130,30 @@ def best(trials: list[TrialRecord], bound: Bound, pdr_loss_pct: float) -> TrialR
 def bracket_top(trials: list[TrialRecord], bound: Bound, pdr_loss_pct: float,
                 above: int | None) -> tuple[int | None, bool]:
     """The lowest offered rate above ``above`` that failed ``bound``, and whether at full
-    length: for the NDR any trial's (a frame lost in a short trial is lost in a longer
-    one), for the PDR a full-length one's where there is one (a loss ratio averages over
-    the trial, a short trial's is not the full length's), else a short one's."""
+    length: a full-length trial's, or for the NDR a short one that lost a frame (a frame
+    lost in a short trial is lost in a longer one); where neither failed above it, any
+    short trial's. A short trial that lost nothing but delivered short is not a
+    full-length failure (iperf 2's sender catches up over a longer trial), nor is a
+    short trial over a loss ratio (the PDR: a ratio averages over the trial)."""
     loss = limit(bound, pdr_loss_pct)
     failed = [r for r in trials if _counts(r, bound) and not passes(r, loss)
               and (above is None or _offered(r) > above)]
-    full = [r for r in failed if r.frame is not None and r.frame.confirm]
-    pool = failed if bound is Bound.NDR or not full else full
+    full = [r for r in failed if (r.frame is not None and r.frame.confirm)
+            or (bound is Bound.NDR and lost_any(r))]
+    pool = full or failed
     low = min(pool, key=lambda r: (_offered(r), not (r.frame and r.frame.confirm)),
               default=None)
     if low is None:
         return None, False
     return _offered(low), bool(low.frame and low.frame.confirm)
+
+
+def lost_any(r: TrialRecord) -> bool:
+    """Did the receiver count a frame lost (or give no count: a failed trial)?"""
+    u = r.udp
+    if not r.ok or u is None:
+        return True
+    return u.lost > 0 if u.lost is not None else (u.loss_pct or 0.0) > 0
 
 
 def frame_rates(records: Iterable[TrialRecord],
@@ -176,5 +188,6 @@ def frame_rates(records: Iterable[TrialRecord],
                 cpu_sender_other_pct=CpuPart.SENDER_OTHER.of(rec) if rec else None,
                 confirmed=bool(rec and rec.frame and rec.frame.confirm),
                 duration_s=rec.duration_s if rec else None, hi_pps=top, hi_full=top_full,
-                error_pps=error_pps(rec) if rec else 0.0, full_trials=n_full))
+                error_pps=error_pps(rec, first.frame.line_pps) if rec else 0.0,
+                full_trials=n_full))
     return out

@@ -97,7 +97,23 @@ def passes(rec: TrialRecord, loss_pct: float) -> bool:
         loss = max(0.0, 100.0 * (1 - rec.throughput_bps / rec.offered_bps))
     if not rec.ok or loss is None or loss > loss_pct:
         return False
-    return not (rec.offered_bps and rec.throughput_bps is not None and rec.throughput_bps < rec.offered_bps * (1 - SHORTFALL))
+    got = delivered_share(rec)
+    return got is None or got >= 1 - SHORTFALL
+
+
+def delivered_share(rec: TrialRecord) -> float | None:
+    """What arrived as a share of what was offered (None: nothing offered or received to
+    compare). A small-packet trial's by the receiver's own count of datagrams (total
+    less lost) over its duration against the offered frames/s: iperf prints a rate to 3
+    significant digits, 0.43 % at the 11.7 Mbit/s of 81,000 64-byte frames a second,
+    and read so a trial that delivered all but 0.2 % failed (seen on the lab)."""
+    f, u = rec.frame, rec.udp
+    if f is not None and f.offered_pps > 0 and u is not None and u.total is not None \
+            and u.lost is not None and rec.duration_s:
+        return (u.total - u.lost) / rec.duration_s / f.offered_pps
+    if rec.offered_bps and rec.throughput_bps is not None:
+        return rec.throughput_bps / rec.offered_bps
+    return None
 
 
 # The confidence of the interval judged: the median's order-statistic interval at 95 %;

@@ -157,7 +157,8 @@ class Tool:
     # How far the tool's own timing can be off, in seconds of the time its figure is over
     # (its module's TIMING_ERROR_S, why there): with its printed resolution, how far a
     # figure may read above a physical limit and still be the limit
-    # (results.plausible.above_bound).
+    # (results.plausible.above_bound; a frame rate's line rate too,
+    # results.framerate.error_pps). The one table of tools' timing.
     timing_error_s: float = 0.0
     # The resolution of the throughput it printed, bit/s, from the figure and its output's
     # format (the parser's ``extra["format"]``): no difference finer is a measurement.

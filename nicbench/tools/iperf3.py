@@ -624,7 +624,10 @@ BIDIR_NEED = Need("--bidir", (3, 7), "bidir")
 # figure (end.sum_received) divides the bytes it read by the test's duration as the client
 # timed it (a select() timer with scheduler-tick granularity), while its last reads and the
 # first window in flight fall on either side of that clock: 10 ms over the duration, 0.1 %
-# of a 10 s test (the lab's iperf3 reads 100.02 % of a 941.5 Mbit/s limit).
+# of a 10 s test (the lab's iperf3 reads 100.02 % of a 941.5 Mbit/s limit). Its JSON prints
+# seconds to 1 us, which says how finely it printed the clock, not how far the ends' reads
+# stand from the wire's; the one figure for iperf3, a rate's limit and a frame rate's
+# line rate alike.
 TIMING_ERROR_S = 0.01
 
 TOOL = Tool(

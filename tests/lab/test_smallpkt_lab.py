@@ -10,12 +10,16 @@ gap), so that limit is the shaper's too.
 
 Always judged (a busy machine cannot excuse them): no frame rate above the line rate for
 its frame size (beyond the rate's own count-and-timing error); every NDR and PDR stands on
-a full-length trial of at least 5 s at the rate reported within its loss bound, and its
-bracket (to the lowest rate failed above it) is within 3 % of it (issue 30); the NDR at
-or below the PDR at every frame size; every trial sent the frame's payload (``-l``, frame - 46) at ``-b`` = offered
+a full-length trial of at least 5 s at the rate reported within its loss bound (an NDR on
+an NDR search's trial, never a PDR's) (issue 30); the NDR at or below the PDR at every
+frame size; every trial sent the frame's payload (``-l``, frame - 46) at ``-b`` = offered
 frames/s x payload x 8, and its figures read again from its raw files are the stored ones;
 an NDR trial lost nothing by the receiver's own count and delivered what was offered.
-Judged on a quiet machine only (``loadcheck.Beside``), and only at 100 Mbit/s: at 1518
+Judged on a quiet machine only (``loadcheck.Beside``, the machine's load measured outside
+the tool; a skip names it and every figure): each NDR and PDR bracketed (to the lowest
+rate failed above it) within 3 % of itself, a confirmed rate at every bound (the 64-byte
+rate is the sender's CPU here, which another's load moves from trial to trial); and only
+at 100 Mbit/s: at 1518
 bytes, where the sender needs few packets a second (8,127), the NDR is found within two
 resolution steps of the line rate. A confirmation whose link tc slows while it runs
 fails, and the search steps down and confirms again (the last test). At 1 Gbit/s no floor is held (81,274 frames/s of 1472
@@ -113,34 +117,31 @@ def judge(profile, run_dir, found, load, link_bps: float,
            if r.received_pps is not None else "none")
         + f" ({r.trials} trials)" for r in rates.values())
     print(f"\n{pair}, line {link_bps / 1e6:g} Mbit/s: {figures}; {load.short()}")
-    wide: list[str] = []      # brackets over 3 %: the confirmations ran out on a busy machine
-    search = test.frame_search
-    spent = True              # ... every one of them after all its full-length trials
+    wide: list[str] = []      # brackets over 3 % (or open below the line rate)
     for frame in test.frame_search.frames:
         ndr, pdr = rates[(frame, Bound.NDR)], rates[(frame, Bound.PDR)]
         for r in (ndr, pdr):
             assert r.received_pps is None or r.received_pps <= r.line_pps * (1 + TOL), figures
             assert not r.above_line, figures
             if r.trial_id is None:
+                wide.append(f"{frame} B {r.bound.value} (none confirmed)")
                 continue
             rec = next(p for p in probes if p.trial_id == r.trial_id)
             assert rec.frame is not None and rec.frame.confirm and r.confirmed, figures
+            assert rec.frame.bound is Bound.NDR or r.bound is Bound.PDR, figures
             assert (rec.duration_s or 0) >= 5 * 0.99 and passes(rec, r.loss_limit_pct), figures
-            if r.hi_pps is not None and r.hi_pps - (r.offered_pps or 0) > 0.03 * (
-                    r.offered_pps or 0):
+            top = r.hi_pps
+            if top is None and (r.offered_pps or 0) < int(r.line_pps):
+                wide.append(f"{frame} B {r.bound.value} (open)")
+            elif top is not None and top - (r.offered_pps or 0) > 0.03 * (r.offered_pps or 0):
                 wide.append(f"{frame} B {r.bound.value}")
-                spent = spent and r.full_trials >= search.confirm_tries
         assert (ndr.offered_pps or 0) <= (pdr.offered_pps or 0), figures
         if ndr.trial_id is not None:
             rec = next(p for p in probes if p.trial_id == ndr.trial_id)
             assert rec.udp is not None and rec.udp.lost == 0 and passes(rec, 0.0), figures
     if wide:
-        if spent:
-            # the search is bounded in full-length trials; where it spent them all, its
-            # bracket is as far as it got, shown as such in the report (issue 30: open)
-            pytest.skip(f"{pair}: bracket over 3 % at {', '.join(wide)} after every "
-                        f"full-length trial the search may make ({search.confirm_tries}): "
-                        f"{figures}")
+        # the rate at 64 bytes is the sender's CPU on this shared machine: another's load
+        # moves it between trials (seen: 54,000 to 150,000 frames/s within a minute)
         if load.busy:
             pytest.skip(f"{pair}: bracket over 3 % at {', '.join(wide)} with other load on "
                         f"the machine ({load.short()}): {figures}")

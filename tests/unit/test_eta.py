@@ -1,9 +1,11 @@
 """The live ETA starts from --plan's estimate and corrects from the measured trial times.
 
-Replayed on the modern profile's real run (tests/report/data/modern: 13 min 03 s from its
-first trial to its last; its --plan said 13 min 29 s): one minute in, the ETA extrapolated
-from the trials so far said 22.9 min where 12.0 were left; from the plan it is within a
-few percent. The replay moves the clock by setting when the run started."""
+Replayed on the times of the modern profile's real run as it ships (issue 30's
+confirmed 64-byte searches; tests/unit/data/modern-run-times.jsonl: each trial's pair,
+test, repetition and times from a run on the five-adapter lab on 2026-11-28 at load
+average 7-11, 13 min 42 s with its report; its --plan said 12 min 54 s). The replay
+moves the clock by setting when the run started. (The report's stored run,
+tests/report/data/modern, searched 512 and 1518-byte frames before confirmations.)"""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from nicbench.execution.recorder import Progress
 from nicbench.tools.registry import CATALOG
 
 REPO = Path(__file__).resolve().parents[2]
-MODERN = REPO / "tests" / "report" / "data" / "modern" / "trials.jsonl"
+MODERN = REPO / "tests" / "unit" / "data" / "modern-run-times.jsonl"
 
 
 def _replay(seconds: float, plan: tuple[float, dict[str, float]] | None, total: int,
@@ -70,9 +72,7 @@ def test_one_minute_in_the_eta_is_near_what_was_left(modern):
     t1 = max(r["ended_at"] for r in recs)
     total = profile.trials_per_pair * len(pairs)
     plan = eta_prior(profile, inventory, pairs)
-    # (not later: the stored run searched 512 and 1518-byte frames too, which the
-    # profile, since issue 30's full-length confirmations, no longer plans)
-    for seconds in (60, 180, 360):
+    for seconds in (60, 180, 360, 600):
         left = t1 - (t0 + seconds)
         ours = _replay(seconds, plan, total, recs, t0)
         naive = _replay(seconds, None, total, recs, t0)

@@ -113,3 +113,24 @@ def test_confirmations_are_bounded_and_none_passing_is_no_rate():
                               zero_loss=True)
     assert found.rate is None and found.confirmations == 3
     assert sum(1 for _, c in asked if c) == 3 and asked[0] == (10_000, False)
+
+
+def test_a_short_trial_that_only_delivered_short_is_not_the_ndr_s_top():
+    """As iperf 2 on the lab's fe link: its sender starts slowly, so 1 s trials deliver
+    at most 60,000 frames/s (nothing lost, the rate not offered) while 10 s trials carry
+    80,000. The NDR is not stopped under the short trials' failure: full-length trials
+    step up from there and bracket it, at full length, within the resolution of 80,000."""
+    asked: list[tuple[int, bool]] = []
+
+    def trial(rate: int, confirm: bool) -> Verdict:
+        asked.append((rate, confirm))
+        if confirm:
+            return Verdict(rate <= 80_000, float(min(rate, 80_000)), lost=rate > 80_000)
+        return Verdict(rate <= 60_000, float(min(rate, 60_000)), lost=False)
+
+    found = frame_rate_search(trial, top=148_809, resolution_pct=2.0, confirm_tries=6,
+                              zero_loss=True)
+    assert found.rate is not None and 80_000 / 1.02 <= found.rate <= 80_000
+    assert found.hi is not None and found.hi - found.rate <= 0.02 * found.rate
+    assert any(confirm and rate == found.hi for rate, confirm in asked)   # a full failure
+    assert found.confirmations <= 6
