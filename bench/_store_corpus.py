@@ -239,6 +239,12 @@ def _base_manifest(sources: Sequence[_Source], clones: Sequence[_Clone],
     return m
 
 
+def nights_back(nights: int, today: date | None = None) -> date:
+    """The first of ``nights`` nights that all lie before ``today``: a store refuses a
+    trial from the future (issue 32), so a corpus that must import ends last night."""
+    return (today or datetime.now(UTC).date()) - timedelta(days=nights + 1)
+
+
 def corpus(runs: int = 100, adapters: int = 50, nights: int | None = None,
            trials_per_run: int | None = None, sources: Sequence[str | Path] = SOURCES,
            first_night: date = FIRST_NIGHT,
@@ -386,10 +392,10 @@ class Source:
 
 
 def write_runs(source: Source, dest: str | Path, *, first: int, count: int,
-               groups: int) -> list[Path]:
+               groups: int, first_night: date = FIRST_NIGHT) -> list[Path]:
     """Runs ``first`` .. ``first + count - 1`` of the corpus, each a results directory in
     ``dest``: run *i* holds group ``i % groups`` (the source's adapters as ``lab-gbe-g3``,
-    pairs ``gbe-g3``) on night ``i // groups``."""
+    pairs ``gbe-g3``) on night ``i // groups`` after ``first_night``."""
     if not 1 <= groups <= 200 or first < 0 or not 0 <= count <= MAX_RUNS:
         raise ValueError("groups 1..200 (runs of a night 5 minutes apart), first >= 0, "
                          f"count 0..{MAX_RUNS}")
@@ -397,7 +403,7 @@ def write_runs(source: Source, dest: str | Path, *, first: int, count: int,
     for i in range(first, first + count):
         group, night = i % groups, i // groups
         base, plan = source.group(group)
-        made.append(_run(base, plan, night, _start(FIRST_NIGHT, night, group), {})
+        made.append(_run(base, plan, night, _start(first_night, night, group), {})
                     .write(dest))
     return made
 

@@ -37,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import date
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -79,8 +80,11 @@ def main() -> int:
         with open_store(location) as s:
             s.clear()
         opened = lambda: open_store(location)      # noqa: E731
+        # every night the bench makes (the build's and the report's) lies in the past
+        runs_in_all = max(args.import_runs, -(-args.trials // source.trials)) + args.groups
+        night0 = corpus.nights_back(-(-runs_in_all // args.groups) + 1)
         import_s, first, cpu_s = _import(source, work, opened, 0, args.import_runs,
-                                         args.groups)
+                                         args.groups, night0)
         rate = first * source.trials / import_s
         cpu_us = cpu_s / (first * source.trials) * 1e6
         print(f"import: {first} runs, {first * source.trials} trials in {import_s:.1f} s: "
@@ -89,7 +93,7 @@ def main() -> int:
         runs, build_s = first, import_s
         while runs * source.trials < args.trials:
             n = min(BATCH, -(-(args.trials - runs * source.trials) // source.trials))
-            seconds, _, _ = _import(source, work, opened, runs, n, args.groups)
+            seconds, _, _ = _import(source, work, opened, runs, n, args.groups, night0)
             runs, build_s = runs + n, build_s + seconds
         with open_store(location, write=False) as s:
             info = s.info()
@@ -97,7 +101,7 @@ def main() -> int:
         print(f"build: {info.runs} runs, {info.trials} trials in {build_s:.1f} s "
               f"({info.trials / build_s:,.0f} trials/s), {size_mb:.0f} MB")
         q_s, trials_s, rows = _histories(location)
-        report_s, charts, report_cpu_s = _report(source, work, at, runs, args.groups)
+        report_s, charts, report_cpu_s = _report(source, work, at, runs, args.groups, night0)
         ok = rate >= IMPORT_TARGET and q_s <= HISTORY_LIMIT_S and \
             report_s <= REPORT_LIMIT_S and info.trials >= args.trials
         print(f"store: backend={location.kind.value} import_trials_per_s={rate:.0f} "
@@ -123,12 +127,13 @@ def _cpu() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def _import(source, work: Path, opened, first: int, count: int,
-            groups: int) -> tuple[float, int, float]:
+def _import(source, work: Path, opened, first: int, count: int, groups: int,
+            night0: date) -> tuple[float, int, float]:
     """Write runs first.. of the corpus, import them (timed), remove them: the import's
     seconds, runs and CPU seconds."""
     batch = work / "runs"
-    dirs = corpus.write_runs(source, batch, first=first, count=count, groups=groups)
+    dirs = corpus.write_runs(source, batch, first=first, count=count, groups=groups,
+                             first_night=night0)
     c0, t0 = _cpu(), time.perf_counter()
     counts = import_dirs(opened, [str(d) for d in dirs])
     seconds, cpu_s = time.perf_counter() - t0, _cpu() - c0
@@ -139,15 +144,15 @@ def _import(source, work: Path, opened, first: int, count: int,
     return seconds, count, cpu_s
 
 
-def _report(source, work: Path, at: str, runs: int,
-            groups: int) -> tuple[float, int, float]:
+def _report(source, work: Path, at: str, runs: int, groups: int,
+            night0: date) -> tuple[float, int, float]:
     """The next night's runs (every group: all the adapters) written and imported as a
     nightly run stores them, then ``nicbench report`` of them with the store as its
     history, in a new process as a user runs it: its wall time and the History
     section's charts (one per adapter), and its CPU seconds."""
     night = -(-runs // groups)
     dirs = corpus.write_runs(source, work / "night", first=night * groups, count=groups,
-                             groups=groups)
+                             groups=groups, first_night=night0)
     import_dirs(lambda: open_store(resolve(at)), [str(d) for d in dirs])
     out = work / "report"
     env = {k: v for k, v in os.environ.items() if not k.startswith("NICBENCH_")}
