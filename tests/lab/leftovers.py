@@ -48,8 +48,29 @@ def assert_left_nothing(recs: list[TrialRecord], out: Path | None = None) -> Non
     left = left_by(recs)
     assert left == [], left
     for rec in recs:
+        hosts = set(rec.hosts.values()) or None    # None: a record naming no host
         for cmd in [*rec.commands.values(), *(c for b in rec.beside
                                              for c in b.commands.values())]:
-            found = subprocess.run(["pgrep", "-f", "^" + re.escape(cmd)],
-                                   capture_output=True, text=True, timeout=10)
-            assert found.stdout == "", f"still running: {cmd}"
+            running = running_in(hosts, "^" + re.escape(cmd))
+            assert running == [], f"still running: {cmd} ({running})"
+
+
+def running_in(namespaces: Iterable[str] | None, pattern: str) -> list[str]:
+    """The processes of the lab's ``namespaces`` whose command line matches ``pattern``
+    (``pgrep -f``), as "pid namespace". Only these namespaces: the suite's other lane
+    runs a lab of its own whose test links have the same addresses (198.18.<n>.x in
+    namespaces of their own), so the same command line there is not this run's. None:
+    anywhere on the machine."""
+    found = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True,
+                           timeout=10).stdout.split()
+    if not found:
+        return []
+    if namespaces is None:
+        return found
+    mine = set(found)
+    hits = []
+    for ns in sorted(set(namespaces)):
+        pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True,
+                              timeout=10).stdout.split()
+        hits += [f"{pid} {ns}" for pid in pids if pid in mine]
+    return hits

@@ -29,6 +29,7 @@ from clihelp import nicbench
 from loadcheck import Beside, judge_short, lab_namespaces
 
 from nicbench.config.loader import load_profile
+from nicbench.results.records import FORMAT_VERSION
 from nicbench.tools.registry import CATALOG
 
 pytestmark = pytest.mark.lab
@@ -102,7 +103,7 @@ def test_quick_profile_end_to_end(lab, tmp_path, mtus):
             assert row.selected_bps == row.best_bps       # select: best
     recs = records(out)
     assert len(recs) == sum(profile.repetitions_for(t) for t in profile.tests) * len(mtus)
-    assert all(r["status"] == "ok" and r["format_version"] == 2 for r in recs)
+    assert all(r["status"] == "ok" and r["format_version"] == FORMAT_VERSION for r in recs)
     assert_no_duplicates(recs)
     assert_raw_files(out, recs)
     for r in recs:

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from portheld import port_held
 from clihelp import argv, env, nicbench, read_until
-from leftovers import assert_left_nothing, left_since
+from leftovers import assert_left_nothing, left_since, running_in
 
 from nicbench.config.loader import load_profile
 from nicbench.config.profile import Role
@@ -182,6 +182,5 @@ def test_ctrl_c_in_a_two_tool_trial_stops_both(lab, tmp_path):
                                         f"sport = :{port}"], capture_output=True, text=True,
                                        timeout=10).stdout
             assert listening.strip() == "", (host, port, listening)
-    running = subprocess.run(["pgrep", "-f", r"^iperf3? -[sc] .*198\.18\.0\."],
-                             capture_output=True, text=True, timeout=10).stdout
-    assert running == "", running
+    running = running_in((h.name for h in lab.spec.hosts()), r"^iperf3? -[sc] .*198\.18\.0\.")
+    assert running == [], running
