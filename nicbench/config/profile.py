@@ -104,7 +104,7 @@ class FrameSearch(Strict):
     pdr_loss_pct: Float = Field(DEFAULT_PDR_LOSS_PCT, gt=0, le=100)
     resolution_pct: Float = Field(1.0, ge=0.1, le=50)
     confirm_s: Float = Field(10.0, ge=1, le=3600)
-    confirm_tries: Int = Field(6, ge=1, le=20)
+    confirm_tries: Int = Field(8, ge=1, le=20)
     line_rate: Rate | None = None
     trials_per_rate: Int = Field(1, ge=1, le=15)
 

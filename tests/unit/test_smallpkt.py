@@ -165,10 +165,10 @@ def test_the_plan_counts_short_and_full_length_trials_per_frame(tmp_path):
     (test,) = prof.tests
     assert isinstance(measure_for(prof, test), FrameRateSearch)
     fs = test.frame_search
-    assert (fs.pdr_loss_pct, fs.confirm_s, fs.confirm_tries) == (0.5, 10.0, 6)
+    assert (fs.pdr_loss_pct, fs.confirm_s, fs.confirm_tries) == (0.5, 10.0, 8)
     assert fs.planned_confirmations == 2 * 6
     assert prof.planned_trials(test) == 2 * (7 + 6)      # per frame 7 short, 6 full length
-    assert fs.most_trials == 2 * 2 * (24 + 6) >= prof.planned_trials(test)
+    assert fs.most_trials == 2 * 2 * (24 + 8) >= prof.planned_trials(test)
 
 
 @pytest.mark.parametrize("search, params, words", [
@@ -387,8 +387,8 @@ def test_the_plan_shows_each_probe_s_frame_and_the_searches_trials(tmp_path):
     lines = render(plan)
     assert ("small-packet search small: frames 64, 1518, 9018 B (those the point's MTU "
             "carries); per frame an NDR (0 % loss) and a PDR (0.5 % loss) search, 1 s trials "
-            "narrowing to 1 % of the rate found, settled by trials of 10 s (at most 6 a "
-            "bound): about 13 trials per frame (6 of 10 s), 39 per point, at most 180") in lines
+            "narrowing to 1 % of the rate found, settled by trials of 10 s (at most 8 a "
+            "bound): about 13 trials per frame (6 of 10 s), 39 per point, at most 192") in lines
     # the planned hosts pass every probe: the line rate is offered first, then confirmed
     # at full length, which stands for both bounds
     probes = [line for line in lines if "small #" in line and "iperf -c" in line]
