@@ -74,9 +74,13 @@ class Context:
     memo: dict[object, object] = field(default_factory=dict)
 
     def once(self, fn: Callable[[Index], T]) -> T:
-        if fn not in self.memo:
-            self.memo[fn] = fn(self.ix)
-        return self.memo[fn]  # type: ignore[return-value]
+        return self.keep(fn, lambda: fn(self.ix))
+
+    def keep(self, key: object, make: Callable[[], T]) -> T:
+        """What ``make`` gives, made the first time ``key`` is asked for in this build."""
+        if key not in self.memo:
+            self.memo[key] = make()
+        return self.memo[key]  # type: ignore[return-value]
 
 
 @dataclass
@@ -119,6 +123,7 @@ class Family:
     charts: ClassVar[tuple[Chart, ...]] = ()
     read: ClassVar[tuple[tuple[str, str], ...]] = ()    # (anchor, text) of How to read
     publishes: ClassVar[bool] = True    # its figures are drawn by ``nicbench figures``
+    label_col: ClassVar[int] = 0        # the column naming each row of its tables
 
     def figures(self, ctx: Context) -> list[Figure]:
         return []
@@ -136,7 +141,7 @@ class Family:
     def blocks(self, part: Part) -> Sequence[Block]:
         """The section's content: every figure, then every table."""
         return ([FigureBlock(f) for f in part.figures]
-                + [TableBlock(t) for t in part.tables])
+                + [TableBlock(t, self.label_col) for t in part.tables])
 
 
 def page_section(part: Part) -> PageSection:

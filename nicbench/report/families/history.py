@@ -9,7 +9,6 @@ from markupsafe import Markup
 
 from nicbench.history.model import Series
 from nicbench.report import history
-
 from nicbench.report.family import Chart, Context, Family, FamilyName, Part
 from nicbench.report.model import (ChartKind, Block, Figure, FigureBlock, LinePanel, Place, Section,
                                    Table, TableBlock, TextBlock)
@@ -20,10 +19,8 @@ prints the same, per series).""")
 
 
 def _series(ctx: Context) -> list[Series]:
-    key = (History, "series")
-    if key not in ctx.memo:
-        ctx.memo[key] = history.of_runs(ctx.ix.runs) if ctx.trend is None else ctx.trend
-    return ctx.memo[key]  # type: ignore[return-value]
+    return ctx.keep(_series, lambda: history.of_runs(ctx.ix.runs) if ctx.trend is None
+                    else ctx.trend)
 
 
 def history_rows(fig: Figure) -> tuple[list[str], list[list[object]]]:

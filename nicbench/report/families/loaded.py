@@ -3,13 +3,11 @@ in round trips per minute, and the verdict of the smallest increase (``report/lo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from nicbench.report import loaded
 from markupsafe import Markup
 
+from nicbench.report import loaded
 from nicbench.report.family import Chart, Context, Family, FamilyName, Part, VerdictPart
-from nicbench.report.model import (ChartKind, Block, Figure, FigureBlock, Section, Table, TableBlock)
+from nicbench.report.model import ChartKind, Figure, Section, Table
 
 INTRO = Markup("""The same latency probe alone and beside a load that fills the link, from the same run:
 round trips in ms, their increase under load, the responsiveness score in round trips per
@@ -22,6 +20,7 @@ class Loaded(Family):
     name = FamilyName.LOADED
     section = Section("under-load", "Under load", "Latency under load", intro=INTRO)
     charts = (Chart(ChartKind.LOADED, bar_unit="ms"),)
+    label_col = 1       # the adapter, after its rank
 
     def figures(self, ctx: Context) -> list[Figure]:
         return [loaded.loaded_figure(test, rows)
@@ -40,10 +39,6 @@ class Loaded(Family):
 
     def shown(self, part: Part) -> bool:
         return bool(part.tables)
-
-    def blocks(self, part: Part) -> Sequence[Block]:
-        return ([FigureBlock(f) for f in part.figures]
-                + [TableBlock(t, label_col=1) for t in part.tables])
 
 
 FAMILY = Loaded()

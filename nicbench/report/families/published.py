@@ -16,11 +16,9 @@ class Published(Family):
     def _made(self, ctx: Context) -> tuple[list[Figure], list[Table]]:
         if ctx.reference is None:
             return [], []
-        key = (Published, "made")
-        if key not in ctx.memo:
-            figs, table = reference_figures(ctx.ix, ctx.reference)
-            ctx.memo[key] = (figs, [table])
-        return ctx.memo[key]  # type: ignore[return-value]
+        reference = ctx.reference
+        figs, table = ctx.keep(Published, lambda: reference_figures(ctx.ix, reference))
+        return figs, [table]
 
     def figures(self, ctx: Context) -> list[Figure]:
         return self._made(ctx)[0]

@@ -3,11 +3,9 @@ verdict of the highest small-packet rate (``report/smallpkt.py``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from nicbench.report import smallpkt
 from nicbench.report.family import Chart, Context, Family, FamilyName, Part, VerdictPart
-from nicbench.report.model import ChartKind, Block, Figure, FigureBlock, Section, Table, TableBlock
+from nicbench.report.model import ChartKind, Figure, Section, Table
 
 
 class SmallPackets(Family):
@@ -28,10 +26,6 @@ class SmallPackets(Family):
 
     def shown(self, part: Part) -> bool:
         return bool(part.figures)
-
-    def blocks(self, part: Part) -> Sequence[Block]:
-        return ([FigureBlock(f) for f in part.figures]
-                + [TableBlock(t, label_col=0) for t in part.tables])
 
 
 FAMILY = SmallPackets()
