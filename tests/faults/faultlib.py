@@ -20,6 +20,7 @@ from pathlib import Path
 
 import yaml
 from clihelp import REPO, argv, env, nicbench, read_until, start  # noqa: F401
+from procs import in_namespace
 
 def cli(*args: str, timeout: float = 180) -> subprocess.CompletedProcess:
     return nicbench(*args, timeout=timeout)
@@ -94,18 +95,7 @@ def sysctl(ns: str, name: str) -> str:
 
 def processes(ns: str, needle: str) -> list[int]:
     """Live processes in namespace ``ns`` whose command line contains ``needle``."""
-    out = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True,
-                         timeout=10).stdout.split()
-    found = []
-    for pid in out:
-        try:
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if state != "Z" and needle in cmd:
-            found.append(int(pid))
-    return found
+    return in_namespace(ns, lambda cmd: needle in cmd)
 
 
 def leftovers(test_name: str) -> list[str]:

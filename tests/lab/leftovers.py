@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from nicbench.results.records import TrialRecord
+from procs import in_namespace
 
 SLACK_S = 1.0     # file times against the records' (both this machine's clock)
 
@@ -56,21 +57,14 @@ def assert_left_nothing(recs: list[TrialRecord], out: Path | None = None) -> Non
 
 
 def running_in(namespaces: Iterable[str] | None, pattern: str) -> list[str]:
-    """The processes of the lab's ``namespaces`` whose command line matches ``pattern``
-    (``pgrep -f``), as "pid namespace". Only these namespaces: the suite's other lane
-    runs a lab of its own whose test links have the same addresses (198.18.<n>.x in
-    namespaces of their own), so the same command line there is not this run's. None:
-    anywhere on the machine."""
-    found = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True,
-                           timeout=10).stdout.split()
-    if not found:
-        return []
+    """The live processes of the lab's ``namespaces`` whose command line matches
+    ``pattern`` (a regex, searched), as "pid namespace". Only these namespaces: the
+    suite's other lane runs a lab of its own whose test links have the same addresses
+    (198.18.<n>.x in namespaces of their own), so the same command line there is not
+    this run's. None: anywhere on the machine (``pgrep -f``)."""
     if namespaces is None:
-        return found
-    mine = set(found)
-    hits = []
-    for ns in sorted(set(namespaces)):
-        pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True,
+        return subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True,
                               timeout=10).stdout.split()
-        hits += [f"{pid} {ns}" for pid in pids if pid in mine]
-    return hits
+    regex = re.compile(pattern)
+    return [f"{pid} {ns}" for ns in sorted(set(namespaces))
+            for pid in in_namespace(ns, lambda cmd: regex.search(cmd) is not None)]
