@@ -28,6 +28,15 @@ def operstate(ns: str, ifname: str) -> str:
     return json.loads(out)[0]["operstate"]
 
 
+def established(ns: str, port: int) -> int:
+    """The TCP connections to ``port`` in namespace ``ns`` that are established (iperf3:
+    its control connection, then the data stream's)."""
+    out = subprocess.run(["ip", "netns", "exec", ns, "ss", "-Htn", "state", "established",
+                          f"sport = :{port}"], capture_output=True, text=True, check=True,
+                         timeout=10).stdout
+    return len(out.splitlines())
+
+
 # -- 19. the test link goes down during a trial --------------------------------------------
 def test_a_link_down_during_a_trial_fails_it_and_resume_measures_it_again(lab, tmp_path):
     link = gbe(lab)
@@ -46,6 +55,9 @@ def test_a_link_down_during_a_trial_fails_it_and_resume_measures_it_again(lab, t
                  "--out", str(out))
     try:
         wait_for(lambda: processes(sender, "iperf3 -c"), 60, "the trial's client running")
+        # the link goes down during the transfer: a client not connected yet would fail
+        # with "No route to host", a tool error rather than a link down in a trial
+        wait_for(lambda: established(receiver, 5815) >= 2, 30, "the transfer under way")
         subprocess.run(["ip", "-n", receiver, "link", "set", "dev", link.ifname, "down"],
                        check=True, timeout=10)
         try:
