@@ -221,8 +221,9 @@ def test_a_confirmation_on_a_link_slowed_by_tc_fails_and_steps_down(lab, lab_inv
                                                                       tmp_path):
     """The lab profile at 64 bytes on gbe, the link shaped by tc to half the first
     full-length trial's offered rate while it runs and back after it: the short trials
-    found what the Gigabit link carries, the confirmation there loses
-    frames, the search steps down (to what arrived, or a step under) and confirms again
+    found what the Gigabit link carries, the confirmation there fails (the sender, held
+    back by the slowed link's queue as by a NIC's, delivers short of what it offered, or
+    frames are lost), the search steps down (to what arrived, or a step under) and confirms again
     on the link as it was; the NDR is below the failed confirmation, stands on a
     full-length trial within its bound, and its bracket's top is at most the failure."""
     from nicbench.execution.trial import run_trial
@@ -258,7 +259,7 @@ def test_a_confirmation_on_a_link_slowed_by_tc_fails_and_steps_down(lab, lab_inv
              and r.frame.bound is Bound.NDR]
     assert slowed and fulls and fulls[0].offered_bps == slowed[0]
     first = fulls[0]
-    assert not passes(first, 0.0), "the slowed confirmation lost nothing"
+    assert not passes(first, 0.0), "the slowed confirmation lost nothing and delivered all"
     rates = {r.bound: r for r in frame_rates(probes, test.frame_search.pdr_loss_pct)}
     ndr = rates[Bound.NDR]
     print(f"\nslowed confirmation at {first.frame.offered_pps:,} frames/s lost "

@@ -43,7 +43,7 @@ def test_a_period_longer_than_the_run_is_waited_for():
 
 @pytest.mark.parametrize(("params", "words"), [
     ({"bounceback": True, "streams": 2}, "one connection"),
-    ({"bounceback": True, "rate": "10M"}, "not rate, mss or window"),
+    ({"bounceback": True, "rate": "10M"}, "not rate, mss, window or receive_buffer"),
     ({"bounceback_period_s": 1}, "add bounceback: true"),
 ])
 def test_what_a_bounce_back_test_cannot_take(params, words):

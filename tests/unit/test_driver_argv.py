@@ -55,3 +55,22 @@ def test_ntttcp_for_linux_refuses_the_windows_only_parameters(params):
 
     with pytest.raises(UsageError, match="ntttcp-for-linux has no -n"):
         TOOLS["ntttcp"].driver.plan("ntttcp", "ntttcp", params, ENDS, "t1")
+
+
+UDP = Endpoints(receiver_addr="198.18.0.1", sender_addr="198.18.0.2", protocol="udp",
+                offered_bps=1_000_000)
+
+
+def test_iperf2_receive_buffer_is_the_servers_alone():
+    """The small-packet profiles' receiver buffer: -w at the server only, so the sender's
+    socket buffer stays the OS's (a large one overflows the link's queue: iperf2.py)."""
+    plan = TOOLS["iperf2"].driver.plan("iperf", "iperf", {"receive_buffer": "4M"}, UDP, "t1")
+    assert plan.server[plan.server.index("-w") + 1] == str(4 * 1024 * 1024)
+    assert "-w" not in plan.client
+    both = TOOLS["iperf2"].driver.plan("iperf", "iperf", {"window": "4M"}, UDP, "t1")
+    assert "-w" in both.server and "-w" in both.client
+
+
+def test_iperf2_window_and_receive_buffer_together_are_refused():
+    with pytest.raises(ValidationError, match="window .* or receive_buffer .* not both"):
+        TOOLS["iperf2"].driver.parse_params({"window": "1M", "receive_buffer": "4M"})
