@@ -72,5 +72,5 @@ def test_iperf2_receive_buffer_is_the_servers_alone():
 
 
 def test_iperf2_window_and_receive_buffer_together_are_refused():
-    with pytest.raises(ValidationError, match="window .* or receive_buffer .* not both"):
+    with pytest.raises(ValidationError, match=r"window .* or receive_buffer .* not both"):
         TOOLS["iperf2"].driver.parse_params({"window": "1M", "receive_buffer": "4M"})
