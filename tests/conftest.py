@@ -437,6 +437,7 @@ def pytest_sessionfinish(session):
     if workeroutput is not None:                      # an xdist worker: tell the controller
         workeroutput["nicbench_labs_built"] = list(_LABS_BUILT)
         workeroutput["nicbench_lab_test_dirs"] = list(_LAB_TEST_DIRS)
+        workeroutput["nicbench_test_seconds"] = dict(_TEST_SECONDS)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -446,9 +447,22 @@ def pytest_testnodedown(node, error):
     output = getattr(node, "workeroutput", {})
     _LABS_BUILT.extend(output.get("nicbench_labs_built", []))
     _LAB_TEST_DIRS.extend(output.get("nicbench_lab_test_dirs", []))
+    for kind, seconds in output.get("nicbench_test_seconds", {}).items():
+        _TEST_SECONDS.setdefault(kind, []).extend(seconds)
+
+
+def suite_time_line(seconds: dict[str, list[float]]) -> str:
+    """Where a session's time went, by kind of test: the physics checks run alone (no
+    other test beside them), so their sum is a floor of the session's wall time."""
+    order = ["physics checks alone", "lab lane a", "lab lane b", "the rest"]
+    kinds = sorted(seconds, key=lambda k: order.index(k) if k in order else len(order))
+    return "suite time: " + "; ".join(
+        f"{kind} {sum(seconds[kind]):.0f} s ({len(seconds[kind])} tests)" for kind in kinds)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if _TEST_SECONDS:
+        terminalreporter.write_line(suite_time_line(_TEST_SECONDS))
     if not _LABS_BUILT:
         return
     records, runs, wall = lab_facts([Path(d) for d in dict.fromkeys(_LAB_TEST_DIRS)])
@@ -579,9 +593,27 @@ def pytest_unconfigure(config):
         _QUIET.pop().close()
 
 
+# Seconds each kind of test ran (from the quiet lock taken to the test's end), for the
+# session's "suite time" line: where a run's time went, measured in every run.
+_TEST_SECONDS: dict[str, list[float]] = {}
+
+
+def time_kind(item) -> str:
+    if needs_quiet(item):
+        return "physics checks alone"
+    if is_lab_nodeid(item.nodeid):
+        return f"lab lane {lane_of(item.nodeid).name}"
+    return "the rest"
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    if not _QUIET:
-        return (yield)
-    with _QUIET[0].exclusive() if needs_quiet(item) else _QUIET[0].shared():
-        return (yield)
+    with contextlib.ExitStack() as stack:
+        if _QUIET:
+            stack.enter_context(_QUIET[0].exclusive() if needs_quiet(item)
+                                else _QUIET[0].shared())
+        started = time.monotonic()
+        try:
+            return (yield)
+        finally:
+            _TEST_SECONDS.setdefault(time_kind(item), []).append(time.monotonic() - started)

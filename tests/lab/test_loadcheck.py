@@ -85,6 +85,7 @@ def never() -> tuple[float, Quiet]:
     raise AssertionError("run again when it need not be")
 
 
+@pytest.mark.shares_machine     # made-up loads and figures: nothing of this machine judged
 @pytest.mark.parametrize("load, again, outcome, words", [
     # short with other load: skipped, not run again, the figures in the reason
     (Busy(), never, pytest.skip.Exception, "700.0 Mbit/s is under the floor 900.0 with "

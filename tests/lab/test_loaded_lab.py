@@ -130,6 +130,7 @@ def test_a_full_link_delays_the_probe(loaded_run, pair):
                              f"machine: {seen}")
 
 
+@pytest.mark.shares_machine     # the report of the module's run: no figure of this machine
 def test_the_report_shows_idle_and_loaded_side_by_side(loaded_run, tmp_path):
     out, _ = loaded_run
     proc = nicbench("report", str(out), "--out", str(tmp_path / "rep"), timeout=120)

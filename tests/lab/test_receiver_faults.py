@@ -173,6 +173,7 @@ TAKEN_PROFILE = f"""\
     """
 
 
+@pytest.mark.shares_machine
 def test_a_port_taken_on_the_receiver_fails_the_trial_with_the_servers_words(lab, tmp_path):
     receiver, _ = gbe_hosts(lab)
     prof = tmp_path / "taken.yaml"

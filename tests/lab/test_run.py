@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import textwrap
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -162,13 +161,12 @@ STALL_PROFILE = """\
     """
 
 
+@pytest.mark.shares_machine     # judged by its records, not by the machine's clock
 def test_stalled_link_fails_trials_with_reasons_and_the_run_goes_on(lab, tmp_path, mtus):
     prof = write_profile(tmp_path, STALL_PROFILE)
     out = tmp_path / "stall"
-    t0 = time.monotonic()
     proc = nicbench("run", str(prof), "-i", str(lab.inventory_file), "--pair", "stall",
                     "--out", str(out), timeout=120)
-    elapsed = time.monotonic() - t0
     assert proc.returncode == 0, proc.stderr
     assert_lab_mtus_original(lab, mtus)
 
@@ -193,4 +191,8 @@ def test_stalled_link_fails_trials_with_reasons_and_the_run_goes_on(lab, tmp_pat
     assert list(at_9000.status) == ["failed"] * 3
     assert all(isinstance(r, str) and r for r in at_9000.reason)
     assert list(summary[summary.mtu == 1500].status) == ["ok"] * 3
-    assert elapsed < 60, f"the stalled run took {elapsed:.0f} s"
+    # a stalled tool is ended at the profile's timeout_s (5 s), not left to hang: each
+    # failed trial's own wall time is bounded by it and the stop's grace, however busy
+    # the machine (a hang would run to the 120 s the command is given)
+    for rec in recs.values():
+        assert rec["wall_s"] < 5 + 15, (rec["test"], rec["wall_s"])
