@@ -237,3 +237,32 @@ def test_round_trips_are_compared_run_against_run_as_round_trips(copy_run):
     report = build(runs)           # both nights in the latency section, and the verdict
     (t,) = [t for t in report.tables_of("latency") if t.id == "latency-sockperf-udp"]
     assert len(t.rows) == 4
+
+
+def test_a_latency_panel_drawn_alone_has_only_the_marks_it_shows():
+    """A publication file of one percentile panel: its legend names the wire's minimum
+    round trip only where the panel draws it (p50), and the repetitions' whiskers only
+    where a bar has them."""
+    import matplotlib.pyplot as plt
+
+    from nicbench.report.figures.bars import draw
+    from nicbench.report.figures.style import Colours
+
+    report = build(load_runs([RUN]))
+    (fig,) = [f for f in report.figures if f.id == "latency-sockperf-udp"]
+    seen = {}
+    for k, panel in enumerate(fig.panels):
+        assert isinstance(panel, BarPanel)
+        mfig = draw(fig, k, Colours())
+        try:
+            seen[panel.title.rsplit(": ", 1)[1]] = (
+                [t.get_text() for lg in mfig.legends for t in lg.get_texts()], panel)
+        finally:
+            plt.close(mfig)
+    assert {name for name in seen} >= {"p50", "p99"}
+    for name, (texts, panel) in seen.items():
+        has_limit = any(b.limit for b in panel.bars)
+        assert has_limit == (name == "p50"), name
+        assert any("minimum round trip" in t for t in texts) == has_limit, (name, texts)
+        has_whisker = any(b.lo is not None for b in panel.bars)
+        assert any("repetitions' own" in t for t in texts) == has_whisker, (name, texts)

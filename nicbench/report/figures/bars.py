@@ -36,7 +36,11 @@ def draw(fig: Figure, panel: int, colours: Colours) -> MplFigure:
     # several bars a row (CPU: sender, receiver) share one row's height and one label
     # ("95 % / 96 %", in the legend's order): a ranking of 50 cards stays one page tall
     pitch = line_in(pt) * (1.0 if nser == 1 else 1.25)
-    items = list(fig.legend)
+    # a panel drawn alone shows only the marks it has: a latency figure's p90 panel no
+    # "wire's minimum" (its limit lines are the p50 panel's), a panel without whiskers none
+    has = {"limit": any(b.limit for b in p.bars),
+           "whisker": any(b.lo is not None or b.hi is not None for b in p.bars)}
+    items = [i for i in fig.legend if has.get(i.shape, True)]
     if p.series:                     # CPU: which bar is which host
         order = ("first", "second", "third", "fourth")
         items = [LegendItem(f"{s.label} (the {order[min(k, 3)]} figure of the label)",
