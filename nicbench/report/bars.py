@@ -45,6 +45,7 @@ from nicbench.report.model import (ChartKind, Bar, BarPanel, BarSeries, BarStatu
                                    Figure, HeatPanel, LegendItem, Row, ScatterPanel)
 from nicbench.results.records import CpuPart
 from nicbench.tools.registry import TOOLS, display_name
+from nicbench.tools.driver import Shape
 
 AXIS_HEADROOM = 1.1      # speed axes end near 1.1 x the highest limit or value
 
@@ -189,7 +190,7 @@ def speed_caption(configs: list[Config], protocol: str) -> str:
 # -- speed ------------------------------------------------------------------------------
 def speed_figures(ix: Index) -> list[Figure]:
     figures = []
-    for (tool, protocol, test), configs in ix.charts("rate", own_sections=False).items():
+    for (tool, protocol, test), configs in ix.charts(Shape.RATE, own_sections=False).items():
         title = f"{chart_title(tool, protocol, test)}: throughput"
         groups = sorted_groups(c.group for c in configs)
         panels, notes, explain = [], [], set()
@@ -241,7 +242,7 @@ def heatmap(ix: Index, configs: list[Config], value: Value, fig_id: str, title: 
 
 def heatmap_figures(ix: Index) -> list[Figure]:
     figures = []
-    for (tool, protocol, test), configs in ix.charts("rate", own_sections=False).items():
+    for (tool, protocol, test), configs in ix.charts(Shape.RATE, own_sections=False).items():
         figures.append(heatmap(
             ix, configs, selected, slug("heatmap", tool, protocol, test),
             f"{chart_title(tool, protocol, test)}: every adapter at every point",
@@ -266,7 +267,7 @@ def tools_share(r) -> float | None:
 def cpu_figures(ix: Index) -> list[Figure]:
     figures = []
     for (tool, protocol, test), configs in ix.charts(own_sections=False).items():
-        if tool in tools_with("latency") or not any(
+        if tool in tools_with(Shape.LATENCY) or not any(
                 c.cpu_values(CpuPart.SENDER_BUSY) or c.cpu_values(CpuPart.RECEIVER_BUSY)
                 for c in configs):
             continue
@@ -347,7 +348,7 @@ def cpu_figures(ix: Index) -> list[Figure]:
 def cost_figures(ix: Index) -> list[Figure]:
     """Speed against CPU: what each adapter's figure costs the busier host."""
     figures = []
-    for (tool, protocol, test), configs in ix.charts("rate", own_sections=False).items():
+    for (tool, protocol, test), configs in ix.charts(Shape.RATE, own_sections=False).items():
         groups = sorted_groups(c.group for c in configs)
         panels = []
         for g in groups:

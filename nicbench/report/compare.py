@@ -63,6 +63,7 @@ from nicbench.judging.words import (ABOVE_LIMIT, BELOW_FLOOR, INCONCLUSIVE, MIN_
 from nicbench.judging.stats import (ALPHA, NAME, SETTLE_MAX, SHIFT_NAME, bh_adjust, mann_whitney_p, method,
                                    repetitions_needed, repetitions_to_settle, shift_interval,
                                    smallest_p, testable)
+from nicbench.tools.driver import Shape
 
 THROUGHPUT = "throughput"
 # A round-trip row: (figure name, the Latency field, whose round trips: the test's own or
@@ -178,14 +179,14 @@ def run_pairs(ix: Index) -> dict[tuple[int, int], list[tuple[Entry, Entry]]]:
 
 
 def _selected(c: Config) -> float | None:
-    if c.tool in tools_with("curve"):
+    if c.tool in tools_with(Shape.CURVE):
         return plateau(c)
     return mbit(c.row.selected_bps)
 
 
 def _rule(c: Config) -> str:
     what = f"{c.rule} of {c.planned}"
-    return f"plateau, {what}" if c.tool in tools_with("curve") else what
+    return f"plateau, {what}" if c.tool in tools_with(Shape.CURVE) else what
 
 
 def differences(ix: Index) -> list[RunDifferences]:

@@ -37,6 +37,7 @@ from nicbench.results.policy import Better, better_of
 from nicbench.results.records import CpuPart, Failure, Kind, Status, TrialRecord
 from nicbench.results.summary import SummaryRow
 from nicbench.tools.registry import TOOLS, display_name
+from nicbench.tools.driver import Shape
 
 MBIT = 1e6
 
@@ -45,9 +46,9 @@ MBIT = 1e6
 _AFTERMATH = (Failure.GIVEN_UP, Failure.NOT_RUN)
 
 
-def tools_with(result: str) -> tuple[str, ...]:
-    """The tools whose result a report draws as ``result`` (rate | curve | sizes)."""
-    return tuple(name for name, tool in TOOLS.items() if tool.result == result)
+def tools_with(result: Shape) -> tuple[str, ...]:
+    """The tools whose result is of shape ``result``."""
+    return tuple(name for name, tool in TOOLS.items() if tool.result is result)
 
 
 def tool_title(tool: str, protocol: str) -> str:
@@ -393,7 +394,7 @@ class Config:
         duration as it timed it (the repetitions' median ``duration_s``, else the test's
         ``duration_s`` parameter); netPIPE's, one timed trial of each block size
         (``tools.netpipe.TRIAL_S``). None when unknown."""
-        if self.tool in tools_with("curve"):
+        if self.tool in tools_with(Shape.CURVE):
             from nicbench.tools.netpipe import TRIAL_S
 
             return TRIAL_S
@@ -471,21 +472,21 @@ class Index:
         names = [t.name for t in c.run.profile.tests] if c.run.profile else []
         return names.index(c.test) if c.test in names else len(names)
 
-    def charts(self, result: str | None = None, own_sections: bool = True
+    def charts(self, result: Shape | None = None, own_sections: bool = True
                ) -> dict[tuple[str, str, str], list[Config]]:
         """Configurations by chart: one chart per (tool, protocol), split by test name
         where a profile has two tests with the same tool and protocol; only tools whose
         result is drawn as ``result`` when given; a test whose figure is a round trip
         (``Config.round_trips``: sockperf, iperf 2's bounce-back) only in
-        ``charts("latency")``, whatever its tool. Tools in the registry's order."""
+        ``charts(Shape.LATENCY)``, whatever its tool. Tools in the registry's order."""
         per_run: dict[tuple[int, str, str], set[str]] = defaultdict(set)
         for c in self.configs:
             per_run[(c.run.index, c.tool, c.row.protocol)].add(c.test)
         wanted = tools_with(result) if result is not None else None
         charts: dict[tuple[str, str, str], list[Config]] = defaultdict(list)
         for c in self.configs:
-            if c.round_trips != (result == "latency") or (
-                    result not in (None, "latency") and c.tool not in (wanted or ())):
+            if c.round_trips != (result is Shape.LATENCY) or (
+                    result not in (None, Shape.LATENCY) and c.tool not in (wanted or ())):
                 continue
             split = len(per_run[(c.run.index, c.tool, c.row.protocol)]) > 1
             charts[(c.tool, c.row.protocol, c.test if split else "")].append(c)

@@ -54,6 +54,7 @@ from nicbench.results import roundtrips
 from nicbench.results.records import TrialRecord
 from nicbench.tools import sockperf
 from nicbench.tools.registry import TOOLS, display_name
+from nicbench.tools.driver import Shape
 
 # (summary column, Latency field, label): the percentiles the bars show, in order.
 PERCENTILES = (("p50_us", "p50", "p50"), ("p90_us", "p90", "p90"),
@@ -98,7 +99,7 @@ def latency_ok(c: Config) -> list[TrialRecord]:
 def figures(ix: Index) -> tuple[list[Figure], list[Table]]:
     figs: list[Figure] = []
     tables: list[Table] = []
-    for (tool, protocol, test), configs in ix.charts("latency").items():
+    for (tool, protocol, test), configs in ix.charts(Shape.LATENCY).items():
         title = chart_title(tool, protocol, test)
         order = ranked(ix, configs)
         figs.append(_bars(tool, protocol, test, title, configs, order))
@@ -326,7 +327,7 @@ def verdict_sets(ix: Index, configs: list[Config]) -> tuple[list[Config], list[C
 
 def verdict(ix: Index) -> tuple[list[Sentence], list[Table]]:
     sentences, tables = [], []
-    for (tool, protocol, test), configs in ix.charts("latency").items():
+    for (tool, protocol, test), configs in ix.charts(Shape.LATENCY).items():
         title = chart_title(tool, protocol, test)
         order, below, _missing = verdict_sets(ix, configs)
         t = Table(id=slug("verdict-latency", tool, protocol, test), family="verdict",
@@ -364,7 +365,7 @@ def verdict_csv_rows(ix: Index) -> list[list[object]]:
     minimum (not ranked), and every configuration not measured, with its statistic and the
     bound."""
     out: list[list[object]] = []
-    for (tool, _protocol, _test), configs in ix.charts("latency").items():
+    for (tool, _protocol, _test), configs in ix.charts(Shape.LATENCY).items():
         order, below, missing = verdict_sets(ix, configs)
         got = ranks(order)
         for c in order + below + missing:

@@ -36,6 +36,7 @@ from nicbench.report.model import (ChartKind, Curve, Entry, Figure, LegendItem, 
                                    Table)
 from nicbench.results.policy import summarize
 from nicbench.results.records import TrialRecord
+from nicbench.tools.driver import Shape
 
 CURVES_PER_PANEL = 8
 
@@ -202,7 +203,7 @@ def _why_missing(c: Config | None, who: str) -> str:
 def netpipe_figures(ix: Index) -> tuple[list[Figure], list[Table]]:
     figures: list[Figure] = []
     tables: list[Table] = []
-    for (tool, protocol, test), configs in ix.charts("curve").items():
+    for (tool, protocol, test), configs in ix.charts(Shape.CURVE).items():
         name = chart_title(tool, protocol, test)
         groups = sorted_groups(c.group for c in configs)
         colours = mtu_colours(len(groups))
@@ -334,6 +335,6 @@ def samples(c: Config | None) -> list[float]:
     """The repetitions' figures in Mbit/s: throughput, or a netPIPE run's plateau."""
     if c is None:
         return []
-    if c.tool in tools_with("curve"):
+    if c.tool in tools_with(Shape.CURVE):
         return plateaus(c)
     return [r.throughput_bps / MBIT for r in c.ok if r.throughput_bps is not None]

@@ -29,10 +29,11 @@ from nicbench.config.source import load_yaml
 from nicbench.errors import ConfigError, ConfigErrors
 from nicbench.report.bars import ranking_order
 from nicbench.report.colours import PUBLISHED, ink_on
-from nicbench.report.configs import Config, Index, fmt, slug
+from nicbench.report.configs import Config, Index, fmt, slug, tools_with
 from nicbench.report.model import ChartKind, Bar, BarStatus, BarPanel, Figure, LegendItem, Row, Table
 from nicbench.report.tables import size_label
 from nicbench.results.policy import summarize
+from nicbench.tools.driver import Shape
 
 Unit = Literal["KB/s", "Mbit/s", "Mbps", "MB/s"]
 # bit/s per unit: netio's KB/s is 1024 bytes/s, netPIPE's "Mbps" 2^20 bit/s, MB/s 2^20 B/s
@@ -87,7 +88,7 @@ def measured(c: Config, point: str, unit: Unit) -> float | None:
     """What the run measured at a published figure's point, in the publication's unit: a
     packet size of a size tool's results (``1K``), or the configuration's own point."""
     rule = c.rule if c.rule in ("mean", "median") else "best"
-    if any(r.points for r in c.ok) and c.tool not in ("netpipe",):
+    if any(r.points for r in c.ok) and c.tool not in tools_with(Shape.CURVE):
         vals = [float(p.tx_bps or p.throughput_bps) for r in c.ok for p in r.points
                 if p.size_bytes and size_label(p.size_bytes) == point]
         v = summarize(vals).selected(rule)

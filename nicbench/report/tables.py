@@ -23,6 +23,7 @@ from nicbench.results.records import CpuPart
 from nicbench.results.policy import summarize
 from nicbench.tools.params import resolve
 from nicbench.tools.registry import TOOLS
+from nicbench.tools.driver import Shape
 
 KBYTE = 1024                  # netio's KByte, and the -l tables'
 
@@ -124,7 +125,7 @@ def netio_tables(ix: Index) -> list[Table]:
     tables = []
     groups: dict[tuple[str, str, int, str, str], list[Config]] = defaultdict(list)
     for c in ix.configs:
-        if c.tool not in tools_with("sizes"):
+        if c.tool not in tools_with(Shape.SIZES):
             continue
         client = next((r.hosts["sender"] for r in c.records if r.hosts.get("sender")), "?")
         groups[(c.test, c.row.protocol, c.mtu, c.point, client)].append(c)
@@ -168,20 +169,21 @@ def length_tables(ix: Index) -> list[Table]:
     families: dict[tuple[str, str, tuple[tuple[str, str], ...]],
                    list[tuple[Config, int]]] = defaultdict(list)
     for c in ix.configs:
-        if c.tool not in ("iperf2", "iperf3") or c.test_spec is None:
+        length_param = TOOLS[c.tool].length_param if c.tool in TOOLS else None
+        if length_param is None or c.test_spec is None:
             continue
         point_vars = c.point_spec.vars if c.point_spec is not None else {}
         try:
             resolved = resolve(dict(c.test_spec.params), point_vars)
         except KeyError:
             continue
-        if resolved.get("length") is None:
+        if resolved.get(length_param) is None:
             continue
         try:
-            length = parse_size(resolved["length"])
+            length = parse_size(resolved[length_param])
         except ValueError:
             continue
-        rest = tuple(sorted((k, str(v)) for k, v in resolved.items() if k != "length"))
+        rest = tuple(sorted((k, str(v)) for k, v in resolved.items() if k != length_param))
         families[(c.tool, c.row.protocol, rest)].append((c, length))
     tables = []
     for (tool, protocol, rest), items in sorted(families.items(), key=lambda kv: str(kv[0])):

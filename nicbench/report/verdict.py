@@ -34,6 +34,7 @@ from nicbench.report.configs import (MBIT, NOISY_IQR_POINTS, NOISY_OTHER_POINTS,
 from nicbench.report.model import Entry, Sentence, Table
 from nicbench.results.records import CpuPart
 from nicbench.report.netpipe import largest_block, plateau, samples
+from nicbench.tools.driver import Shape
 
 T = TypeVar("T")
 
@@ -115,7 +116,7 @@ class Verdict:
         """netPIPE: (largest block, Mbit/s) of the configuration shown when it is above
         the limit; its most physical point."""
         c = self.shown
-        if c is None or self.best is not None or c.tool not in tools_with("curve"):
+        if c is None or self.best is not None or c.tool not in tools_with(Shape.CURVE):
             return None
         return largest_block(c)
 
@@ -204,7 +205,7 @@ class Verdict:
 
 
 def figure_of(tool: str) -> tuple[str, Callable[[Config], float | None]]:
-    if tool in tools_with("curve"):
+    if tool in tools_with(Shape.CURVE):
         return "plateau", plateau
     return "selected", selected
 
@@ -243,7 +244,7 @@ def methods(ix: Index) -> dict[tuple[str, str, str], list[Config]]:
 def verdicts(ix: Index) -> dict[tuple[str, str, str], list[Verdict]]:
     out: dict[tuple[str, str, str], list[Verdict]] = {}
     for method, configs in methods(ix).items():
-        if method[0] in tools_with("latency"):
+        if method[0] in tools_with(Shape.LATENCY):
             continue        # round trips: latency.verdict ranks them, lowest first
         kind, value = figure_of(method[0])
         rows = []
@@ -449,7 +450,7 @@ def _above(v: Verdict) -> str:
         limit = mbit(c.limit_bps)
         bit = f"{value:.1f} Mbit/s at {place(c)}"
         extra = [f"{100 * value / limit:.1f} % of the limit"] if limit else []
-        if c.tool in tools_with("curve"):
+        if c.tool in tools_with(Shape.CURVE):
             lb = largest_block(c)
             if lb is not None:
                 extra.append(f"largest block {lb[1]:.1f} at {lb[0]} bytes")

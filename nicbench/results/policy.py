@@ -22,6 +22,7 @@ from typing import Any
 from nicbench.config.profile import UntilStable
 from nicbench.results.records import TrialRecord
 from nicbench.tools.registry import TOOLS
+from nicbench.tools.driver import Shape
 
 
 class Better(StrEnum):
@@ -36,7 +37,7 @@ def better_of(tool: str, params: Mapping[str, Any] | None = None) -> Better:
     (a latency tool's result shape, or a rate tool run in a round-trip mode: iperf 2's
     ``bounceback: true``) lower; a rate higher. A tool nicbench does not know: higher."""
     known = TOOLS.get(tool)
-    if known is not None and known.result == "latency":
+    if known is not None and known.result is Shape.LATENCY:
         return Better.LOWER
     return Better.LOWER if params and params.get("bounceback") is True else Better.HIGHER
 

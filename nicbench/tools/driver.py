@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from enum import StrEnum
+from typing import Any
 from collections.abc import Callable, Mapping
 
 from pydantic import BaseModel
@@ -137,7 +138,15 @@ class VersionProbe:
 
 # What one trial of the tool gives, which decides how a report draws it: one rate (bars),
 # a curve over block sizes (netPIPE), or a rate per packet size (netio's tables).
-ResultShape = Literal["rate", "curve", "sizes", "latency"]
+class Shape(StrEnum):
+    """What a tool's result is, and so how a report draws it: one rate a trial, a curve
+    over message sizes (netPIPE's plateau is its figure), a table of rates by size
+    (netio's series), or round trips."""
+
+    RATE = "rate"
+    CURVE = "curve"
+    SIZES = "sizes"
+    LATENCY = "latency"
 
 
 @dataclass(frozen=True)
@@ -150,7 +159,7 @@ class Tool:
     looks_like: Callable[[str], bool]
     executables: Mapping[str, str]   # os -> default executable name
     version: VersionProbe
-    result: ResultShape = "rate"
+    result: Shape = Shape.RATE
     units: str = ""                  # the tool's own units, as a reader must know them
     detect_priority: int = 50        # ``parse auto`` asks the lowest first
     notes: tuple[str, ...] = field(default=())
@@ -171,3 +180,7 @@ class Tool:
     # and how a latency run keeps every round trip when it kept only its percentiles.
     cpu_words: str = ""
     per_sample_hint: str = ""
+    # The parameter that sets a rate tool's message length (iperf's -l), where tests run
+    # at several lengths read as one table of rates by length (report/tables.py), as
+    # netio's series do; None: no such table.
+    length_param: str | None = None

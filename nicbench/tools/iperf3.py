@@ -39,7 +39,7 @@ from nicbench.config.fields import Float, Int, Rate, Size, Strict
 from nicbench.errors import ParseError
 from nicbench.tools.base import (IPERF_NUM, three_digits, Bidir, ParsedRun, UdpStats, iperf_bytes, iperf_row_rate,
                                  iperf_row_re)
-from nicbench.tools.driver import (Driver, Endpoints, Need, Plan, Tool, VersionProbe,
+from nicbench.tools.driver import (Driver, Endpoints, Need, Plan, Shape, Tool, VersionProbe,
                                    per_stream_rate, size_arg)
 from nicbench.tools.params import VarRef
 from nicbench.tools.scan import Line, Rule, Scanner
@@ -638,5 +638,5 @@ TOOL = Tool(
     parse=parse, looks_like=looks_like,
     executables={'linux': 'iperf3', 'windows': 'iperf3.exe'},
     version=VersionProbe(args=("--version",), regex=r"iperf (\d+\.\d+(?:\.\d+)?)"),
-    result="rate", detect_priority=10,
+    result=Shape.RATE, length_param="length", detect_priority=10,
     units="JSON bits_per_second in bit/s; text rates with SI prefixes, byte amounts with binary prefixes")

@@ -43,7 +43,7 @@ from pydantic import Field, field_validator
 from nicbench.config.fields import Int, Size, Strict
 from nicbench.errors import ParseError
 from nicbench.tools.base import GIB, KIB, MIB, ParsedRun, Point
-from nicbench.tools.driver import Driver, Endpoints, Plan, Tool, VersionProbe
+from nicbench.tools.driver import Driver, Endpoints, Plan, Shape, Tool, VersionProbe
 from nicbench.tools.scan import Line, Scanner
 
 NAME = "netio"
@@ -202,5 +202,5 @@ TOOL = Tool(
     parse=parse, looks_like=looks_like,
     executables={'linux': 'netio', 'windows': 'netio.exe'},
     version=VersionProbe(regex=r"Version (\d+\.\d+)"),
-    result="sizes", detect_priority=40,
+    result=Shape.SIZES, detect_priority=40,
     units="KByte/s = 1024 bytes/s")

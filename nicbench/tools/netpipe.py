@@ -50,7 +50,7 @@ from pydantic import Field
 from nicbench.config.fields import Int, Size, Strict
 from nicbench.errors import ParseError, UsageError
 from nicbench.tools.base import MBIT_BINARY, ParsedRun, Point
-from nicbench.tools.driver import Driver, Endpoints, Plan, Tool, VersionProbe, size_arg
+from nicbench.tools.driver import Driver, Endpoints, Plan, Shape, Tool, VersionProbe, size_arg
 from nicbench.tools.params import VarRef
 
 NAME = "netpipe"
@@ -333,5 +333,5 @@ TOOL = Tool(
     parse=parse, looks_like=looks_like,
     executables={'linux': 'NPtcp'},
     version=VersionProbe(package="netpipe-tcp"),
-    result="curve", detect_priority=30,
+    result=Shape.CURVE, detect_priority=30,
     units="'Mbps' = 2^20 bit/s (NetPIPE's own unit: 1 Mbps = 1.048576 Mbit/s)")

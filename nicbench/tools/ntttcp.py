@@ -70,7 +70,7 @@ from pydantic import Field
 from nicbench.config.fields import Float, Int, Size, Strict
 from nicbench.errors import ParseError, UsageError
 from nicbench.tools.base import KIB, MIB, MBIT_SI, ParsedRun
-from nicbench.tools.driver import Driver, Endpoints, Plan, Tool, VersionProbe
+from nicbench.tools.driver import Driver, Endpoints, Plan, Shape, Tool, VersionProbe
 from nicbench.tools.params import VarRef
 
 NAME = "ntttcp"
@@ -786,5 +786,5 @@ TOOL = Tool(
     parse=parse, looks_like=looks_like,
     executables={'linux': 'ntttcp', 'windows': 'NTttcp.exe'},
     version=VersionProbe(args=("-h",), regex=r"(?:NTTTCP for Linux|ntttcp)[^\d]*(\d+\.\d+(?:\.\d+)?)"),
-    result="rate", detect_priority=20,
+    result=Shape.RATE, detect_priority=20,
     units="Windows: MB = 2^20 bytes, mbps = 10^6 bit/s; ntttcp-for-linux: MB = 10^6 bytes")

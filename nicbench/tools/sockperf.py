@@ -57,7 +57,7 @@ from pydantic import Field, model_validator
 from nicbench.config.fields import Int, Size, Strict
 from nicbench.errors import ParseError
 from nicbench.tools.base import Latency, ParsedRun
-from nicbench.tools.driver import Driver, Endpoints, Plan, Tool, VersionProbe
+from nicbench.tools.driver import Driver, Endpoints, Plan, Shape, Tool, VersionProbe
 from nicbench.tools.params import VarRef
 
 NAME = "sockperf"
@@ -307,6 +307,6 @@ TOOL = Tool(
     parse=parse, looks_like=looks_like,
     executables={"linux": "sockperf"},
     version=VersionProbe(args=("--version",), regex=r"version (\d+\.\d+(?:\.\d+)?)"),
-    result="latency", detect_priority=30,
+    result=Shape.LATENCY, detect_priority=30,
     units="round-trip times in microseconds (sockperf --full-rtt)",
     notes=("ping-pong: one message in flight; a round trip is send to reply received",))
