@@ -259,7 +259,7 @@ def test_a_latency_panel_drawn_alone_has_only_the_marks_it_shows():
                 [t.get_text() for lg in mfig.legends for t in lg.get_texts()], panel)
         finally:
             plt.close(mfig)
-    assert {name for name in seen} >= {"p50", "p99"}
+    assert set(seen) >= {"p50", "p99"}
     for name, (texts, panel) in seen.items():
         has_limit = any(b.limit for b in panel.bars)
         assert has_limit == (name == "p50"), name
