@@ -67,7 +67,8 @@ class Lane:
 LANES = (Lane("a", "nbt", 5, Path("/run/nicbench-labtests.lock"), ("nbtc", "nbl")),
          Lane("b", "nbu", 14, Path("/run/nicbench-labtests-b.lock")))
 # Chosen by the seconds each module took (docs/suite-time.md): the lanes' tests that may
-# run beside others about even; the physics checks, which run alone, in lane a.
+# run beside others about even (the physics checks run alone in either lane, and both
+# lanes wait for them alike).
 LANE_B_MODULES = frozenset({
     "tests/faults/test_ownership.py", "tests/faults/test_results_dir.py",
     "tests/faults/test_signals.py", "tests/faults/test_trial_faults.py",
@@ -76,6 +77,9 @@ LANE_B_MODULES = frozenset({
     "tests/lab/test_latency_lab.py", "tests/lab/test_mtu.py", "tests/lab/test_plan_lab.py",
     "tests/lab/test_ssh.py", "tests/lab/test_ssh_agent.py", "tests/lab/test_ssh_jump.py",
     "tests/lab/test_ssh_powershell.py", "tests/lab/test_store_lab.py",
+    # a physics module with a long test that shares the machine (its streams run): lane
+    # a's tests that share the machine took 333 s in CI, lane b's 281
+    "tests/lab/test_streams_lab.py",
 })
 
 
