@@ -3,7 +3,7 @@
 one point, 2 repetitions of 3 s).
 
 Both tools run at once over the same Gigabit link, so each gets some of it and together
-no more than the wire carries; each output is stored as raw files, parsed by its own
+no more than the wire carries in the trial's time; each output is stored as raw files, parsed by its own
 tool's parser, and parsing those files again gives the record's figures. The hosts are
 left with no process and no file of the trials, and ``--plan`` shows both tools'
 commands. A probe whose server cannot start (its port taken) fails the trial with its
@@ -72,11 +72,16 @@ def test_a_probe_measures_beside_bulk_streams(lab, tmp_path):
         assert rec.throughput_bps > 0 and probe.throughput_bps > 0
         assert reparsed(out, "iperf3", "tcp", rec.raw) == rec.throughput_bps
         assert reparsed(out, "iperf2", "tcp", probe.raw) == probe.throughput_bps
-        # at once over one link: together no more than it carries
-        both = rec.throughput_bps + probe.throughput_bps
-        assert both <= GOODPUT_1500_BPS * (1 + WITHIN), f"{both / 1e6:.1f} Mbit/s together"
         assert probe.duration_s and abs(probe.duration_s - beside_s) < 0.5
         assert rec.duration_s and abs(rec.duration_s - load_s) < 0.5
+        # at once over one link: together no more than it carries in the time either ran.
+        # Not the sum of the two rates: each is over its own window, and a busy machine
+        # starts one a little after the other (seen: 1,004.8 Mbit/s "together" on a
+        # 941.5 Mbit/s link), while both ran within the trial's wall time.
+        bits = rec.throughput_bps * rec.duration_s + probe.throughput_bps * probe.duration_s
+        assert rec.wall_s and bits <= GOODPUT_1500_BPS * rec.wall_s * (1 + WITHIN), (
+            f"{bits / 1e6:,.0f} Mbit together in a {rec.wall_s:.2f} s trial: "
+            f"{bits / rec.wall_s / 1e6:.1f} Mbit/s on a {GOODPUT_1500_BPS / 1e6:.1f} link")
     assert_left_nothing(recs, out)
 
 
