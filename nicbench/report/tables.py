@@ -22,7 +22,7 @@ from nicbench.report.model import Entry, Table
 from nicbench.results.records import CpuPart
 from nicbench.results.policy import summarize
 from nicbench.tools.params import resolve
-from nicbench.tools.registry import TOOLS
+from nicbench.tools.registry import TOOLS, takes
 from nicbench.tools.driver import Shape
 
 KBYTE = 1024                  # netio's KByte, and the -l tables'
@@ -165,25 +165,26 @@ def netio_tables(ix: Index) -> list[Table]:
 
 
 def length_tables(ix: Index) -> list[Table]:
-    """iperf tests run at several -l sizes: a netio-style table (KB/s per size, then CPU)."""
+    """A rate tool's tests run at several message lengths (iperf's -l): a netio-style table
+    (KB/s per size, then CPU)."""
     families: dict[tuple[str, str, tuple[tuple[str, str], ...]],
                    list[tuple[Config, int]]] = defaultdict(list)
     for c in ix.configs:
-        length_param = TOOLS[c.tool].length_param if c.tool in TOOLS else None
-        if length_param is None or c.test_spec is None:
+        if c.tool not in tools_with(Shape.RATE) or not takes(c.tool, "length") \
+                or c.test_spec is None:
             continue
         point_vars = c.point_spec.vars if c.point_spec is not None else {}
         try:
             resolved = resolve(dict(c.test_spec.params), point_vars)
         except KeyError:
             continue
-        if resolved.get(length_param) is None:
+        if resolved.get("length") is None:
             continue
         try:
-            length = parse_size(resolved[length_param])
+            length = parse_size(resolved["length"])
         except ValueError:
             continue
-        rest = tuple(sorted((k, str(v)) for k, v in resolved.items() if k != length_param))
+        rest = tuple(sorted((k, str(v)) for k, v in resolved.items() if k != "length"))
         families[(c.tool, c.row.protocol, rest)].append((c, length))
     tables = []
     for (tool, protocol, rest), items in sorted(families.items(), key=lambda kv: str(kv[0])):

@@ -136,8 +136,6 @@ class VersionProbe:
     package: str | None = None
 
 
-# What one trial of the tool gives, which decides how a report draws it: one rate (bars),
-# a curve over block sizes (netPIPE), or a rate per packet size (netio's tables).
 class Shape(StrEnum):
     """What a tool's result is, and so how a report draws it: one rate a trial, a curve
     over message sizes (netPIPE's plateau is its figure), a table of rates by size
@@ -180,7 +178,3 @@ class Tool:
     # and how a latency run keeps every round trip when it kept only its percentiles.
     cpu_words: str = ""
     per_sample_hint: str = ""
-    # The parameter that sets a rate tool's message length (iperf's -l), where tests run
-    # at several lengths read as one table of rates by length (report/tables.py), as
-    # netio's series do; None: no such table.
-    length_param: str | None = None

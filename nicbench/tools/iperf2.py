@@ -37,8 +37,7 @@ from nicbench.tools.scan import Line, Rule, Scanner
 from nicbench.tools.base import (IPERF_NUM, three_digits, ParsedRun, UdpStats, iperf_bytes, iperf_row_rate,
                                  iperf_row_re)
 from nicbench.tools.driver import (Driver, Endpoints, Plan, Shape, Tool, VersionProbe,
-                                   per_stream_rate,
-                                   size_arg)
+                                   per_stream_rate, size_arg)
 from nicbench.tools.params import VarRef
 
 NAME = "iperf2"
@@ -647,5 +646,5 @@ TOOL = Tool(
     parse=parse, looks_like=looks_like,
     executables={'linux': 'iperf', 'windows': 'iperf.exe'},
     version=VersionProbe(args=("-v",), regex=r"iperf version (\S+)"),
-    result=Shape.RATE, length_param="length", detect_priority=90,
+    result=Shape.RATE, detect_priority=90,
     units="rates in bit/s with SI prefixes (Mbits/sec = 10^6 bit/s); byte amounts with binary prefixes (MBytes = 2^20 bytes)")

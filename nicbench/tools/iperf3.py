@@ -638,5 +638,5 @@ TOOL = Tool(
     parse=parse, looks_like=looks_like,
     executables={'linux': 'iperf3', 'windows': 'iperf3.exe'},
     version=VersionProbe(args=("--version",), regex=r"iperf (\d+\.\d+(?:\.\d+)?)"),
-    result=Shape.RATE, length_param="length", detect_priority=10,
+    result=Shape.RATE, detect_priority=10,
     units="JSON bits_per_second in bit/s; text rates with SI prefixes, byte amounts with binary prefixes")

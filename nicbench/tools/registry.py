@@ -115,17 +115,21 @@ def version_needs(profile: Any) -> tuple[VersionNeed, ...]:
                     out.setdefault((test.name, spec.tool, need.option),
                                    VersionNeed(test.name, spec.tool, need))
     return tuple(out.values())
+def takes(tool: str, *params: str) -> bool:
+    """Does ``tool`` (a known one) take every one of ``params`` (``length``: the message
+    length, iperf's -l; ``rate``: the offered rate)?"""
+    return tool in TOOLS and all(p in TOOLS[tool].params.model_fields for p in params)
+
+
 def _frame_search_tool(test: Any) -> Iterator[tuple[tuple, str]]:
     """A small-packet search sets the UDP payload (``length``) and the rate of each probe:
     its tool must take both."""
     if getattr(test, "frame_search", None) is None:
         return
-    fields = TOOLS[test.tool].params.model_fields
-    if "length" not in fields or "rate" not in fields:
-        takes = [n for n, t in TOOLS.items()
-                 if "length" in t.params.model_fields and "rate" in t.params.model_fields]
+    if not takes(test.tool, "length", "rate"):
+        takes_both = [n for n in TOOLS if takes(n, "length", "rate")]
         yield (("tool",), f"frame_search sends UDP of each frame's payload: {test.tool} "
-                          f"cannot set one; use {' or '.join(takes)}")
+                          f"cannot set one; use {' or '.join(takes_both)}")
 
 
 def _check_params(test: Any, profile: Any) -> Iterator[tuple[tuple, str]]:
