@@ -234,7 +234,7 @@ class SessionLabs:
             if self.old_term in (signal.SIG_DFL, None):
                 signal.signal(signal.SIGTERM, _term_as_interrupt)
         spec = LabSpec(prefix=lane.prefix, slot=lane.slot, adapters=TEST_ADAPTERS,
-                       **({"rate": lane.rate} if lane.rate else {}))
+                       rate=lane.rate)
         the_lab = Lab(spec, self.tmp.mktemp(f"{lane.prefix}-lab"))
         self.labs[lane.name] = the_lab
         the_lab.up()

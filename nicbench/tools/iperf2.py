@@ -482,10 +482,8 @@ class Iperf2Params(Strict):
     duration_s: Float = Field(10, ge=0.1, le=3600)   # -t: iperf 2 reads fractions
     window: Size | VarRef | None = None       # -w, both ends
     # -w on the server only: the receiver's socket buffer (SO_RCVBUF), the sender's left
-    # as the OS gives it. A UDP sender with a large SO_SNDBUF queues more than the link's
-    # own queue holds and drops its own frames there (the tester's loss, not the link's):
-    # on the lab's tbf at 1518 bytes, 70,000-78,000 frames/s for 5 s lost 0.05-0.9 % in
-    # the sender's qdisc with -w 4M at both ends and nothing with it at the server only.
+    # as the OS gives it (a UDP sender with a large one drops its own frames in the link's
+    # queue: README.md, "Small packets", has the measurements)
     receive_buffer: Size | VarRef | None = None
     length: Size | VarRef | None = None       # -l, both ends
     mss: Int | VarRef | None = None           # -M, both ends (the reviews: 100000)
