@@ -404,6 +404,10 @@ def _count_lab_builds():
 # the other tests copy or forge (golden runs, hostile trials.jsonl files).
 _LAB_TEST_DIRS: list[str] = []
 
+# Seconds each kind of test ran (from the quiet lock taken to the test's end), for the
+# session's "suite time" line: where a run's time went, measured in every run.
+_TEST_SECONDS: dict[str, list[float]] = {}
+
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_teardown(item):
@@ -469,7 +473,8 @@ def suite_time_line(seconds: dict[str, list[float]]) -> str:
     order = ["physics checks alone", "lab lane a", "lab lane b", "the rest"]
     kinds = sorted(seconds, key=lambda k: order.index(k) if k in order else len(order))
     return "suite time: " + "; ".join(
-        f"{kind} {sum(seconds[kind]):.0f} s ({len(seconds[kind])} tests)" for kind in kinds)
+        f"{kind} {sum(seconds[kind]):.0f} s ({len(seconds[kind])} "
+        f"test{'' if len(seconds[kind]) == 1 else 's'})" for kind in kinds)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
@@ -603,11 +608,6 @@ def pytest_configure(config):
 def pytest_unconfigure(config):
     while _QUIET:
         _QUIET.pop().close()
-
-
-# Seconds each kind of test ran (from the quiet lock taken to the test's end), for the
-# session's "suite time" line: where a run's time went, measured in every run.
-_TEST_SECONDS: dict[str, list[float]] = {}
 
 
 def time_kind(item) -> str:

@@ -69,3 +69,12 @@ def test_lane_a_is_scheduled_before_lane_b_and_the_rest_one_test_each():
     assert CONFTEST.scope_of("tests/lab/test_ssh.py::test_x") == "lab-b"
     assert CONFTEST.scope_of("tests/unit/test_frame.py::test_x") == \
         "tests/unit/test_frame.py::test_x"
+
+
+def test_the_suite_time_line_sums_each_kind_in_a_fixed_order():
+    """The session's "suite time" line: each kind's seconds summed and its tests counted,
+    the physics checks first and the rest last, whatever order the workers sent them in."""
+    line = CONFTEST.suite_time_line({"the rest": [0.25, 0.5], "lab lane b": [3.0],
+                                     "physics checks alone": [10.4, 20.3]})
+    assert line == ("suite time: physics checks alone 31 s (2 tests); lab lane b 3 s "
+                    "(1 test); the rest 1 s (2 tests)")
