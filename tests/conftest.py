@@ -407,6 +407,10 @@ _LAB_TEST_DIRS: list[str] = []
 # Seconds each kind of test ran (from the quiet lock taken to the test's end), for the
 # session's "suite time" line: where a run's time went, measured in every run.
 _TEST_SECONDS: dict[str, list[float]] = {}
+# Every test's (worker, node id, kind, start as Unix time, seconds waiting for the quiet
+# lock, seconds run): the session's timeline, written as CSV to NICBENCH_SUITE_TIMELINE
+# when that names a file (which worker waited, when, and what set the wall time).
+_TIMELINE: list[tuple[str, str, str, float, float, float]] = []
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -454,6 +458,7 @@ def pytest_sessionfinish(session):
         workeroutput["nicbench_labs_built"] = list(_LABS_BUILT)
         workeroutput["nicbench_lab_test_dirs"] = list(_LAB_TEST_DIRS)
         workeroutput["nicbench_test_seconds"] = dict(_TEST_SECONDS)
+        workeroutput["nicbench_timeline"] = list(_TIMELINE)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -465,6 +470,7 @@ def pytest_testnodedown(node, error):
     _LAB_TEST_DIRS.extend(output.get("nicbench_lab_test_dirs", []))
     for kind, seconds in output.get("nicbench_test_seconds", {}).items():
         _TEST_SECONDS.setdefault(kind, []).extend(seconds)
+    _TIMELINE.extend(tuple(row) for row in output.get("nicbench_timeline", []))
 
 
 def suite_time_line(seconds: dict[str, list[float]]) -> str:
@@ -477,9 +483,37 @@ def suite_time_line(seconds: dict[str, list[float]]) -> str:
         f"test{'' if len(seconds[kind]) == 1 else 's'})" for kind in kinds)
 
 
+def waited_line(timeline: list[tuple[str, str, str, float, float, float]]) -> str:
+    """How long the tests of each worker waited for the quiet lock (a physics check running
+    alone, or other tests to end before one could): the price of judging physics."""
+    waits: dict[str, float] = {}
+    for worker, _, _, _, wait, _ in timeline:
+        waits[worker] = waits.get(worker, 0.0) + wait
+    return "waiting for the quiet lock: " + ", ".join(
+        f"{worker} {waits[worker]:.0f} s" for worker in sorted(waits))
+
+
+def write_timeline(path: Path, timeline: list[tuple[str, str, str, float, float, float]]):
+    """The session's tests as CSV, in the order they started, times from the first start."""
+    import csv
+
+    rows = sorted(timeline, key=lambda row: row[3])
+    first = rows[0][3] if rows else 0.0
+    with open(path, "w", newline="") as fh:
+        out = csv.writer(fh)
+        out.writerow(["worker", "test", "kind", "start_s", "waited_s", "ran_s"])
+        for worker, nodeid, kind, start, wait, ran in rows:
+            out.writerow([worker, nodeid, kind, f"{start - first:.2f}", f"{wait:.2f}",
+                          f"{ran:.2f}"])
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if _TEST_SECONDS:
         terminalreporter.write_line(suite_time_line(_TEST_SECONDS))
+    if len({row[0] for row in _TIMELINE}) > 1:        # workers shared the quiet lock
+        terminalreporter.write_line(waited_line(_TIMELINE))
+    if os.environ.get("NICBENCH_SUITE_TIMELINE") and _TIMELINE:
+        write_timeline(Path(os.environ["NICBENCH_SUITE_TIMELINE"]), _TIMELINE)
     if not _LABS_BUILT:
         return
     records, runs, wall = lab_facts([Path(d) for d in dict.fromkeys(_LAB_TEST_DIRS)])
@@ -621,11 +655,16 @@ def time_kind(item) -> str:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     with contextlib.ExitStack() as stack:
+        asked = time.monotonic()
         if _QUIET:
             stack.enter_context(_QUIET[0].exclusive() if needs_quiet(item)
                                 else _QUIET[0].shared())
         started = time.monotonic()
+        started_at = time.time()
         try:
             return (yield)
         finally:
-            _TEST_SECONDS.setdefault(time_kind(item), []).append(time.monotonic() - started)
+            ran = time.monotonic() - started
+            _TEST_SECONDS.setdefault(time_kind(item), []).append(ran)
+            _TIMELINE.append((os.environ.get("PYTEST_XDIST_WORKER", "main"), item.nodeid,
+                              time_kind(item), started_at, started - asked, ran))

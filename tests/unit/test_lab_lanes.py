@@ -78,3 +78,18 @@ def test_the_suite_time_line_sums_each_kind_in_a_fixed_order():
                                      "physics checks alone": [10.4, 20.3]})
     assert line == ("suite time: physics checks alone 31 s (2 tests); lab lane b 3 s "
                     "(1 test); the rest 1 s (2 tests)")
+
+
+def test_the_waits_are_summed_per_worker_and_the_timeline_is_in_start_order(tmp_path):
+    """The session's wait line sums each worker's time before its tests had the quiet lock;
+    the timeline CSV lists the tests in the order they started, from the first start."""
+    rows = [("gw1", "tests/lab/test_b.py::t", "lab lane b", 1000.5, 4.25, 2.0),
+            ("gw0", "tests/lab/test_a.py::t", "physics checks alone", 1000.0, 0.0, 4.0),
+            ("gw1", "tests/unit/test_c.py::t", "the rest", 1003.0, 0.5, 0.1)]
+    assert CONFTEST.waited_line(rows) == "waiting for the quiet lock: gw0 0 s, gw1 5 s"
+    CONFTEST.write_timeline(tmp_path / "t.csv", rows)
+    lines = (tmp_path / "t.csv").read_text().splitlines()
+    assert lines == ["worker,test,kind,start_s,waited_s,ran_s",
+                     "gw0,tests/lab/test_a.py::t,physics checks alone,0.00,0.00,4.00",
+                     "gw1,tests/lab/test_b.py::t,lab lane b,0.50,4.25,2.00",
+                     "gw1,tests/unit/test_c.py::t,the rest,3.00,0.50,0.10"]
