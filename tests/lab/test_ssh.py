@@ -106,7 +106,11 @@ def test_background_start_is_running_stop_collect(conn):
     bg = conn.start(["sh", "-c", 'echo started; echo "to err" >&2; exec sleep "$1"', "bg",
                      seconds], f"/tmp/nicbench-test-{uuid.uuid4().hex}")
     assert bg.is_running()
-    assert remote_pids(conn, f"[s]leep {seconds}")
+    # the shell echoes before it execs sleep: on a busy machine pgrep can come first
+    deadline = time.monotonic() + 10
+    while not remote_pids(conn, f"[s]leep {seconds}") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert remote_pids(conn, f"[s]leep {seconds}"), "the background command never ran"
     bg.stop(grace_s=2)
     assert not bg.is_running()
     assert remote_pids(conn, f"[s]leep {seconds}") == []

@@ -1,13 +1,13 @@
 """Streams and directions on the session lab, for real (``profiles/lab-streams.yaml``:
 iperf3 at 1, 2, 4 and 8 parallel streams, and ``--bidir`` at 1 and 4 streams each way).
 
-Through the CLI on the gbe pair (1 Gbit/s, shaped each way): every trial runs the
-options its test asks for, the figure is the sum of the streams as they reached the
-receiver, no sum is above what the wire carries (one way; each direction, and twice it
-for both together), the report draws throughput against streams, and the hosts are left
-clean. On this 2-core machine a Gigabit link is not filled by iperf3 at every stream count
-(the tools are CPU-bound), so the figures that must come *near* the wire are judged on the
-same link shaped to 100 Mbit/s: four streams within 5 % of the goodput limit, and each
+Through the CLI on the gbe pair, its link shaped to 100 Mbit/s each way: every trial
+runs the options its test asks for, the figure is the sum of the streams as they reached
+the receiver, no sum is above what the wire carries (one way; each direction, and twice
+it for both together), the report draws throughput against streams, and the hosts are
+left clean. On this 2-core machine a Gigabit link is not filled by iperf3 at every stream
+count (the tools are CPU-bound), so the figures that must come *near* the wire are judged
+on the same link shaped to 100 Mbit/s too: four streams within 5 % of the goodput limit, and each
 direction of a bidirectional run at least 85 % of it at the same time (a full-duplex
 link: together well above one direction's limit). A figure short of its floor is told
 from a busy machine by ``loadcheck`` (the same trial run again, the load measured beside).
@@ -35,7 +35,6 @@ pytestmark = pytest.mark.lab
 
 REPO = Path(__file__).resolve().parents[2]
 PROFILE = REPO / "profiles" / "lab-streams.yaml"
-GBE_LIMIT_BPS = goodput_bps(1e9, 1500)        # 941.5 Mbit/s each way
 WITHIN = 0.02                                 # the shaping's calibration (test_calibration)
 SLOW_RATE = "100mbit"
 SLOW_LIMIT_BPS = goodput_bps(1e8, 1500)       # 94.1 Mbit/s each way
@@ -57,9 +56,18 @@ def per_stream_sum_bps(client_json: str) -> float:
 
 @pytest.mark.shares_machine      # upper bounds only: load never raises a figure
 def test_streams_and_both_directions_through_the_cli(lab, tmp_path):
+    """The profile as shipped, on the gbe link shaped to 100 Mbit/s: there its figures
+    reach the wire, so the upper bounds are tested where they bind (at 1 Gbit/s iperf3 is
+    CPU-bound here and never near them), and its 12 trials cost the machine a tenth of
+    the CPU (issue 32)."""
     out = tmp_path / "streams"
-    proc = nicbench("run", str(PROFILE), "-i", str(lab.inventory_file), "--pair", "gbe",
-                    "--out", str(out), "--report", timeout=300)
+    link = next(x for x in lab.spec.links() if x.adapter.key == "gbe")
+    lab.reshape(link, SLOW_RATE)
+    try:
+        proc = nicbench("run", str(PROFILE), "-i", str(lab.inventory_file), "--pair", "gbe",
+                        "--out", str(out), "--report", timeout=300)
+    finally:
+        lab.reshape(link)
     assert proc.returncode == 0, proc.stderr
     recs = records(out)
     assert [r.test for r in recs] == [t for t in ("tcp-streams1", "tcp-streams2",
@@ -79,14 +87,14 @@ def test_streams_and_both_directions_through_the_cli(lab, tmp_path):
         # the figure is the sum over the streams, as each reached the receiver
         assert rec.throughput_bps == pytest.approx(per_stream_sum_bps(raw["client"]),
                                                    rel=0.01)
-        assert rec.throughput_bps <= GBE_LIMIT_BPS * (1 + WITHIN), \
+        assert rec.throughput_bps <= SLOW_LIMIT_BPS * (1 + WITHIN), \
             f"{rec.test}: {rec.throughput_bps / 1e6:.1f} Mbit/s above the wire's limit"
         if rec.test.startswith("bidir"):
             b = rec.bidir
             assert b is not None and b.reverse_bps is not None and b.total_bps is not None
             assert b.forward_bps == rec.throughput_bps
-            assert b.reverse_bps <= GBE_LIMIT_BPS * (1 + WITHIN)
-            assert b.total_bps <= 2 * GBE_LIMIT_BPS * (1 + WITHIN)
+            assert b.reverse_bps <= SLOW_LIMIT_BPS * (1 + WITHIN)
+            assert b.total_bps <= 2 * SLOW_LIMIT_BPS * (1 + WITHIN)
         else:
             assert rec.bidir is None and '"bidir"' not in json.dumps(rec.to_dict())
     charts = sorted(p.name for p in (out / "report" / "figures").glob("streams-*.svg"))
