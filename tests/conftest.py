@@ -87,6 +87,7 @@ LANE_B_MODULES = frozenset({
     "tests/lab/test_latency_lab.py", "tests/lab/test_mtu.py", "tests/lab/test_plan_lab.py",
     "tests/lab/test_ssh.py", "tests/lab/test_ssh_agent.py", "tests/lab/test_ssh_jump.py",
     "tests/lab/test_ssh_powershell.py", "tests/lab/test_store_lab.py",
+    "tests/lab/test_two_tools.py",
 })
 
 
