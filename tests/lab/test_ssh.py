@@ -105,16 +105,23 @@ def test_background_start_is_running_stop_collect(conn):
     seconds = f"300.{uuid.uuid4().int % 10 ** 6:06d}"
     bg = conn.start(["sh", "-c", 'echo started; echo "to err" >&2; exec sleep "$1"', "bg",
                      seconds], f"/tmp/nicbench-test-{uuid.uuid4().hex}")
-    assert bg.is_running()
-    # the shell echoes before it execs sleep: on a busy machine pgrep can come first
-    deadline = time.monotonic() + 10
-    while not remote_pids(conn, f"[s]leep {seconds}") and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert remote_pids(conn, f"[s]leep {seconds}"), "the background command never ran"
-    bg.stop(grace_s=2)
-    assert not bg.is_running()
-    assert remote_pids(conn, f"[s]leep {seconds}") == []
-    res = bg.collect()
+    collected = None
+    try:
+        assert bg.is_running()
+        # the shell echoes before it execs sleep: on a busy machine pgrep can come first
+        deadline = time.monotonic() + 10
+        while not remote_pids(conn, f"[s]leep {seconds}") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert remote_pids(conn, f"[s]leep {seconds}"), "the background command never ran"
+        bg.stop(grace_s=2)
+        assert not bg.is_running()
+        assert remote_pids(conn, f"[s]leep {seconds}") == []
+        collected = bg.collect()
+    finally:
+        if collected is None:          # a failed check leaves no sleep and no directory
+            bg.stop(grace_s=2)
+            bg.collect()
+    res = collected
     assert (res.stdout, res.stderr, res.exit_status) == ("started\n", "to err\n", None)
     assert conn.run(["test", "-e", bg.workdir], warn=True).exit_status == 1
 
