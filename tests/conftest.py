@@ -634,6 +634,12 @@ def pytest_configure(config):
         "markers", "shares_machine: a test of a module that uses loadcheck which judges "
         "neither physics nor time (no figure held to a floor, no wall-clock bound): it runs "
         "beside other tests, as those that are not quiet do")
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        # Started with Ctrl-C ignored (a background job of a shell without job control):
+        # every nicbench the tests start would inherit the ignore, and the tests of what
+        # Ctrl-C does would see nothing happen. A handler of this process's own is reset
+        # to the default in each child, as a terminal starts a command.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     basetemp = getattr(config.option, "basetemp", None)
     if os.environ.get("PYTEST_XDIST_WORKER") and basetemp:
         # A worker's basetemp is <the session's basetemp>/<worker id>: the parent is shared.

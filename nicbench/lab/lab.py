@@ -455,6 +455,16 @@ class Lab:
         for host in (link.host_a, link.host_b):
             self._shape(host, link, rate or link.adapter.shaped_rate)
 
+    @contextmanager
+    def shaped(self, link: LabLink, rate: str) -> Iterator[None]:
+        """``link`` shaped to ``rate`` while the block runs, then back to its own rate,
+        also when the block fails."""
+        self.reshape(link, rate)
+        try:
+            yield
+        finally:
+            self.reshape(link)
+
     def _nft(self, host: LabHost, link: LabLink, rules: list[str]) -> None:
         # On ingress, where packets are the frames that crossed the wire. On the output
         # hook TCP's packets are still GSO super-packets (Linux always uses software GSO

@@ -273,12 +273,9 @@ def test_a_confirmation_on_a_link_slowed_by_tc_fails_and_steps_down(lab, lab_inv
         finally:
             lab.reshape(link, base)
 
-    lab.reshape(link, base)
-    try:
+    with lab.shaped(link, base):
         run_dir = Runner(profile, lab_inventory, tmp_path / "out", pairs=["gbe"],
                          trial=trial).run()
-    finally:
-        lab.reshape(link)
     probes = [r for r in run_dir.records() if r.kind is Kind.UDP_SEARCH]
     # the NDR's full-length trials (the PDR's, after it, have their own budget)
     fulls = [r for r in probes if r.frame is not None and r.frame.confirm

@@ -62,12 +62,9 @@ def test_streams_and_both_directions_through_the_cli(lab, tmp_path):
     the CPU (issue 32)."""
     out = tmp_path / "streams"
     link = next(x for x in lab.spec.links() if x.adapter.key == "gbe")
-    lab.reshape(link, SLOW_RATE)
-    try:
+    with lab.shaped(link, SLOW_RATE):
         proc = nicbench("run", str(PROFILE), "-i", str(lab.inventory_file), "--pair", "gbe",
                         "--out", str(out), "--report", timeout=300)
-    finally:
-        lab.reshape(link)
     assert proc.returncode == 0, proc.stderr
     recs = records(out)
     assert [r.test for r in recs] == [t for t in ("tcp-streams1", "tcp-streams2",
@@ -146,8 +143,7 @@ def run_slow(lab, lab_inventory, tmp_path: Path, k: int) -> tuple[dict[str, Tria
 def test_at_100_mbit_the_streams_fill_the_link_and_each_direction_carries_it(
         lab, lab_inventory, tmp_path):
     link = next(x for x in lab.spec.links() if x.adapter.key == "gbe")
-    lab.reshape(link, SLOW_RATE)
-    try:
+    with lab.shaped(link, SLOW_RATE):
         recs, load = run_slow(lab, lab_inventory, tmp_path, 0)
         tries = iter(range(1, 4))
 
@@ -168,5 +164,3 @@ def test_at_100_mbit_the_streams_fill_the_link_and_each_direction_carries_it(
             judge_short(f"bidir, {name} direction", value, DIRECTION_FLOOR * SLOW_LIMIT_BPS,
                         load, again(lambda r, name=name: getattr(r["bidir"].bidir,
                                                                  f"{name}_bps") or 0.0))
-    finally:
-        lab.reshape(link)

@@ -125,12 +125,9 @@ def run_profile(lab, lab_inventory, tmp_path: Path, text: str):
         if isinstance(event, ev.UdpSearchDone):
             done.append(event)
 
-    lab.reshape(link, RATE)
-    try:
+    with lab.shaped(link, RATE):
         run_dir = Runner(profile, lab_inventory, tmp_path / "out", pairs=["gbe"],
                          listener=listen).run()
-    finally:
-        lab.reshape(link)
     return profile, run_dir, counters, done
 
 
