@@ -23,6 +23,18 @@ start_in() {
 rc=$?; read -r l <"/proc/$$/stat"; set -- ${l##*) }; echo "$((${14} + ${15}))" >"$0/cpu"
 echo "$rc" >"$0/rc"' "$d" "$@" >/dev/null 2>&1 </dev/null &
     PID=$!
+    # setsid takes effect in the child some time after the fork: until then the group
+    # PID has no member, and "alive" would call a command that has not begun yet ended
+    # (seen once on a loaded host). Wait for it to lead its group, or to be gone: at most
+    # 200 polls of 10 ms; where there is no /proc, not at all.
+    n=0
+    while [ "$n" -lt 200 ] && read -r l 2>/dev/null <"/proc/$PID/stat"; do
+        # shellcheck disable=SC2086  # split the stat fields on purpose
+        set -- ${l##*) }
+        [ "$3" = "$PID" ] && break
+        n=$((n + 1))
+        sleep 0.01
+    done
     starttime "$PID"
     echo "$PID $ST" >"$d/pid"
 }
