@@ -405,13 +405,13 @@ def _count_lab_builds():
 # the other tests copy or forge (golden runs, hostile trials.jsonl files).
 _LAB_TEST_DIRS: list[str] = []
 
-# Seconds each kind of test ran (from the quiet lock taken to the test's end), for the
-# session's "suite time" line: where a run's time went, measured in every run.
-_TEST_SECONDS: dict[str, list[float]] = {}
 # Every test's (worker, node id, kind, start as Unix time, seconds waiting for the quiet
-# lock, seconds run): the session's timeline, written as CSV to NICBENCH_SUITE_TIMELINE
-# when that names a file (which worker waited, when, and what set the wall time).
-_TIMELINE: list[tuple[str, str, str, float, float, float]] = []
+# lock, seconds run from the lock taken to the test's end): the session's timeline. The
+# "suite time" and wait lines sum it in every run; written as CSV to
+# NICBENCH_SUITE_TIMELINE when that names a file (which worker waited, when, and what set
+# the wall time).
+Row = tuple[str, str, str, float, float, float]
+_TIMELINE: list[Row] = []
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -458,7 +458,6 @@ def pytest_sessionfinish(session):
     if workeroutput is not None:                      # an xdist worker: tell the controller
         workeroutput["nicbench_labs_built"] = list(_LABS_BUILT)
         workeroutput["nicbench_lab_test_dirs"] = list(_LAB_TEST_DIRS)
-        workeroutput["nicbench_test_seconds"] = dict(_TEST_SECONDS)
         workeroutput["nicbench_timeline"] = list(_TIMELINE)
 
 
@@ -469,14 +468,15 @@ def pytest_testnodedown(node, error):
     output = getattr(node, "workeroutput", {})
     _LABS_BUILT.extend(output.get("nicbench_labs_built", []))
     _LAB_TEST_DIRS.extend(output.get("nicbench_lab_test_dirs", []))
-    for kind, seconds in output.get("nicbench_test_seconds", {}).items():
-        _TEST_SECONDS.setdefault(kind, []).extend(seconds)
     _TIMELINE.extend(tuple(row) for row in output.get("nicbench_timeline", []))
 
 
-def suite_time_line(seconds: dict[str, list[float]]) -> str:
+def suite_time_line(timeline: list[Row]) -> str:
     """Where a session's time went, by kind of test: the physics checks run alone (no
     other test beside them), so their sum is a floor of the session's wall time."""
+    seconds: dict[str, list[float]] = {}
+    for _, _, kind, _, _, ran in timeline:
+        seconds.setdefault(kind, []).append(ran)
     order = ["physics checks alone", "lab lane a", "lab lane b", "the rest"]
     kinds = sorted(seconds, key=lambda k: order.index(k) if k in order else len(order))
     return "suite time: " + "; ".join(
@@ -484,7 +484,7 @@ def suite_time_line(seconds: dict[str, list[float]]) -> str:
         f"test{'' if len(seconds[kind]) == 1 else 's'})" for kind in kinds)
 
 
-def waited_line(timeline: list[tuple[str, str, str, float, float, float]]) -> str:
+def waited_line(timeline: list[Row]) -> str:
     """How long the tests of each worker waited for the quiet lock (a physics check running
     alone, or other tests to end before one could): the price of judging physics."""
     waits: dict[str, float] = {}
@@ -494,7 +494,7 @@ def waited_line(timeline: list[tuple[str, str, str, float, float, float]]) -> st
         f"{worker} {waits[worker]:.0f} s" for worker in sorted(waits))
 
 
-def write_timeline(path: Path, timeline: list[tuple[str, str, str, float, float, float]]):
+def write_timeline(path: Path, timeline: list[Row]):
     """The session's tests as CSV, in the order they started, times from the first start."""
     import csv
 
@@ -509,8 +509,8 @@ def write_timeline(path: Path, timeline: list[tuple[str, str, str, float, float,
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    if _TEST_SECONDS:
-        terminalreporter.write_line(suite_time_line(_TEST_SECONDS))
+    if _TIMELINE:
+        terminalreporter.write_line(suite_time_line(_TIMELINE))
     if len({row[0] for row in _TIMELINE}) > 1:        # workers shared the quiet lock
         terminalreporter.write_line(waited_line(_TIMELINE))
     if os.environ.get("NICBENCH_SUITE_TIMELINE") and _TIMELINE:
@@ -671,7 +671,6 @@ def pytest_runtest_protocol(item, nextitem):
         try:
             return (yield)
         finally:
-            ran = time.monotonic() - started
-            _TEST_SECONDS.setdefault(time_kind(item), []).append(ran)
             _TIMELINE.append((os.environ.get("PYTEST_XDIST_WORKER", "main"), item.nodeid,
-                              time_kind(item), started_at, started - asked, ran))
+                              time_kind(item), started_at, started - asked,
+                              time.monotonic() - started))

@@ -115,6 +115,8 @@ def version_needs(profile: Any) -> tuple[VersionNeed, ...]:
                     out.setdefault((test.name, spec.tool, need.option),
                                    VersionNeed(test.name, spec.tool, need))
     return tuple(out.values())
+
+
 def takes(tool: str, *params: str) -> bool:
     """Does ``tool`` (a known one) take every one of ``params`` (``length``: the message
     length, iperf's -l; ``rate``: the offered rate)?"""

@@ -9,6 +9,7 @@ interface's MTU after each test.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -29,18 +30,12 @@ SET = "4096 131072 8388608"
 
 @pytest.fixture(scope="module", autouse=True)
 def _links_at_100_mbit(lab):
-    """The session lab's links at 100 Mbit/s while this module runs, then at their own
-    rates again: no test here judges a rate, and a trial at 1 Gbit/s costs this 2-core
-    machine about 1.15 cores (sender, receiver, shaping) against 0.13, which the suite's
-    other workers want meanwhile (issue 32; lane b's lab runs so throughout)."""
-    links = list(lab.spec.links())
-    for link in links:
-        lab.reshape(link, "100mbit")
-    try:
+    """The session lab's links at 100 Mbit/s while this module runs, as lane b's lab runs
+    throughout (tests/conftest.py, ``Lane.rate``): no test here judges a rate."""
+    with contextlib.ExitStack() as stack:
+        for link in lab.spec.links():
+            stack.enter_context(lab.shaped(link, "100mbit"))
         yield
-    finally:
-        for link in links:
-            lab.reshape(link)
 
 
 @pytest.fixture

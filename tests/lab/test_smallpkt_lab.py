@@ -56,13 +56,12 @@ TOL = 0.015                       # the lab's shaping calibration (test_calibrat
 FLOOR_UP_TO_BPS = 100e6
 
 
-def run_smallpkt(lab, lab_inventory, tmp_path: Path, rate: str | None, line_rate: str | None):
-    """The lab profile on the gbe pair, its link shaped to ``rate`` (None: its own) and
-    the search's line rate set to match; shaped back afterwards, also on failure."""
-    text = PROFILE.read_text()
-    if line_rate is not None:
-        text = text.replace("confirm_s: 5}", f"confirm_s: 5, line_rate: {line_rate}}}")
-        assert line_rate in text
+def run_smallpkt(lab, lab_inventory, tmp_path: Path, rate: str, line_rate: str):
+    """The lab profile on the gbe pair, its link shaped to ``rate`` and the search's line
+    rate set to match; shaped back afterwards, also on failure."""
+    text = PROFILE.read_text().replace("confirm_s: 5}",
+                                       f"confirm_s: 5, line_rate: {line_rate}}}")
+    assert f"line_rate: {line_rate}" in text
     path = tmp_path / "smallpkt.yaml"
     path.write_text(text)
     profile = load_profile(path, CATALOG)
@@ -73,15 +72,9 @@ def run_smallpkt(lab, lab_inventory, tmp_path: Path, rate: str | None, line_rate
         if isinstance(event, ev.FrameRateFound):
             found.append(event)
 
-    if rate is not None:
-        lab.reshape(link, rate)
-    try:
-        with Beside(lab_namespaces(lab)) as load:
-            run_dir = Runner(profile, lab_inventory, tmp_path / "out", pairs=["gbe"],
-                             listener=listen).run()
-    finally:
-        if rate is not None:
-            lab.reshape(link)
+    with lab.shaped(link, rate), Beside(lab_namespaces(lab)) as load:
+        run_dir = Runner(profile, lab_inventory, tmp_path / "out", pairs=["gbe"],
+                         listener=listen).run()
     return profile, run_dir, found, load
 
 

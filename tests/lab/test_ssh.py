@@ -105,23 +105,19 @@ def test_background_start_is_running_stop_collect(conn):
     seconds = f"300.{uuid.uuid4().int % 10 ** 6:06d}"
     bg = conn.start(["sh", "-c", 'echo started; echo "to err" >&2; exec sleep "$1"', "bg",
                      seconds], f"/tmp/nicbench-test-{uuid.uuid4().hex}")
-    collected = None
+    # the unique argument is in the shell's argv before it execs sleep, and in sleep's after
+    mine = f"[3]{seconds[1:]}"
     try:
         assert bg.is_running()
-        # the shell echoes before it execs sleep: on a busy machine pgrep can come first
-        deadline = time.monotonic() + 10
-        while not remote_pids(conn, f"[s]leep {seconds}") and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert remote_pids(conn, f"[s]leep {seconds}"), "the background command never ran"
+        assert remote_pids(conn, mine), "the background command is not running"
         bg.stop(grace_s=2)
         assert not bg.is_running()
-        assert remote_pids(conn, f"[s]leep {seconds}") == []
-        collected = bg.collect()
-    finally:
-        if collected is None:          # a failed check leaves no sleep and no directory
-            bg.stop(grace_s=2)
-            bg.collect()
-    res = collected
+        assert remote_pids(conn, mine) == []
+        res = bg.collect()
+    except BaseException:               # a failed check leaves no sleep and no directory
+        bg.stop(grace_s=2)
+        bg.collect()
+        raise
     assert (res.stdout, res.stderr, res.exit_status) == ("started\n", "to err\n", None)
     assert conn.run(["test", "-e", bg.workdir], warn=True).exit_status == 1
 

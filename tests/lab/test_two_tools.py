@@ -29,6 +29,7 @@ from leftovers import assert_left_nothing, left_since, running_in
 from nicbench.config.loader import load_profile
 from nicbench.config.profile import Role
 from nicbench.lab.lab import rate_bps
+from nicbench.physics.link import goodput_bps
 from nicbench.results.records import Failure, Status, TrialRecord
 from nicbench.tools.registry import CATALOG, TOOLS
 
@@ -40,9 +41,9 @@ WITHIN = 0.02
 
 
 def goodput_1500_bps(lab) -> float:
-    """TCP goodput with timestamps at MTU 1500 on the gbe link as the lab shapes it."""
+    """TCP goodput at MTU 1500 on the gbe link as the lab shapes it."""
     link = next(x for x in lab.spec.links() if x.adapter.key == "gbe")
-    return rate_bps(link.adapter.shaped_rate) * (1500 - 52) / (1500 + 38)
+    return goodput_bps(rate_bps(link.adapter.shaped_rate), 1500)
 
 
 def reparsed(out: Path, tool: str, protocol: str, raw: dict[str, str]) -> float | None:

@@ -74,8 +74,11 @@ def test_lane_a_is_scheduled_before_lane_b_and_the_rest_one_test_each():
 def test_the_suite_time_line_sums_each_kind_in_a_fixed_order():
     """The session's "suite time" line: each kind's seconds summed and its tests counted,
     the physics checks first and the rest last, whatever order the workers sent them in."""
-    line = CONFTEST.suite_time_line({"the rest": [0.25, 0.5], "lab lane b": [3.0],
-                                     "physics checks alone": [10.4, 20.3]})
+    rows = [("gw2", "t1", "the rest", 0.0, 0.0, 0.25), ("gw1", "t2", "lab lane b", 0.0, 0.0, 3.0),
+            ("gw0", "t3", "physics checks alone", 0.0, 0.0, 10.4),
+            ("gw2", "t4", "the rest", 0.0, 0.0, 0.5),
+            ("gw0", "t5", "physics checks alone", 0.0, 0.0, 20.3)]
+    line = CONFTEST.suite_time_line(rows)
     assert line == ("suite time: physics checks alone 31 s (2 tests); lab lane b 3 s "
                     "(1 test); the rest 1 s (2 tests)")
 
